@@ -1,0 +1,61 @@
+"""Classification datasets as K-armed contextual bandits (Riquelme et al. 2018; NeuralTS protocol).
+
+Each run visits the rows of the dataset in its own random order. At round ``t`` the
+context of every arm is the row's feature vector (unit norm); the reward of arm ``a``
+is 1 if ``a`` is the row's class and 0 otherwise, so mean and realised rewards
+coincide and the pseudo-regret counts wrong arms. The disjoint encoding ``x ⊗ e_a``
+of the protocol is what disjoint-arm linear models do implicitly (one ``theta_a`` per
+arm); :func:`disjoint_encoding` builds it for models that need a single input vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
+from hare.random import CounterRNG
+
+
+def disjoint_encoding(contexts: torch.Tensor) -> torch.Tensor:
+    """``(n_runs, n_arms, dim) -> (n_runs, n_arms, n_arms * dim)`` with arm ``a``'s block at ``a * dim``."""
+    n_runs, n_arms, dim = contexts.shape
+    eye = torch.eye(n_arms, dtype=contexts.dtype, device=contexts.device)
+    return (eye[None, :, :, None] * contexts[:, :, None, :]).reshape(n_runs, n_arms, n_arms * dim)
+
+
+class ClassificationBandit(BanditEnvironment):
+    """``n_runs`` shuffled passes over a labelled dataset.
+
+    features: ``(n_rows, dim)``; labels: ``(n_rows,)`` int64 in ``0..n_classes-1``.
+    The item pool is the set of classes (one-hot embeddings, one cluster each).
+    """
+
+    def __init__(self, features: torch.Tensor, labels: torch.Tensor, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"):
+        n_rows = features.shape[0]
+        if horizon > n_rows:
+            raise ValueError(f"horizon {horizon} exceeds the {n_rows} rows of the dataset")
+        self.features = features.to(device=device, dtype=torch.float64)
+        self.labels = labels.to(device=device, dtype=torch.int64)
+        self.n_runs = n_runs
+        self.n_arms = int(self.labels.max()) + 1
+        self.dim = features.shape[1]
+        self.query_dim = self.dim
+        self.horizon = horizon
+        self.order = CounterRNG(keys.to(device)).permutation("rows", n_rows)[:, :horizon]  # (n_runs, horizon)
+        self.pool = ItemPool(torch.eye(self.n_arms, dtype=torch.float64, device=device), torch.arange(self.n_arms, device=device))
+
+    @classmethod
+    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> "ClassificationBandit":
+        with np.load(path, allow_pickle=False) as data:
+            features = torch.from_numpy(data["features"])
+            labels = torch.from_numpy(data["labels"])
+        return cls(features, labels, n_runs, horizon or features.shape[0], keys, device)
+
+    def round(self, t: int) -> BanditRound:
+        rows = self.order[:, t]
+        x = self.features[rows]  # (n_runs, dim)
+        contexts = x[:, None, :].expand(self.n_runs, self.n_arms, self.dim)
+        mean = F.one_hot(self.labels[rows], self.n_arms).to(torch.float64)
+        return BanditRound(Observation(t, contexts, None, x), mean, mean)

@@ -1,0 +1,126 @@
+"""The batched policy interface, the policy registry and the shared exploration rules.
+
+A policy is a ``torch.nn.Module`` whose state (counts, covariances, networks) lives in
+buffers and parameters with a leading run dimension, so ``.to(device)`` and
+``state_dict()`` work for all of them. It exposes
+
+    select(observation) -> arms    (n_runs,) int64
+    update(observation, arms, rewards)
+
+on ``(n_runs, ...)`` tensors. Hyperparameters are a frozen dataclass validated at
+construction; each policy registers under the config name used everywhere else
+(config files, result files, tables, the paper).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import Any, Callable, ClassVar
+
+import torch
+from torch import nn
+
+from hare.envs.base import BanditEnvironment, Observation
+from hare.random import CounterRNG
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Base of every hyperparameter dataclass; subclasses validate in ``__post_init__``."""
+
+    def require(self, condition: bool, field: str, message: str) -> None:
+        if not condition:
+            raise ValueError(f"{type(self).__name__}.{field}: {message} (got {getattr(self, field)!r})")
+
+
+class Policy(nn.Module, ABC):
+    """A bandit policy batched over ``n_runs`` independent runs."""
+
+    config_class: ClassVar[type[PolicyConfig]]
+
+    def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__()
+        self.config = config
+        self.n_runs = env.n_runs
+        self.n_arms = env.n_arms
+        self.dim = env.dim
+        self.register_buffer("run_keys", keys.clone())
+
+    @property
+    def rng(self) -> CounterRNG:
+        """Policy randomness, a function of the run keys only (see :mod:`hare.random`)."""
+        return CounterRNG(self.run_keys)
+
+    @abstractmethod
+    def select(self, observation: Observation) -> torch.Tensor:
+        """Arms to pull, ``(n_runs,)`` int64."""
+
+    @abstractmethod
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Learn from the pulled ``arms`` ``(n_runs,)`` and their ``rewards`` ``(n_runs,)``."""
+
+    def tie_break(self, scores: torch.Tensor, t: int) -> torch.Tensor:
+        """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``."""
+        return argmax_random_ties(scores, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
+
+
+def argmax_random_ties(scores: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """Index of the maximum of each row of ``scores`` ``(n_runs, n)``; exact ties go to the largest ``noise``."""
+    is_max = scores >= scores.max(dim=-1, keepdim=True).values
+    return torch.where(is_max, noise, torch.full_like(noise, -1.0)).argmax(dim=-1)
+
+
+def upper_confidence_bound(mean: torch.Tensor, width: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
+    """UCB index ``mean + alpha * width`` (any broadcastable shapes).
+
+    The rule reads a posterior (its mean and its width, e.g. ``sqrt(x^T A^{-1} x)``)
+    and nothing of the model that produced it.
+    """
+    return mean + alpha * width
+
+
+_REGISTRY: dict[str, type[Policy]] = {}
+
+
+def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
+    """Class decorator: make a policy constructible by its config name."""
+
+    def decorate(cls: type[Policy]) -> type[Policy]:
+        if name in _REGISTRY:
+            raise ValueError(f"policy name {name!r} registered twice")
+        cls.policy_name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return decorate
+
+
+def policy_names() -> list[str]:
+    """Every registered policy name, sorted."""
+    import hare.policies  # noqa: F401  (registers all families)
+
+    return sorted(_REGISTRY)
+
+
+def policy_class(name: str) -> type[Policy]:
+    """The policy registered under ``name``; ``KeyError`` lists the valid names."""
+    names = policy_names()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown policy {name!r}; known policies: {', '.join(names)}")
+    return _REGISTRY[name]
+
+
+def make_config(name: str, params: dict[str, Any]) -> PolicyConfig:
+    """Validated hyperparameters of policy ``name``; unknown keys are an error naming them."""
+    config_class = policy_class(name).config_class
+    known = {f.name for f in fields(config_class)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"policy {name!r}: unknown hyperparameter(s) {unknown}; known: {sorted(known)}")
+    return config_class(**params)
+
+
+def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
+    """Construct policy ``name`` with ``params`` for ``env`` and run keys ``(n_runs,)``."""
+    return policy_class(name)(make_config(name, params), env, keys)

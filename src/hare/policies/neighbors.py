@@ -1,0 +1,1 @@
+"""Neighbors bandit policies."""

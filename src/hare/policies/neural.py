@@ -1,0 +1,1 @@
+"""Neural bandit policies."""
