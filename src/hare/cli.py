@@ -1,0 +1,186 @@
+"""``hare`` command line: the only entry point the workflow's rules call.
+
+Every subcommand validates its arguments before doing expensive work and reports
+bad input as one line naming the thing at fault (exit status 2), not a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+import yaml
+
+log = logging.getLogger("hare")
+
+
+def _load_config(paths: list[str]) -> dict:
+    """Merge YAML configs left to right (later files override top-level keys) and validate them."""
+    from hare.experiments.config import load_config
+
+    return load_config([Path(p) for p in paths])
+
+
+def cmd_validate_config(args: argparse.Namespace) -> int:
+    config = _load_config(args.config)
+    from hare.experiments.grid import expand_jobs
+
+    print(f"config OK: {len(expand_jobs(config))} report jobs, {len(expand_jobs(config, 'tuning'))} tuning jobs")
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from hare.experiments.grid import expand_jobs
+
+    for job in expand_jobs(_load_config(args.config), args.role):
+        print(job.stem)
+    return 0
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    from hare.data.fetch import fetch_dataset
+
+    paths = fetch_dataset(args.dataset, Path(args.dest), Path(args.mirror) if args.mirror else None, offline=args.offline)
+    for path in paths:
+        print(path)
+    return 0
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from hare.data.prepare import prepare_dataset
+    from hare.io import write_json
+
+    summary = prepare_dataset(args.dataset, Path(args.raw), Path(args.out))
+    if args.summary:
+        write_json(args.summary, summary)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hare.experiments.run import run_job
+
+    spec = json.loads(args.job)
+    run_job(spec, Path(args.out), args.dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from hare.experiments.aggregate import write_regret_table
+
+    missing = [p for p in args.runs if not Path(p).exists()]
+    if missing:
+        raise FileNotFoundError(f"run file(s) missing: {', '.join(missing)}")
+    write_regret_table(args.runs, args.csv, args.tex, args.caption, args.label)
+    return 0
+
+
+def cmd_bounds(args: argparse.Namespace) -> int:
+    from hare.theory.bounds import write_bounds_tex
+
+    write_bounds_tex(Path(args.out))
+    return 0
+
+
+def cmd_check_oful(args: argparse.Namespace) -> int:
+    from hare.experiments.run import build_environment, resolve_device
+    from hare.theory.oful_check import oful_check
+
+    sidecar = json.loads(Path(args.run).with_suffix(".json").read_text())
+    env = build_environment(sidecar["job"], resolve_device("cpu"))
+    result = oful_check(args.run, sidecar, env, args.delta, args.out_json, args.out_tex)
+    print(f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} ({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}")
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from hare.theory.claims import write_claims
+
+    results = write_claims(args.register, args.root, args.markdown, args.tex)
+    failed = [r for r in results if not r.passed]
+    print(f"claims: {len(results) - len(failed)}/{len(results)} PASS")
+    for r in failed:
+        print(f"  FAIL {r.key}: measured {r.measured:.6g}, needed {r.compare} {r.threshold:.6g}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hare", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate-config", help="validate config files against the schema and the policy registry")
+    p.add_argument("config", nargs="+")
+    p.set_defaults(func=cmd_validate_config)
+
+    p = sub.add_parser("jobs", help="list the jobs of a config")
+    p.add_argument("config", nargs="+")
+    p.add_argument("--role", choices=("report", "tuning"), default="report")
+    p.set_defaults(func=cmd_jobs)
+
+    p = sub.add_parser("fetch", help="download a dataset (canonical URL, then mirror), sha256-verified")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--dest", required=True)
+    p.add_argument("--mirror", default=None, help="mirror folder (default: the vendored copy)")
+    p.add_argument("--offline", action="store_true", help="skip canonical URLs, use the mirror only")
+    p.set_defaults(func=cmd_fetch)
+
+    p = sub.add_parser("prepare", help="turn a raw dataset into a prepared .npz")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--raw", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--summary", default=None, help="also write a JSON summary here")
+    p.set_defaults(func=cmd_prepare)
+
+    p = sub.add_parser("run", help="run one job (all seeds batched)")
+    p.add_argument("--job", required=True, help="job specification as JSON")
+    p.add_argument("--out", required=True, help="result .npz (sidecar .json next to it)")
+    p.add_argument("--dataset", default=None, help="prepared dataset .npz for classification environments")
+    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("aggregate", help="run files -> regret table (CSV + LaTeX)")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--csv", required=True)
+    p.add_argument("--tex", required=True)
+    p.add_argument("--caption", required=True)
+    p.add_argument("--label", required=True)
+    p.set_defaults(func=cmd_aggregate)
+
+    p = sub.add_parser("bounds", help="write the sympy-derived bounds as LaTeX macros")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_bounds)
+
+    p = sub.add_parser("check-oful", help="measured LinUCB regret against the OFUL bound")
+    p.add_argument("--run", required=True)
+    p.add_argument("--delta", type=float, default=0.05)
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--out-tex", required=True)
+    p.set_defaults(func=cmd_check_oful)
+
+    p = sub.add_parser("claims", help="evaluate the claims register")
+    p.add_argument("--register", required=True)
+    p.add_argument("--root", default=".")
+    p.add_argument("--markdown", required=True)
+    p.add_argument("--tex", required=True)
+    p.set_defaults(func=cmd_claims)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        return args.func(args)
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError, yaml.YAMLError) as error:
+        if args.verbose:
+            raise
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"hare {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

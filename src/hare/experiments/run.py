@@ -1,0 +1,166 @@
+"""Run one job: every seed of one (experiment, environment, policy point), batched.
+
+The job writes ``<stem>.npz`` with
+
+* ``rounds`` ``(n_checkpoints,)``: 1-based round counts at which curves are recorded;
+* ``cumulative_regret``, ``cumulative_reward`` ``(n_runs, n_checkpoints)``;
+* ``total_regret``, ``total_reward`` ``(n_runs,)``;
+
+and ``<stem>.json`` with the job specification, its hash, the git commit, package
+versions, device, wall time and peak memory. Both are written atomically, the
+sidecar last, so a complete sidecar implies a complete result.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hare.envs.base import BanditEnvironment
+from hare.io import config_hash, git_commit, package_versions, write_json, write_npz
+from hare.policies.base import build_policy
+from hare.random import run_keys
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+    return torch.device(name)
+
+
+def environment_keys(spec: dict[str, Any]) -> torch.Tensor:
+    """Environment run keys: shared by every policy of an (experiment, environment), so all face the same draws."""
+    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], "environment")
+
+
+def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
+    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], spec["label"], "policy")
+
+
+def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None) -> BanditEnvironment:
+    """The environment of a job specification."""
+    env = spec["environment"]
+    keys = environment_keys(spec)
+    if env["kind"] == "synthetic":
+        from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+
+        return SyntheticBandit(SyntheticConfig(**env["params"]), spec["n_runs"], env["horizon"], keys, device)
+    if env["kind"] == "classification":
+        from hare.envs.classification import ClassificationBandit
+
+        if dataset_path is None:
+            raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
+        with np.load(dataset_path, allow_pickle=False) as data:
+            n_rows = data["labels"].shape[0]
+        return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], min(env["horizon"], n_rows), keys, device)
+    raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
+
+
+def checkpoints(horizon: int, record_every: int) -> np.ndarray:
+    """1-based rounds at which curves are recorded: every ``record_every`` rounds and the last."""
+    rounds = np.arange(record_every, horizon + 1, record_every)
+    return rounds if rounds.size and rounds[-1] == horizon else np.append(rounds, horizon)
+
+
+def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False) -> dict[str, np.ndarray]:
+    """Play ``env.horizon`` rounds; return the arrays of the result file."""
+    rounds = checkpoints(env.horizon, record_every)
+    record_at = set((rounds - 1).tolist())
+    device = policy.run_keys.device
+    regret = torch.zeros(env.n_runs, dtype=torch.float64, device=device)
+    reward = torch.zeros_like(regret)
+    regret_curve, reward_curve = [], []
+    bar = _progress(env.horizon, progress)
+    for t in range(env.horizon):
+        round_ = env.round(t)
+        arms = policy.select(round_.observation)
+        rewards = round_.reward(arms)
+        regret += round_.regret(arms)
+        reward += rewards
+        policy.update(round_.observation, arms, rewards)
+        if t in record_at:
+            regret_curve.append(regret.clone())
+            reward_curve.append(reward.clone())
+        bar(t)
+    return {
+        "rounds": rounds.astype(np.int64),
+        "cumulative_regret": torch.stack(regret_curve, 1).cpu().numpy(),
+        "cumulative_reward": torch.stack(reward_curve, 1).cpu().numpy(),
+        "total_regret": regret.cpu().numpy(),
+        "total_reward": reward.cpu().numpy(),
+    }
+
+
+def _progress(total: int, interactive: bool):
+    """A tqdm bar on terminals; otherwise a log line every tenth of the horizon."""
+    if interactive:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="round", mininterval=0.5)
+
+        def tick(t: int) -> None:
+            bar.update(1)
+            if t == total - 1:
+                bar.close()
+
+        return tick
+    step = max(total // 10, 1)
+    start = time.perf_counter()
+
+    def log_line(t: int) -> None:
+        if (t + 1) % step == 0 or t == total - 1:
+            log.info("round %d/%d (%.0f%%), %.1f s", t + 1, total, 100 * (t + 1) / total, time.perf_counter() - start)
+
+    return log_line
+
+
+def peak_memory_mb(device: torch.device) -> dict[str, float]:
+    usage = {"host_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if device.type == "cuda":
+        usage["device_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    return usage
+
+
+def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None) -> dict[str, Any]:
+    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar."""
+    out = Path(out)
+    if out.suffix != ".npz":
+        raise ValueError(f"output must be a .npz path, got {out}")
+    device = resolve_device(spec["device"])
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    env = build_environment(spec, device, dataset_path)
+    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
+    start = time.perf_counter()
+    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress)
+    wall = time.perf_counter() - start
+    write_npz(out, **arrays)
+    sidecar = {
+        "job": spec,
+        "job_hash": config_hash(spec),
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "horizon": int(env.horizon),
+        "n_runs": int(env.n_runs),
+        "wall_time_s": wall,
+        "peak_memory": peak_memory_mb(device),
+        "total_regret_mean": float(arrays["total_regret"].mean()),
+    }
+    write_json(out.with_suffix(".json"), sidecar)
+    log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
+    return sidecar

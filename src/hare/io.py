@@ -1,0 +1,119 @@
+"""Atomic, deterministic result files and their provenance sidecars.
+
+Every file the library writes goes to a temporary name in the destination folder
+and is renamed into place, so a killed job never leaves a file that looks complete.
+``.npz`` files are written with fixed zip timestamps, so the same arrays give the
+same bytes; nothing is ever read with ``allow_pickle=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+_FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_json(path: str | os.PathLike, payload: Any) -> None:
+    """Write ``payload`` as sorted, indented JSON, atomically."""
+    write_text(path, json.dumps(payload, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
+    """Deterministic compressed ``.npz``: same arrays, same bytes (fixed zip timestamps, sorted names)."""
+    with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(arrays):
+            array = np.asarray(arrays[name])
+            if array.dtype == object:
+                raise TypeError(f"array {name!r} has dtype object, which would need pickle")
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=_FIXED_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, buffer.getvalue())
+
+
+def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file, loaded without pickle."""
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+def config_hash(payload: Any) -> str:
+    """sha256 of the canonical JSON of ``payload`` (first 16 hex digits)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=_json_default)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def git_commit(root: str | os.PathLike | None = None) -> str:
+    """The checkout's commit, with ``+dirty`` when tracked files differ; ``unknown`` outside git."""
+    cwd = Path(root) if root else Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def package_versions(names: tuple[str, ...] = ("torch", "numpy", "scipy", "sympy", "snakemake", "hare")) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {"python": platform.python_version()}
+    for name in names:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions

@@ -1,0 +1,58 @@
+"""LaTeX fragments the paper inputs: booktabs tables and number macros."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+_LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def escape(text: str) -> str:
+    """Escape LaTeX special characters in plain text."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+
+
+def macro_name(*parts: str) -> str:
+    """A valid LaTeX command name (letters only) from free-form parts: ``('regret', 'lin_ucb') -> 'regretLinUcb'``."""
+    words = [w for part in parts for w in re.split(r"[^A-Za-z]+", str(part).replace("0", "Zero").replace("1", "One").replace("2", "Two").replace("3", "Three").replace("4", "Four").replace("5", "Five").replace("6", "Six").replace("7", "Seven").replace("8", "Eight").replace("9", "Nine")) if w]
+    if not words:
+        raise ValueError(f"no letters in macro parts {parts!r}")
+    return words[0][0].lower() + words[0][1:] + "".join(w[0].upper() + w[1:] for w in words[1:])
+
+
+def format_number(value: float, digits: int = 1) -> str:
+    """Fixed-point number for tables; non-finite values print as '--'."""
+    if value is None or not math.isfinite(value):
+        return "--"
+    if abs(value) >= 1e5:
+        return f"{value:.3g}".replace("e+0", "e").replace("e+", "e")
+    return f"{value:,.{digits}f}".replace(",", "{,}")
+
+
+def macros(values: dict[str, str]) -> str:
+    """``\\newcommand`` lines, one per (name, already formatted value)."""
+    return "".join(f"\\newcommand{{\\{name}}}{{{value}}}\n" for name, value in sorted(values.items()))
+
+
+def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str, notes: str = "") -> str:
+    """A ``table`` float with a booktabs ``tabular``; cells are inserted verbatim (already escaped)."""
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{caption}}}",
+        rf"\label{{{label}}}",
+        r"\small",
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        r"\midrule",
+        *(" & ".join(row) + r" \\" for row in rows),
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    if notes:
+        lines.append(rf"\par\smallskip\footnotesize {notes}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""Theory: sympy-derived bounds, the measured regret decomposition, the claims register."""
