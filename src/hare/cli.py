@@ -43,9 +43,27 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 def cmd_fetch(args: argparse.Namespace) -> int:
     from hare.data.fetch import fetch_dataset
 
+    from hare.io import file_sha256, write_json
+
     paths = fetch_dataset(args.dataset, Path(args.dest), Path(args.mirror) if args.mirror else None, offline=args.offline)
+    if args.manifest:
+        write_json(args.manifest, {"dataset": args.dataset, "files": {p.name: file_sha256(p) for p in paths}})
     for path in paths:
         print(path)
+    return 0
+
+
+def cmd_macros(args: argparse.Namespace) -> int:
+    from hare.report.paper import write_paper_macros
+
+    write_paper_macros(args.runs, args.out)
+    return 0
+
+
+def cmd_build_paper(args: argparse.Namespace) -> int:
+    from hare.report.paper import build_pdf
+
+    build_pdf(Path(args.main), Path(args.outdir), Path(args.pdf))
     return 0
 
 
@@ -125,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dest", required=True)
     p.add_argument("--mirror", default=None, help="mirror folder (default: the vendored copy)")
     p.add_argument("--offline", action="store_true", help="skip canonical URLs, use the mirror only")
+    p.add_argument("--manifest", default=None, help="write the fetched files and their sha256 here")
     p.set_defaults(func=cmd_fetch)
 
     p = sub.add_parser("prepare", help="turn a raw dataset into a prepared .npz")
@@ -159,6 +178,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-tex", required=True)
     p.set_defaults(func=cmd_check_oful)
+
+    p = sub.add_parser("macros", help="number macros for the paper from run files")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_macros)
+
+    p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")
+    p.add_argument("--main", required=True)
+    p.add_argument("--outdir", required=True)
+    p.add_argument("--pdf", required=True)
+    p.set_defaults(func=cmd_build_paper)
 
     p = sub.add_parser("claims", help="evaluate the claims register")
     p.add_argument("--register", required=True)

@@ -1,0 +1,46 @@
+# The two commands of the README:
+#   make all    set everything up, run the whole workflow on the embedded default config, print the claims
+#   make test   set everything up, run the test suite
+# Variables: PYTHON (interpreter for the venv), CONFIG, CORES, TORCH_INDEX (CUDA wheels, see README).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+CONFIG ?= config/default.yaml
+CORES ?= all
+TORCH_INDEX ?=
+TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
+STAMP := $(VENV)/.installed
+
+.PHONY: all test setup tex workflow lint clean
+
+all: setup workflow
+
+workflow:
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	@echo "PDF: results/paper.pdf   claims: results/claims.md"
+	@cat results/claims.md
+
+test: setup
+	$(BIN)/python -m pytest -n auto --dist loadgroup
+
+setup: $(STAMP) tex
+
+$(STAMP): envs/requirements.txt envs/requirements-test.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple) -r envs/requirements-test.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+tex:
+	@command -v latexmk >/dev/null 2>&1 || { \
+	  echo "installing TeX Live (latexmk and the packages the paper needs)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES); }
+
+lint:
+	$(BIN)/snakemake --lint --configfile $(CONFIG)
+
+clean:
+	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md paper/generated paper/figures .snakemake

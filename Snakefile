@@ -1,0 +1,40 @@
+"""The HARE paper workflow: data -> experiments -> tables -> theory checks -> figures -> claims -> PDF.
+
+    snakemake --cores all                                  # embedded default config (CPU, offline, minutes)
+    snakemake --cores all --configfile config/smoke.yaml   # seconds
+    snakemake --profile profiles/slurm --configfile config/paper.yaml
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+configfile: "config/default.yaml"
+
+validate(config, "config/schema.yaml")
+
+SOURCE = str(Path(workflow.basedir) / "src")
+sys.path.insert(0, SOURCE)
+os.environ["PYTHONPATH"] = SOURCE + os.pathsep + os.environ.get("PYTHONPATH", "")
+
+from hare.experiments.grid import validate_config
+
+validate_config(config)
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/experiments.smk"
+include: "rules/theory.smk"
+include: "rules/notebooks.smk"
+include: "rules/paper.smk"
+
+
+rule all:
+    input:
+        final_targets(),
+    default_target: True

@@ -1,0 +1,26 @@
+rule fetch_dataset:
+    """Canonical URL first (unless data.offline), then the mirror; sha256 always verified."""
+    output:
+        manifest="results/data/raw/{dataset}/MANIFEST.json",
+    params:
+        mirror=lambda wc: f"--mirror {shlex.quote(config['data']['mirror'])}" if config["data"].get("mirror") else "",
+        offline="--offline" if config["data"]["offline"] else "",
+    log:
+        "results/logs/data/fetch_{dataset}.log",
+    shell:
+        "{HARE} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
+        "--manifest {output.manifest:q} {params.mirror} {params.offline} > {log:q} 2>&1"
+
+
+rule prepare_dataset:
+    """Classification -> bandit protocol: encoding, unit-norm rows (seed 002 §5.1)."""
+    input:
+        manifest="results/data/raw/{dataset}/MANIFEST.json",
+    output:
+        npz="results/data/prepared/{dataset}.npz",
+        summary="results/data/prepared/{dataset}.json",
+    log:
+        "results/logs/data/prepare_{dataset}.log",
+    shell:
+        "{HARE} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"

@@ -1,0 +1,51 @@
+NOTEBOOK_INPUTS = {
+    "regret_curves": lambda: {"runs": run_files("regret")},
+}
+NOTEBOOK_FIGURES = {
+    "regret_curves": ["paper/figures/regret_curves.pdf"],
+}
+
+
+rule notebook_to_ipynb:
+    """jupytext percent script -> .ipynb (papermill executes notebooks, not scripts)."""
+    input:
+        "notebooks/{notebook}.py",
+    output:
+        "results/notebooks/{notebook}.source.ipynb",
+    log:
+        "results/logs/notebooks/{notebook}.jupytext.log",
+    shell:
+        "{PYTHON} -m jupytext --to ipynb --output {output:q} {input:q} > {log:q} 2>&1"
+
+
+for _notebook, _figures in NOTEBOOK_FIGURES.items():
+
+    rule:
+        """papermill with the parameters cell set to this run's inputs and outputs; figures only read result files."""
+        name:
+            f"execute_{_notebook}"
+        input:
+            notebook=f"results/notebooks/{_notebook}.source.ipynb",
+            data=NOTEBOOK_INPUTS[_notebook]()["runs"],
+        output:
+            executed=f"results/notebooks/{_notebook}.ipynb",
+            figures=_figures,
+        params:
+            parameters=json.dumps({**NOTEBOOK_INPUTS[_notebook](), "figures": _figures}),
+        log:
+            f"results/logs/notebooks/{_notebook}.papermill.log",
+        shell:
+            "SOURCE_DATE_EPOCH=0 {PYTHON} -m papermill --kernel python3 -y {params.parameters:q} "
+            "{input.notebook:q} {output.executed:q} > {log:q} 2>&1"
+
+
+rule render_notebook:
+    """Executed notebook -> HTML for readers."""
+    input:
+        "results/notebooks/{notebook}.ipynb",
+    output:
+        "results/notebooks/{notebook}.html",
+    log:
+        "results/logs/notebooks/{notebook}.nbconvert.log",
+    shell:
+        "{PYTHON} -m nbconvert --to html --output-dir results/notebooks --output {wildcards.notebook}.html {input:q} > {log:q} 2>&1"

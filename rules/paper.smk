@@ -1,0 +1,50 @@
+def _claim_inputs():
+    return sorted({path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()})
+
+
+rule claims:
+    """Evaluate every claim of paper/claims.yaml against result files; failures are reported, not fatal."""
+    input:
+        register="paper/claims.yaml",
+        data=_claim_inputs(),
+    output:
+        markdown="results/claims.md",
+        tex="paper/generated/claims.tex",
+    log:
+        "results/logs/paper/claims.log",
+    shell:
+        "{HARE} claims --register {input.register:q} --root . --markdown {output.markdown:q} --tex {output.tex:q} 2>&1 | tee {log:q}"
+
+
+rule paper_macros:
+    """Numbers the prose quotes (run counts, horizons, versions), from the job sidecars."""
+    input:
+        runs=run_files(),
+    output:
+        "paper/generated/macros.tex",
+    log:
+        "results/logs/paper/macros.log",
+    shell:
+        "{HARE} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule paper_pdf:
+    """latexmk; undefined references or citations fail the build."""
+    input:
+        main="paper/main.tex",
+        sections=sorted(str(p) for p in Path(workflow.basedir, "paper", "sections").glob("*.tex")),
+        bib="paper/refs.bib",
+        generated=[
+            "paper/generated/bounds.tex",
+            "paper/generated/oful.tex",
+            "paper/generated/claims.tex",
+            "paper/generated/macros.tex",
+            *(f"paper/generated/table_{e}.tex" for e in EXPERIMENTS),
+        ],
+        figures=[f for figures in NOTEBOOK_FIGURES.values() for f in figures],
+    output:
+        "results/paper.pdf",
+    log:
+        "results/logs/paper/latexmk.log",
+    shell:
+        "{HARE} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} > {log:q} 2>&1"

@@ -1,0 +1,72 @@
+import pytest
+import torch
+
+from hare.model.covariance import RidgeState
+
+
+def _brute(xs, rs, lam):
+    dim = xs.shape[-1]
+    a = lam * torch.eye(dim, dtype=torch.float64) + xs.T @ xs
+    return torch.linalg.inv(a), torch.linalg.solve(a, xs.T @ rs)
+
+
+def test_sherman_morrison_matches_brute_force_inverse():
+    torch.manual_seed(0)
+    state = RidgeState(n_runs=1, group_shape=(1,), dim=4, lam=0.5, refactor_every=10**9)
+    xs = torch.randn(30, 4, dtype=torch.float64)
+    rs = torch.randn(30, dtype=torch.float64)
+    for x, r in zip(xs, rs):
+        state.update_selected(torch.tensor([0]), x[None], r[None])
+    inverse, theta = _brute(xs, rs, 0.5)
+    torch.testing.assert_close(state.inverse[0, 0], inverse, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(state.theta[0, 0], theta, rtol=1e-10, atol=1e-12)
+
+
+def test_weighted_update_of_all_groups_matches_brute_force():
+    torch.manual_seed(1)
+    state = RidgeState(n_runs=2, group_shape=(3,), dim=3, lam=1.0)
+    xs = torch.randn(10, 2, 3, 3, dtype=torch.float64)
+    ws = torch.rand(10, 2, 3, dtype=torch.float64)
+    rs = torch.randn(10, 2, 3, dtype=torch.float64)
+    for x, w, r in zip(xs, ws, rs):
+        state.update(x, r, w)
+    for b in range(2):
+        for g in range(3):
+            a = torch.eye(3, dtype=torch.float64) + torch.einsum("t,ti,tj->ij", ws[:, b, g], xs[:, b, g], xs[:, b, g])
+            torch.testing.assert_close(state.inverse[b, g], torch.linalg.inv(a))
+            torch.testing.assert_close(state.precision[b, g], a)
+
+
+def test_selected_update_equals_one_hot_weighted_update():
+    torch.manual_seed(2)
+    a = RidgeState(n_runs=3, group_shape=(4,), dim=2)
+    b = RidgeState(n_runs=3, group_shape=(4,), dim=2)
+    for _ in range(5):
+        index = torch.randint(0, 4, (3,))
+        x = torch.randn(3, 2, dtype=torch.float64)
+        r = torch.randn(3, dtype=torch.float64)
+        a.update_selected(index, x, r)
+        weight = torch.nn.functional.one_hot(index, 4).double()
+        b.update(x[:, None, :].expand(3, 4, 2), r[:, None].expand(3, 4), weight)
+    for name in ("inverse", "precision", "response", "counts"):
+        torch.testing.assert_close(getattr(a, name), getattr(b, name))
+
+
+def test_refactorisation_keeps_long_horizon_inverse_exact():
+    torch.manual_seed(3)
+    state = RidgeState(n_runs=1, group_shape=(1,), dim=5, lam=1.0, refactor_every=1000)
+    xs = torch.nn.functional.normalize(torch.randn(20_000, 5, dtype=torch.float64), dim=1)
+    for x in xs:
+        state.update_selected(torch.tensor([0]), x[None], torch.ones(1, dtype=torch.float64))
+    assert float(state.inverse_drift().max()) < 1e-8
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"lam": 0.0}, "lam must be positive"), ({"refactor_every": 0}, "refactor_every")])
+def test_invalid_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RidgeState(1, (1,), 2, **kwargs)
+
+
+def test_state_moves_with_the_module():
+    state = RidgeState(2, (3,), 4)
+    assert set(state.state_dict()) == {"precision", "inverse", "response", "counts", "n_updates"}
