@@ -442,9 +442,11 @@ def _check_logged(values: np.ndarray, n_actions: int, path: Path, lines: Sequenc
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` as a deflate-compressed ``.npz``, atomically and reproducibly.
 
-    ``np.savez_compressed`` stamps each zip member with the current time, so two runs give
-    different bytes; here every member gets the fixed date ``1980-01-01 00:00:00``. Arrays
-    are stored with ``allow_pickle=False``.
+    The archive is the one ``np.savez_compressed`` would write, but its reproducibility does
+    not rest on an implementation detail: ``savez_compressed`` takes each member's date from
+    ``zipfile`` defaults (currently 1980-01-01), whereas here every member is given the fixed
+    date ``1980-01-01 00:00:00`` and fixed permissions explicitly. Arrays are stored with
+    ``allow_pickle=False``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
