@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
 
 import pooch
@@ -114,8 +115,13 @@ def _copy_verified(source: Path, target: Path, rf: RemoteFile) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out, _open_source(source, rf.compressed) as src:
-            shutil.copyfileobj(src, out, _CHUNK)
+        try:
+            with os.fdopen(fd, "wb") as out, _open_source(source, rf.compressed) as src:
+                shutil.copyfileobj(src, out, _CHUNK)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataIntegrityError(
+                f"{rf.name}: mirror copy {source} cannot be decompressed ({exc}); "
+                f"expected sha256 {rf.sha256}") from None
         actual = sha256_of(tmp)
         if actual != rf.sha256:
             raise DataIntegrityError(_mismatch(rf, str(source), actual))
