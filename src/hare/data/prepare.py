@@ -292,8 +292,8 @@ def prepare_classification(name: str, raw_dir: Path, out_path: Path) -> dict:
 
 # --------------------------------------------------------------------------- logged feedback
 
-def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a comma-separated file; check columns and row widths."""
+def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and 1-based line numbers of a CSV file; check columns and row widths."""
     with _open_text(path) as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
@@ -302,7 +302,7 @@ def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list
         missing = [c for c in required if c not in header]
         if missing:
             raise DataFormatError(f"{path}: missing column(s) {missing}")
-        rows = []
+        rows, lines = [], []
         for row in reader:
             if not row:
                 continue
@@ -310,9 +310,10 @@ def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list
                 raise DataFormatError(f"{path}: line {reader.line_num}: expected {len(header)} "
                                       f"fields, got {len(row)}")
             rows.append(row)
+            lines.append(reader.line_num)
     if not rows:
         raise DataFormatError(f"{path}: file has a header but no data rows")
-    return header, rows
+    return header, rows, lines
 
 
 def _column(header: list[str], rows: list[list[str]], name: str) -> list[str]:
@@ -326,13 +327,13 @@ def _label_encode(values: Sequence[str]) -> np.ndarray:
     return np.searchsorted(categories, np.asarray(values)).astype(np.float64)
 
 
-def _timestamps(values: Sequence[str], path: Path) -> np.ndarray:
+def _timestamps(values: Sequence[str], path: Path, lines: Sequence[int]) -> np.ndarray:
     out = np.empty(len(values), dtype=np.float64)
     for i, value in enumerate(values):
         try:
             out[i] = datetime.fromisoformat(value).timestamp()
         except ValueError:
-            raise DataFormatError(f"{path}: line {i + 2}: column 'timestamp': "
+            raise DataFormatError(f"{path}: line {lines[i]}: column 'timestamp': "
                                   f"expected an ISO date-time, got {value!r}") from None
     return out
 
@@ -343,8 +344,7 @@ def _item_features(path: Path) -> np.ndarray:
     (OBP label-encodes item_id too; for ids 0..n_items-1 that is the identity.)
     Rows are ordered by item id, so row ``a`` describes action ``a``. Shape (n_items, d_item).
     """
-    header, rows = _read_csv(path, OBD_ITEM_REQUIRED)
-    lines = list(range(2, len(rows) + 2))
+    header, rows, lines = _read_csv(path, OBD_ITEM_REQUIRED)
     item_id = _numeric([_column(header, rows, "item_id")], ["item_id"], path, lines)[:, 0]
     if sorted(item_id.tolist()) != list(range(len(rows))):
         raise DataFormatError(f"{path}: item_id must list 0..{len(rows) - 1} exactly once each")
@@ -355,8 +355,7 @@ def _item_features(path: Path) -> np.ndarray:
     return matrix[np.argsort(item_id, kind="stable")]
 
 
-def prepare_logged(name: str = "open_bandit", raw_dir: Path = Path("."),
-                   out_path: Path = Path("open_bandit.npz"), campaign: str = "men") -> dict:
+def prepare_logged(name: str, raw_dir: Path, out_path: Path, campaign: str = "men") -> dict:
     """Write the logged bandit feedback of the Open Bandit Dataset ``random/<campaign>`` log.
 
     Pre-processing as OBP's ``OpenBanditDataset`` (``load_raw_data`` + ``pre_process``):
@@ -383,18 +382,17 @@ def prepare_logged(name: str = "open_bandit", raw_dir: Path = Path("."),
     item_features = _item_features(folder / "item_context.csv")
     n_actions = item_features.shape[0]
 
-    header, rows = _read_csv(log_path, OBD_REQUIRED)
+    header, rows, lines = _read_csv(log_path, OBD_REQUIRED)
     user_cols = [c for c in header if c.startswith("user_feature_")]
     if not user_cols:
         raise DataFormatError(f"{log_path}: missing column(s) ['user_feature_*']")
     affinity_cols = [c for c in header if c.startswith("user-item_affinity_")]
-    lines = list(range(2, len(rows) + 2))
     numeric_cols = ["item_id", "position", "click", "propensity_score", *affinity_cols]
     numbers = _numeric([_column(header, rows, c) for c in numeric_cols], numeric_cols,
                        log_path, lines)
     _check_logged(numbers[:, :4], n_actions, log_path, lines)
 
-    order = np.argsort(_timestamps(_column(header, rows, "timestamp"), log_path), kind="stable")
+    order = np.argsort(_timestamps(_column(header, rows, "timestamp"), log_path, lines), kind="stable")
     contexts = np.hstack([one_hot(_column(header, rows, c), drop_first=True)[0]
                           for c in user_cols])
     _, positions = np.unique(numbers[:, 1], return_inverse=True)
