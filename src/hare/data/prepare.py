@@ -171,7 +171,8 @@ def _adult(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     numeric = standardise(_numeric([cols[c] for c in ADULT_NUMERIC], ADULT_NUMERIC, path, lines))
     categorical = [one_hot(cols[c])[0] for c in ADULT_COLUMNS[:-1] if c not in ADULT_NUMERIC]
     classes = ("<=50K", ">50K")
-    return np.hstack([numeric, *categorical]), _labels(cols["income"], classes, path, lines), classes
+    labels = _labels(cols["income"], classes, path, lines)
+    return np.hstack([numeric, *categorical]), labels, classes
 
 
 def _mushroom(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
@@ -392,7 +393,8 @@ def prepare_logged(name: str, raw_dir: Path, out_path: Path, campaign: str = "me
                        log_path, lines)
     _check_logged(numbers[:, :4], n_actions, log_path, lines)
 
-    order = np.argsort(_timestamps(_column(header, rows, "timestamp"), log_path, lines), kind="stable")
+    times = _timestamps(_column(header, rows, "timestamp"), log_path, lines)
+    order = np.argsort(times, kind="stable")
     contexts = np.hstack([one_hot(_column(header, rows, c), drop_first=True)[0]
                           for c in user_cols])
     _, positions = np.unique(numbers[:, 1], return_inverse=True)

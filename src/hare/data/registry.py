@@ -94,7 +94,8 @@ DATASETS: dict[str, DatasetSpec] = {
                        "uci_mushroom/agaricus-lepiota.data"),
         ),
         licence=UCI_LICENCE,
-        citation="Mushroom (1981). UCI Machine Learning Repository. https://doi.org/10.24432/C5959T",
+        citation="Mushroom (1981). UCI Machine Learning Repository. "
+                 "https://doi.org/10.24432/C5959T",
         homepage="https://archive.ics.uci.edu/dataset/73/mushroom",
         kind="classification",
     ),
