@@ -246,3 +246,15 @@ def test_obd_bad_timestamp_line_counts_blank_lines(raw_dir, tmp_path):
     bad = _obd_copy(raw_dir, tmp_path, edit)
     with pytest.raises(DataFormatError, match=r"men\.csv: line 11: column 'timestamp'"):
         prepare_logged("open_bandit", bad, tmp_path / "out.npz")
+
+
+def test_covertype_layout_on_a_synthetic_file(tmp_path):
+    rows = []
+    for k in range(1, 8):
+        numeric = [str(100 * k + j) for j in range(10)]
+        binary = ["1" if j == k else "0" for j in range(44)]
+        rows.append(",".join([*numeric, *binary, str(k)]))
+    (tmp_path / "covtype.data.gz").write_bytes(gzip.compress("\n".join(rows).encode() + b"\n"))
+    summary = prepare_classification("covertype", tmp_path, tmp_path / "c.npz")
+    assert summary == {"name": "covertype", "n_rows": 7, "dim": 54, "n_classes": 7,
+                       "class_counts": [1] * 7}
