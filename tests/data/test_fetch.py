@@ -11,7 +11,8 @@ import pytest
 
 from hare.data import registry
 from hare.data.errors import DataIntegrityError, DatasetUnavailable
-from hare.data.fetch import DEFAULT_MIRROR, fetch_dataset, sha256_of
+from hare.data.fetch import DEFAULT_MIRROR, fetch_dataset
+from hare.io import file_sha256 as sha256_of
 
 MUSHROOM_SHA = "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e"
 

@@ -8,7 +8,6 @@ partial nor a temporary file behind.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import os
 import re
@@ -22,20 +21,12 @@ import requests
 
 from hare.data.errors import DataIntegrityError, DatasetUnavailable
 from hare.data.registry import RemoteFile, get_dataset
+from hare.io import file_sha256
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MIRROR = Path(__file__).parent / "mirror"
 _CHUNK = 1 << 20
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file at ``path``."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch_dataset(
@@ -69,7 +60,7 @@ def _fetch_file(rf: RemoteFile, dest_dir: Path, mirror_dir: Path,
     target = dest_dir / rf.name
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
-        if sha256_of(target) == rf.sha256:
+        if file_sha256(target) == rf.sha256:
             log.info("%s: already present with the pinned sha256 at %s", rf.name, target)
             return target
         log.warning("%s: existing file at %s has the wrong sha256; replacing it", rf.name, target)
@@ -122,7 +113,7 @@ def _copy_verified(source: Path, target: Path, rf: RemoteFile) -> None:
             raise DataIntegrityError(
                 f"{rf.name}: mirror copy {source} cannot be decompressed ({exc}); "
                 f"expected sha256 {rf.sha256}") from None
-        actual = sha256_of(tmp)
+        actual = file_sha256(tmp)
         if actual != rf.sha256:
             raise DataIntegrityError(_mismatch(rf, str(source), actual))
         os.replace(tmp, target)

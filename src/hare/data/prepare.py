@@ -19,9 +19,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import os
-import tempfile
-import zipfile
 from datetime import datetime
 from pathlib import Path
 from typing import Callable, Sequence
@@ -32,8 +29,8 @@ from hare.data.errors import DataFormatError
 from hare.data.lzw import LZWError
 from hare.data.lzw import decompress as lzw_decompress
 from hare.data.registry import get_dataset
+from hare.io import write_npz
 
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 ADULT_COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -280,7 +277,7 @@ def prepare_classification(name: str, raw_dir: Path, out_path: Path) -> dict:
     features, labels, classes = CLASSIFICATION_READERS[name](Path(raw_dir))
     features = l2_normalise(features, f"{name} features").astype(np.float32)
     class_names = np.asarray(classes, dtype=np.str_)
-    write_npz(Path(out_path), {"features": features, "labels": labels,
+    write_npz(Path(out_path), **{"features": features, "labels": labels,
                                "class_names": class_names})
     return {
         "name": name,
@@ -408,7 +405,7 @@ def prepare_logged(name: str, raw_dir: Path, out_path: Path, campaign: str = "me
         "item_features": item_features.astype(np.float32),
         "n_actions": np.asarray(n_actions, dtype=np.int64),
     }
-    write_npz(Path(out_path), arrays)
+    write_npz(Path(out_path), **arrays)
     return {
         "name": name,
         "campaign": campaign,
@@ -438,32 +435,6 @@ def _check_logged(values: np.ndarray, n_actions: int, path: Path, lines: Sequenc
 
 
 # --------------------------------------------------------------------------- output
-
-def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` as a deflate-compressed ``.npz``, atomically and reproducibly.
-
-    The archive is the one ``np.savez_compressed`` would write, but its reproducibility does
-    not rest on an implementation detail: ``savez_compressed`` takes each member's date from
-    ``zipfile`` defaults (currently 1980-01-01), whereas here every member is given the fixed
-    date ``1980-01-01 00:00:00`` and fixed permissions explicitly. Arrays are stored with
-    ``allow_pickle=False``.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
-            for key, array in arrays.items():
-                info = zipfile.ZipInfo(f"{key}.npy", date_time=ZIP_DATE)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                info.external_attr = 0o644 << 16
-                with zf.open(info, "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
 
 def prepare_dataset(name: str, raw_dir: Path, out_path: Path) -> dict:
     """Prepare dataset ``name`` according to its registry ``kind``; return the summary."""
