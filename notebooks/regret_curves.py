@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from hare.io import read_npz
-from hare.report.style import apply_style, color_for, display_name, figure, save
+from hare.report.names import display_name
+from hare.report.style import apply_style, color_for, figure, save
 
 apply_style()
 if not runs:

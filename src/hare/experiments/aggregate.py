@@ -12,6 +12,7 @@ import numpy as np
 
 from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
+from hare.report.names import display_name
 
 FIELDS = ("experiment", "environment", "policy", "n_runs", "horizon", "mean", "std", "std_over_mean_pct")
 
@@ -48,16 +49,15 @@ def rows_to_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-def regret_table_tex(rows: list[dict], caption: str, label: str, display_names: dict[str, str] | None = None) -> str:
+def regret_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """Policies as rows, environments as columns, ``mean ± std`` of total regret; best mean per column in bold."""
-    names = display_names or {}
     environments = sorted({r["environment"] for r in rows})
     policies = sorted({r["policy"] for r in rows})
     cell = {(r["policy"], r["environment"]): r for r in rows}
     best = {env: min(r["mean"] for r in rows if r["environment"] == env) for env in environments}
     body = []
     for policy in policies:
-        line = [escape(names.get(policy, policy))]
+        line = [escape(display_name(policy))]
         for env in environments:
             r = cell.get((policy, env))
             if r is None:
@@ -66,7 +66,8 @@ def regret_table_tex(rows: list[dict], caption: str, label: str, display_names: 
             text = f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}"
             line.append(rf"\textbf{{{text}}}" if np.isclose(r["mean"], best[env]) else text)
         body.append(line)
-    header = ["Policy", *(escape(names.get(e, e)) + f" ($T={r0['horizon']}$, $n={r0['n_runs']}$)" for e in environments for r0 in [next(r for r in rows if r['environment'] == e)])]
+    first = {env: next(r for r in rows if r["environment"] == env) for env in environments}
+    header = ["Policy", *(escape(display_name(env)) + f" ($T={first[env]['horizon']}$, $n={first[env]['n_runs']}$)" for env in environments)]
     notes = "Total pseudo-regret, mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$); lower is better; best per column in bold."
     return booktabs_table(header, body, "l" + "r" * len(environments), caption, label, notes)
 

@@ -9,7 +9,10 @@ Config shape (validated first by ``config/schema.yaml``)::
 
     environments: {<env>: {kind: synthetic|classification, params: {...}, dataset: <name>, horizon: <int>}}
     experiments:  {<exp>: {environments: [<env>...], horizon: <int>, n_runs: <int>,
-                           policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]}}}}}
+                           policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]},
+                                                environments: [<env>...]}}}}
+
+``environments`` in a policy entry restricts it to some of the experiment's environments.
 
 A policy entry with a ``grid`` expands to one job per point of the Cartesian
 product, labelled ``<label>@<param>=<value>,...``.
@@ -74,6 +77,8 @@ def expand_jobs(config: dict[str, Any], role: str = "report") -> list[Job]:
         for env_name in exp["environments"]:
             env = environment_spec(config, env_name, exp["horizon"])
             for label, entry in exp["policies"].items():
+                if env_name not in entry.get("environments", exp["environments"]):
+                    continue
                 for job_label, params in policy_points(label, entry):
                     spec = {
                         "experiment": experiment,
@@ -106,9 +111,15 @@ def validate_config(config: dict[str, Any]) -> None:
             name = entry.get("policy", label)
             if name not in known:
                 raise ConfigError(f"{where}.policies.{label}: unknown policy {name!r}; known policies: {', '.join(sorted(known))}")
+            restricted = entry.get("environments", exp["environments"])
+            stray = sorted(set(restricted) - set(exp["environments"]))
+            if stray:
+                raise ConfigError(f"{where}.policies.{label}.environments: {stray} are not environments of this experiment")
             for job_label, params in policy_points(label, entry):
                 try:
-                    make_config(name, params)
+                    policy_config = make_config(name, params)
+                    for env_name in restricted:
+                        policy_config.check_environment(config["environments"][env_name]["kind"])
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
     for name, env in config["environments"].items():

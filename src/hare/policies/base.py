@@ -33,6 +33,12 @@ class PolicyConfig:
         if not condition:
             raise ValueError(f"{type(self).__name__}.{field}: {message} (got {getattr(self, field)!r})")
 
+    def check_environment(self, kind: str) -> None:
+        """Raise ``ValueError`` if these hyperparameters cannot run on environments of ``kind``.
+
+        Called by config validation, before any job starts.
+        """
+
 
 class Policy(nn.Module, ABC):
     """A bandit policy batched over ``n_runs`` independent runs."""

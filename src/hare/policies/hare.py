@@ -59,6 +59,10 @@ class HAREConfig(PolicyConfig):
         self.require(self.user_prior > 0, "user_prior", "must be > 0")
         self.require(self.noise_sigma > 0, "noise_sigma", "must be > 0")
 
+    def check_environment(self, kind: str) -> None:
+        if self.projections == "oracle" and kind != "synthetic":
+            raise ValueError(f"HAREConfig.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+
 
 @register_policy("hare")
 class HARE(Policy):

@@ -21,19 +21,14 @@ METHOD_COLORS = {
     "random": "#7F7F7F",
     "linucb": "#0072B2",
     "hare": "#D55E00",
+    "hare_oracle": "#D55E00",
+    "hare_random": "#E69F00",
     "lin_ts": "#56B4E9",
-    "ucb1": "#E69F00",
-    "eps_greedy": "#F0E442",
+    "ucb1": "#F0E442",
+    "eps_greedy": "#999933",
     "neural_ucb": "#009E73",
     "lnucb_ta": "#CC79A7",
     "rag_cosine": "#000000",
-}
-DISPLAY_NAMES = {
-    "random": "Random",
-    "linucb": "LinUCB",
-    "hare": "HARE",
-    "synthetic_linear": "HARE-Sim (linear)",
-    "mushroom": "Mushroom",
 }
 
 
@@ -43,10 +38,6 @@ def color_for(method: str) -> str:
     if base in METHOD_COLORS:
         return METHOD_COLORS[base]
     return OKABE_ITO[int(hashlib.sha256(base.encode()).hexdigest(), 16) % len(OKABE_ITO)]
-
-
-def display_name(name: str) -> str:
-    return DISPLAY_NAMES.get(name, name)
 
 
 def apply_style() -> None:

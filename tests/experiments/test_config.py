@@ -1,0 +1,53 @@
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from hare.experiments.config import check_config, load_config
+from hare.experiments.grid import ConfigError
+
+
+@pytest.mark.parametrize("name", ["default", "smoke", "paper"])
+def test_shipped_configs_validate(repository, name):
+    load_config([repository / "config" / f"{name}.yaml"])
+
+
+def _set(config, path, value):
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (["experiments", "regret", "policies", "linucb", "params", "alpha"], -1.0, r"experiments\.regret\.policies\.linucb\.params\.alpha"),
+        (["experiments", "regret", "policies", "bogus"], {}, r"experiments\.regret\.policies\.bogus: unknown policy 'bogus'"),
+        (["experiments", "regret", "n_runs"], 0, r"experiments\.regret\.n_runs"),
+        (["experiments", "regret", "environments"], [], r"experiments\.regret\.environments"),
+        (["experiments", "regret", "environments"], ["nowhere"], r"experiments\.regret\.environments: unknown environment 'nowhere'"),
+        (["device"], "tpu", r"device"),
+        (["experiments", "regret", "policies", "linucb", "grid"], {"alpha": [1.0, -2.0]}, r"experiments\.regret\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha"),
+        (["experiments", "regret", "policies", "linucb", "params", "gamma"], 1.0, r"unknown hyperparameter.*gamma"),
+        (["experiments", "regret", "policies", "hare_random", "params", "projections"], "oracle", r"hare_random.*projections.*synthetic"),
+        (["theory", "oful", "delta"], 1.5, r"theory\.oful\.delta"),
+    ],
+)
+def test_invalid_config_names_the_key(smoke_config, path, value, message):
+    config = _set(copy.deepcopy(smoke_config), path, value)
+    with pytest.raises(ConfigError, match=message):
+        check_config(config)
+
+
+def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
+    bad = _set(copy.deepcopy(smoke_config), ["experiments", "regret", "policies", "linucb", "params", "alpha"], -1.0)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    result = subprocess.run([sys.executable, "-m", "hare", "validate-config", str(path)], capture_output=True, text=True, cwd=repository)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "experiments.regret.policies.linucb.params.alpha" in result.stderr
