@@ -59,7 +59,8 @@ def test_rerun_does_nothing_and_a_deleted_run_is_redone_identically(smoke_run):
     dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run"], cwd=smoke_run, capture_output=True, text=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     run.unlink()
-    again = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    target = str(run.relative_to(smoke_run))
+    again = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml", target], cwd=smoke_run, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert run.read_bytes() == before
 
