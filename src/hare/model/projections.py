@@ -197,7 +197,7 @@ def fit_projections(
         loss.backward()
         optimiser.step()
         if step % 50 == 0:
-            history.append(float(loss))
+            history.append(float(loss.detach()))
     with torch.no_grad():
         final = float(loss_fn())
         user_norm = params["users"].norm(dim=1).mean().clamp_min(1e-12)
