@@ -181,7 +181,7 @@ class SyntheticBandit(BanditEnvironment):
         best_score = self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
         best = torch.sigmoid(best_score) if self.config.link == "logistic" else best_score
         reward = mean + self.config.noise_sigma * self.rng.normal("synthesis-noise", t)
-        return reward, mean, best - mean
+        return reward, mean, (best - mean).clamp_min(0.0)
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""

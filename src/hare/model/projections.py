@@ -12,8 +12,11 @@ HARE_SPEC step 5):
 
     r_hat_n(x, u) = g( mean_h <q_h, k_{h,n}> / sqrt(d_k) ).
 
-* **random**: Gaussian entries of variance ``1 / fan_in``, never trained (seed 001, the
-  failure mode: near-uniform attention).
+* **random**: Gaussian entries, never trained (seed 001, the failure mode: near-uniform
+  attention). Standard deviation ``1 / sqrt(fan_in)`` by default (the variance-preserving
+  scale, the most favourable choice for random projections); ``init_std`` fixes it instead
+  (0.02 is the usual transformer initialisation, under which the seed's near-identical
+  outputs across users appear).
 * **learned**: fitted offline on ``M`` logged interactions of a uniform logging policy by
   maximising the Gaussian likelihood of the logged rewards, i.e. minimising
   ``mean_m (r_m - r_hat_{n_m}(x_m, u_{i_m}))^2`` over ``W_Qx, W_Qu, W_K`` and a table of
@@ -104,16 +107,17 @@ def _identity_values(n_heads: int, item_dim: int) -> tuple[torch.Tensor, torch.T
     return eye.expand(n_heads, item_dim, item_dim).clone(), eye.repeat(n_heads, 1) / n_heads
 
 
-def _gaussian(rng: CounterRNG, stream: str, shape: tuple[int, ...], fan_in: int) -> torch.Tensor:
-    return rng.normal(stream, 0, shape)[0] / math.sqrt(fan_in)
-
-
 def random_projections(
     n_heads: int, key_dim: int, query_dim: int, user_dim: int, item_dim: int, seed: int = 0,
     value_init: str = "identity", value_dim: int | None = None, out_dim: int | None = None, link: str = "identity",
+    init_std: float | None = None,
 ) -> Projections:
-    """Gaussian projections with entries ``N(0, 1 / fan_in)`` drawn from ``seed``; never trained."""
+    """Gaussian projections drawn from ``seed``, std ``init_std`` or ``1 / sqrt(fan_in)``; never trained."""
     rng = CounterRNG(run_keys(seed, [0], "hare-random-projections"))
+
+    def _gaussian(rng, stream, shape, fan_in):
+        return rng.normal(stream, 0, shape)[0] * (init_std if init_std is not None else 1.0 / math.sqrt(fan_in))
+
     user_dim = max(user_dim, 1)
     w_qx = _gaussian(rng, "w-qx", (n_heads, key_dim, query_dim), query_dim)
     w_qu = _gaussian(rng, "w-qu", (n_heads, key_dim, user_dim), user_dim)

@@ -67,6 +67,7 @@ class HAREConfig(PolicyConfig):
     lam: ridge of the cluster covariances; refactor_every: rounds between Cholesky re-inversions.
     covariance_update: ``dominant`` or ``attention_weighted``.
     projections: ``random | learned | oracle``; projection_seed: seed of random init and fit;
+    random_init_std: std of random projections (None: ``1 / sqrt(fan_in)``; 0.02 is the transformer init);
     n_logged, fit_steps, fit_lr: offline fit of learned projections on the environment's
     uniform-logging data; online_lr: SGD step size of online query-projection updates (0: frozen).
     user_state: ``posterior`` (Bayesian estimate), ``oracle`` (true ``u*``, needs oracle
@@ -87,6 +88,7 @@ class HAREConfig(PolicyConfig):
     covariance_update: str = "dominant"
     projections: str = "oracle"
     projection_seed: int = 0
+    random_init_std: float | None = None
     n_logged: int = 2000
     fit_steps: int = 600
     fit_lr: float = 0.03
@@ -114,6 +116,7 @@ class HAREConfig(PolicyConfig):
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
         self.require(self.covariance_update in COVARIANCE_UPDATES, "covariance_update", f"must be one of {COVARIANCE_UPDATES}")
         self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
+        self.require(self.random_init_std is None or self.random_init_std > 0, "random_init_std", "must be > 0 or None")
         self.require(self.n_logged >= 1, "n_logged", "must be >= 1")
         self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
         self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
@@ -155,7 +158,7 @@ def build_projections(config, env: BanditEnvironment) -> Projections:
         return learned_projections(env, config.n_heads, config.key_dim, config.n_logged, config.fit_steps, config.fit_lr,
                                    config.projection_seed)[0]
     return random_projections(config.n_heads, config.key_dim, env.query_dim, env.user_dim, env.pool.embeddings.shape[1],
-                              seed=config.projection_seed)
+                              seed=config.projection_seed, init_std=getattr(config, "random_init_std", None))
 
 
 def pool_clusters(env: BanditEnvironment, n_clusters: int) -> torch.Tensor:
