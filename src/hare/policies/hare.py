@@ -276,7 +276,7 @@ class HARE(Policy):
         out = self.attend(observation)
         mass = self.attention.cluster_mass(out.weights)  # (n_runs, H, C)
         dominant = F.one_hot(mass.argmax(-1), self.n_clusters).to(torch.float64)
-        keys = torch.einsum("hke,be->bhk", self.projections.key, synthesis.to(torch.float64))
+        keys = (self.projections.key[None] * synthesis.to(torch.float64)[:, None, None, :]).sum(-1)  # (n_runs, H, d_k)
         self._learn(observation, out, dominant, keys, mass.mean(1).argmax(-1), rewards)
 
     # -- shared learning step ---------------------------------------------------------------
@@ -295,8 +295,9 @@ class HARE(Policy):
         self.cluster_reward_sum += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64) * rewards[:, None]
         scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))
         x = observation.queries.to(torch.float64)
-        offset = torch.einsum("bhkd,bd,bhk->b", self.query_context, x, pulled_keys) * scale
-        feature = torch.einsum("bhku,bhk->bu", self.query_user, pulled_keys) * scale  # (n_runs, d_u)
+        # Row-wise products and sums (no GEMM over the run dimension) keep runs bit-independent.
+        offset = ((self.query_context * x[:, None, None, :]).sum(-1) * pulled_keys).sum((1, 2)) * scale  # (n_runs,)
+        feature = (self.query_user * pulled_keys[..., None]).sum((1, 2)) * scale  # (n_runs, d_u)
         if self.user_mode == "posterior":
             self.user_posterior.update(observation.users, feature, rewards - offset)
         if self.config.online_lr > 0:
