@@ -11,6 +11,20 @@ item-query interaction ``gamma * (x^T B_n x)`` that no model linear in the conte
 can represent. The instance (pool, users, ``W*``) is fixed by ``instance_seed``;
 queries, active users and noise are drawn per run from the run keys.
 
+Synthesize mode (HARE_SPEC step 4): a policy may answer with a point ``z`` of the item
+space instead of an item. Its mean reward extends the item reward from the pool to the
+whole space through the target direction ``target(x, u) = W*_K^T (W*_Qx x + W*_Qu u) / sqrt(d_k)``:
+
+    mu_t(z) = g(scale * <z, target(x_t, u*_{i_t})>),
+
+so ``mu_t(e_n)`` equals the item reward of the linear variant exactly (the nonlinear
+interaction is defined per item only and is left out of ``mu_t(z)``). For ``z`` a convex
+combination of pool items (HARE's identity values) the best value is the best item's, and
+synthesis regret is ``max_n mu_t(e_n) - mu_t(z)`` with the linear-variant item rewards.
+
+The logged-data sampler draws ``M`` interactions of the uniform logging policy (query, user
+and item uniform, reward with noise) from its own keys, for fitting projections offline.
+
 Arm features for context-only baselines are ``[x_t, onehot(i_t)]`` shared by all arms,
 which makes the linear variant exactly realisable by disjoint-arm linear models.
 """
@@ -67,6 +81,20 @@ class OracleProjections:
     query_context: torch.Tensor
     query_user: torch.Tensor
     key: torch.Tensor
+
+
+@dataclass(frozen=True)
+class LoggedInteractions:
+    """Logged data of the uniform logging policy, ``(n_sets, M, ...)`` per field.
+
+    queries ``(n_sets, M, query_dim)``, users ``(n_sets, M)`` int64, items ``(n_sets, M)`` int64,
+    rewards ``(n_sets, M)`` realised (mean plus noise).
+    """
+
+    queries: torch.Tensor
+    users: torch.Tensor
+    items: torch.Tensor
+    rewards: torch.Tensor
 
 
 class SyntheticBandit(BanditEnvironment):
@@ -126,6 +154,45 @@ class SyntheticBandit(BanditEnvironment):
         if c.variant == "nonlinear":
             score = score + c.interaction * torch.einsum("bi,nij,bj->bn", queries, self.interaction_matrices, queries)
         return torch.sigmoid(score) if c.link == "logistic" else score
+
+    def user_states(self, users: torch.Tensor) -> torch.Tensor:
+        """True states ``u*`` of ``users`` ``(...)`` int64 -> ``(..., user_dim)`` (for ``user_state='oracle'``)."""
+        return self.users[users]
+
+    def synthesis_targets(self, queries: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
+        """``target(x, u*) = W*_K^T (W*_Qx x + W*_Qu u*) / sqrt(d_k)``: ``(n_runs, item_dim)``."""
+        w = self.oracle
+        q = queries @ w.query_context.T + self.users[users] @ w.query_user.T  # (n_runs, d_k)
+        return q @ w.key / math.sqrt(self.config.key_dim)
+
+    def synthesis_mean_rewards(self, z: torch.Tensor, queries: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
+        """``mu_t(z) = g(scale <z, target>)`` for outputs ``z`` ``(n_runs, item_dim)``: ``(n_runs,)``."""
+        score = self.config.reward_scale * (z.to(queries.dtype) * self.synthesis_targets(queries, users)).sum(-1)
+        return torch.sigmoid(score) if self.config.link == "logistic" else score
+
+    def synthesis_outcome(self, t: int, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Realised reward, mean reward and pseudo-regret ``(n_runs,)`` each of outputs ``z`` at round ``t``.
+
+        The regret is against the best pool item under the linear-variant item rewards.
+        """
+        x = self.queries(t)
+        users = self.active_users(t)
+        mean = self.synthesis_mean_rewards(z, x, users)
+        best_score = self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
+        best = torch.sigmoid(best_score) if self.config.link == "logistic" else best_score
+        reward = mean + self.config.noise_sigma * self.rng.normal("synthesis-noise", t)
+        return reward, mean, (best - mean).clamp_min(0.0)
+
+    def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
+        """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""
+        c = self.config
+        rng = CounterRNG(keys.to(self.device))
+        queries = F.normalize(rng.normal("logged-query", 0, (n_samples, c.query_dim)), dim=-1)  # (n_sets, M, d_x)
+        users = rng.randint("logged-user", 0, c.n_users, (n_samples,))
+        items = rng.randint("logged-item", 0, c.n_items, (n_samples,))
+        mean = torch.stack([self.mean_rewards(queries[s], users[s]).gather(1, items[s][:, None]).squeeze(1) for s in range(len(keys))])
+        rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
+        return LoggedInteractions(queries, users, items, rewards)
 
     def round(self, t: int) -> BanditRound:
         x = self.queries(t)

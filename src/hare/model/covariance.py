@@ -51,12 +51,20 @@ class RidgeState(nn.Module):
         return (self.inverse @ self.response[..., None]).squeeze(-1)
 
     def quadratic_form(self, x: torch.Tensor) -> torch.Tensor:
-        """``x^T A^{-1} x`` for ``x`` of shape ``(n_runs, *group_shape, dim)``; returns ``(n_runs, *group_shape)``.
+        """``x^T A^{-1} x`` for every group, batched.
 
-        Clamped at zero: the exact value is positive, rounding may not be.
+        x: ``(n_runs, *batch, *group_shape, dim)``, where ``batch`` is any number of extra
+        dimensions (a batch of queries) and any group dimension may be 1 to share one
+        vector across those groups (one query against every cluster). Returns
+        ``(n_runs, *batch, *group_shape)``. Clamped at zero: the exact value is positive,
+        rounding may not be.
         """
         x = x.to(torch.float64)
-        return torch.einsum("...i,...ij,...j->...", x, self.inverse, x).clamp_min(0.0)
+        n_extra = x.dim() - self.inverse.dim() + 1
+        inverse = self.inverse
+        if n_extra > 0:
+            inverse = inverse.reshape(inverse.shape[0], *(1,) * n_extra, *inverse.shape[1:])  # (n_runs, 1.., *groups, dim, dim)
+        return torch.einsum("...i,...ij,...j->...", x, inverse, x).clamp_min(0.0)
 
     def update(self, x: torch.Tensor, reward: torch.Tensor, weight: torch.Tensor) -> None:
         """Weighted rank-one update of every group at once.
@@ -109,3 +117,13 @@ class RidgeState(nn.Module):
         """Largest ``|A^{-1} A - I|`` entry per run, ``(n_runs,)``: the rounding drift of the inverse."""
         eye = torch.eye(self.dim, dtype=torch.float64, device=self.inverse.device)
         return (self.inverse @ self.precision - eye).abs().flatten(1).max(dim=1).values
+
+    def relative_drift(self) -> torch.Tensor:
+        """``max_g ||A_g^{-1} - chol_inv(A_g)||_F / ||chol_inv(A_g)||_F`` per run, ``(n_runs,)``.
+
+        The relative error of the Sherman–Morrison inverse against a fresh Cholesky
+        inverse (HARE_SPEC, "One round" step 5 asks for < 1e-8 between refactorisations).
+        """
+        exact = torch.cholesky_inverse(torch.linalg.cholesky(self.precision))
+        error = torch.linalg.matrix_norm(self.inverse - exact) / torch.linalg.matrix_norm(exact)
+        return error.flatten(1).max(dim=1).values

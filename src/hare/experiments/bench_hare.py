@@ -1,0 +1,89 @@
+"""Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.
+
+HARE_SPEC: cluster-level covariance costs ``O(C d_k^2)`` per head instead of ``O(N d_k^2)``
+per item; this benchmark measures it. One round is ``select`` + ``update`` on an
+``n_runs``-run HARE-Sim instance with random projections (no fit in the timing). Latency is
+the median over ``rounds`` timed rounds after ``warmup`` rounds; peak memory is the CUDA
+peak on a GPU and the growth of the process's peak resident set on CPU (a lower bound
+there, since earlier cases may have raised the peak already), and ``state_bytes`` is the
+size of the policy's buffers (covariances, keys, posteriors): exact on every device.
+
+    python -m hare.experiments.bench_hare --out bench.json [--device cpu|cuda] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import torch
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.policies import build_policy
+from hare.random import run_keys
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs: int = 1, rounds: int = 20, warmup: int = 3,
+               device: str = "cpu") -> dict:
+    """Median seconds per round and peak memory (bytes) of one HARE configuration."""
+    dev = torch.device(device)
+    config = SyntheticConfig(n_items=n_items, n_clusters=min(n_clusters, n_items), item_dim=16, key_dim=key_dim)
+    env = SyntheticBandit(config, n_runs, rounds + warmup, run_keys(0, range(n_runs), "bench-env"), device=dev)
+    params = {"projections": "random", "n_heads": n_heads, "key_dim": key_dim, "n_clusters": n_clusters}
+    policy = build_policy("hare", params, env, run_keys(0, range(n_runs), "bench-policy")).to(dev)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    times = []
+    for t in range(rounds + warmup):
+        round_ = env.round(t)
+        _sync(dev)
+        start = time.perf_counter()
+        arms = policy.select(round_.observation)
+        policy.update(round_.observation, arms, round_.reward(arms))
+        _sync(dev)
+        if t >= warmup:
+            times.append(time.perf_counter() - start)
+    peak = torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    state = sum(buffer.numel() * buffer.element_size() for buffer in policy.buffers())
+    return {"n_items": n_items, "n_clusters": n_clusters, "n_heads": n_heads, "key_dim": key_dim, "n_runs": n_runs,
+            "seconds_per_round": statistics.median(times), "peak_memory_bytes": int(peak),
+            "state_bytes": int(state), "device": str(dev)}
+
+
+def grid(quick: bool) -> list[dict]:
+    """The cases: pool size at fixed C, H, d_k; then C, H and d_k at fixed N."""
+    sizes = [100, 1_000, 10_000] if quick else [100, 1_000, 10_000, 100_000]
+    base_n = 1_000 if quick else 10_000
+    cases = [dict(n_items=n, n_clusters=16, n_heads=1, key_dim=8) for n in sizes]
+    cases += [dict(n_items=base_n, n_clusters=c, n_heads=1, key_dim=8) for c in (1, 64, 256, base_n)]
+    cases += [dict(n_items=base_n, n_clusters=16, n_heads=h, key_dim=8) for h in (2, 4, 8)]
+    cases += [dict(n_items=base_n, n_clusters=16, n_heads=1, key_dim=k) for k in (16, 32, 64)]
+    return cases
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
+    args = parser.parse_args(argv)
+    results = []
+    for case in grid(args.quick):
+        results.append(bench_case(**case, rounds=args.rounds, device=args.device))
+        print(json.dumps(results[-1]), flush=True)
+    with open(args.out, "w") as handle:
+        json.dump({"torch": torch.__version__, "cases": results}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

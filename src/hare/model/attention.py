@@ -1,0 +1,108 @@
+"""Uncertainty-augmented multi-head cross-attention (HARE_SPEC, "One round" steps 2-3; seed 000 §2.1-2.2).
+
+Per head ``h``, for queries ``q_h`` over a pool of ``N`` items in ``C`` clusters:
+
+    s_{h,n} = <q_h, k_{h,n}> / sqrt(d_k)
+    U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h),   Sigma_{h,j} = lam I + sum q q^T routed to j
+    A_h     = softmax_n( s_{h,n} + alpha_{h,c(n)} U_{h,c(n)} )
+    z       = concat_h(A_h V_h) W_O
+
+``alpha`` may differ per head and per cluster (``alpha_h`` of seed 000 §2.2; a per-cluster
+factor for the LNUCB-TA schedule). The bonus of every cluster is one batched quadratic form
+against the ``(n_runs, H, C)`` covariance state: cost ``O(H C d_k^2)`` per query, no loop over
+items or clusters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from hare.model.covariance import RidgeState
+
+
+@dataclass(frozen=True)
+class AttentionOutput:
+    """One attention pass; ``*Q`` is an optional batch of queries per run.
+
+    synthesis: ``z``, ``(n_runs, *Q, d_out)``.
+    weights: ``A_h``, ``(n_runs, *Q, H, N)``; each row sums to one.
+    scores: ``s_{h,n}``, ``(n_runs, *Q, H, N)``.
+    bonuses: ``U_{h,j}``, ``(n_runs, *Q, H, C)``.
+    queries: ``q_h``, ``(n_runs, *Q, H, d_k)``.
+    """
+
+    synthesis: torch.Tensor
+    weights: torch.Tensor
+    scores: torch.Tensor
+    bonuses: torch.Tensor
+    queries: torch.Tensor
+
+
+class UncertaintyAttention(nn.Module):
+    """Cross-attention from user-conditioned queries to a clustered pool, with cluster covariances.
+
+    keys ``(H, N, d_k)``, values ``(H, N, d_v)``, output ``(H * d_v, d_out)``, clusters ``(N,)``
+    int64 in ``0..C-1``. Holds ``covariance``: a :class:`RidgeState` of group shape ``(H, C)``
+    over ``d_k`` for ``n_runs`` runs.
+    """
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, output: torch.Tensor, clusters: torch.Tensor,
+                 n_runs: int, lam: float = 1.0, refactor_every: int = 1000, n_clusters: int | None = None):
+        super().__init__()
+        self.n_heads, self.n_items, self.key_dim = keys.shape
+        self.n_clusters = int(n_clusters if n_clusters is not None else int(clusters.max()) + 1)
+        self.register_buffer("keys", keys.to(torch.float64).contiguous())
+        self.register_buffer("values", values.to(torch.float64).contiguous())
+        self.register_buffer("output", output.to(torch.float64).contiguous())
+        self.register_buffer("clusters", clusters.to(torch.int64).clone())
+        sizes = torch.bincount(self.clusters, minlength=self.n_clusters).to(torch.float64)
+        if (sizes == 0).any():
+            raise ValueError("every cluster needs at least one item")
+        self.register_buffer("cluster_sizes", sizes)
+        mean_keys = torch.zeros(self.n_heads, self.n_clusters, self.key_dim, dtype=torch.float64)
+        mean_keys.index_add_(1, self.clusters, self.keys)
+        self.register_buffer("cluster_mean_keys", mean_keys / sizes[None, :, None])  # (H, C, d_k)
+        self.scale = 1.0 / math.sqrt(self.key_dim)
+        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every)
+
+    def bonuses(self, queries: torch.Tensor) -> torch.Tensor:
+        """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` for every cluster: ``(n_runs, *Q, H, d_k) -> (n_runs, *Q, H, C)``."""
+        return self.covariance.quadratic_form(queries.unsqueeze(-2)).sqrt()  # queries as (n_runs, *Q, H, 1, d_k)
+
+    def cluster_scores(self, queries: torch.Tensor) -> torch.Tensor:
+        """``mean_{n in j} s_{h,n} = <q_h, mean_{n in j} k_{h,n}> / sqrt(d_k)``: ``(n_runs, *Q, H, C)``."""
+        return torch.einsum("...hk,hck->...hc", queries.to(torch.float64), self.cluster_mean_keys) * self.scale
+
+    def cluster_mass(self, weights: torch.Tensor) -> torch.Tensor:
+        """Attention mass of every cluster ``sum_{n in j} A_{h,n}``: ``(..., H, N) -> (..., H, C)``."""
+        mass = torch.zeros(*weights.shape[:-1], self.n_clusters, dtype=weights.dtype, device=weights.device)
+        return mass.index_add_(-1, self.clusters, weights)
+
+    def forward(self, queries: torch.Tensor, alpha: float | torch.Tensor = 0.0) -> AttentionOutput:
+        """Attend from ``queries`` ``(n_runs, *Q, H, d_k)``.
+
+        alpha: scalar, or a tensor broadcastable to the bonuses ``(n_runs, *Q, H, C)`` (per-head
+        ``alpha_h`` as shape ``(H, 1)``; per-run and per-cluster factors likewise).
+        """
+        q = queries.to(torch.float64)
+        scores = torch.einsum("...hk,hnk->...hn", q, self.keys) * self.scale
+        bonuses = self.bonuses(q)
+        cluster_bonus = alpha * bonuses  # (n_runs, *Q, H, C)
+        logits = scores + cluster_bonus.index_select(-1, self.clusters)
+        weights = torch.softmax(logits, dim=-1)
+        heads = torch.einsum("...hn,hnv->...hv", weights, self.values)  # (n_runs, *Q, H, d_v)
+        synthesis = heads.flatten(-2) @ self.output
+        return AttentionOutput(synthesis, weights, scores, bonuses, q)
+
+    def update(self, queries: torch.Tensor, cluster_weights: torch.Tensor) -> None:
+        """``Sigma_{h,j} += w_{h,j} q_h q_h^T`` for every head and cluster at once (HARE_SPEC step 5).
+
+        queries ``(n_runs, H, d_k)``; cluster_weights ``(n_runs, H, C)``: one-hot on the dominant
+        cluster, or the attention mass of every cluster.
+        """
+        per_cluster = queries[:, :, None, :].expand(-1, -1, self.n_clusters, -1)  # (n_runs, H, C, d_k)
+        self.covariance.update(per_cluster, torch.zeros_like(cluster_weights, dtype=torch.float64), cluster_weights)
