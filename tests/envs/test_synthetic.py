@@ -4,7 +4,6 @@ import torch
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.random import run_keys
 
-torch.set_num_threads(1)
 
 
 def environment(config=SyntheticConfig(), runs=(0, 1, 2)):

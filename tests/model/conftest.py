@@ -3,7 +3,6 @@
 import pytest
 import torch
 
-torch.set_num_threads(1)
 
 
 @pytest.fixture
