@@ -5,7 +5,6 @@
     snakemake --profile profiles/slurm --configfile config/paper.yaml
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -19,7 +18,6 @@ validate(config, "config/schema.yaml")
 
 SOURCE = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SOURCE)
-os.environ["PYTHONPATH"] = SOURCE + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 from hare.experiments.grid import validate_config
 

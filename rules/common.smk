@@ -6,7 +6,7 @@ import yaml
 from hare.experiments.grid import expand_jobs
 
 PYTHON = shlex.quote(sys.executable)
-HARE = f"{PYTHON} -m hare"
+HARE = f"PYTHONPATH={shlex.quote(SOURCE)} {PYTHON} -m hare"
 JOBS = {job.stem: job for job in expand_jobs(config)}
 DATASETS = sorted({job.spec["environment"]["dataset"] for job in JOBS.values() if job.spec["environment"]["dataset"]})
 EXPERIMENTS = sorted({job.experiment for job in JOBS.values()})
@@ -40,3 +40,16 @@ def final_targets():
     if config["paper"]["build_pdf"]:
         targets.append("results/paper.pdf")
     return targets
+
+
+def job_of(wildcards):
+    return JOBS[f"runs/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
+
+
+def job_dataset(wildcards):
+    dataset = job_of(wildcards).spec["environment"]["dataset"]
+    return [f"results/data/prepared/{dataset}.npz"] if dataset else []
+
+
+def claim_inputs():
+    return sorted({path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()})

@@ -5,10 +5,13 @@ rule fetch_dataset:
     params:
         mirror=lambda wc: f"--mirror {shlex.quote(config['data']['mirror'])}" if config["data"].get("mirror") else "",
         offline="--offline" if config["data"]["offline"] else "",
+        hare=HARE,
     log:
         "results/logs/data/fetch_{dataset}.log",
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
         "--manifest {output.manifest:q} {params.mirror} {params.offline} > {log:q} 2>&1"
 
 
@@ -21,6 +24,10 @@ rule prepare_dataset:
         summary="results/data/prepared/{dataset}.json",
     log:
         "results/logs/data/prepare_{dataset}.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"

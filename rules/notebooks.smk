@@ -14,8 +14,12 @@ rule notebook_to_ipynb:
         "results/notebooks/{notebook}.source.ipynb",
     log:
         "results/logs/notebooks/{notebook}.jupytext.log",
+    params:
+        python=PYTHON,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{PYTHON} -m jupytext --to ipynb --output {output:q} {input:q} > {log:q} 2>&1"
+        "{params.python} -m jupytext --to ipynb --output {output:q} {input:q} > {log:q} 2>&1"
 
 
 for _notebook, _figures in NOTEBOOK_FIGURES.items():
@@ -31,11 +35,15 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
             executed=f"results/notebooks/{_notebook}.ipynb",
             figures=_figures,
         params:
+            python=PYTHON,
+            source=SOURCE,
             parameters=json.dumps({**NOTEBOOK_INPUTS[_notebook](), "figures": _figures}),
         log:
             f"results/logs/notebooks/{_notebook}.papermill.log",
+        conda:
+            "../envs/hare.yaml"
         shell:
-            "SOURCE_DATE_EPOCH=0 {PYTHON} -m papermill --kernel python3 -y {params.parameters:q} "
+            "SOURCE_DATE_EPOCH=0 PYTHONPATH={params.source:q} {params.python} -m papermill --kernel python3 -y {params.parameters:q} "
             "{input.notebook:q} {output.executed:q} > {log:q} 2>&1"
 
 
@@ -47,5 +55,9 @@ rule render_notebook:
         "results/notebooks/{notebook}.html",
     log:
         "results/logs/notebooks/{notebook}.nbconvert.log",
+    params:
+        python=PYTHON,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{PYTHON} -m nbconvert --to html --output-dir results/notebooks --output {wildcards.notebook}.html {input:q} > {log:q} 2>&1"
+        "{params.python} -m nbconvert --to html --output-dir results/notebooks --output {wildcards.notebook}.html {input:q} > {log:q} 2>&1"

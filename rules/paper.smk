@@ -1,19 +1,19 @@
-def _claim_inputs():
-    return sorted({path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()})
-
-
 rule claims:
     """Evaluate every claim of paper/claims.yaml against result files; failures are reported, not fatal."""
     input:
         register="paper/claims.yaml",
-        data=_claim_inputs(),
+        data=claim_inputs(),
     output:
         markdown="results/claims.md",
         tex="paper/generated/claims.tex",
     log:
         "results/logs/paper/claims.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} claims --register {input.register:q} --root . --markdown {output.markdown:q} --tex {output.tex:q} 2>&1 | tee {log:q}"
+        "{params.hare} claims --register {input.register:q} --root . --markdown {output.markdown:q} --tex {output.tex:q} 2>&1 | tee {log:q}"
 
 
 rule paper_macros:
@@ -24,8 +24,12 @@ rule paper_macros:
         "paper/generated/macros.tex",
     log:
         "results/logs/paper/macros.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule paper_pdf:
@@ -46,5 +50,9 @@ rule paper_pdf:
         "results/paper.pdf",
     log:
         "results/logs/paper/latexmk.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} > {log:q} 2>&1"
+        "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} > {log:q} 2>&1"

@@ -4,8 +4,12 @@ rule bounds_tex:
         "paper/generated/bounds.tex",
     log:
         "results/logs/theory/bounds.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} bounds --out {output:q} > {log:q} 2>&1"
+        "{params.hare} bounds --out {output:q} > {log:q} 2>&1"
 
 
 rule oful_check:
@@ -16,8 +20,11 @@ rule oful_check:
         json="results/checks/oful.json",
         tex="paper/generated/oful.tex",
     params:
+        hare=HARE,
         delta=config["theory"]["oful"]["delta"],
     log:
         "results/logs/theory/oful.log",
+    conda:
+        "../envs/hare.yaml"
     shell:
-        "{HARE} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
+        "{params.hare} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

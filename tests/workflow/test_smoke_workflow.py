@@ -60,7 +60,7 @@ def test_rerun_does_nothing_and_a_deleted_run_is_redone_identically(smoke_run):
     assert "Nothing to be done" in dry.stdout + dry.stderr
     run.unlink()
     target = str(run.relative_to(smoke_run))
-    again = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml", target], cwd=smoke_run, capture_output=True, text=True)
+    again = subprocess.run([*SNAKEMAKE, target, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert run.read_bytes() == before
 

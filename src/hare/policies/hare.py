@@ -155,14 +155,15 @@ def learned_projections(env: BanditEnvironment, n_heads: int, key_dim: int, n_lo
 
 
 def build_projections(config, env: BanditEnvironment) -> Projections:
-    """The projections a config asks for (``random``, ``learned`` or ``oracle``)."""
+    """The projections a config asks for (``random``, ``learned`` or ``oracle``), on the pool's device."""
+    device = env.pool.embeddings.device
     if config.projections == "oracle":
-        return oracle_projections(env, config.n_heads)
+        return oracle_projections(env, config.n_heads).to(device)
     if config.projections == "learned":
         return learned_projections(env, config.n_heads, config.key_dim, config.n_logged, config.fit_steps, config.fit_lr,
-                                   config.projection_seed)[0]
+                                   config.projection_seed)[0].to(device)
     return random_projections(config.n_heads, config.key_dim, env.query_dim, env.user_dim, env.pool.embeddings.shape[1],
-                              seed=config.projection_seed, init_std=getattr(config, "random_init_std", None))
+                              seed=config.projection_seed, init_std=getattr(config, "random_init_std", None)).to(device)
 
 
 def pool_clusters(env: BanditEnvironment, n_clusters: int) -> torch.Tensor:
