@@ -181,7 +181,7 @@ class KNNUCB(NeighborPolicy):
         objective = uncertainty + c.lipschitz * distances  # inf where k > N_a
         best = objective.argmin(-1, keepdim=True)  # (n_runs, n_arms, 1)
         means = (rewards.cumsum(-1) / k).gather(-1, best).squeeze(-1)
-        level = (c.theta * log_t / (best.squeeze(-1) + 1)).to(torch.float64)
+        level = c.theta * log_t / (best.squeeze(-1) + 1).to(torch.float64)
         radius = c.lipschitz * distances.gather(-1, best).squeeze(-1)
         return means, level, radius
 
