@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from hare.envs.base import BanditEnvironment, BanditRound, Observation
@@ -38,7 +40,18 @@ def play(name: str, params: dict, env: BanditEnvironment, policy_keys: torch.Ten
 
 
 def synthetic_regret(name: str, params: dict, n_runs: int, horizon: int) -> torch.Tensor:
-    """Mean total regret of ``name`` on default HARE-Sim."""
+    """Mean total regret of ``name`` on default HARE-Sim (uniform random's is cached)."""
+    if name == "random":
+        return _random_regret(n_runs, horizon)
+    return _regret(name, params, n_runs, horizon)
+
+
+@functools.lru_cache(maxsize=None)
+def _random_regret(n_runs: int, horizon: int) -> torch.Tensor:
+    return _regret("random", {}, n_runs, horizon)
+
+
+def _regret(name: str, params: dict, n_runs: int, horizon: int) -> torch.Tensor:
     keys = run_keys(0, list(range(n_runs)), "synthetic-sanity")
     env = SyntheticBandit(SyntheticConfig(), n_runs, horizon, keys)
     return play(name, params, env, run_keys(1, list(range(n_runs)), name), horizon)[2].mean()
