@@ -1,1 +1,534 @@
-"""Neighbors bandit policies."""
+"""Nearest-neighbour bandit policies: kNN-UCB, kNN-KL-UCB, (Lin+kNN)-UCB, LNUCB-TA and the
+"enhanced" Beta-Thompson, eps-greedy and LinThompson of seed 002 Appendix B.
+
+Every policy keeps, per run and arm, the contexts and rewards of the rounds that arm was pulled in
+preallocated tensors (:class:`ArmHistory`), and searches them for all runs and arms at once:
+Euclidean distances ``||x - y||`` (seed 002 eq. 3 and Reeve et al. 2018 both use the metric of the
+context space) from ``||x||^2 + ||y||^2 - 2 x.y`` in float64, unfilled slots masked with ``+inf``,
+then ``torch.topk``.
+
+Notation: ``N_a`` pulls of arm ``a`` before round ``t``; ``r_{a,k}(x)`` distance from ``x`` to its
+``k``-th nearest neighbour among them; ``f_{a,k}(x)`` mean reward of those ``k`` neighbours.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from hare.envs.base import BanditEnvironment, Observation
+from hare.model.covariance import RidgeState
+from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.random import CounterRNG
+
+
+class ArmHistory(nn.Module):
+    """Contexts and rewards of every pull, per run and arm.
+
+    Buffers: ``contexts`` ``(n_runs, n_arms, capacity, dim)`` and ``rewards``
+    ``(n_runs, n_arms, capacity)`` float64, ``counts`` ``(n_runs, n_arms)`` int64,
+    ``reward_sums`` and ``reward_square_sums`` ``(n_runs, n_arms)`` float64.
+    """
+
+    def __init__(self, n_runs: int, n_arms: int, capacity: int, dim: int):
+        super().__init__()
+        self.register_buffer("contexts", torch.zeros(n_runs, n_arms, capacity, dim, dtype=torch.float64))
+        self.register_buffer("rewards", torch.zeros(n_runs, n_arms, capacity, dtype=torch.float64))
+        self.register_buffer("counts", torch.zeros(n_runs, n_arms, dtype=torch.int64))
+        self.register_buffer("reward_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
+        self.register_buffer("reward_square_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
+
+    @property
+    def capacity(self) -> int:
+        return self.contexts.shape[2]
+
+    def append(self, arms: torch.Tensor, contexts: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Store one pull per run: arms ``(n_runs,)``, contexts ``(n_runs, dim)``, rewards ``(n_runs,)``."""
+        runs = torch.arange(arms.shape[0], device=arms.device)
+        slots = self.counts[runs, arms]
+        if int(slots.max()) >= self.capacity:
+            raise ValueError(f"arm history capacity {self.capacity} exceeded")
+        rewards = rewards.to(torch.float64)
+        self.contexts[runs, arms, slots] = contexts.to(torch.float64)
+        self.rewards[runs, arms, slots] = rewards
+        self.counts[runs, arms] += 1
+        self.reward_sums[runs, arms] += rewards
+        self.reward_square_sums[runs, arms] += rewards.square()
+
+    def means(self) -> torch.Tensor:
+        """Mean reward of each arm, 0 for unpulled arms, ``(n_runs, n_arms)``."""
+        return self.reward_sums / self.counts.clamp_min(1)
+
+    def variances(self) -> torch.Tensor:
+        """Population variance of each arm's rewards, 0 below two pulls, ``(n_runs, n_arms)``."""
+        n = self.counts.clamp_min(1).to(torch.float64)
+        mean = self.reward_sums / n
+        return (self.reward_square_sums / n - mean.square()).clamp_min(0.0) * (self.counts >= 2)
+
+    def nearest(self, contexts: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The ``k`` nearest past pulls of each arm to its context, nearest first.
+
+        contexts: ``(n_runs, n_arms, dim)``. Returns distances ``(n_runs, n_arms, k)`` (``+inf`` past
+        ``N_a``) and their rewards ``(n_runs, n_arms, k)`` (0 past ``N_a``).
+        """
+        x = contexts.to(torch.float64)
+        cross = torch.einsum("rad,racd->rac", x, self.contexts)  # (n_runs, n_arms, capacity)
+        squared = (x.square().sum(-1)[..., None] + self.contexts.square().sum(-1) - 2.0 * cross).clamp_min(0.0)
+        slots = torch.arange(self.capacity, device=x.device)
+        filled = slots < self.counts[..., None]
+        distances = torch.where(filled, squared.sqrt(), torch.full_like(squared, math.inf))
+        k_search = min(k, self.capacity)
+        nearest_distances, index = torch.topk(distances, k_search, dim=-1, largest=False, sorted=True)
+        nearest_rewards = torch.where(torch.isfinite(nearest_distances), self.rewards.gather(-1, index), torch.zeros_like(nearest_distances))
+        if k_search < k:
+            pad = (0, k - k_search)
+            nearest_distances = torch.nn.functional.pad(nearest_distances, pad, value=math.inf)
+            nearest_rewards = torch.nn.functional.pad(nearest_rewards, pad, value=0.0)
+        return nearest_distances, nearest_rewards
+
+
+def bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """``d(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` with ``0 log 0 = 0``, any shape."""
+    eps = 1e-15
+    q = q.clamp(eps, 1 - eps)
+    return torch.xlogy(p, p) - torch.xlogy(p, q) + torch.xlogy(1 - p, 1 - p) - torch.xlogy(1 - p, 1 - q)
+
+
+def kl_upper_bound(mean: torch.Tensor, level: torch.Tensor, iterations: int = 50) -> torch.Tensor:
+    """``sup {w in [mean, 1] : d(mean, w) <= level}`` by bisection; mean clipped to ``[0, 1]``."""
+    mean = mean.clamp(0.0, 1.0)
+    low, high = mean.clone(), torch.ones_like(mean)
+    for _ in range(iterations):
+        mid = (low + high) / 2
+        inside = bernoulli_kl(mean, mid) <= level
+        low = torch.where(inside, mid, low)
+        high = torch.where(inside, high, mid)
+    return low
+
+
+def adaptive_k(variances: torch.Tensor, theta_min: int, theta_max: int) -> torch.Tensor:
+    """Seed 002 Alg. 2 line 5: ``k = theta_min + (theta_max - theta_min) Var(z_a)``, rounded to the
+    nearest integer and clipped to ``[theta_min, theta_max]`` (a variance above 1 would leave the range).
+    ``(n_runs, n_arms)`` float -> int64."""
+    k = torch.round(theta_min + (theta_max - theta_min) * variances)
+    return k.clamp(theta_min, theta_max).to(torch.int64)
+
+
+def mean_of_first_k(rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Seed 002 eq. 3 / Alg. 2 line 7: ``f = (1/k) sum`` of the ``k`` nearest rewards where the arm has
+    ``N_a >= k`` pulls, else 0 (the condition of Alg. 2 line 6). rewards ``(n_runs, n_arms, k_max)``
+    nearest first; counts, k ``(n_runs, n_arms)`` -> ``(n_runs, n_arms)``."""
+    cumulative = rewards.cumsum(-1)
+    total = cumulative.gather(-1, (k - 1).clamp_min(0)[..., None]).squeeze(-1)
+    return torch.where(counts >= k, total / k, torch.zeros_like(total))
+
+
+@dataclass(frozen=True)
+class KNNUCBConfig(PolicyConfig):
+    """kNN-UCB / kNN-KL-UCB (Reeve, Mellor & Brown 2018).
+
+    theta: exploration constant in ``sqrt(theta log t / k)`` (the ``rho``/``c`` of seed 002 Table 5);
+    lipschitz: ``phi``, the weight of the neighbourhood radius; max_neighbors: largest ``k`` searched.
+    """
+
+    theta: float = 1.0
+    lipschitz: float = 1.0
+    max_neighbors: int = 50
+
+    def __post_init__(self) -> None:
+        self.require(self.theta > 0, "theta", "must be > 0")
+        self.require(self.lipschitz >= 0, "lipschitz", "must be >= 0")
+        self.require(self.max_neighbors >= 1, "max_neighbors", "must be >= 1")
+
+
+class NeighborPolicy(Policy):
+    """Holds the :class:`ArmHistory` (capacity: the horizon) and appends every pull to it."""
+
+    def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.history = ArmHistory(env.n_runs, env.n_arms, env.horizon, env.dim)
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        runs = torch.arange(self.n_runs, device=arms.device)
+        self.history.append(arms, observation.contexts[runs, arms], rewards)
+
+
+@register_policy("knn_ucb")
+class KNNUCB(NeighborPolicy):
+    """k-NN UCB (Reeve, Mellor & Brown 2018, Alg. 1), at round ``t`` (1-based ``t+1`` here):
+
+        U_{a,k} = sqrt(theta log t / k),
+        k_a = argmin_{1 <= k <= min(N_a, max_neighbors)} U_{a,k} + phi r_{a,k}(x),
+        I_a = f_{a,k_a}(x) + U_{a,k_a} + phi r_{a,k_a}(x),
+
+    ``I_a = +inf`` for an unpulled arm. ``phi`` is a constant (``lipschitz``); Reeve et al. allow
+    ``phi(t)`` and take a constant bound on the Lipschitz constant in their analysis. The cap
+    ``max_neighbors`` bounds the search (seed 002 App. B caps ``k`` the same way for fairness).
+    """
+
+    config_class = KNNUCBConfig
+
+    def neighbourhood(self, contexts: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Mean ``f_{a,k_a}``, level ``theta log t / k_a`` and radius term ``phi r_{a,k_a}``, each ``(n_runs, n_arms)``."""
+        c = self.config
+        distances, rewards = self.history.nearest(contexts, c.max_neighbors)
+        k = torch.arange(1, c.max_neighbors + 1, device=distances.device, dtype=torch.float64)
+        log_t = math.log(t + 1)
+        uncertainty = torch.sqrt(c.theta * log_t / k)  # (k_max,)
+        objective = uncertainty + c.lipschitz * distances  # inf where k > N_a
+        best = objective.argmin(-1, keepdim=True)  # (n_runs, n_arms, 1)
+        means = (rewards.cumsum(-1) / k).gather(-1, best).squeeze(-1)
+        level = c.theta * log_t / (best.squeeze(-1) + 1).to(torch.float64)
+        radius = c.lipschitz * distances.gather(-1, best).squeeze(-1)
+        return means, level, radius
+
+    def index(self, means: torch.Tensor, level: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+        return means + level.sqrt() + radius
+
+    def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
+        """Index of every arm, ``(n_runs, n_arms)``."""
+        means, level, radius = self.neighbourhood(contexts, t)
+        scores = self.index(means, level, radius)
+        return torch.where(self.history.counts > 0, scores, torch.full_like(scores, math.inf))
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
+
+
+@register_policy("knn_kl_ucb")
+class KNNKLUCB(KNNUCB):
+    """k-NN KL-UCB (Reeve et al. 2018, §5): same ``k_a`` as :class:`KNNUCB`, index
+
+        I_a = sup{w in [0, 1] : k_a d(f_{a,k_a}, w) <= theta log t} + phi r_{a,k_a}(x)
+
+    with the Bernoulli divergence ``d`` (rewards assumed in ``[0, 1]``; the mean is clipped to it).
+    """
+
+    def index(self, means: torch.Tensor, level: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+        return kl_upper_bound(means, level) + radius
+
+
+@dataclass(frozen=True)
+class LinKNNUCBConfig(PolicyConfig):
+    """(Lin+kNN)-UCB: bonus weight ``alpha``, ridge ``lam``, fixed number of neighbours ``k``."""
+
+    alpha: float = 1.0
+    lam: float = 1.0
+    k: int = 5
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        self.require(self.alpha >= 0, "alpha", "must be >= 0")
+        self.require(self.lam > 0, "lam", "must be > 0")
+        self.require(self.k >= 1, "k", "must be >= 1")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+class LinearNeighborPolicy(NeighborPolicy):
+    """Adds a disjoint ridge model per arm (``ridge``, as LinUCB) to the history."""
+
+    def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, getattr(config, "refactor_every", 1000))
+
+    def linear_posterior(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``l_a = x_a^T mu_a`` and ``sqrt(x_a^T Sigma_a^{-1} x_a)``, each ``(n_runs, n_arms)``."""
+        x = contexts.to(torch.float64)
+        return (x * self.ridge.theta).sum(-1), self.ridge.quadratic_form(x).sqrt()
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        runs = torch.arange(self.n_runs, device=arms.device)
+        self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+        super().update(observation, arms, rewards)
+
+
+@register_policy("lin_knn_ucb")
+class LinKNNUCB(LinearNeighborPolicy):
+    """The vanilla combination of seed 002 Table 3: seed 002 eq. 9 with a constant exploration rate
+    and a fixed ``k``,
+
+        UCB_a = x_a^T mu_a + f_{a,k}(x_a) + alpha sqrt(x_a^T Sigma_a^{-1} x_a),
+
+    ``f_{a,k} = 0`` while ``N_a < k`` (as Alg. 2 line 6 for LNUCB-TA).
+    """
+
+    config_class = LinKNNUCBConfig
+
+    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
+        linear, width = self.linear_posterior(contexts)
+        _, rewards = self.history.nearest(contexts, self.config.k)
+        k = torch.full_like(self.history.counts, self.config.k)
+        return upper_confidence_bound(linear + mean_of_first_k(rewards, self.history.counts, k), width, self.config.alpha)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts), observation.t)
+
+
+GLOBAL_MEANS = ("rounds", "arms")
+
+
+@dataclass(frozen=True)
+class LNUCBTAConfig(PolicyConfig):
+    """LNUCB-TA (seed 002). alpha_0: initial exploration rate; kappa: global/local attention weight;
+    theta_min, theta_max: range of the adaptive ``k``; lam: ridge regulariser; global_mean: ``g`` as
+    the mean reward of all past rounds (``rounds``) or the mean of the per-arm means, eq. 101 (``arms``).
+    Defaults are seed 002 App. B (``kappa = 0.5``, ``theta_min = 1``, ``theta_max = 5``)."""
+
+    alpha_0: float = 1.0
+    kappa: float = 0.5
+    theta_min: int = 1
+    theta_max: int = 5
+    lam: float = 1.0
+    global_mean: str = "rounds"
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        self.require(self.alpha_0 >= 0, "alpha_0", "must be >= 0")
+        self.require(0 <= self.kappa <= 1, "kappa", "must be in [0, 1]")
+        self.require(self.theta_min >= 1, "theta_min", "must be >= 1")
+        self.require(self.theta_max >= self.theta_min, "theta_max", "must be >= theta_min")
+        self.require(self.lam > 0, "lam", "must be > 0")
+        self.require(self.global_mean in GLOBAL_MEANS, "global_mean", f"must be one of {GLOBAL_MEANS}")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+class AdaptiveNeighborMixin:
+    """Seed 002 Alg. 2 (adaptive ``k`` and the kNN reward adjustment) over the ``history`` buffer."""
+
+    def knn_adjustment(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(f_{a,k_a}(x_a), k_a)``, each ``(n_runs, n_arms)``, with ``k_a`` from the arm's reward variance."""
+        c = self.config
+        k = adaptive_k(self.history.variances(), c.theta_min, c.theta_max)
+        _, rewards = self.history.nearest(contexts, c.theta_max)
+        return mean_of_first_k(rewards, self.history.counts, k), k
+
+
+@register_policy("lnucb_ta")
+class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
+    """LNUCB-TA, seed 002 Algorithms 1–3, eq. 9, at round ``t``:
+
+    * Alg. 1 line 4: ``l_a = x_a^T mu_a`` with the per-arm ridge estimate ``mu_a = Sigma_a^{-1} b_a``;
+    * Alg. 2 lines 4–7: ``k_a = theta_min + (theta_max - theta_min) Var(z_a)`` (population variance of
+      arm ``a``'s past rewards, 0 below two pulls; rounded and clipped to ``[theta_min, theta_max]``);
+      ``f_a = (1/k_a) sum`` of the rewards of the ``k_a`` nearest past contexts of arm ``a`` when
+      ``N_a >= k_a``, else 0;
+    * Alg. 3 lines 3–4: ``n_a = (1/N_a) sum_{s<t} Y_s^a`` (0 while ``N_a = 0``),
+      ``alpha_a = alpha_0 / (N_a + 1) * (kappa g + (1 - kappa) n_a)``;
+    * eq. 9: ``UCB_a = l_a + f_a + alpha_a sqrt(x_a^T Sigma_a^{-1} x_a)``; Alg. 1 line 8: argmax.
+    * Alg. 1 line 9: ridge, history, ``N_a`` and ``g`` updated with the pulled arm after the choice.
+
+    ``g`` uses only rounds ``< t``: ``global_mean="rounds"`` (default) is ``sum_{s<t} r_s / t``
+    (0 at ``t = 0``), the "global average of rewards" of Alg. 3; ``"arms"`` is eq. 101's
+    ``(1/A) sum_a Ybar^a`` over the arms pulled so far. Buffers ``global_reward_sum``,
+    ``global_rounds`` (float64 scalars).
+    """
+
+    config_class = LNUCBTAConfig
+
+    def __init__(self, config: LNUCBTAConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.register_buffer("global_reward_sum", torch.zeros(env.n_runs, dtype=torch.float64))
+        self.register_buffer("global_rounds", torch.zeros((), dtype=torch.float64))
+
+    def global_attention(self) -> torch.Tensor:
+        """``g`` of the coming round, ``(n_runs,)``: only rewards of earlier rounds enter."""
+        if self.config.global_mean == "rounds":
+            return self.global_reward_sum / self.global_rounds.clamp_min(1.0)
+        pulled = (self.history.counts > 0).to(torch.float64)
+        return (self.history.means() * pulled).sum(-1) / pulled.sum(-1).clamp_min(1.0)
+
+    def exploration_rates(self) -> torch.Tensor:
+        """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``."""
+        c = self.config
+        local = self.history.means()
+        counts = self.history.counts.to(torch.float64)
+        return c.alpha_0 / (counts + 1.0) * (c.kappa * self.global_attention()[:, None] + (1.0 - c.kappa) * local)
+
+    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
+        linear, width = self.linear_posterior(contexts)
+        adjustment, _ = self.knn_adjustment(contexts)
+        return upper_confidence_bound(linear + adjustment, width, self.exploration_rates())
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts), observation.t)
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        super().update(observation, arms, rewards)
+        self.global_reward_sum += rewards.to(torch.float64)
+        self.global_rounds += 1.0
+
+
+def attention_weights(counts: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Seed 002 eq. 116 ``softmax_a(-gamma N_a)`` times ``n_arms``, so equal counts (or ``gamma = 0``)
+    give weight 1 and the base policy is recovered. ``(n_runs, n_arms)``."""
+    return counts.shape[-1] * torch.softmax(-gamma * counts.to(torch.float64), dim=-1)
+
+
+@dataclass(frozen=True)
+class EnhancedConfig(PolicyConfig):
+    """Shared by the enhanced variants: adaptive-k range (seed 002 Alg. 2) and attention scale ``gamma`` (eq. 116)."""
+
+    theta_min: int = 1
+    theta_max: int = 5
+    gamma: float = 0.1
+
+    def __post_init__(self) -> None:
+        self.require(self.theta_min >= 1, "theta_min", "must be >= 1")
+        self.require(self.theta_max >= self.theta_min, "theta_max", "must be >= theta_min")
+        self.require(self.gamma >= 0, "gamma", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class BetaThompsonEnhancedConfig(EnhancedConfig):
+    """Beta prior ``(prior_alpha, prior_beta)``; seed 002 App. B best: (0.5, 0.5)."""
+
+    prior_alpha: float = 1.0
+    prior_beta: float = 1.0
+    gamma_proposals: int = 16
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.prior_alpha > 0, "prior_alpha", "must be > 0")
+        self.require(self.prior_beta > 0, "prior_beta", "must be > 0")
+        self.require(self.gamma_proposals >= 1, "gamma_proposals", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class EpsGreedyEnhancedConfig(EnhancedConfig):
+    """Exploration probability ``epsilon``; seed 002 App. B best: 0.25."""
+
+    epsilon: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(0 <= self.epsilon <= 1, "epsilon", "must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class LinThompsonEnhancedConfig(EnhancedConfig):
+    """Posterior scale ``v`` and ridge ``lam``; seed 002 App. B best ``v = 2``."""
+
+    v: float = 1.0
+    lam: float = 1.0
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.v >= 0, "v", "must be >= 0")
+        self.require(self.lam > 0, "lam", "must be > 0")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+def gamma_draws(rng: CounterRNG, stream: str, counter: int, shape_parameter: torch.Tensor, proposals: int) -> torch.Tensor:
+    """Gamma(shape, 1) draws by Marsaglia & Tsang (2000) from the counter RNG, ``(n_runs, n)`` -> ``(n_runs, n)``.
+
+    ``proposals`` candidates per draw; the first accepted one is kept (acceptance >= 0.95 per candidate,
+    so 16 candidates all fail with probability < 1e-20; the fallback is the proposal centre ``d``).
+    Shapes below 1 use ``Gamma(a) = Gamma(a + 1) U^{1/a}``.
+    """
+    n = shape_parameter.shape[-1]
+    boosted = shape_parameter + (shape_parameter < 1).to(shape_parameter.dtype)
+    d = boosted - 1.0 / 3.0
+    c = 1.0 / torch.sqrt(9.0 * d)
+    z = rng.normal(f"{stream}-z", counter, (n, proposals))
+    u = rng.uniform(f"{stream}-u", counter, (n, proposals))
+    v = (1.0 + c[..., None] * z) ** 3
+    safe_v = v.clamp_min(1e-300)
+    accepted = (v > 0) & (torch.log(u) < 0.5 * z.square() + d[..., None] - d[..., None] * safe_v + d[..., None] * torch.log(safe_v))
+    first = torch.where(accepted, torch.arange(proposals, 0, -1, device=v.device), torch.zeros_like(z, dtype=torch.int64)).argmax(-1, keepdim=True)
+    draw = torch.where(accepted.any(-1), d * v.gather(-1, first).squeeze(-1), d)
+    boost = rng.uniform(f"{stream}-boost", counter, (n,)) ** (1.0 / shape_parameter)
+    return torch.where(shape_parameter < 1, draw * boost, draw)
+
+
+@register_policy("beta_thompson_enhanced")
+class BetaThompsonEnhanced(AdaptiveNeighborMixin, NeighborPolicy):
+    """Beta-Thompson with seed 002 App. B's enhancements, its own Beta-TS core (not classic.py's):
+
+        theta~_a ~ Beta(prior_alpha + S_a, prior_beta + F_a),   m_a = its mean,
+        score_a = f_{a,k_a}(x_a) + m_a + w_a (theta~_a - m_a),
+
+    ``S_a += r``, ``F_a += 1 - r`` with ``r`` clipped to ``[0, 1]``, ``w_a`` from
+    :func:`attention_weights` (the exploration — the sample's deviation from the mean — weighted by
+    the attention score), ``f`` from Alg. 2. Beta draws are ``G_1 / (G_1 + G_2)``, gammas from
+    :func:`gamma_draws` (streams ``"beta-ts-a"``/``"beta-ts-b"`` at counter ``t``).
+    """
+
+    config_class = BetaThompsonEnhancedConfig
+
+    def __init__(self, config: BetaThompsonEnhancedConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.register_buffer("successes", torch.zeros(env.n_runs, env.n_arms, dtype=torch.float64))
+
+    def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
+        c = self.config
+        successes = self.successes
+        failures = self.history.counts.to(torch.float64) - successes
+        a = c.prior_alpha + successes
+        b = c.prior_beta + failures
+        g_a = gamma_draws(self.rng, "beta-ts-a", t, a, c.gamma_proposals)
+        g_b = gamma_draws(self.rng, "beta-ts-b", t, b, c.gamma_proposals)
+        sample = g_a / (g_a + g_b)
+        mean = a / (a + b)
+        adjustment, _ = self.knn_adjustment(contexts)
+        return adjustment + mean + attention_weights(self.history.counts, c.gamma) * (sample - mean)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        runs = torch.arange(self.n_runs, device=arms.device)
+        self.successes[runs, arms] += rewards.to(torch.float64).clamp(0.0, 1.0)
+        super().update(observation, arms, rewards)
+
+
+@register_policy("eps_greedy_enhanced")
+class EpsGreedyEnhanced(AdaptiveNeighborMixin, NeighborPolicy):
+    """eps-greedy with seed 002 App. B's enhancements, its own core (not classic.py's):
+
+    with probability ``epsilon`` (uniform ``u_t < epsilon``, stream ``"eps-explore"``) pull an arm drawn
+    from the attention distribution ``softmax_a(-gamma N_a)`` (eq. 116: arm ``a`` is explored at rate
+    ``epsilon * attention_a``; ``gamma = 0`` is uniform exploration), else
+    ``argmax_a Ybar_a + f_{a,k_a}(x_a)`` (empirical mean, 0 for unpulled arms, plus the Alg. 2 adjustment).
+    """
+
+    config_class = EpsGreedyEnhancedConfig
+
+    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
+        adjustment, _ = self.knn_adjustment(contexts)
+        return self.history.means() + adjustment
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        t = observation.t
+        greedy = self.tie_break(self.scores(observation.contexts), t)
+        attention = attention_weights(self.history.counts, self.config.gamma) / self.n_arms  # (n_runs, n_arms)
+        draw = self.rng.uniform("eps-arm", t)[:, None]
+        explored = (attention.cumsum(-1) < draw).sum(-1).clamp_max(self.n_arms - 1)
+        explore = self.rng.uniform("eps-explore", t) < self.config.epsilon
+        return torch.where(explore, explored, greedy)
+
+
+@register_policy("lin_thompson_enhanced")
+class LinThompsonEnhanced(AdaptiveNeighborMixin, LinearNeighborPolicy):
+    """LinThompson with seed 002 App. B's enhancements, its own LinTS core (not linear.py's):
+
+        score_a = x_a^T mu_a + f_{a,k_a}(x_a) + v w_a sqrt(x_a^T Sigma_a^{-1} x_a) xi_a,   xi ~ N(0, I)
+
+    (stream ``"lin-ts"`` at counter ``t``). With disjoint arms ``x_a^T mu~_a`` for
+    ``mu~_a ~ N(mu_a, v^2 Sigma_a^{-1})`` has exactly the law ``x_a^T mu_a + v sqrt(x_a^T Sigma_a^{-1} x_a) xi_a``,
+    independently over arms, so the scalar form is the LinTS sample without a matrix square root.
+    """
+
+    config_class = LinThompsonEnhancedConfig
+
+    def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
+        linear, width = self.linear_posterior(contexts)
+        adjustment, _ = self.knn_adjustment(contexts)
+        noise = self.rng.normal("lin-ts", t, (self.n_arms,))
+        return linear + adjustment + self.config.v * attention_weights(self.history.counts, self.config.gamma) * width * noise
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)

@@ -1,1 +1,442 @@
-"""Neural bandit policies."""
+"""Neural bandit policies: NeuralUCB, NeuralTS and BootstrapNN, batched over runs.
+
+Every run owns its own one-hidden-layer ReLU network (Zhou et al. 2020, §3, with L = 2)
+
+    f(x; theta) = sqrt(m) * w^T relu(W x),    theta = (W, w),  W: (m, d_in),  w: (m,)
+
+stored as parameters with a leading group dimension (``(n_runs, m, d_in)`` and ``(n_runs, m)``;
+BootstrapNN stacks its ``q`` networks into ``n_runs * q`` groups), evaluated with ``torch.bmm``.
+Initialisation follows Zhou et al. 2020 §3: hidden units come in pairs ``(j, j + m/2)`` with the
+same input weights drawn ``N(0, 4/m)`` and output weights ``(v, -v)``, ``v ~ N(0, 2/m)``, so
+``f(x; theta_0) = 0`` for every ``x``. All draws come from the counter-based RNG of the run keys.
+
+Input: with ``encoding="disjoint"`` (the protocol of Zhou et al. 2020 and Zhang et al. 2021, also
+seed 002 §5.1) arm ``a`` of context ``x`` is fed as ``x ⊗ e_a`` (:func:`disjoint_encoding`), so
+``d_in = n_arms * dim``; with ``encoding="arm"`` the arm context itself is the input.
+
+Linearisation (NeuralUCB Alg. 1, NeuralTS Alg. 1). With the scaled gradient
+``g_hat(x) = grad_theta f(x; theta) / sqrt(m)`` (``p = m d_in + m`` entries)
+
+    Z = lam I + sum_s g_hat_s g_hat_s^T,       width(x)^2 = g_hat(x)^T Z^{-1} g_hat(x)
+    NeuralUCB:  index = f(x; theta) + alpha * width(x)
+    NeuralTS:   sample ~ N(f(x; theta), nu^2 lam width(x)^2)
+
+``Z`` is updated with the gradient of the pulled arm at the parameters used to select it (before
+training). Three ways to compute ``width`` (``exploration``):
+
+* ``loop`` — the reference (seed 003 §3.5): ``K`` forward/backward passes, one per arm (each pass
+  batched over runs), full ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
+* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms from
+  ``torch.func.vmap(jacrev)`` over arms and runs, ``width^2 = diag(J Z^{-1} J^T)`` computed as
+  ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
+  temporaries stay under ``memory_budget_mb`` (seed 003 §3.6.4);
+* ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does for large
+  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, Jacobian chunked as above.
+
+Training (shared by the three policies). Zhou et al. minimise
+``sum_i (f(x_i) - r_i)^2 / 2 + m lam ||theta - theta_0||^2 / 2`` by gradient descent on all past
+data. We minimise the same objective divided by the number ``n`` of observations (same
+minimiser, step size independent of ``n``) by minibatch SGD:
+
+    loss = mean_batch (f(x) - r)^2 / 2 + m lam ||theta - theta_0||^2 / (2 n)
+
+(stable for ``lr * m * lam / n < 2``). Schedule: after every round while ``t <
+dense_training_rounds``, then after every ``train_every``-th round; each time ``train_steps``
+steps on minibatches of ``batch_size`` points drawn uniformly with replacement from the whole
+history. The authors' released code, as we recall it (not re-checked against the repository),
+trains after every round for the first 2000 rounds and every 100 rounds afterwards, each time
+with single-sample SGD (lr 1e-2, weight decay ``lam``) for up to 1000 steps; seed 002 §5.1 runs
+NeuralTS with 100 gradient steps at learning rate 1e-3. The defaults are that schedule
+(2000 / 100) with seed 002's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
+single samples keep the runs batched. Everything is configurable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import jacrev, vmap
+
+from hare.envs.base import BanditEnvironment, Observation
+from hare.envs.classification import disjoint_encoding
+from hare.model.covariance import RidgeState
+from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.random import CounterRNG
+
+EXPLORATION_MODES = ("loop", "jacobian", "diagonal")
+ENCODINGS = ("disjoint", "arm")
+
+
+@dataclass(frozen=True)
+class NeuralNetworkConfig(PolicyConfig):
+    """Network and training hyperparameters shared by the neural policies.
+
+    width: hidden units ``m`` (even: units come in sign-paired couples); encoding: ``disjoint``
+    (``x ⊗ e_a``) or ``arm`` (arm context as is); lam: regulariser ``lam`` of the loss (and of
+    ``Z`` for NeuralUCB/NeuralTS); lr, train_steps, batch_size: SGD; dense_training_rounds,
+    train_every: the schedule (module docstring).
+    """
+
+    width: int = 100
+    encoding: str = "disjoint"
+    lam: float = 1.0
+    lr: float = 1e-3
+    train_steps: int = 100
+    batch_size: int = 50
+    dense_training_rounds: int = 2000
+    train_every: int = 100
+
+    def __post_init__(self) -> None:
+        self.require(self.width >= 2 and self.width % 2 == 0, "width", "must be an even integer >= 2")
+        self.require(self.encoding in ENCODINGS, "encoding", f"must be one of {ENCODINGS}")
+        self.require(self.lam >= 0, "lam", "must be >= 0")
+        self.require(self.lr > 0, "lr", "must be > 0")
+        self.require(self.train_steps >= 0, "train_steps", "must be >= 0")
+        self.require(self.batch_size >= 1, "batch_size", "must be >= 1")
+        self.require(self.dense_training_rounds >= 0, "dense_training_rounds", "must be >= 0")
+        self.require(self.train_every >= 1, "train_every", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class GradientPosteriorConfig(NeuralNetworkConfig):
+    """Adds the linearised posterior: exploration mode, memory budget of the Jacobian chunks,
+    rounds between exact re-inversions of ``Z`` (full modes)."""
+
+    exploration: str = "jacobian"
+    memory_budget_mb: float = 1024.0
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.lam > 0, "lam", "must be > 0 (Z = lam I + ...)")
+        self.require(self.exploration in EXPLORATION_MODES, "exploration", f"must be one of {EXPLORATION_MODES}")
+        self.require(self.memory_budget_mb > 0, "memory_budget_mb", "must be > 0")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class NeuralUCBConfig(GradientPosteriorConfig):
+    """NeuralUCB: ``alpha`` is the bonus weight ``gamma`` of Zhou et al. (seed 002 grid for ``nu``)."""
+
+    alpha: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.alpha >= 0, "alpha", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class NeuralTSConfig(GradientPosteriorConfig):
+    """NeuralTS: ``nu`` scales the posterior standard deviation (Zhang et al. 2021; seed 002 grid)."""
+
+    nu: float = 0.1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.nu >= 0, "nu", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class BootstrapNNConfig(NeuralNetworkConfig):
+    """BootstrapNN: ``n_networks`` networks, each past point in each network's data with
+    probability ``inclusion_probability`` (seed 002 §5.1: 10 and 0.8)."""
+
+    n_networks: int = 10
+    inclusion_probability: float = 0.8
+    lam: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.require(self.n_networks >= 1, "n_networks", "must be >= 1")
+        self.require(0 < self.inclusion_probability <= 1, "inclusion_probability", "must be in (0, 1]")
+
+
+class BatchedReLUNetwork(nn.Module):
+    """``n_groups`` independent networks ``f(x) = sqrt(m) w^T relu(W x)``.
+
+    Parameters ``weight_in`` ``(n_groups, m, d_in)`` and ``weight_out`` ``(n_groups, m)``, float32;
+    buffers ``initial_in``/``initial_out`` hold ``theta_0`` for the regulariser.
+    ``rng``/``stream`` draw ``(draws_per_run, m/2, d_in)`` per run key; the groups of a run
+    are its ``draws_per_run`` consecutive groups.
+    """
+
+    def __init__(self, rng: CounterRNG, stream: str, draws_per_run: int, width: int, input_dim: int):
+        super().__init__()
+        half = width // 2
+        n_groups = rng.keys.shape[0] * draws_per_run
+        hidden = rng.normal(f"{stream}-in", 0, (draws_per_run, half, input_dim), torch.float32) * math.sqrt(4.0 / width)
+        out = rng.normal(f"{stream}-out", 0, (draws_per_run, half), torch.float32) * math.sqrt(2.0 / width)
+        weight_in = torch.cat([hidden, hidden], dim=2).reshape(n_groups, width, input_dim)  # (n_groups, m, d_in)
+        weight_out = torch.cat([out, -out], dim=2).reshape(n_groups, width)  # (n_groups, m)
+        self.width = width
+        self.input_dim = input_dim
+        self.weight_in = nn.Parameter(weight_in)
+        self.weight_out = nn.Parameter(weight_out)
+        self.register_buffer("initial_in", weight_in.clone())
+        self.register_buffer("initial_out", weight_out.clone())
+
+    @property
+    def n_parameters(self) -> int:
+        return self.width * self.input_dim + self.width
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` ``(n_groups, n, d_in) -> (n_groups, n)``."""
+        hidden = torch.relu(torch.bmm(x, self.weight_in.transpose(1, 2)))  # (n_groups, n, m)
+        return math.sqrt(self.width) * torch.bmm(hidden, self.weight_out[:, :, None]).squeeze(-1)
+
+    def distance_to_init(self) -> torch.Tensor:
+        """``||theta - theta_0||^2`` per group, ``(n_groups,)``."""
+        return (self.weight_in - self.initial_in).square().sum((1, 2)) + (self.weight_out - self.initial_out).square().sum(1)
+
+    def single_output(self, weight_in: torch.Tensor, weight_out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """One network on one input: ``(m, d_in), (m,), (d_in,) -> ()`` (the function ``jacrev`` differentiates)."""
+        return math.sqrt(self.width) * (weight_out * torch.relu(weight_in @ x)).sum()
+
+    def jacobian(self, x: torch.Tensor) -> torch.Tensor:
+        """``d f / d theta`` for every input by ``vmap(jacrev)`` over inputs and groups.
+
+        ``x`` ``(n_groups, n, d_in) -> (n_groups, n, p)``, ``theta`` flattened as ``(W, w)``.
+        """
+        per_input = vmap(jacrev(self.single_output, argnums=(0, 1)), in_dims=(None, None, 0))
+        d_in, d_out = vmap(per_input, in_dims=(0, 0, 0))(self.weight_in.detach(), self.weight_out.detach(), x)
+        n_groups, n = x.shape[:2]
+        return torch.cat([d_in.reshape(n_groups, n, -1), d_out.reshape(n_groups, n, -1)], dim=-1)
+
+    def gradient(self, x: torch.Tensor) -> torch.Tensor:
+        """``d f / d theta`` for one input per group by one backward pass: ``(n_groups, d_in) -> (n_groups, p)``."""
+        with torch.enable_grad():
+            out = self(x[:, None, :]).sum()  # groups are independent: each group's gradient is its own
+            d_in, d_out = torch.autograd.grad(out, (self.weight_in, self.weight_out))
+        return torch.cat([d_in.flatten(1), d_out.flatten(1)], dim=-1)
+
+
+class NeuralPolicy(Policy):
+    """Shared machinery: input encoding, history of pulled arms, and minibatch SGD training.
+
+    Buffers: ``history_contexts`` ``(n_runs, horizon, dim)``, ``history_arms`` ``(n_runs, horizon)``,
+    ``history_rewards`` ``(n_runs, horizon)``, ``n_observed`` (scalar).
+    """
+
+    networks_per_run = 1
+
+    def __init__(self, config: NeuralNetworkConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.input_dim = env.n_arms * env.dim if config.encoding == "disjoint" else env.dim
+        self.network = BatchedReLUNetwork(self.rng, "neural-init", self.networks_per_run, config.width, self.input_dim)
+        self.register_buffer("history_contexts", torch.zeros(env.n_runs, env.horizon, env.dim))
+        self.register_buffer("history_arms", torch.zeros(env.n_runs, env.horizon, dtype=torch.int64))
+        self.register_buffer("history_rewards", torch.zeros(env.n_runs, env.horizon))
+        self.register_buffer("n_observed", torch.zeros((), dtype=torch.int64))
+
+    def encode_all_arms(self, contexts: torch.Tensor) -> torch.Tensor:
+        """Network inputs of every arm, ``(n_runs, n_arms, dim) -> (n_runs, n_arms, d_in)`` float32."""
+        contexts = contexts.to(torch.float32)
+        return disjoint_encoding(contexts) if self.config.encoding == "disjoint" else contexts
+
+    def encode_pulled(self, contexts: torch.Tensor, arms: torch.Tensor) -> torch.Tensor:
+        """Inputs of pulled arms: contexts ``(..., dim)``, arms ``(...)`` -> ``(..., d_in)`` float32."""
+        contexts = contexts.to(torch.float32)
+        if self.config.encoding == "arm":
+            return contexts
+        blocks = F.one_hot(arms, self.n_arms).to(torch.float32)[..., :, None] * contexts[..., None, :]  # (..., n_arms, dim)
+        return blocks.flatten(-2)
+
+    def record(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Append ``(x_{t, a_t}, a_t, r_t)`` of every run to the history."""
+        runs = torch.arange(self.n_runs, device=arms.device)
+        n = int(self.n_observed)
+        self.history_contexts[:, n] = observation.contexts[runs, arms].to(torch.float32)
+        self.history_arms[:, n] = arms
+        self.history_rewards[:, n] = rewards.to(torch.float32)
+        self.n_observed += 1
+
+    def trains_after(self, t: int) -> bool:
+        """The schedule: after every round while ``t < dense_training_rounds``, then every ``train_every`` rounds."""
+        c = self.config
+        return t < c.dense_training_rounds or (t + 1) % c.train_every == 0
+
+    def minibatch_weights(self, indices: torch.Tensor) -> torch.Tensor:
+        """Weights ``(n_groups, batch)`` of the sampled points in each network's loss (all ones here)."""
+        return torch.ones(indices.shape, dtype=torch.float32, device=indices.device)
+
+    def train_network(self, t: int) -> None:
+        """``train_steps`` SGD steps on ``mean_batch w (f - r)^2 / 2 / mean(w) + m lam ||theta - theta_0||^2 / (2 n)``.
+
+        Minibatch indices ``(n_runs, batch_size)`` come from the stream ``"minibatch"`` at counter
+        ``t * train_steps + step``, so they depend only on the run key.
+        """
+        c = self.config
+        n = int(self.n_observed)
+        runs = torch.arange(self.n_runs, device=self.history_arms.device)[:, None]
+        q = self.networks_per_run
+        for step in range(c.train_steps):
+            indices = self.rng.randint("minibatch", t * c.train_steps + step, n, (c.batch_size,))  # (n_runs, batch)
+            x = self.encode_pulled(self.history_contexts[runs, indices], self.history_arms[runs, indices])
+            x = x.repeat_interleave(q, dim=0)  # (n_runs * q, batch, d_in)
+            r = self.history_rewards[runs, indices].repeat_interleave(q, dim=0)
+            weights = self.minibatch_weights(indices)  # (n_runs * q, batch)
+            with torch.enable_grad():
+                residual = self.network(x) - r
+                fit = (weights * residual.square()).sum(1) / (2.0 * weights.sum(1).clamp_min(1.0))
+                penalty = c.width * c.lam * self.network.distance_to_init() / (2.0 * n)
+                loss = (fit + penalty).sum()  # groups are independent: the sum keeps per-group gradients
+                grads = torch.autograd.grad(loss, (self.network.weight_in, self.network.weight_out))
+            with torch.no_grad():
+                self.network.weight_in -= c.lr * grads[0]
+                self.network.weight_out -= c.lr * grads[1]
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        self.update_posterior(observation, arms)
+        self.record(observation, arms, rewards)
+        if self.config.train_steps > 0 and self.trains_after(observation.t):
+            self.train_network(observation.t)
+
+    def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
+        """Update exploration state with the pulled arms before training (nothing by default)."""
+
+
+class GradientPosteriorPolicy(NeuralPolicy):
+    """Mean ``f(x; theta)`` and ``width^2 = g_hat^T Z^{-1} g_hat`` of every arm (module docstring).
+
+    State: ``ridge`` (:class:`RidgeState` over ``p`` features, full ``Z`` and ``Z^{-1}`` in float64)
+    for ``loop``/``jacobian``; ``diagonal_precision`` ``(n_runs, p)`` float64 for ``diagonal``.
+    """
+
+    def __init__(self, config: GradientPosteriorConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        p = self.network.n_parameters
+        if config.exploration == "diagonal":
+            self.register_buffer("diagonal_precision", torch.full((env.n_runs, p), float(config.lam), dtype=torch.float64))
+        else:
+            self.ridge = RidgeState(env.n_runs, (), p, config.lam, config.refactor_every)
+
+    def bytes_per_arm(self) -> int:
+        """Estimated peak bytes of the Jacobian-chunk temporaries per arm: the float32 Jacobian and
+        three float64 ``(n_runs, p)`` arrays (its float64 copy, ``J Z^{-1}`` and the product)."""
+        return self.n_runs * self.network.n_parameters * (4 + 3 * 8)
+
+    def arms_per_chunk(self) -> int:
+        """Arms whose Jacobian fits in ``memory_budget_mb``; a clear error if not even one does."""
+        budget = self.config.memory_budget_mb * 2**20
+        per_arm = self.bytes_per_arm()
+        if per_arm > budget:
+            raise ValueError(
+                f"memory_budget_mb={self.config.memory_budget_mb} is too small: one arm's Jacobian temporaries need "
+                f"{per_arm / 2**20:.2f} MB ({self.n_runs} runs x {self.network.n_parameters} parameters)"
+            )
+        return max(1, min(self.n_arms, int(budget // per_arm)))
+
+    def width_squared_from_gradients(self, scaled: torch.Tensor) -> torch.Tensor:
+        """``g_hat^T Z^{-1} g_hat`` for ``scaled`` ``(n_runs, n, p)`` float64 -> ``(n_runs, n)``."""
+        if self.config.exploration == "diagonal":
+            return (scaled.square() / self.diagonal_precision[:, None, :]).sum(-1)
+        return ((scaled @ self.ridge.inverse) * scaled).sum(-1).clamp_min(0.0)
+
+    def posterior(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean ``f`` ``(n_runs, n_arms)`` float64 and ``width^2`` ``(n_runs, n_arms)`` float64."""
+        x = self.encode_all_arms(contexts)  # (n_runs, n_arms, d_in)
+        with torch.no_grad():
+            mean = self.network(x).to(torch.float64)
+        scale = 1.0 / math.sqrt(self.config.width)
+        if self.config.exploration == "loop":
+            width_sq = torch.stack(
+                [self.ridge.quadratic_form(self.network.gradient(x[:, arm]).to(torch.float64) * scale) for arm in range(self.n_arms)],
+                dim=1,
+            )
+            return mean, width_sq
+        chunk = self.arms_per_chunk()
+        parts = []
+        for start in range(0, self.n_arms, chunk):
+            scaled = self.network.jacobian(x[:, start : start + chunk]).to(torch.float64) * scale  # (n_runs, chunk, p)
+            parts.append(self.width_squared_from_gradients(scaled))
+        return mean, torch.cat(parts, dim=1)
+
+    def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
+        """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
+        runs = torch.arange(self.n_runs, device=arms.device)
+        x = self.encode_all_arms(observation.contexts)[runs, arms]  # (n_runs, d_in)
+        scaled = self.network.gradient(x).to(torch.float64) / math.sqrt(self.config.width)
+        if self.config.exploration == "diagonal":
+            self.diagonal_precision += scaled.square()
+        else:
+            self.ridge.update(scaled, torch.zeros(self.n_runs, dtype=torch.float64, device=arms.device), torch.ones(self.n_runs, dtype=torch.float64, device=arms.device))
+
+
+@register_policy("neural_ucb")
+class NeuralUCB(GradientPosteriorPolicy):
+    """NeuralUCB (Zhou et al. 2020, Alg. 1): ``argmax_a f(x_a; theta) + alpha sqrt(g_hat_a^T Z^{-1} g_hat_a)``."""
+
+    config_class = NeuralUCBConfig
+
+    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
+        """UCB index ``(n_runs, n_arms)``."""
+        mean, width_sq = self.posterior(contexts)
+        return upper_confidence_bound(mean, width_sq.sqrt(), self.config.alpha)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts), observation.t)
+
+
+@register_policy("neural_ts")
+class NeuralTS(GradientPosteriorPolicy):
+    """NeuralTS (Zhang et al. 2021, Alg. 1): ``argmax_a r~_a``, ``r~_a ~ N(f(x_a), nu^2 lam g_hat_a^T Z^{-1} g_hat_a)``.
+
+    Standard normals from stream ``"neural-ts"`` at counter ``t``, ``(n_runs, n_arms)``.
+    """
+
+    config_class = NeuralTSConfig
+
+    def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
+        """Posterior samples ``(n_runs, n_arms)``."""
+        mean, width_sq = self.posterior(contexts)
+        noise = self.rng.normal("neural-ts", t, (self.n_arms,))
+        return mean + self.config.nu * torch.sqrt(self.config.lam * width_sq) * noise
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
+
+
+@register_policy("bootstrap_nn")
+class BootstrapNN(NeuralPolicy):
+    """Bootstrapped neural networks (Riquelme et al. 2018; seed 002 §5.1).
+
+    ``q = n_networks`` networks per run, groups ``run * q + j``. The point observed at round ``s``
+    enters network ``j``'s data iff ``u_{s, j} < inclusion_probability`` (``u`` from stream
+    ``"bootstrap-mask"`` at counter ``s``), buffer ``inclusion`` ``(n_runs, horizon, q)``. Round
+    ``t`` acts greedily on network ``j_t ~ U{0..q-1}`` (stream ``"bootstrap-head"``). Training
+    weights each sampled point by its inclusion flag.
+    """
+
+    config_class = BootstrapNNConfig
+
+    def __init__(self, config: BootstrapNNConfig, env: BanditEnvironment, keys: torch.Tensor):
+        self.networks_per_run = config.n_networks
+        super().__init__(config, env, keys)
+        self.register_buffer("inclusion", torch.zeros(env.n_runs, env.horizon, config.n_networks))
+
+    def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
+        """Outputs of each run's network of the round, ``(n_runs, n_arms)`` float64."""
+        q = self.config.n_networks
+        head = self.rng.randint("bootstrap-head", t, q)  # (n_runs,)
+        groups = torch.arange(self.n_runs, device=head.device) * q + head
+        x = self.encode_all_arms(contexts)
+        with torch.no_grad():
+            hidden = torch.relu(torch.bmm(x, self.network.weight_in[groups].transpose(1, 2)))  # (n_runs, n_arms, m)
+            out = math.sqrt(self.config.width) * torch.bmm(hidden, self.network.weight_out[groups][:, :, None]).squeeze(-1)
+        return out.to(torch.float64)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
+
+    def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
+        draws = self.rng.uniform("bootstrap-mask", observation.t, (self.config.n_networks,))
+        self.inclusion[:, int(self.n_observed)] = (draws < self.config.inclusion_probability).to(torch.float32)
+
+    def minibatch_weights(self, indices: torch.Tensor) -> torch.Tensor:
+        runs = torch.arange(self.n_runs, device=indices.device)[:, None]
+        weights = self.inclusion[runs, indices]  # (n_runs, batch, q)
+        return weights.permute(0, 2, 1).reshape(self.n_runs * self.config.n_networks, -1)  # (n_runs * q, batch)

@@ -1,0 +1,185 @@
+"""Nearest-neighbour policies: search against brute force, LNUCB-TA's ingredients against hand
+computations, batching, validation and a regret sanity check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from conftest_neural import GaussianContextBandit, batched_matches_alone, synthetic_regret
+from hare.envs.base import Observation
+from hare.policies.base import build_policy, make_config
+from hare.policies.neighbors import ArmHistory, adaptive_k, kl_upper_bound
+from hare.random import CounterRNG, run_keys
+
+N_ARMS, DIM = 3, 2
+
+
+def small_env(n_runs: int, keys: torch.Tensor, horizon: int = 40) -> GaussianContextBandit:
+    return GaussianContextBandit(n_runs, N_ARMS, DIM, horizon, keys)
+
+
+def one_arm_env(horizon: int = 10):
+    return GaussianContextBandit(1, 2, 1, horizon, run_keys(0, [0], "tiny"))
+
+
+def test_vectorised_search_equals_brute_force():
+    n_runs, n_arms, capacity, dim, k = 2, 3, 12, 4, 5
+    rng = CounterRNG(run_keys(0, [0, 1], "search"))
+    history = ArmHistory(n_runs, n_arms, capacity, dim)
+    for s in range(20):
+        arms = rng.randint("arm", s, n_arms)
+        history.append(arms, rng.normal("x", s, (dim,)), rng.normal("r", s))
+    queries = rng.normal("q", 0, (n_arms, dim))
+    distances, rewards = history.nearest(queries, k)
+    for run in range(n_runs):
+        for arm in range(n_arms):
+            n = int(history.counts[run, arm])
+            stored = history.contexts[run, arm, :n].numpy()
+            brute = np.array([np.linalg.norm(queries[run, arm].numpy() - row) for row in stored])
+            order = np.argsort(brute)[:k]
+            expected_d = np.full(k, np.inf)
+            expected_r = np.zeros(k)
+            expected_d[: len(order)] = brute[order]
+            expected_r[: len(order)] = history.rewards[run, arm, :n].numpy()[order]
+            np.testing.assert_allclose(distances[run, arm].numpy(), expected_d, atol=1e-12)
+            np.testing.assert_allclose(rewards[run, arm].numpy(), expected_r, atol=0)
+    assert (history.counts < k).any()
+
+
+def test_adaptive_k_stays_in_range():
+    variances = torch.tensor([[0.0, 0.1, 0.25, 0.5, 1.0, 3.0, 100.0]], dtype=torch.float64)
+    k = adaptive_k(variances, 2, 6)
+    assert k.tolist() == [[2, 2, 3, 4, 6, 6, 6]]
+
+
+def test_lnucb_ta_k_within_bounds_during_play():
+    keys = run_keys(0, [0, 1], "lnucb-k")
+    env = small_env(2, keys)
+    policy = build_policy("lnucb_ta", {"theta_min": 2, "theta_max": 4}, env, keys)
+    for t in range(30):
+        observation = env.round(t).observation
+        _, k = policy.knn_adjustment(observation.contexts)
+        assert int(k.min()) >= 2 and int(k.max()) <= 4
+        arms = policy.select(observation)
+        policy.update(observation, arms, env.round(t).reward(arms))
+
+
+def test_global_mean_uses_only_earlier_rounds():
+    env = one_arm_env()
+    policy = build_policy("lnucb_ta", {}, env, run_keys(0, [0], "g"))
+    rewards = [0.5, 1.0, 0.0, 2.0]
+    for t, reward in enumerate(rewards):
+        expected = float(np.mean(rewards[:t])) if t else 0.0
+        assert float(policy.global_attention()[0]) == pytest.approx(expected, abs=1e-12)
+        observation = env.round(t).observation
+        policy.update(observation, torch.tensor([t % 2]), torch.tensor([reward], dtype=torch.float64))
+
+
+def test_lnucb_ta_index_by_hand():
+    """Arm 0 pulled at x = 1 (r = 1) and x = 2 (r = 0); arm 1 at x = 3 (r = 1); query x = 1.2."""
+    env = one_arm_env()
+    policy = build_policy("lnucb_ta", {"alpha_0": 2.0, "kappa": 0.25, "theta_min": 1, "theta_max": 3, "lam": 1.0}, env, run_keys(0, [0], "hand"))
+    for t, (arm, x, r) in enumerate([(0, 1.0, 1.0), (0, 2.0, 0.0), (1, 3.0, 1.0)]):
+        contexts = torch.full((1, 2, 1), x, dtype=torch.float64)
+        policy.update(Observation(t, contexts), torch.tensor([arm]), torch.tensor([r], dtype=torch.float64))
+    x = 1.2
+    scores = policy.scores(torch.full((1, 2, 1), x, dtype=torch.float64))[0]
+    g = 2.0 / 3.0
+    # arm 0: A = 1 + 1 + 4 = 6, b = 1, var = 0.25 -> k = round(1 + 2 * 0.25) = 2 (1.5 rounds to 2), f = mean(1, 0), n_a = 0.5
+    alpha_0 = 2.0 / 3.0 * (0.25 * g + 0.75 * 0.5)
+    expected_0 = x / 6.0 + 0.5 + alpha_0 * math.sqrt(x * x / 6.0)
+    # arm 1: A = 1 + 9 = 10, b = 3, var = 0 (one pull) -> k = 1, f = 1, n_a = 1
+    alpha_1 = 2.0 / 2.0 * (0.25 * g + 0.75 * 1.0)
+    expected_1 = 3.0 * x / 10.0 + 1.0 + alpha_1 * math.sqrt(x * x / 10.0)
+    torch.testing.assert_close(scores, torch.tensor([expected_0, expected_1], dtype=torch.float64), atol=1e-12, rtol=0)
+
+
+def test_knn_ucb_index_by_hand():
+    """One arm with pulls at x = 0 (r = 1) and x = 1 (r = 0); query x = 0.1 at round t = 4 (log 5)."""
+    env = one_arm_env()
+    theta, phi = 0.5, 2.0
+    policies = {name: build_policy(name, {"theta": theta, "lipschitz": phi, "max_neighbors": 4}, env, run_keys(0, [0], name)) for name in ("knn_ucb", "knn_kl_ucb")}
+    for policy in policies.values():
+        for t, (x, r) in enumerate([(0.0, 1.0), (1.0, 0.0)]):
+            policy.update(Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)), torch.tensor([0]), torch.tensor([r], dtype=torch.float64))
+    query = torch.full((1, 2, 1), 0.1, dtype=torch.float64)
+    log_t = math.log(5)
+    objective = [math.sqrt(theta * log_t / 1) + phi * 0.1, math.sqrt(theta * log_t / 2) + phi * 0.9]
+    k = 1 + int(np.argmin(objective))
+    mean = [1.0, 0.5][k - 1]
+    radius = phi * [0.1, 0.9][k - 1]
+    ucb = policies["knn_ucb"].scores(query, 4)[0]
+    assert ucb[0].item() == pytest.approx(mean + math.sqrt(theta * log_t / k) + radius, abs=1e-12)
+    assert math.isinf(ucb[1].item())
+    kl = policies["knn_kl_ucb"].scores(query, 4)[0, 0].item()
+    expected_kl = kl_upper_bound(torch.tensor(mean, dtype=torch.float64), torch.tensor(theta * log_t / k, dtype=torch.float64)).item() + radius
+    assert kl == pytest.approx(expected_kl, abs=1e-12)
+
+
+def test_kl_upper_bound_solves_the_divergence_equation():
+    mean = torch.tensor([0.2, 0.5, 0.9], dtype=torch.float64)
+    level = torch.tensor([0.1, 0.3, 0.01], dtype=torch.float64)
+    bound = kl_upper_bound(mean, level)
+    divergence = mean * torch.log(mean / bound) + (1 - mean) * torch.log((1 - mean) / (1 - bound))
+    torch.testing.assert_close(divergence, level, atol=1e-9, rtol=0)
+
+
+NAMES = [
+    ("knn_ucb", {"theta": 0.1, "max_neighbors": 10}),
+    ("knn_kl_ucb", {"theta": 0.1, "max_neighbors": 10}),
+    ("lin_knn_ucb", {"k": 3}),
+    ("lnucb_ta", {}),
+    ("beta_thompson_enhanced", {}),
+    ("eps_greedy_enhanced", {"epsilon": 0.2}),
+    ("lin_thompson_enhanced", {}),
+]
+
+
+@pytest.mark.parametrize("name, params", NAMES)
+def test_batched_equals_alone(name, params):
+    batched_matches_alone(name, params, lambda n, keys: small_env(n, keys), n_runs=3, horizon=25, atol=0)
+
+
+@pytest.mark.parametrize(
+    "name, params, match",
+    [
+        ("knn_ucb", {"theta": 0.0}, "theta: must be > 0"),
+        ("knn_ucb", {"lipschitz": -1.0}, "lipschitz"),
+        ("knn_kl_ucb", {"max_neighbors": 0}, "max_neighbors"),
+        ("lin_knn_ucb", {"k": 0}, r"\.k: must be >= 1"),
+        ("lin_knn_ucb", {"alpha": -1.0}, "alpha"),
+        ("lnucb_ta", {"kappa": 1.5}, r"kappa: must be in \[0, 1\]"),
+        ("lnucb_ta", {"theta_min": 0}, "theta_min"),
+        ("lnucb_ta", {"theta_min": 5, "theta_max": 3}, "theta_max: must be >= theta_min"),
+        ("lnucb_ta", {"alpha_0": -1.0}, "alpha_0"),
+        ("lnucb_ta", {"global_mean": "all"}, "global_mean"),
+        ("beta_thompson_enhanced", {"prior_alpha": 0.0}, "prior_alpha"),
+        ("eps_greedy_enhanced", {"epsilon": 1.5}, "epsilon"),
+        ("lin_thompson_enhanced", {"v": -1.0}, r"\.v: must be >= 0"),
+        ("lin_thompson_enhanced", {"gamma": -1.0}, "gamma"),
+    ],
+)
+def test_invalid_hyperparameters(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        make_config(name, params)
+
+
+SANITY = [
+    ("knn_ucb", {"theta": 0.01, "lipschitz": 0.1, "max_neighbors": 10}),
+    ("knn_kl_ucb", {"theta": 0.01, "lipschitz": 0.1, "max_neighbors": 10}),
+    ("lin_knn_ucb", {"k": 3}),
+    ("lnucb_ta", {}),
+    ("beta_thompson_enhanced", {}),
+    ("eps_greedy_enhanced", {"epsilon": 0.2}),
+    ("lin_thompson_enhanced", {"v": 0.1}),
+]
+
+
+@pytest.mark.parametrize("name, params", SANITY)
+def test_beats_random_on_synthetic(name, params):
+    """Total regret over 200 rounds at most 85% of uniform random's (2 runs)."""
+    assert synthetic_regret(name, params, 2, 200) <= 0.85 * synthetic_regret("random", {}, 2, 200)

@@ -1,0 +1,136 @@
+"""NeuralUCB, NeuralTS and BootstrapNN: the three exploration modes against each other, batching,
+validation and a regret sanity check."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest_neural import GaussianContextBandit, batched_matches_alone, play, synthetic_regret
+from hare.policies.base import build_policy, make_config
+from hare.random import run_keys
+
+N_ARMS, DIM = 3, 4
+SMALL = dict(width=8, lr=1e-2, lam=0.1, train_steps=3, batch_size=8, dense_training_rounds=1000)
+
+
+def small_env(n_runs: int, keys: torch.Tensor, horizon: int = 30) -> GaussianContextBandit:
+    return GaussianContextBandit(n_runs, N_ARMS, DIM, horizon, keys)
+
+
+def trained_policy(exploration: str, rounds: int = 12):
+    """A NeuralUCB after ``rounds`` rounds, so ``Z`` and the network have moved from initialisation."""
+    keys = run_keys(0, [0, 1], "neural-modes")
+    env = small_env(2, keys)
+    policy, _, _ = play("neural_ucb", dict(SMALL, exploration=exploration), env, keys, rounds)
+    return policy, env.round(rounds).observation
+
+
+def test_vectorised_jacobian_equals_k_pass_loop():
+    policy, observation = trained_policy("loop")
+    x = policy.encode_all_arms(observation.contexts)
+    jacobian = policy.network.jacobian(x)
+    loop = torch.stack([policy.network.gradient(x[:, arm]) for arm in range(N_ARMS)], dim=1)
+    assert jacobian.shape == (2, N_ARMS, policy.network.n_parameters)
+    torch.testing.assert_close(jacobian, loop, atol=1e-6, rtol=0)
+
+
+def test_jacobian_bonus_equals_loop_bonus():
+    loop_policy, observation = trained_policy("loop")
+    keys = loop_policy.run_keys
+    jacobian_policy = build_policy("neural_ucb", dict(SMALL, exploration="jacobian"), small_env(2, keys), keys)
+    jacobian_policy.load_state_dict(loop_policy.state_dict())
+    loop_mean, loop_width = loop_policy.posterior(observation.contexts)
+    mean, width = jacobian_policy.posterior(observation.contexts)
+    assert not torch.allclose(loop_policy.ridge.inverse, torch.eye(loop_policy.network.n_parameters, dtype=torch.float64) / SMALL["lam"])
+    torch.testing.assert_close(mean, loop_mean, atol=0, rtol=0)
+    torch.testing.assert_close(width, loop_width, atol=1e-6, rtol=0)
+
+
+def test_diagonal_equals_full_while_z_is_diagonal():
+    keys = run_keys(0, [0, 1], "neural-diagonal")
+    env = small_env(2, keys)
+    observation = env.round(0).observation
+    full = build_policy("neural_ucb", dict(SMALL, exploration="loop"), env, keys)
+    diagonal = build_policy("neural_ucb", dict(SMALL, exploration="diagonal"), env, keys)
+    torch.testing.assert_close(diagonal.posterior(observation.contexts), full.posterior(observation.contexts), atol=1e-12, rtol=0)
+
+
+def test_chunking_changes_nothing():
+    policy, observation = trained_policy("jacobian")
+    one_arm_mb = policy.bytes_per_arm() / 2**20
+    unchunked = policy.posterior(observation.contexts)
+    chunked = build_policy("neural_ucb", dict(SMALL, exploration="jacobian", memory_budget_mb=1.5 * one_arm_mb), small_env(2, policy.run_keys), policy.run_keys)
+    chunked.load_state_dict(policy.state_dict())
+    assert chunked.arms_per_chunk() == 1 and policy.arms_per_chunk() == N_ARMS
+    torch.testing.assert_close(chunked.posterior(observation.contexts), unchunked, atol=1e-12, rtol=0)
+
+
+def test_one_arm_over_budget_is_a_clear_error():
+    keys = run_keys(0, [0, 1], "neural-budget")
+    env = small_env(2, keys)
+    policy = build_policy("neural_ucb", dict(SMALL, exploration="jacobian", memory_budget_mb=1e-4), env, keys)
+    with pytest.raises(ValueError, match=r"memory_budget_mb=0.0001 is too small"):
+        policy.select(env.round(0).observation)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("neural_ucb", dict(SMALL, exploration="jacobian", alpha=0.5)),
+        ("neural_ucb", dict(SMALL, exploration="diagonal", alpha=0.5)),
+        ("neural_ts", dict(SMALL, exploration="jacobian", nu=0.5)),
+        ("bootstrap_nn", dict(SMALL, n_networks=3)),
+    ],
+)
+def test_batched_equals_alone(name, params):
+    """Float32 ``bmm`` over a different number of groups may round differently in the last bits, so
+    states are compared to 1e-5 and the arm sequences exactly."""
+    batched_matches_alone(name, params, lambda n, keys: small_env(n, keys), n_runs=3, horizon=15, atol=1e-5)
+
+
+def test_state_follows_device_moves():
+    keys = run_keys(0, [0], "neural-device")
+    policy = build_policy("neural_ts", dict(SMALL, exploration="diagonal"), small_env(1, keys), keys).to("cpu", torch.float64).to(torch.float32)
+    assert {name for name, _ in policy.named_buffers()} >= {"diagonal_precision", "history_contexts", "network.initial_in"}
+    assert {name for name, _ in policy.named_parameters()} == {"network.weight_in", "network.weight_out"}
+
+
+@pytest.mark.parametrize(
+    "name, params, match",
+    [
+        ("neural_ucb", {"width": 7}, "width: must be an even integer"),
+        ("neural_ucb", {"width": 0}, "width"),
+        ("neural_ucb", {"encoding": "onehot"}, "encoding: must be one of"),
+        ("neural_ucb", {"lam": 0.0}, r"lam: must be > 0"),
+        ("neural_ucb", {"lr": 0.0}, "lr: must be > 0"),
+        ("neural_ucb", {"batch_size": 0}, "batch_size"),
+        ("neural_ucb", {"train_every": 0}, "train_every"),
+        ("neural_ucb", {"exploration": "exact"}, "exploration: must be one of"),
+        ("neural_ucb", {"memory_budget_mb": 0}, "memory_budget_mb"),
+        ("neural_ucb", {"alpha": -1.0}, "alpha: must be >= 0"),
+        ("neural_ts", {"nu": -0.1}, "nu: must be >= 0"),
+        ("bootstrap_nn", {"n_networks": 0}, "n_networks"),
+        ("bootstrap_nn", {"inclusion_probability": 0.0}, "inclusion_probability"),
+        ("bootstrap_nn", {"lam": -1.0}, "lam: must be >= 0"),
+    ],
+)
+def test_invalid_hyperparameters(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        make_config(name, params)
+
+
+SANITY = dict(width=8, lr=1e-2, lam=1.0, train_steps=5, batch_size=16, dense_training_rounds=1000)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("neural_ucb", dict(SANITY, exploration="diagonal", alpha=0.05)),
+        ("neural_ts", dict(SANITY, exploration="diagonal", nu=0.05)),
+        ("bootstrap_nn", dict(SANITY, lam=0.0, n_networks=3)),
+    ],
+)
+def test_beats_random_on_synthetic(name, params):
+    """Total regret over 150 rounds at most 85% of uniform random's (2 runs)."""
+    assert synthetic_regret(name, params, 2, 150) <= 0.85 * synthetic_regret("random", {}, 2, 150)
