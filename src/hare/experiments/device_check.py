@@ -28,6 +28,9 @@ CASES = [
     ("hare", {"alpha": 1.0, "projections": "random", "n_heads": 4}),
     ("hare", {"alpha": 1.0, "projections": "learned"}),
     ("rag_cosine", {}),
+    ("lnucb_ta", {}),
+    ("knn_ucb", {}),
+    ("neural_ucb", {"width": 20, "exploration": "jacobian"}),
 ]
 
 

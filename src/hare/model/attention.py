@@ -63,7 +63,7 @@ class UncertaintyAttention(nn.Module):
         if (sizes == 0).any():
             raise ValueError("every cluster needs at least one item")
         self.register_buffer("cluster_sizes", sizes)
-        mean_keys = torch.zeros(self.n_heads, self.n_clusters, self.key_dim, dtype=torch.float64)
+        mean_keys = torch.zeros(self.n_heads, self.n_clusters, self.key_dim, dtype=torch.float64, device=self.keys.device)
         mean_keys.index_add_(1, self.clusters, self.keys)
         self.register_buffer("cluster_mean_keys", mean_keys / sizes[None, :, None])  # (H, C, d_k)
         self.scale = 1.0 / math.sqrt(self.key_dim)
