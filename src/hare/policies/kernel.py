@@ -90,7 +90,7 @@ class KernelDictionary(nn.Module):
 
     def _remove(self, slot: int) -> None:
         column = self.inverse[:, :, slot].clone()  # (n_runs, max_points)
-        self.inverse -= column[:, :, None] * column[:, None, :] / column[:, slot, None, None]
+        self.inverse.baddbmm_(column[:, :, None] / -column[:, slot, None, None], column[:, None, :])
         self.inverse[:, slot, :] = 0.0
         self.inverse[:, :, slot] = 0.0
         self.occupied[slot] = False
@@ -107,7 +107,7 @@ class KernelDictionary(nn.Module):
         k = self.kernel_to(x[:, None, :], arms[:, None])[:, 0]  # (n_runs, max_points)
         u = (self.inverse @ k[:, :, None]).squeeze(-1)
         schur = 1.0 + self.lam - (k * u).sum(-1)  # (n_runs,), k(z, z) = 1
-        self.inverse += u[:, :, None] * u[:, None, :] / schur[:, None, None]
+        self.inverse.baddbmm_(u[:, :, None] / schur[:, None, None], u[:, None, :])
         self.inverse[:, slot, :] = -u / schur[:, None]
         self.inverse[:, :, slot] = -u / schur[:, None]
         self.inverse[:, slot, slot] = 1.0 / schur
