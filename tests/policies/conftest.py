@@ -21,10 +21,10 @@ DEFAULT_PARAMS = {
     "eps_greedy": {"epsilon": 0.1},
     "beta_thompson": {},
     "linucb": {},
-    "lin_ts": {"nu": 0.5},
-    "lin_thompson_ucb": {"alpha": 0.5, "nu": 0.5},
+    "lin_ts": {"nu": 0.1},
+    "lin_thompson_ucb": {"alpha": 0.5, "nu": 0.1},
     "kernel_ucb": dict(SMALL_KERNEL),
-    "kernel_ts": {**SMALL_KERNEL, "nu": 0.5},
+    "kernel_ts": {**SMALL_KERNEL, "nu": 0.1},
 }
 
 SANITY_ENV = SyntheticConfig(n_items=8, n_clusters=4, n_users=1, link="logistic", reward_scale=3.0)
