@@ -123,7 +123,7 @@ def bench_policies(
             for name in names:
                 seconds = time_policy(name, params.get(name, {}), env, rounds, device)
                 policies.append(
-                    {"dataset": dataset, "policy": name, "n_runs": n_runs, "horizon": horizon, "seconds": seconds, "rounds_runs_per_second": horizon * n_runs / seconds}
+                    {"dataset": dataset, "policy": name, "params": params.get(name, {}), "n_runs": n_runs, "horizon": horizon, "seconds": seconds, "rounds_runs_per_second": horizon * n_runs / seconds}
                 )
         env = make_environment(spec, 1, horizon, "cpu")
         recorded = [env.round(t) for t in range(horizon)]
@@ -159,6 +159,14 @@ def parse_dataset(text: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
+def parse_param(text: str) -> tuple[str, str, Any]:
+    target, separator, value = text.partition("=")
+    policy, dot, key = target.partition(".")
+    if not separator or not dot or not policy or not key:
+        raise argparse.ArgumentTypeError(f"--param expects policy.key=value, got {text!r}")
+    return policy, key, json.loads(value)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="result JSON")
@@ -167,6 +175,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--n-runs", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--horizon", type=int, default=1000)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--param", type=parse_param, action="append", default=[], help="policy.key=json_value, e.g. kernel_ucb.max_points=200")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -177,7 +186,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             datasets[name] = (data["features"], data["labels"])
     if not datasets:
         datasets["synthetic"] = SyntheticConfig()
-    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, args.device)
+    params: dict[str, dict] = {}
+    for policy, key, value in args.param:
+        params.setdefault(policy, {})[key] = value
+    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, args.device, params)
     write_json_atomic(args.out, result)
     for row in result["policies"]:
         print(f"{row['dataset']:>12} {row['policy']:>18} B={row['n_runs']:<4} {row['rounds_runs_per_second']:12.1f} rounds·runs/s")
