@@ -1,13 +1,20 @@
-"""Context-free policies."""
+"""Context-free policies: Random, UCB1, KL-UCB, epsilon-greedy and Beta-Thompson sampling.
+
+They read no context. Their state is per run and per arm: pull counts ``n_a`` and reward
+sums ``S_a`` as ``(n_runs, n_arms)`` float64 buffers, so the empirical mean is
+``mu_a = S_a / n_a`` and the round count is ``t = sum_a n_a`` (one pull per round).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
-from hare.envs.base import Observation
-from hare.policies.base import Policy, PolicyConfig, register_policy
+from hare.envs.base import BanditEnvironment, Observation
+from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.random import CounterRNG
 
 
 @dataclass(frozen=True)
@@ -26,3 +33,256 @@ class RandomPolicy(Policy):
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         """Nothing to learn."""
+
+
+class ArmStatistics(Policy):
+    """Shared state of the context-free index policies.
+
+    Buffers ``counts`` (pulls ``n_a``) and ``reward_sums`` (``S_a``), both ``(n_runs, n_arms)`` float64.
+    """
+
+    def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.register_buffer("counts", torch.zeros(env.n_runs, env.n_arms, dtype=torch.float64))
+        self.register_buffer("reward_sums", torch.zeros(env.n_runs, env.n_arms, dtype=torch.float64))
+
+    @property
+    def means(self) -> torch.Tensor:
+        """Empirical means ``S_a / n_a`` (0 for unpulled arms), ``(n_runs, n_arms)``."""
+        return self.reward_sums / self.counts.clamp_min(1.0)
+
+    @property
+    def total_pulls(self) -> torch.Tensor:
+        """``t = sum_a n_a``, ``(n_runs, 1)``."""
+        return self.counts.sum(-1, keepdim=True)
+
+    def unpulled_first(self, index: torch.Tensor) -> torch.Tensor:
+        """``index`` with every unpulled arm raised to ``+inf``, so each arm is pulled once first."""
+        return torch.where(self.counts == 0, torch.full_like(index, math.inf), index)
+
+    def record(self, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Add one pull of ``arms`` ``(n_runs,)`` with ``rewards`` ``(n_runs,)``."""
+        self.counts.scatter_add_(1, arms[:, None], torch.ones_like(self.counts[:, :1]))
+        self.reward_sums.scatter_add_(1, arms[:, None], rewards.to(torch.float64)[:, None])
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        self.record(arms, rewards)
+
+
+@dataclass(frozen=True)
+class UCB1Config(PolicyConfig):
+    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in seed 002, Table 5)."""
+
+    alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
+
+
+@register_policy("ucb1")
+class UCB1(ArmStatistics):
+    """UCB1 (Auer, Cesa-Bianchi & Fischer 2002, Fig. 1), with a bonus weight.
+
+    Each arm is pulled once (unpulled arms score ``+inf``, ties broken at random); then
+
+        a_t = argmax_a  mu_a + alpha * sqrt(2 log t / n_a),    t = sum_a n_a.
+
+    ``alpha = 1`` is the original rule. This is the index MABWiser's ``UCB1(alpha)`` computes.
+    """
+
+    config_class = UCB1Config
+
+    def scores(self) -> torch.Tensor:
+        """UCB1 index of every arm, ``(n_runs, n_arms)``."""
+        width = torch.sqrt(2.0 * torch.log(self.total_pulls.clamp_min(1.0)) / self.counts.clamp_min(1.0))
+        return self.unpulled_first(upper_confidence_bound(self.means, width, self.config.alpha))
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(), observation.t)
+
+
+def bernoulli_kl(p: torch.Tensor, q: torch.Tensor, eps: float = 1e-15) -> torch.Tensor:
+    """``kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` elementwise, with ``0 log 0 = 0``.
+
+    ``q`` is clamped to ``[eps, 1 - eps]`` so the divergence stays finite.
+    """
+    q = q.clamp(eps, 1.0 - eps)
+    return torch.xlogy(p, p) - torch.xlogy(p, q) + torch.xlogy(1.0 - p, 1.0 - p) - torch.xlogy(1.0 - p, 1.0 - q)
+
+
+def kl_ucb_index(means: torch.Tensor, counts: torch.Tensor, budget: torch.Tensor, iterations: int = 60) -> torch.Tensor:
+    """Bernoulli KL-UCB upper bound ``max{q in [mu, 1] : n kl(mu, q) <= budget}`` by bisection.
+
+    means, counts: ``(..., n_arms)`` with ``means`` in [0, 1] and ``counts > 0``; budget broadcasts
+    against them. All arms of all runs are bisected at once; ``iterations`` halvings of ``[mu, 1]``
+    give an error below ``2^-iterations``. The lower end of the final bracket is returned, so the
+    index never violates the constraint.
+    """
+    low = means.clone()
+    high = torch.ones_like(means)
+    level = budget / counts
+    for _ in range(iterations):
+        middle = 0.5 * (low + high)
+        inside = bernoulli_kl(means, middle) <= level
+        low = torch.where(inside, middle, low)
+        high = torch.where(inside, high, middle)
+    return low
+
+
+@dataclass(frozen=True)
+class KLUCBConfig(PolicyConfig):
+    """KL-UCB hyperparameters.
+
+    c: weight of the ``log log t`` term of the exploration budget (``c = 3`` in the regret theorem,
+    ``c = 0`` recommended in practice by Garivier & Cappé; seed 002 tunes it over {0.1, ..., 10}).
+    iterations: bisection steps.
+    """
+
+    c: float = 0.0
+    iterations: int = 60
+
+    def __post_init__(self) -> None:
+        self.require(math.isfinite(self.c) and self.c >= 0, "c", "must be finite and >= 0")
+        self.require(10 <= self.iterations <= 200, "iterations", "must be in [10, 200]")
+
+
+@register_policy("kl_ucb")
+class KLUCB(ArmStatistics):
+    """KL-UCB for Bernoulli rewards (Garivier & Cappé 2011, Alg. 1).
+
+    Each arm is pulled once; then
+
+        a_t = argmax_a  max{ q in [mu_a, 1] : n_a kl(mu_a, q) <= log t + c log log t },
+
+    with ``kl`` the Bernoulli divergence and ``t = sum_a n_a``. Rewards outside [0, 1] are
+    clipped into it before they enter the means; the ``log log t`` term is taken as 0 while
+    ``t < e`` (where it is negative or undefined).
+    """
+
+    config_class = KLUCBConfig
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        self.record(arms, rewards.to(torch.float64).clamp(0.0, 1.0))
+
+    def scores(self) -> torch.Tensor:
+        """KL-UCB index of every arm, ``(n_runs, n_arms)``."""
+        t = self.total_pulls.clamp_min(1.0)
+        budget = torch.log(t) + self.config.c * torch.log(torch.log(t.clamp_min(math.e)))
+        index = kl_ucb_index(self.means.clamp(0.0, 1.0), self.counts.clamp_min(1.0), budget, self.config.iterations)
+        return self.unpulled_first(index)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(), observation.t)
+
+
+@dataclass(frozen=True)
+class EpsilonGreedyConfig(PolicyConfig):
+    """Epsilon-greedy hyperparameters.
+
+    epsilon: exploration probability at ``t = 0`` (seed 002 grid {0.01, 0.05, 0.1}; Table 5 adds 0.2, 0.25, 0.5).
+    decay: ``epsilon_t = epsilon / (1 + decay * t)``; 0 keeps epsilon constant.
+    """
+
+    epsilon: float = 0.1
+    decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.require(0.0 <= self.epsilon <= 1.0, "epsilon", "must be in [0, 1]")
+        self.require(math.isfinite(self.decay) and self.decay >= 0, "decay", "must be finite and >= 0")
+
+
+@register_policy("eps_greedy")
+class EpsilonGreedy(ArmStatistics):
+    """Epsilon-greedy (Sutton & Barto 2018, §2.2; decaying schedule as in Auer et al. 2002, §3).
+
+    With probability ``epsilon_t = epsilon / (1 + decay * t)`` pull a uniformly random arm,
+    otherwise ``argmax_a mu_a`` with unpulled arms first and random ties. The coin and the
+    random arm are drawn from the run keys at every round, so whether a run explores does
+    not depend on the others.
+    """
+
+    config_class = EpsilonGreedyConfig
+
+    def exploration_probability(self, t: int) -> float:
+        return self.config.epsilon / (1.0 + self.config.decay * t)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        t = observation.t
+        greedy = self.tie_break(self.unpulled_first(self.means), t)
+        explore = self.rng.uniform("eps-greedy-coin", t) < self.exploration_probability(t)
+        return torch.where(explore, self.rng.randint("eps-greedy-arm", t, self.n_arms), greedy)
+
+
+def gamma_variates(rng: CounterRNG, stream: str, counter: int, shape: torch.Tensor, rounds: int = 12) -> torch.Tensor:
+    """Gamma(shape, 1) draws by Marsaglia & Tsang (2000) with a fixed number of proposals.
+
+    shape: ``(n_runs, ...)`` positive float64 tensor; returns a tensor of the same shape. For
+    ``k = shape + 1 >= 1`` with ``d = k - 1/3``, ``c = 1 / sqrt(9 d)``, each of ``rounds``
+    proposals draws ``z ~ N(0, 1)``, ``u ~ U(0, 1)``, sets ``v = (1 + c z)^3`` and is accepted when
+    ``v > 0`` and ``log u < z^2 / 2 + d - d v + d log v``; the first accepted ``d v`` is a
+    Gamma(k) draw. Every proposal is accepted with probability above 0.95, so all ``rounds``
+    fail with probability below ``0.05^rounds`` (below 1e-15 for 12 rounds); then the mean ``d`` is
+    returned. The result is boosted to ``shape`` by ``Gamma(a) = Gamma(a + 1) U^(1/a)``
+    (Marsaglia & Tsang 2000, §6), which is exact for every ``a > 0`` and needs no branch.
+    All proposals are drawn at once, vectorised over runs and arms.
+    """
+    boosted = shape.to(torch.float64) + 1.0
+    d = boosted - 1.0 / 3.0
+    c = 1.0 / torch.sqrt(9.0 * d)
+    z = rng.normal(f"{stream}-z", counter, (*shape.shape[1:], rounds))
+    u = rng.uniform(f"{stream}-u", counter, (*shape.shape[1:], rounds))
+    v = (1.0 + c[..., None] * z) ** 3
+    positive = v > 0
+    log_v = torch.log(torch.where(positive, v, torch.ones_like(v)))
+    accepted = positive & (torch.log(u) < 0.5 * z**2 + d[..., None] * (1.0 - v + log_v))
+    first = torch.where(accepted, torch.arange(rounds, 0, -1, device=shape.device), 0).argmax(-1, keepdim=True)
+    draw = torch.where(accepted.any(-1), (d[..., None] * v).gather(-1, first).squeeze(-1), d)
+    boost = rng.uniform(f"{stream}-boost", counter, tuple(shape.shape[1:]))
+    return draw * boost ** (1.0 / shape.to(torch.float64))
+
+
+def beta_variates(rng: CounterRNG, stream: str, counter: int, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Beta(a, b) draws ``X / (X + Y)`` with ``X ~ Gamma(a)``, ``Y ~ Gamma(b)``; ``a, b`` ``(n_runs, ...)`` positive."""
+    x = gamma_variates(rng, f"{stream}-a", counter, a)
+    y = gamma_variates(rng, f"{stream}-b", counter, b)
+    return x / (x + y)
+
+
+@dataclass(frozen=True)
+class BetaThompsonConfig(PolicyConfig):
+    """Beta-Bernoulli Thompson sampling hyperparameters: the prior Beta(a0, b0) of every arm
+    (seed 002, Table 5, tunes (a0, b0) over (1,1), (2,2), (0.5,0.5), (3,1), (1,3), (4,4))."""
+
+    a0: float = 1.0
+    b0: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.require(math.isfinite(self.a0) and self.a0 > 0, "a0", "must be finite and > 0")
+        self.require(math.isfinite(self.b0) and self.b0 > 0, "b0", "must be finite and > 0")
+
+
+@register_policy("beta_thompson")
+class BetaThompson(ArmStatistics):
+    """Bernoulli Thompson sampling (Thompson 1933; Agrawal & Goyal 2012, Alg. 2).
+
+    Arm ``a`` has posterior ``Beta(a0 + S_a, b0 + n_a - S_a)`` with ``S_a`` its successes; each
+    round draws ``theta_a`` from every posterior and pulls ``argmax_a theta_a``. A reward
+    ``r`` in [0, 1] that is not binary becomes a Bernoulli(r) success (Agrawal & Goyal 2012,
+    Alg. 2), drawn from the run keys; rewards outside [0, 1] are clipped into it first.
+    """
+
+    config_class = BetaThompsonConfig
+
+    def posterior(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Beta parameters ``(alpha_a, beta_a)`` of every arm, each ``(n_runs, n_arms)``."""
+        return self.config.a0 + self.reward_sums, self.config.b0 + self.counts - self.reward_sums
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        alpha, beta = self.posterior()
+        samples = beta_variates(self.rng, "beta-thompson", observation.t, alpha, beta)
+        return self.tie_break(samples, observation.t)
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        success_probability = rewards.to(torch.float64).clamp(0.0, 1.0)
+        successes = (self.rng.uniform("beta-thompson-binarise", observation.t) < success_probability).to(torch.float64)
+        self.record(arms, successes)

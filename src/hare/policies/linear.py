@@ -1,8 +1,15 @@
-"""Linear contextual bandits."""
+"""Linear contextual bandits with disjoint arms: LinUCB, LinTS and LinThompsonUCB.
+
+Every arm ``a`` of every run keeps a ridge posterior (:class:`RidgeState`)
+``A_a = lam I + sum x x^T``, ``b_a = sum r x``, ``theta_a = A_a^{-1} b_a``; the policies differ
+only in the rule that scores it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import math
 
 import torch
 
@@ -57,3 +64,111 @@ class LinUCB(Policy):
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         runs = torch.arange(self.n_runs, device=arms.device)
         self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+
+
+@dataclass(frozen=True)
+class LinTSConfig(PolicyConfig):
+    """LinTS hyperparameters.
+
+    nu: posterior scale ``v`` (seed 002 §5.1 grid {1, 0.1, 0.01}; Table 5 grid {0.1, ..., 10});
+    lam: ridge regulariser (1 in seed 002 §5.1); refactor_every: rounds between exact re-inversions.
+    """
+
+    nu: float = 0.1
+    lam: float = 1.0
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
+        self.require(self.lam > 0, "lam", "must be > 0")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+class LinearPosterior(Policy):
+    """Per-arm ridge posterior and the Gaussian sample ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})``."""
+
+    def __init__(self, config, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)
+
+    def sample_theta(self, t: int) -> torch.Tensor:
+        """One posterior sample per arm, ``(n_runs, n_arms, dim)`` float64.
+
+        With ``A_a = L_a L_a^T`` (Cholesky) and ``z ~ N(0, I)`` from the run keys,
+        ``theta_a = theta_hat_a + nu L_a^{-T} z`` has covariance ``nu^2 (L_a L_a^T)^{-1} = nu^2 A_a^{-1}``.
+        """
+        z = self.rng.normal("lin-ts-theta", t, (self.n_arms, self.dim))  # (n_runs, n_arms, dim)
+        cholesky = torch.linalg.cholesky(self.ridge.precision)
+        spread = torch.linalg.solve_triangular(cholesky.mT, z[..., None], upper=True).squeeze(-1)
+        return self.ridge.theta + self.config.nu * spread
+
+    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        runs = torch.arange(self.n_runs, device=arms.device)
+        self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+
+
+@register_policy("lin_ts")
+class LinTS(LinearPosterior):
+    """Linear Thompson sampling with disjoint arms (Agrawal & Goyal 2013, Alg. 1).
+
+    Each round draws ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})`` for every arm (independently:
+    the arms share no parameter) and pulls ``argmax_a x_a^T theta_a``; contexts
+    ``(n_runs, n_arms, dim)``. Agrawal & Goyal's theoretical scale is
+    ``v = R sqrt(24 d log(1/delta) / epsilon)``; here ``v = nu`` is tuned, as in seed 002 §5.1.
+    """
+
+    config_class = LinTSConfig
+
+    def scores(self, observation: Observation) -> torch.Tensor:
+        """Sampled reward of every arm, ``(n_runs, n_arms)``."""
+        return (observation.contexts.to(torch.float64) * self.sample_theta(observation.t)).sum(-1)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation), observation.t)
+
+
+@dataclass(frozen=True)
+class LinThompsonUCBConfig(PolicyConfig):
+    """LinThompsonUCB hyperparameters.
+
+    alpha: UCB bonus weight; nu: posterior sampling scale; lam: ridge regulariser;
+    refactor_every: rounds between exact re-inversions.
+    """
+
+    alpha: float = 1.0
+    nu: float = 0.1
+    lam: float = 1.0
+    refactor_every: int = 1000
+
+    def __post_init__(self) -> None:
+        self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
+        self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
+        self.require(self.lam > 0, "lam", "must be > 0")
+        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+
+
+@register_policy("lin_thompson_ucb")
+class LinThompsonUCB(LinearPosterior):
+    """LinThompsonUCB: a Thompson sample scored with a UCB bonus (seed 002 Table 1, after Zhang 2019).
+
+    Seed 002 only describes it as combining "linear estimation with TS's probabilistic
+    approach and UCB confidence intervals" (citing Zhang 2019, arXiv:1911.10728, an ensemble of
+    the two rules for influence maximisation). We implement the additive combination
+
+        theta_a ~ N(theta_hat_a, nu^2 A_a^{-1}),
+        a_t = argmax_a  x_a^T theta_a + alpha sqrt(x_a^T A_a^{-1} x_a),
+
+    which is LinTS at ``alpha = 0`` and LinUCB at ``nu = 0``.
+    """
+
+    config_class = LinThompsonUCBConfig
+
+    def scores(self, observation: Observation) -> torch.Tensor:
+        """Sampled reward plus bonus for every arm, ``(n_runs, n_arms)``."""
+        x = observation.contexts.to(torch.float64)
+        sampled_mean = (x * self.sample_theta(observation.t)).sum(-1)
+        width = self.ridge.quadratic_form(x).sqrt()
+        return upper_confidence_bound(sampled_mean, width, self.config.alpha)
+
+    def select(self, observation: Observation) -> torch.Tensor:
+        return self.tie_break(self.scores(observation), observation.t)

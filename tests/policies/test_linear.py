@@ -1,0 +1,220 @@
+"""Linear policies: brute-force scores, the ridge state, LinTS sampling, MABWiser/OBP cross-checks, regret."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.model.covariance import RidgeState
+from hare.policies import build_policy, make_config
+from hare.random import CounterRNG, run_keys
+
+LINEAR = ["linucb", "lin_ts", "lin_thompson_ucb"]
+
+
+@pytest.mark.parametrize(
+    "name, params, match",
+    [
+        ("linucb", {"alpha": -1.0}, r"LinUCBConfig\.alpha: must be >= 0"),
+        ("linucb", {"lam": 0.0}, r"LinUCBConfig\.lam: must be > 0"),
+        ("linucb", {"refactor_every": 0}, r"LinUCBConfig\.refactor_every: must be >= 1"),
+        ("lin_ts", {"nu": -0.1}, r"LinTSConfig\.nu: must be finite and >= 0"),
+        ("lin_ts", {"nu": math.inf}, r"LinTSConfig\.nu"),
+        ("lin_ts", {"lam": -1.0}, r"LinTSConfig\.lam: must be > 0"),
+        ("lin_ts", {"refactor_every": 0}, r"LinTSConfig\.refactor_every"),
+        ("lin_thompson_ucb", {"alpha": -0.5}, r"LinThompsonUCBConfig\.alpha: must be finite and >= 0"),
+        ("lin_thompson_ucb", {"nu": -0.5}, r"LinThompsonUCBConfig\.nu: must be finite and >= 0"),
+        ("lin_thompson_ucb", {"lam": 0.0}, r"LinThompsonUCBConfig\.lam: must be > 0"),
+    ],
+)
+def test_invalid_config_names_the_field(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        make_config(name, params)
+
+
+def test_unknown_hyperparameter_is_an_error_naming_it():
+    with pytest.raises(ValueError, match=r"unknown hyperparameter\(s\) \['epsilon'\]"):
+        make_config("lin_ts", {"epsilon": 0.1})
+
+
+def test_linucb_scores_match_numpy_brute_force(table_bandit):
+    n_arms, dim, alpha, lam = 4, 3, 0.7, 2.0
+    env = table_bandit(1, 2, 30, n_arms, dim, shared_context=False)
+    policy = build_policy("linucb", {"alpha": alpha, "lam": lam}, env, run_keys(0, range(2), "linucb"))
+    history = CounterRNG(run_keys(1, range(2), "arms")).randint("arms", 0, n_arms, (29,))
+    for t in range(29):
+        current = env.round(t)
+        policy.update(current.observation, history[:, t], current.reward(history[:, t]))
+    x_now = env.round(29).observation.contexts
+    scores = policy.scores(x_now)
+    for run in range(2):
+        for arm in range(n_arms):
+            pulled = (history[run] == arm).numpy()
+            x_past = env.contexts[run, :29, arm].numpy()[pulled]
+            r_past = env.rewards[run, :29, arm].numpy()[pulled]
+            a_matrix = lam * np.eye(dim) + x_past.T @ x_past
+            theta = np.linalg.solve(a_matrix, x_past.T @ r_past)
+            x = x_now[run, arm].numpy()
+            expected = x @ theta + alpha * math.sqrt(x @ np.linalg.inv(a_matrix) @ x)
+            assert scores[run, arm].item() == pytest.approx(expected, abs=1e-10)
+
+
+def test_sherman_morrison_matches_brute_force_inverse():
+    n_runs, groups, dim = 3, (2, 4), 5
+    state = RidgeState(n_runs, groups, dim, lam=0.5, refactor_every=10**9)
+    rng = CounterRNG(run_keys(2, range(n_runs), "sm"))
+    for step in range(40):
+        x = rng.normal("x", step, (*groups, dim))
+        weight = rng.uniform("w", step, groups) * (rng.uniform("keep", step, groups) < 0.7)
+        state.update(x, rng.normal("r", step, groups), weight)
+        index = rng.randint("i", step, 8)
+        state.update_selected(index, rng.normal("xs", step, (dim,)), rng.normal("rs", step))
+    brute = torch.linalg.inv(state.precision)
+    assert torch.allclose(state.inverse, brute, atol=1e-10, rtol=1e-8)
+    assert float(state.inverse_drift().max()) < 1e-10
+
+
+def test_long_horizon_keeps_the_inverse_within_1e_6_of_identity():
+    horizon, dim = 100_000, 5
+    state = RidgeState(1, (1,), dim, lam=1.0, refactor_every=1000)
+    rng = CounterRNG(run_keys(3, [0], "long"))
+    x = rng.normal("x", 0, (horizon, dim))[0]
+    rewards = rng.normal("r", 0, (horizon,))[0]
+    index = torch.zeros(1, dtype=torch.int64)
+    worst = 0.0
+    for t in range(horizon):
+        state.update_selected(index, x[t : t + 1], rewards[t : t + 1])
+        if t % 1000 == 998:
+            worst = max(worst, float(state.inverse_drift().max()))
+    assert worst < 1e-6
+    assert float(state.inverse_drift().max()) < 1e-6
+
+
+def test_lin_ts_samples_have_the_posterior_mean_and_covariance(table_bandit):
+    n_runs, n_arms, dim, nu = 20_000, 2, 3, 0.8
+    history_env = table_bandit(4, 1, 25, n_arms, dim, shared_context=False)
+    contexts = history_env.contexts.expand(n_runs, -1, -1, -1)
+    rewards = history_env.rewards.expand(n_runs, -1, -1)
+    env = type(history_env)(contexts, rewards)
+    policy = build_policy("lin_ts", {"nu": nu}, env, run_keys(5, range(n_runs), "lin_ts"))
+    for t in range(25):
+        current = env.round(t)
+        arms = torch.full((n_runs,), t % n_arms)
+        policy.update(current.observation, arms, current.reward(arms))
+    samples = policy.sample_theta(25)  # (n_runs, n_arms, dim)
+    for arm in range(n_arms):
+        mean = policy.ridge.theta[0, arm]
+        covariance = nu**2 * policy.ridge.inverse[0, arm]
+        centred = samples[:, arm] - mean
+        assert (centred.mean(0).abs() <= 4 * covariance.diagonal().sqrt() / math.sqrt(n_runs)).all()
+        empirical = centred.T @ centred / n_runs
+        assert torch.allclose(empirical, covariance, atol=0.05 * covariance.diagonal().max().item())
+
+
+def test_lin_thompson_ucb_reduces_to_lin_ts_and_to_linucb(simulator, table_bandit):
+    env = table_bandit(6, 3, 60, 4, 3, shared_context=False)
+    keys = run_keys(0, range(3), "mixture")
+    mixture_as_ts = simulator("lin_thompson_ucb", {"alpha": 0.0, "nu": 0.7}, env, keys).arms
+    lin_ts = simulator("lin_ts", {"nu": 0.7}, env, keys).arms
+    assert torch.equal(mixture_as_ts, lin_ts)
+    mixture_as_ucb = simulator("lin_thompson_ucb", {"alpha": 0.4, "nu": 0.0}, env, keys).arms
+    linucb = simulator("linucb", {"alpha": 0.4}, env, keys).arms
+    assert torch.equal(mixture_as_ucb, linucb)
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_batched_runs_equal_runs_alone(name, default_params, batched_equals_unbatched):
+    batched_equals_unbatched(name, default_params[name])
+
+
+def lockstep(policy, env, n_arms: int, reference_select, reference_update) -> tuple[list[int], list[int]]:
+    """Warm both with one pull per arm, then feed both the reference's arm each round; return both sequences."""
+    for arm in range(n_arms):
+        current = env.round(arm)
+        chosen = torch.tensor([arm])
+        reward = current.reward(chosen)
+        policy.update(current.observation, chosen, reward)
+        reference_update(arm, float(reward), current.observation.contexts[0, 0].numpy())
+    ours, reference = [], []
+    for t in range(n_arms, env.horizon):
+        current = env.round(t)
+        x = current.observation.contexts[0, 0].numpy()
+        ours.append(int(policy.select(current.observation)))
+        reference.append(int(reference_select(x)))
+        chosen = torch.tensor([reference[-1]])
+        reward = current.reward(chosen)
+        policy.update(current.observation, chosen, reward)
+        reference_update(reference[-1], float(reward), x)
+    return ours, reference
+
+
+@pytest.mark.parametrize("alpha, lam", [(1.0, 1.0), (0.3, 1.0), (0.5, 2.0)])
+def test_linucb_pulls_the_arms_mabwiser_pulls(alpha, lam, table_bandit):
+    """MABWiser's LinUCB scores ``x^T A^{-1} b + alpha sqrt(x^T A^{-1} x)`` with ``A^{-1}`` from
+    ``np.linalg.inv``; it starts untrained arms at ``A^{-1} = lam I`` (not ``I / lam``), so both
+    start from one pull per arm, after which every arm has been refitted."""
+    mab = pytest.importorskip("mabwiser.mab")
+    n_arms, dim = 5, 4
+    env = table_bandit(9, 1, 400, n_arms, dim)
+    policy = build_policy("linucb", {"alpha": alpha, "lam": lam}, env, run_keys(0, [0], "linucb"))
+    reference = mab.MAB(arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam), seed=0)
+    fitted = []
+
+    def update(arm, reward, x):
+        if fitted:
+            reference.partial_fit(decisions=[arm], rewards=[reward], contexts=x[None])
+        else:
+            reference.fit(decisions=[arm], rewards=[reward], contexts=x[None])
+            fitted.append(True)
+
+    ours, theirs = lockstep(policy, env, n_arms, lambda x: reference.predict(x[None]), update)
+    assert ours == theirs
+    assert len(set(ours)) > 1
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.2])
+def test_linucb_pulls_the_arms_obp_pulls(alpha, table_bandit):
+    """OBP's ``LinUCB(epsilon=alpha)`` is disjoint LinUCB with ``lam = 1`` and Sherman–Morrison
+    updates; its ``argsort()[::-1]`` breaks ties by the last arm, so both start from one pull per arm."""
+    obp_policy = pytest.importorskip("obp.policy")
+    n_arms, dim = 5, 4
+    env = table_bandit(10, 1, 400, n_arms, dim)
+    policy = build_policy("linucb", {"alpha": alpha}, env, run_keys(0, [0], "linucb"))
+    reference = obp_policy.LinUCB(dim=dim, n_actions=n_arms, epsilon=alpha, random_state=0)
+    ours, theirs = lockstep(
+        policy,
+        env,
+        n_arms,
+        lambda x: reference.select_action(x[None])[0],
+        lambda arm, reward, x: reference.update_params(action=arm, reward=reward, context=x[None]),
+    )
+    assert ours == theirs
+    assert len(set(ours)) > 1
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_beats_random_on_the_synthetic_environment(name, sanity_regret):
+    """Stated margin: at least 30% less cumulative pseudo-regret than uniform random play over 800 rounds."""
+    assert sanity_regret(name) < 0.7 * sanity_regret("random")
+
+
+def test_linucb_regret_grows_sublinearly():
+    """Log-log slope of LinUCB's mean cumulative regret over T in {125, ..., 2000} is below 0.75
+    on a realisable HARE-Sim instance (10 items, identity link)."""
+    horizon, n_runs = 2000, 4
+    env = SyntheticBandit(SyntheticConfig(n_items=10, n_clusters=5), n_runs, horizon, run_keys(1, range(n_runs), "slope-env"))
+    policy = build_policy("linucb", {"alpha": 1.0}, env, run_keys(1, range(n_runs), "slope"))
+    regret = torch.zeros(horizon, n_runs, dtype=torch.float64)
+    for t in range(horizon):
+        current = env.round(t)
+        arms = policy.select(current.observation)
+        policy.update(current.observation, arms, current.reward(arms))
+        regret[t] = current.regret(arms)
+    grid = np.array([125, 250, 500, 1000, 2000])
+    cumulative = regret.cumsum(0).mean(1).numpy()[grid - 1]
+    slope = np.polyfit(np.log(grid), np.log(cumulative), 1)[0]
+    assert slope < 0.75, f"slope {slope:.3f}, cumulative regret {cumulative}"
