@@ -26,12 +26,18 @@ training). Three ways to compute ``width`` (``exploration``):
 
 * ``loop`` — the reference (seed 003 §3.5): ``K`` forward/backward passes, one per arm (each pass
   batched over runs), full ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
-* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms from
-  ``torch.func.vmap(jacrev)`` over arms and runs, ``width^2 = diag(J Z^{-1} J^T)`` computed as
-  ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
-  temporaries stay under ``memory_budget_mb`` (seed 003 §3.6.4);
+* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms in closed form,
+  for all runs and arms at once with batched tensor ops (no autograd): with ``h = W x`` and
+  ``u = w ⊙ 1[h > 0]``,
+
+      d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h),
+
+  flattened as ``(W row-major, w)`` like the reference, so ``g_hat = (u ⊗ x, relu(h))``.
+  ``width^2 = diag(J Z^{-1} J^T)`` is computed as ``((J Z^{-1}) * J).sum(-1)`` without the
+  ``K x K`` product, in chunks of arms sized so the temporaries stay under ``memory_budget_mb``
+  (seed 003 §3.6.4); the pulled arm's gradient for the ``Z`` update uses the same closed form;
 * ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does for large
-  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, Jacobian chunked as above.
+  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, closed-form Jacobian chunked as above.
 
 Training (shared by the three policies). Zhou et al. minimise
 ``sum_i (f(x_i) - r_i)^2 / 2 + m lam ||theta - theta_0||^2 / 2`` by gradient descent on all past
@@ -361,7 +367,11 @@ class GradientPosteriorPolicy(NeuralPolicy):
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
         runs = torch.arange(self.n_runs, device=arms.device)
         x = self.encode_all_arms(observation.contexts)[runs, arms]  # (n_runs, d_in)
-        scaled = self.network.gradient(x).to(torch.float64) / math.sqrt(self.config.width)
+        if self.config.exploration == "loop":
+            gradient = self.network.gradient(x)  # the reference: one backward pass
+        else:
+            gradient = self.network.jacobian(x[:, None, :])[:, 0]  # closed form
+        scaled = gradient.to(torch.float64) / math.sqrt(self.config.width)
         if self.config.exploration == "diagonal":
             self.diagonal_precision += scaled.square()
         else:
