@@ -35,6 +35,31 @@ def test_vectorised_jacobian_equals_k_pass_loop():
     torch.testing.assert_close(jacobian, loop, atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("dtype, atol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_closed_form_jacobian_equals_autograd(dtype, atol):
+    """Random parameters and inputs (not the sign-paired initialisation): the closed-form gradient
+    against ``torch.autograd`` on each group and input separately, in the order ``(W, w)``."""
+    from hare.policies.neural import BatchedReLUNetwork
+    from hare.random import CounterRNG
+
+    n_groups, n, width, d_in = 3, 5, 6, 7
+    network = BatchedReLUNetwork(CounterRNG(run_keys(0, [0, 1, 2], "neural-closed-form")), "init", 1, width, d_in).to(dtype)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        network.weight_in.copy_(torch.randn(n_groups, width, d_in, generator=generator, dtype=dtype))
+        network.weight_out.copy_(torch.randn(n_groups, width, generator=generator, dtype=dtype))
+    x = torch.randn(n_groups, n, d_in, generator=generator, dtype=dtype)
+    closed_form = network.jacobian(x)
+    assert closed_form.shape == (n_groups, n, network.n_parameters) and closed_form.dtype == dtype
+    for group in range(n_groups):
+        for i in range(n):
+            out = network(x[:, i : i + 1])[group, 0]
+            d_in_grad, d_out_grad = torch.autograd.grad(out, (network.weight_in, network.weight_out))
+            expected = torch.cat([d_in_grad[group].flatten(), d_out_grad[group]])
+            torch.testing.assert_close(closed_form[group, i], expected, atol=atol, rtol=0)
+            assert d_in_grad[torch.arange(n_groups) != group].abs().max() == 0
+
+
 def test_jacobian_bonus_equals_loop_bonus():
     loop_policy, observation = trained_policy("loop")
     keys = loop_policy.run_keys

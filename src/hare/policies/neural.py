@@ -26,12 +26,18 @@ training). Three ways to compute ``width`` (``exploration``):
 
 * ``loop`` — the reference (seed 003 §3.5): ``K`` forward/backward passes, one per arm (each pass
   batched over runs), full ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
-* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms from
-  ``torch.func.vmap(jacrev)`` over arms and runs, ``width^2 = diag(J Z^{-1} J^T)`` computed as
-  ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
-  temporaries stay under ``memory_budget_mb`` (seed 003 §3.6.4);
+* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms in closed form,
+  for all runs and arms at once with batched tensor ops (no autograd): with ``h = W x`` and
+  ``u = w ⊙ 1[h > 0]``,
+
+      d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h),
+
+  flattened as ``(W row-major, w)`` like the reference, so ``g_hat = (u ⊗ x, relu(h))``.
+  ``width^2 = diag(J Z^{-1} J^T)`` is computed as ``((J Z^{-1}) * J).sum(-1)`` without the
+  ``K x K`` product, in chunks of arms sized so the temporaries stay under ``memory_budget_mb``
+  (seed 003 §3.6.4); the pulled arm's gradient for the ``Z`` update uses the same closed form;
 * ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does for large
-  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, Jacobian chunked as above.
+  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, closed-form Jacobian chunked as above.
 
 Training (shared by the three policies). Zhou et al. minimise
 ``sum_i (f(x_i) - r_i)^2 / 2 + m lam ||theta - theta_0||^2 / 2`` by gradient descent on all past
@@ -59,7 +65,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import jacrev, vmap
 
 from hare.envs.base import BanditEnvironment, Observation
 from hare.envs.classification import disjoint_encoding
@@ -192,19 +197,22 @@ class BatchedReLUNetwork(nn.Module):
         """``||theta - theta_0||^2`` per group, ``(n_groups,)``."""
         return (self.weight_in - self.initial_in).square().sum((1, 2)) + (self.weight_out - self.initial_out).square().sum(1)
 
-    def single_output(self, weight_in: torch.Tensor, weight_out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """One network on one input: ``(m, d_in), (m,), (d_in,) -> ()`` (the function ``jacrev`` differentiates)."""
-        return math.sqrt(self.width) * (weight_out * torch.relu(weight_in @ x)).sum()
-
     def jacobian(self, x: torch.Tensor) -> torch.Tensor:
-        """``d f / d theta`` for every input by ``vmap(jacrev)`` over inputs and groups.
+        """``d f / d theta`` for every input, in closed form, batched over groups and inputs.
 
-        ``x`` ``(n_groups, n, d_in) -> (n_groups, n, p)``, ``theta`` flattened as ``(W, w)``.
+        ``x`` ``(n_groups, n, d_in) -> (n_groups, n, p)``, ``theta`` flattened as ``(W, w)``
+        (``W`` row-major, the order of :meth:`gradient`). With ``h = W x`` and ``u = w ⊙ 1[h > 0]``
+        (``relu'(0) = 0``, as autograd takes it)
+
+            d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h).
         """
-        per_input = vmap(jacrev(self.single_output, argnums=(0, 1)), in_dims=(None, None, 0))
-        d_in, d_out = vmap(per_input, in_dims=(0, 0, 0))(self.weight_in.detach(), self.weight_out.detach(), x)
-        n_groups, n = x.shape[:2]
-        return torch.cat([d_in.reshape(n_groups, n, -1), d_out.reshape(n_groups, n, -1)], dim=-1)
+        scale = math.sqrt(self.width)
+        weight_in, weight_out = self.weight_in.detach(), self.weight_out.detach()
+        hidden = torch.bmm(x, weight_in.transpose(1, 2))  # (n_groups, n, m)
+        active = (scale * weight_out)[:, None, :] * (hidden > 0)  # (n_groups, n, m): sqrt(m) u
+        d_in = active[..., :, None] * x[..., None, :]  # (n_groups, n, m, d_in)
+        d_out = scale * torch.relu(hidden)  # (n_groups, n, m)
+        return torch.cat([d_in.flatten(-2), d_out], dim=-1)
 
     def gradient(self, x: torch.Tensor) -> torch.Tensor:
         """``d f / d theta`` for one input per group by one backward pass: ``(n_groups, d_in) -> (n_groups, p)``."""
@@ -359,7 +367,11 @@ class GradientPosteriorPolicy(NeuralPolicy):
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
         runs = torch.arange(self.n_runs, device=arms.device)
         x = self.encode_all_arms(observation.contexts)[runs, arms]  # (n_runs, d_in)
-        scaled = self.network.gradient(x).to(torch.float64) / math.sqrt(self.config.width)
+        if self.config.exploration == "loop":
+            gradient = self.network.gradient(x)  # the reference: one backward pass
+        else:
+            gradient = self.network.jacobian(x[:, None, :])[:, 0]  # closed form
+        scaled = gradient.to(torch.float64) / math.sqrt(self.config.width)
         if self.config.exploration == "diagonal":
             self.diagonal_precision += scaled.square()
         else:
