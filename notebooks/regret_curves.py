@@ -13,8 +13,9 @@
 # %% [markdown]
 # # Regret curves
 #
-# Cumulative pseudo-regret against rounds for every policy of the `regret` experiment,
-# one panel per environment: mean over runs with a band of one standard deviation.
+# Cumulative pseudo-regret against rounds for every policy of the HARE-Sim and
+# classification experiments, one panel per environment: mean over runs with a band of
+# one standard deviation.
 # Reads only the run files the workflow passes in; never re-runs an experiment.
 
 # %% tags=["parameters"]
@@ -47,8 +48,12 @@ for path in map(Path, runs):
 environments = sorted(curves)
 
 # %%
-fig, axes = figure(n_cols=len(environments), height_in=2.0)
-for ax, env in zip(axes[0], environments):
+n_cols = min(3, len(environments))
+n_rows = -(-len(environments) // n_cols)
+fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
+for ax in axes.flat[len(environments):]:
+    ax.set_visible(False)
+for ax, env in zip(axes.flat, environments):
     for label in sorted(curves[env]):
         rounds, regret = curves[env][label]
         mean, std = regret.mean(0), regret.std(0, ddof=1) if regret.shape[0] > 1 else np.zeros(regret.shape[1])
@@ -57,7 +62,9 @@ for ax, env in zip(axes[0], environments):
         ax.fill_between(rounds, mean - std, mean + std, color=color, alpha=0.2, linewidth=0)
     ax.set_title(f"{display_name(env)} ({n_runs[env]} runs)")
     ax.set_xlabel("round $t$")
-axes[0][0].set_ylabel("cumulative regret")
-axes[0][-1].legend(frameon=False, loc="upper left")
+for row in axes:
+    row[0].set_ylabel("cumulative regret")
+handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
+fig.legend(handles.values(), handles.keys(), frameon=False, loc="lower center", ncol=min(6, len(handles)), bbox_to_anchor=(0.5, 1.0))
 save(fig, figures[0])
 print({env: {label: float(curves[env][label][1][:, -1].mean()) for label in curves[env]} for env in environments})

@@ -3,13 +3,14 @@ import shlex
 
 import yaml
 
-from hare.experiments.grid import expand_jobs
+from hare.experiments.grid import expand_jobs, tuning_jobs_of
 
 PYTHON = shlex.quote(sys.executable)
 HARE = f"PYTHONPATH={shlex.quote(SOURCE)} {PYTHON} -m hare"
 JOBS = {job.stem: job for job in expand_jobs(config)}
 DATASETS = sorted({job.spec["environment"]["dataset"] for job in JOBS.values() if job.spec["environment"]["dataset"]})
 EXPERIMENTS = sorted({job.experiment for job in JOBS.values()})
+TABLES = sorted(config["tables"])
 NOTEBOOKS = ["regret_curves"]
 CLAIMS = yaml.safe_load(Path(workflow.basedir, "paper", "claims.yaml").read_text())["claims"]
 
@@ -18,7 +19,9 @@ wildcard_constraints:
     environment="[a-z][a-z0-9_]*",
     dataset="[a-z][a-z0-9_]*",
     label="[^/]+",
+    folder="runs|tuning",
     notebook="[a-z][a-z0-9_]*",
+    table="[a-z][a-z0-9_]*",
 
 
 def job_resources():
@@ -28,11 +31,18 @@ def job_resources():
 
 
 def run_files(experiment=None, environment=None):
+    """Report run files, optionally of one experiment and environment."""
     return [
         f"results/{job.stem}.npz"
         for job in JOBS.values()
-        if (experiment is None or job.experiment == experiment) and (environment is None or job.environment == environment)
+        if job.role == "report" and (experiment is None or job.experiment == experiment) and (environment is None or job.environment == environment)
     ]
+
+
+def table_runs(wildcards):
+    """Report runs behind a table: one experiment's, or every experiment's (``experiment: all``)."""
+    experiment = config["tables"][wildcards.table]["experiment"]
+    return run_files(None if experiment == "all" else experiment)
 
 
 def final_targets():
@@ -43,12 +53,27 @@ def final_targets():
 
 
 def job_of(wildcards):
-    return JOBS[f"runs/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
+    return JOBS[f"{wildcards.folder}/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
 
 
-def job_dataset(wildcards):
-    dataset = job_of(wildcards).spec["environment"]["dataset"]
-    return [f"results/data/prepared/{dataset}.npz"] if dataset else []
+def job_inputs(wildcards):
+    """The prepared dataset of a job and, for a tuned report job, its selected hyperparameters."""
+    job = job_of(wildcards)
+    dataset = job.spec["environment"]["dataset"]
+    return {
+        "dataset": [f"results/data/prepared/{dataset}.npz"] if dataset else [],
+        "selected": [f"results/{job.selection}"] if job.selection else [],
+    }
+
+
+def option(flag, paths):
+    """``--flag 'path'`` for a one-element input list, nothing for an empty one."""
+    return f"{flag} {shlex.quote(paths[0])}" if paths else ""
+
+
+def tuning_runs(wildcards):
+    reported = JOBS[f"runs/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
+    return [f"results/{job.stem}.npz" for job in tuning_jobs_of(list(JOBS.values()), reported)]
 
 
 def claim_inputs():

@@ -1,39 +1,61 @@
 rule run_job:
-    """One (experiment, environment, policy point) with all its seeds batched."""
+    """One (experiment, environment, policy point) with all its seeds batched; folder is runs (reported) or tuning."""
     input:
-        dataset=job_dataset,
+        unpack(job_inputs),
     output:
-        npz="results/runs/{experiment}/{environment}/{label}.npz",
-        sidecar="results/runs/{experiment}/{environment}/{label}.json",
+        npz="results/{folder}/{experiment}/{environment}/{label}.npz",
+        sidecar="results/{folder}/{experiment}/{environment}/{label}.json",
     params:
         job=lambda wc: json.dumps(job_of(wc).spec, sort_keys=True),
-        dataset=lambda wc, input: f"--dataset {shlex.quote(input.dataset[0])}" if input.dataset else "",
+        dataset=lambda wc, input: option("--dataset", input.dataset),
+        selected=lambda wc, input: option("--selected", input.selected),
         hare=HARE,
     resources:
         gpu=job_resources()["gpu"],
     threads: job_resources()["threads"]
     log:
-        "results/logs/runs/{experiment}/{environment}/{label}.log",
+        "results/logs/{folder}/{experiment}/{environment}/{label}.log",
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {params.hare} run --job {params.job:q} --out {output.npz:q} {params.dataset} --progress off > {log:q} 2>&1"
+        "OMP_NUM_THREADS={threads} {params.hare} run --job {params.job:q} --out {output.npz:q} "
+        "{params.dataset} {params.selected} --progress off > {log:q} 2>&1"
 
 
-rule regret_table:
-    """Runs of one experiment -> mean ± std of total regret (CSV + booktabs LaTeX)."""
+rule select_hyperparameters:
+    """The grid point with the lowest mean total regret on the tuning runs (seeds disjoint from reported runs)."""
     input:
-        lambda wc: run_files(wc.experiment),
+        tuning_runs,
     output:
-        csv="results/tables/{experiment}.csv",
-        tex="paper/generated/table_{experiment}.tex",
+        "results/selected/{experiment}/{environment}/{label}.json",
     params:
         hare=HARE,
-        caption=lambda wc: f"Total pseudo-regret of every policy ({wc.experiment.replace('_', ' ')} experiment).",
     log:
-        "results/logs/tables/{experiment}.log",
+        "results/logs/selected/{experiment}/{environment}/{label}.log",
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} aggregate {input:q} --csv {output.csv:q} --tex {output.tex:q} "
-        "--caption {params.caption:q} --label tab:{wildcards.experiment} > {log:q} 2>&1"
+        "{params.hare} select {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule table:
+    """Run files of an experiment -> one table of the paper (CSV + booktabs LaTeX), as config.tables defines it."""
+    input:
+        runs=table_runs,
+        published=lambda wc: [config["tables"][wc.table]["published"]] if "published" in config["tables"][wc.table] else [],
+    output:
+        csv="results/tables/{table}.csv",
+        tex="paper/generated/table_{table}.tex",
+    params:
+        kind=lambda wc: config["tables"][wc.table]["kind"],
+        caption=lambda wc: config["tables"][wc.table]["caption"],
+        policies=lambda wc: ",".join(config["tables"][wc.table].get("policies", [])),
+        published=lambda wc, input: option("--published", input.published),
+        hare=HARE,
+    log:
+        "results/logs/tables/{table}.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} table {input.runs:q} --kind {params.kind:q} --policies={params.policies:q} {params.published} "
+        "--csv {output.csv:q} --tex {output.tex:q} --caption {params.caption:q} --label tab:{wildcards.table} > {log:q} 2>&1"

@@ -1,5 +1,5 @@
 NOTEBOOK_INPUTS = {
-    "regret_curves": lambda: {"runs": run_files("regret")},
+    "regret_curves": lambda: {"runs": run_files("synthetic") + run_files("classification")},
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],

@@ -43,7 +43,7 @@ rule paper_pdf:
             "paper/generated/oful.tex",
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
-            *(f"paper/generated/table_{e}.tex" for e in EXPERIMENTS),
+            *(f"paper/generated/table_{t}.tex" for t in TABLES),
         ],
         figures=[f for figures in NOTEBOOK_FIGURES.values() for f in figures],
     output:

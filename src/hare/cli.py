@@ -28,15 +28,17 @@ def cmd_validate_config(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
     from hare.experiments.grid import expand_jobs
 
-    print(f"config OK: {len(expand_jobs(config))} report jobs, {len(expand_jobs(config, 'tuning'))} tuning jobs")
+    jobs = expand_jobs(config)
+    print(f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, {sum(j.role == 'tuning' for j in jobs)} tuning jobs")
     return 0
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
     from hare.experiments.grid import expand_jobs
 
-    for job in expand_jobs(_load_config(args.config), args.role):
-        print(job.stem)
+    for job in expand_jobs(_load_config(args.config)):
+        if args.role in (None, job.role):
+            print(job.stem)
     return 0
 
 
@@ -81,17 +83,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hare.experiments.run import run_job
 
     spec = json.loads(args.job)
-    run_job(spec, Path(args.out), args.dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    run_job(spec, Path(args.out), args.dataset, progress=None if args.progress == "auto" else args.progress == "on", selected=args.selected)
     return 0
 
 
-def cmd_aggregate(args: argparse.Namespace) -> int:
-    from hare.experiments.aggregate import write_regret_table
+def cmd_select(args: argparse.Namespace) -> int:
+    from hare.experiments.selection import write_selection
+
+    selection = write_selection(args.runs, args.out)
+    print(f"selected {selection['label']} ({selection['criterion']})")
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from hare.experiments.aggregate import write_table
 
     missing = [p for p in args.runs if not Path(p).exists()]
     if missing:
         raise FileNotFoundError(f"run file(s) missing: {', '.join(missing)}")
-    write_regret_table(args.runs, args.csv, args.tex, args.caption, args.label)
+    policies = [p for p in args.policies.split(",") if p] if args.policies else None
+    write_table(args.kind, args.runs, args.csv, args.tex, args.caption, args.label, policies, args.published)
     return 0
 
 
@@ -135,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("jobs", help="list the jobs of a config")
     p.add_argument("config", nargs="+")
-    p.add_argument("--role", choices=("report", "tuning"), default="report")
+    p.add_argument("--role", choices=("report", "tuning"), default=None, help="only jobs of this role")
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("fetch", help="download a dataset (canonical URL, then mirror), sha256-verified")
@@ -158,15 +169,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="result .npz (sidecar .json next to it)")
     p.add_argument("--dataset", default=None, help="prepared dataset .npz for classification environments")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("aggregate", help="run files -> regret table (CSV + LaTeX)")
+    p = sub.add_parser("select", help="choose hyperparameters from tuning runs")
     p.add_argument("runs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_select)
+
+    p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX)")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published"))
+    p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
+    p.add_argument("--published", default=None, help="CSV of published numbers (kind published)")
     p.add_argument("--csv", required=True)
     p.add_argument("--tex", required=True)
     p.add_argument("--caption", required=True)
     p.add_argument("--label", required=True)
-    p.set_defaults(func=cmd_aggregate)
+    p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("bounds", help="write the sympy-derived bounds as LaTeX macros")
     p.add_argument("--out", required=True)

@@ -17,15 +17,35 @@ def test_job_count_of_the_smoke_config(smoke_config):
     assert {j.label for j in jobs if j.environment == "mushroom"} == {"random", "linucb", "hare_random"}
 
 
+def _tuned(config):
+    config = copy.deepcopy(config)
+    exp = config["experiments"]["regret"]
+    exp["tune"] = True
+    exp["policies"]["linucb"]["grid"] = {"alpha": [0.1, 1.0, 10.0]}
+    return config
+
+
+def test_tuned_experiment_has_tuning_jobs_and_one_report_job(smoke_config):
+    from hare.experiments.grid import tuning_jobs_of
+
+    jobs = expand_jobs(_tuned(smoke_config))
+    tuning = [j for j in jobs if j.role == "tuning"]
+    assert sorted(j.stem for j in tuning if j.environment == "mushroom") == [f"tuning/regret/mushroom/linucb@alpha={a}" for a in (0.1, 1.0, 10.0)]
+    report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")
+    assert report.spec["tuned_grid"] == {"alpha": [0.1, 1.0, 10.0]}
+    assert report.selection == "selected/regret/mushroom/linucb.json"
+    assert {j.stem for j in tuning_jobs_of(jobs, report)} == {j.stem for j in tuning if j.environment == "mushroom"}
+    assert all(j.spec["n_runs"] == 2 for j in tuning) and report.spec["n_runs"] == 3
+
+
 def test_tuning_and_report_jobs_use_disjoint_seeds(smoke_config):
     from hare.experiments.run import environment_keys, policy_keys
 
-    report = {j.stem: j for j in expand_jobs(smoke_config, "report")}
-    tuning = {j.stem: j for j in expand_jobs(smoke_config, "tuning")}
-    assert report.keys() == tuning.keys()
-    for stem in report:
+    jobs = expand_jobs(_tuned(smoke_config))
+    report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")
+    for tuning in (j for j in jobs if j.role == "tuning"):
         for keys in (environment_keys, policy_keys):
-            assert not set(keys(report[stem].spec).tolist()) & set(keys(tuning[stem].spec).tolist())
+            assert not set(keys(report.spec).tolist()) & set(keys(tuning.spec).tolist())
 
 
 def test_job_spec_changes_only_with_its_own_config(smoke_config):

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
-from hare.random import CounterRNG
+from hare.envs.synthetic import LoggedInteractions
+from hare.random import CounterRNG, run_keys
 
 
 def disjoint_encoding(contexts: torch.Tensor) -> torch.Tensor:
@@ -30,12 +31,18 @@ class ClassificationBandit(BanditEnvironment):
 
     features: ``(n_rows, dim)``; labels: ``(n_rows,)`` int64 in ``0..n_classes-1``.
     The item pool is the set of classes (one-hot embeddings, one cluster each).
+
+    ``logged_rows > 0`` sets aside that many rows (a fixed random subset, the same for
+    every run and every policy) as the logged part of the dataset: :meth:`sample_logged`
+    serves them with uniformly random arms, and the online runs never see them.
     """
 
-    def __init__(self, features: torch.Tensor, labels: torch.Tensor, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"):
+    def __init__(self, features: torch.Tensor, labels: torch.Tensor, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu", logged_rows: int = 0):
         n_rows = features.shape[0]
-        if horizon > n_rows:
-            raise ValueError(f"horizon {horizon} exceeds the {n_rows} rows of the dataset")
+        if not 0 <= logged_rows < n_rows:
+            raise ValueError(f"logged_rows must be in [0, {n_rows}), got {logged_rows}")
+        if horizon > n_rows - logged_rows:
+            raise ValueError(f"horizon {horizon} exceeds the {n_rows - logged_rows} online rows of the dataset ({logged_rows} set aside as logged)")
         self.features = features.to(device=device, dtype=torch.float64)
         self.labels = labels.to(device=device, dtype=torch.int64)
         self.n_runs = n_runs
@@ -43,15 +50,28 @@ class ClassificationBandit(BanditEnvironment):
         self.dim = features.shape[1]
         self.query_dim = self.dim
         self.horizon = horizon
-        self.order = CounterRNG(keys.to(device)).permutation("rows", n_rows)[:, :horizon]  # (n_runs, horizon)
+        split = CounterRNG(run_keys(0, [0], "classification-logged-split").to(device)).permutation("split", n_rows)[0]
+        self.logged_rows = split[:logged_rows]
+        online = split[logged_rows:]
+        self.order = online[CounterRNG(keys.to(device)).permutation("rows", online.numel())[:, :horizon]]  # (n_runs, horizon)
         self.pool = ItemPool(torch.eye(self.n_arms, dtype=torch.float64, device=device), torch.arange(self.n_arms, device=device))
 
     @classmethod
-    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> "ClassificationBandit":
+    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0) -> "ClassificationBandit":
         with np.load(path, allow_pickle=False) as data:
             features = torch.from_numpy(data["features"])
             labels = torch.from_numpy(data["labels"])
-        return cls(features, labels, n_runs, horizon or features.shape[0], keys, device)
+        return cls(features, labels, n_runs, min(horizon or features.shape[0], features.shape[0] - logged_rows), keys, device, logged_rows)
+
+    def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
+        """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)`` fields."""
+        if n_samples > self.logged_rows.numel():
+            raise ValueError(f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside (environment params.logged_rows)")
+        rng = CounterRNG(keys.to(self.features.device))
+        rows = self.logged_rows[rng.permutation("logged-rows", self.logged_rows.numel())[:, :n_samples]]  # (n_sets, M)
+        arms = rng.randint("logged-arm", 0, self.n_arms, (n_samples,))
+        rewards = (self.labels[rows] == arms).to(torch.float64)
+        return LoggedInteractions(self.features[rows], torch.zeros_like(rows), arms, rewards)
 
     def round(self, t: int) -> BanditRound:
         rows = self.order[:, t]

@@ -1,10 +1,15 @@
-"""Run files -> tables (CSV for readers and checks, booktabs LaTeX for the paper)."""
+"""Run files -> tables (CSV for readers and checks, booktabs LaTeX for the paper).
+
+Every table states what its numbers are: total pseudo-regret (or reward) of the
+reported runs, mean ± standard deviation over runs (ddof = 1), with the run count.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Iterable
 
@@ -14,43 +19,58 @@ from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name
 
-FIELDS = ("experiment", "environment", "policy", "n_runs", "horizon", "mean", "std", "std_over_mean_pct")
+FIELDS = ("experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward", "wall_time_s", "peak_rss_mb", "device")
+TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published")
+SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
 
 
 def summarise_run(npz_path: str | Path) -> dict:
-    """One row: mean and std (ddof=1) over runs of the total regret of a run file and its sidecar."""
+    """One row per run file: total regret statistics over runs plus the sidecar's provenance figures."""
     npz_path = Path(npz_path)
     sidecar = json.loads(npz_path.with_suffix(".json").read_text())
-    totals = read_npz(npz_path)["total_regret"]
+    arrays = read_npz(npz_path)
+    totals = arrays["total_regret"]
     mean = float(totals.mean())
     std = float(totals.std(ddof=1)) if totals.size > 1 else float("nan")
+    job = sidecar["job"]
     return {
-        "experiment": sidecar["job"]["experiment"],
-        "environment": sidecar["job"]["environment"]["name"],
-        "policy": sidecar["job"]["label"],
+        "experiment": job["experiment"],
+        "environment": job["environment"]["name"],
+        "policy": job["label"],
+        "policy_name": job["policy"],
+        "params": json.dumps(job["params"], sort_keys=True),
         "n_runs": int(totals.size),
         "horizon": int(sidecar["horizon"]),
         "mean": mean,
         "std": std,
         "std_over_mean_pct": 100.0 * std / mean if mean > 0 else float("nan"),
+        "mean_reward": float(arrays["total_reward"].mean()),
+        "wall_time_s": float(sidecar["wall_time_s"]),
+        "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
+        "device": sidecar["device"],
     }
 
 
-def regret_rows(run_files: Iterable[str | Path]) -> list[dict]:
+def summarise_runs(run_files: Iterable[str | Path]) -> list[dict]:
     return sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["policy"]))
 
 
-def rows_to_csv(rows: list[dict]) -> str:
+def rows_to_csv(rows: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k]) for k in FIELDS})
+        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k]) for k in fields if k in row})
     return buffer.getvalue()
 
 
-def regret_table_tex(rows: list[dict], caption: str, label: str) -> str:
-    """Policies as rows, environments as columns, ``mean ± std`` of total regret; best mean per column in bold."""
+def _spread(row: dict, with_pct: bool) -> str:
+    text = f"{format_number(row['mean'])} $\\pm$ {format_number(row['std'])}"
+    return text + (f" ({format_number(row['std_over_mean_pct'])}\\%)" if with_pct else "")
+
+
+def regret_table_tex(rows: list[dict], caption: str, label: str, with_pct: bool = True) -> str:
+    """Policies as rows, environments as columns, total regret ``mean ± std (std/mean %)``; best mean per column in bold."""
     environments = sorted({r["environment"] for r in rows})
     policies = sorted({r["policy"] for r in rows})
     cell = {(r["policy"], r["environment"]): r for r in rows}
@@ -63,17 +83,99 @@ def regret_table_tex(rows: list[dict], caption: str, label: str) -> str:
             if r is None:
                 line.append("--")
                 continue
-            text = f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}"
+            text = _spread(r, with_pct)
             line.append(rf"\textbf{{{text}}}" if np.isclose(r["mean"], best[env]) else text)
         body.append(line)
     first = {env: next(r for r in rows if r["environment"] == env) for env in environments}
     header = ["Policy", *(escape(display_name(env)) + f" ($T={first[env]['horizon']}$, $n={first[env]['n_runs']}$)" for env in environments)]
-    notes = "Total pseudo-regret, mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$); lower is better; best per column in bold."
-    return booktabs_table(header, body, "l" + "r" * len(environments), caption, label, notes)
+    notes = f"Total pseudo-regret, {SPREAD_NOTE}" + (" and std/mean in \\%" if with_pct else "") + "; lower is better; best per column in bold."
+    return booktabs_table(header, body, "l" + "r" * len(environments), caption, label, notes, resize=len(environments) > 2)
 
 
-def write_regret_table(run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str) -> list[dict]:
-    rows = regret_rows(run_files)
-    write_text(csv_path, rows_to_csv(rows))
-    write_text(tex_path, regret_table_tex(rows, caption, label))
+def sensitivity_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    """One row per (environment, policy point): its hyperparameters, regret and mean reward; best point per policy in bold."""
+    best = {}
+    for r in rows:
+        key = (r["environment"], r["policy_name"])
+        best[key] = min(best.get(key, float("inf")), r["mean"])
+    body = []
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
+        text = _spread(r, with_pct=False)
+        bold = np.isclose(r["mean"], best[(r["environment"], r["policy_name"])])
+        body.append([escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}", rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
+    n = rows[0]["n_runs"] if rows else 0
+    notes = f"Total pseudo-regret, {SPREAD_NOTE}, $n={n}$; mean reward per round; best point of each policy in bold."
+    return booktabs_table(["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], body, "lllrr", caption, label, notes, resize=True)
+
+
+def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    """Runtime and reward per policy point: wall time per round, total reward and regret."""
+    body = []
+    for r in rows:
+        per_round_ms = 1000.0 * r["wall_time_s"] / r["horizon"]
+        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
+        body.append([escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}", format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
+    notes = f"Wall time per round for all $n$ runs batched on {escape(rows[0]['device']) if rows else '--'}; total reward and regret {SPREAD_NOTE}."
+    return booktabs_table(["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], body, "lllrrr", caption, label, notes, resize=True)
+
+
+def compute_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    """Compute per experiment and device: jobs, summed wall time, largest peak memory (NeurIPS checklist)."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["experiment"], r["device"])].append(r)
+    body = [[escape(exp), escape(dev), str(len(g)), format_number(sum(r["wall_time_s"] for r in g), 1), format_number(max(r["peak_rss_mb"] for r in g), 0)] for (exp, dev), g in sorted(groups.items())]
+    total = sum(r["wall_time_s"] for r in rows)
+    body.append([r"\textbf{total}", "", str(len(rows)), format_number(total, 1), ""])
+    notes = "Simulation wall time summed over jobs (process start, data loading and the workflow's other rules excluded); peak resident memory of the largest job."
+    return booktabs_table(["Experiment", "Device", "Jobs", "Wall time (s)", "Peak RSS (MB)"], body, "llrrr", caption, label, notes)
+
+
+def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
+    """Our rows next to the numbers a publication quotes (CSV: policy, environment, mean, std, n_runs, horizon, source)."""
+    with open(published_csv, newline="") as handle:
+        published = list(csv.DictReader(handle))
+    ours = {(r["policy_name"], r["environment"]): r for r in rows}
+    out = []
+    for p in published:
+        mine = ours.get((p["policy"], p["environment"]))
+        if mine is None:
+            continue
+        out.append({**mine, "published_mean": float(p["mean"]), "published_std": float(p["std"]), "published_n_runs": int(p["n_runs"]), "published_horizon": int(p["horizon"]), "source": p["source"], "difference": mine["mean"] - float(p["mean"])})
+    return out
+
+
+def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    body = [[escape(display_name(r["policy_name"])), escape(display_name(r["environment"])), f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)", f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} ($T={r['published_horizon']}$, $n={r['published_n_runs']}$)", format_number(r["difference"])] for r in rows]
+    notes = "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol). Differences in horizon, run count or preprocessing make the columns comparable only where $T$ and $n$ agree."
+    return booktabs_table(["Policy", "Dataset", "This artifact", "Published", "Difference"], body, "llrrr", caption, label, notes, resize=True)
+
+
+def write_table(kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str, policies: list[str] | None = None, published_csv: str | Path | None = None) -> list[dict]:
+    """Build the table of ``kind`` from run files; ``policies`` keeps only those config names."""
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
+    rows = summarise_runs(run_files)
+    if policies:
+        rows = [r for r in rows if r["policy_name"] in policies or r["policy"] in policies]
+    if not rows:
+        raise ValueError(f"no run matches the table {label!r} (policies {policies})")
+    fields = FIELDS
+    if kind == "regret":
+        tex = regret_table_tex(rows, caption, label)
+    elif kind == "sensitivity":
+        tex = sensitivity_table_tex(rows, caption, label)
+    elif kind == "scaling":
+        tex = scaling_table_tex(rows, caption, label)
+    elif kind == "compute":
+        tex = compute_table_tex(rows, caption, label)
+    else:
+        if published_csv is None:
+            raise ValueError("a published table needs --published")
+        rows = published_rows(rows, published_csv)
+        fields = FIELDS + ("published_mean", "published_std", "published_n_runs", "published_horizon", "difference", "source")
+        tex = published_table_tex(rows, caption, label) if rows else booktabs_table(["Policy"], [["no published counterpart in this configuration"]], "l", caption, label)
+    write_text(csv_path, rows_to_csv(rows, fields))
+    write_text(tex_path, tex)
     return rows

@@ -43,8 +43,20 @@ class Job:
     spec: dict[str, Any]
 
     @property
+    def role(self) -> str:
+        return self.spec["role"]
+
+    @property
     def stem(self) -> str:
-        return f"runs/{self.experiment}/{self.environment}/{self.label}"
+        folder = "runs" if self.role == "report" else "tuning"
+        return f"{folder}/{self.experiment}/{self.environment}/{self.label}"
+
+    @property
+    def selection(self) -> str | None:
+        """Where the hyperparameters chosen on tuning runs are written, for a tuned report job."""
+        if "tuned_grid" not in self.spec:
+            return None
+        return f"selected/{self.experiment}/{self.environment}/{self.label}.json"
 
 
 def _point_label(label: str, point: dict[str, Any]) -> str:
@@ -67,33 +79,55 @@ def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[st
     return {"name": name, "kind": env["kind"], "params": env.get("params") or {}, "dataset": env.get("dataset"), "horizon": int(env.get("horizon") or horizon)}
 
 
-def expand_jobs(config: dict[str, Any], role: str = "report") -> list[Job]:
-    """Every job of ``config`` for runs of ``role`` (``report`` or ``tuning``; disjoint seeds)."""
-    if role not in RUN_ROLES:
-        raise ConfigError(f"role must be one of {RUN_ROLES}, got {role!r}")
+def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: str, policy: str, params: dict[str, Any], role: str, n_runs: int) -> Job:
+    spec = {
+        "experiment": experiment,
+        "environment": env,
+        "label": label,
+        "policy": policy,
+        "params": params,
+        "n_runs": int(n_runs),
+        "role": role,
+        "base_seed": int(config["base_seed"]),
+        "device": config.get("device", "cpu"),
+        "record_every": int(config.get("record_every", 10)),
+    }
+    return Job(experiment, env["name"], label, spec)
+
+
+def expand_jobs(config: dict[str, Any]) -> list[Job]:
+    """Every job of ``config``.
+
+    In an experiment with ``tune: true`` a policy entry with a ``grid`` becomes one
+    *tuning* job per grid point (``n_tuning_runs`` runs on seeds disjoint from the
+    reported ones) and a single *report* job whose hyperparameters are the point with
+    the lowest mean total regret on the tuning runs. Without ``tune`` every grid point
+    is a report job (sensitivity studies).
+    """
     jobs = []
     for experiment, exp in config["experiments"].items():
-        n_runs = int(exp["n_tuning_runs"] if role == "tuning" else exp["n_runs"])
+        tune = bool(exp.get("tune", False))
         for env_name in exp["environments"]:
             env = environment_spec(config, env_name, exp["horizon"])
             for label, entry in exp["policies"].items():
                 if env_name not in entry.get("environments", exp["environments"]):
                     continue
-                for job_label, params in policy_points(label, entry):
-                    spec = {
-                        "experiment": experiment,
-                        "environment": env,
-                        "label": job_label,
-                        "policy": entry.get("policy", label),
-                        "params": params,
-                        "n_runs": n_runs,
-                        "role": role,
-                        "base_seed": int(config["base_seed"]),
-                        "device": config.get("device", "cpu"),
-                        "record_every": int(config.get("record_every", 10)),
-                    }
-                    jobs.append(Job(experiment, env_name, job_label, spec))
+                policy = entry.get("policy", label)
+                points = policy_points(label, entry)
+                if tune and entry.get("grid"):
+                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"]) for point_label, params in points)
+                    report = _job(config, experiment, env, label, policy, dict(entry.get("params") or {}), "report", exp["n_runs"])
+                    report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
+                    jobs.append(report)
+                else:
+                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"]) for point_label, params in points)
     return jobs
+
+
+def tuning_jobs_of(jobs: list[Job], report: Job) -> list[Job]:
+    """The tuning jobs whose results choose ``report``'s hyperparameters."""
+    prefix = report.label + "@"
+    return [j for j in jobs if j.role == "tuning" and j.experiment == report.experiment and j.environment == report.environment and j.label.startswith(prefix)]
 
 
 def validate_config(config: dict[str, Any]) -> None:
@@ -123,5 +157,8 @@ def validate_config(config: dict[str, Any]) -> None:
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
     for name, env in config["environments"].items():
-        if env["kind"] == "classification" and not env.get("dataset"):
-            raise ConfigError(f"environments.{name}.dataset: required for kind 'classification'")
+        if env["kind"] in ("classification", "replay") and not env.get("dataset"):
+            raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
+    for name, table in config.get("tables", {}).items():
+        if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
+            raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")

@@ -62,9 +62,7 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
 
         if dataset_path is None:
             raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
-        with np.load(dataset_path, allow_pickle=False) as data:
-            n_rows = data["labels"].shape[0]
-        return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], min(env["horizon"], n_rows), keys, device)
+        return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"])
     raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
 
 
@@ -133,11 +131,17 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
-def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None) -> dict[str, Any]:
-    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar."""
+def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None, selected: str | Path | None = None) -> dict[str, Any]:
+    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
+
+    A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
+    """
+    from hare.experiments.selection import apply_selection
+
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
+    spec = apply_selection(spec, selected)
     device = resolve_device(spec["device"])
     torch.use_deterministic_algorithms(True, warn_only=True)
     if device.type == "cuda":

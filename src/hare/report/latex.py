@@ -36,22 +36,27 @@ def macros(values: dict[str, str]) -> str:
     return "".join(f"\\newcommand{{\\{name}}}{{{value}}}\n" for name, value in sorted(values.items()))
 
 
-def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str, notes: str = "") -> str:
-    """A ``table`` float with a booktabs ``tabular``; cells are inserted verbatim (already escaped)."""
+def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str, notes: str = "", resize: bool = False) -> str:
+    """A ``table`` float with a booktabs ``tabular``; cells are inserted verbatim (already escaped).
+
+    ``resize`` scales a wide tabular down to the text width (never up).
+    """
     lines = [
         r"\begin{table}[t]",
         r"\centering",
         rf"\caption{{{caption}}}",
         rf"\label{{{label}}}",
         r"\small",
+        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" if resize else "",
         rf"\begin{{tabular}}{{{align}}}",
         r"\toprule",
         " & ".join(header) + r" \\",
         r"\midrule",
         *(" & ".join(row) + r" \\" for row in rows),
         r"\bottomrule",
-        r"\end{tabular}",
+        r"\end{tabular}" + ("}" if resize else ""),
     ]
+    lines = [line for line in lines if line]
     if notes:
         lines.append(rf"\par\smallskip\footnotesize {notes}")
     lines.append(r"\end{table}")

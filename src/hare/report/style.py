@@ -60,9 +60,9 @@ def apply_style() -> None:
     })
 
 
-def figure(n_cols: int = 1, height_in: float = 2.2, width_fraction: float = 1.0):
-    """A figure of ``n_cols`` panels spanning ``width_fraction`` of the text width."""
-    return plt.subplots(1, n_cols, figsize=(TEXT_WIDTH_IN * width_fraction, height_in), squeeze=False)
+def figure(n_cols: int = 1, height_in: float = 2.2, width_fraction: float = 1.0, n_rows: int = 1):
+    """A figure of ``n_rows x n_cols`` panels spanning ``width_fraction`` of the text width."""
+    return plt.subplots(n_rows, n_cols, figsize=(TEXT_WIDTH_IN * width_fraction, height_in), squeeze=False, constrained_layout=True)
 
 
 def save(fig, path: str | Path) -> None:

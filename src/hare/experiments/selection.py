@@ -1,0 +1,53 @@
+"""Hyperparameter selection on tuning runs (seeds disjoint from the reported runs).
+
+The chosen point minimises the mean total regret over the tuning runs (seed 002 §5.1
+grids; ties go to the first point in the grid's sorted order). The reported runs of
+the same policy then use the chosen point; no reported seed ever influences it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from hare.io import read_npz, write_json
+
+CRITERION = "lowest mean total regret over the tuning runs"
+
+
+def select_point(tuning_runs: Iterable[str | Path]) -> dict[str, Any]:
+    """Summary of every grid point and the chosen one, from tuning ``.npz`` files and their sidecars."""
+    points = []
+    for path in map(Path, tuning_runs):
+        sidecar = json.loads(path.with_suffix(".json").read_text())
+        if sidecar["job"]["role"] != "tuning":
+            raise ValueError(f"{path} is not a tuning run (role {sidecar['job']['role']!r})")
+        totals = read_npz(path)["total_regret"]
+        points.append({"label": sidecar["job"]["label"], "params": sidecar["job"]["params"], "mean_total_regret": float(totals.mean()), "n_runs": int(totals.size)})
+    if not points:
+        raise ValueError("no tuning runs to select from")
+    points.sort(key=lambda p: p["label"])
+    best = min(points, key=lambda p: p["mean_total_regret"])
+    return {"criterion": CRITERION, "params": best["params"], "label": best["label"], "points": points}
+
+
+def write_selection(tuning_runs: Iterable[str | Path], out: str | Path) -> dict[str, Any]:
+    selection = select_point(tuning_runs)
+    write_json(out, selection)
+    return selection
+
+
+def apply_selection(spec: dict[str, Any], selection_path: str | Path | None) -> dict[str, Any]:
+    """The job specification with the tuned hyperparameters filled in (a tuned job needs its selection)."""
+    if "tuned_grid" not in spec:
+        if selection_path is not None:
+            raise ValueError(f"job {spec['label']!r} is not tuned but a selection was given ({selection_path})")
+        return spec
+    if selection_path is None:
+        raise ValueError(f"job {spec['label']!r} is tuned over {spec['tuned_grid']}: pass its selection file (--selected)")
+    selection = json.loads(Path(selection_path).read_text())
+    unknown = sorted(set(selection["params"]) - set(spec["params"]) - set(spec["tuned_grid"]))
+    if unknown:
+        raise ValueError(f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec['label']!r}")
+    return {**spec, "params": {**spec["params"], **selection["params"]}, "selected_from": selection["label"]}
