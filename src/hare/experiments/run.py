@@ -65,6 +65,12 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
         with np.load(dataset_path, allow_pickle=False) as data:
             n_rows = data["labels"].shape[0]
         return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], min(env["horizon"], n_rows), keys, device)
+    if env["kind"] == "replay":
+        from hare.envs.replay import ReplayBandit
+
+        if dataset_path is None:
+            raise ValueError(f"environment {env['name']!r} needs its prepared logged dataset (--dataset)")
+        return ReplayBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device)
     raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
 
 
@@ -133,8 +139,28 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
+def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
+    """The sidecar fields every job writes: specification and hash, commit, versions, device, sizes, time, memory."""
+    return {
+        "job": spec,
+        "job_hash": config_hash(spec),
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "horizon": int(env.horizon),
+        "n_runs": int(env.n_runs),
+        "wall_time_s": wall,
+        "peak_memory": peak_memory_mb(device),
+    }
+
+
 def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None) -> dict[str, Any]:
     """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar."""
+    if spec["environment"]["kind"] == "replay":
+        from hare.experiments.replay_job import run_replay_job
+
+        return run_replay_job(spec, out, dataset_path, progress)
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
@@ -148,19 +174,7 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress)
     wall = time.perf_counter() - start
     write_npz(out, **arrays)
-    sidecar = {
-        "job": spec,
-        "job_hash": config_hash(spec),
-        "git_commit": git_commit(),
-        "versions": package_versions(),
-        "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "horizon": int(env.horizon),
-        "n_runs": int(env.n_runs),
-        "wall_time_s": wall,
-        "peak_memory": peak_memory_mb(device),
-        "total_regret_mean": float(arrays["total_regret"].mean()),
-    }
+    sidecar = {**provenance(spec, env, device, wall), "total_regret_mean": float(arrays["total_regret"].mean())}
     write_json(out.with_suffix(".json"), sidecar)
     log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
     return sidecar
