@@ -73,7 +73,7 @@ class LoggedData:
         return int(self.contexts.shape[1] + self.item_features.shape[1])
 
     @classmethod
-    def from_npz(cls, path: str | Path) -> "LoggedData":
+    def from_npz(cls, path: str | Path) -> LoggedData:
         """Load the arrays written by :func:`hare.data.prepare.prepare_logged`.
 
         Raises:
@@ -104,7 +104,7 @@ class LoggedData:
             item_features=torch.from_numpy(arrays["item_features"]).to(torch.float64),
         )
 
-    def to(self, device: str | torch.device) -> "LoggedData":
+    def to(self, device: str | torch.device) -> LoggedData:
         return LoggedData(*(getattr(self, f).to(device) for f in LOGGED_FIELDS))
 
     def item_embeddings(self) -> torch.Tensor:
@@ -170,7 +170,7 @@ class ReplayBandit(BanditEnvironment):
                              torch.arange(self.n_arms, device=device))
 
     @classmethod
-    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> "ReplayBandit":
+    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> ReplayBandit:
         logged = LoggedData.from_npz(path)
         return cls(logged, n_runs, min(horizon or logged.n_rows, logged.n_rows), keys, device)
 

@@ -156,7 +156,11 @@ def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.devic
 
 
 def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None) -> dict[str, Any]:
-    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar."""
+    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
+
+    Jobs on logged data (environment kind ``replay``) go to
+    :func:`hare.experiments.replay_job.run_replay_job`, which writes the replay arrays instead.
+    """
     if spec["environment"]["kind"] == "replay":
         from hare.experiments.replay_job import run_replay_job
 
