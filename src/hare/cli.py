@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX)")
     p.add_argument("runs", nargs="+")
-    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published"))
+    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published", "replay"))
     p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
     p.add_argument("--published", default=None, help="CSV of published numbers (kind published)")
     p.add_argument("--csv", required=True)

@@ -25,15 +25,16 @@ def _set(config, path, value):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (["experiments", "regret", "policies", "linucb", "params", "alpha"], -1.0, r"experiments\.regret\.policies\.linucb\.params\.alpha"),
-        (["experiments", "regret", "policies", "bogus"], {}, r"experiments\.regret\.policies\.bogus: unknown policy 'bogus'"),
-        (["experiments", "regret", "n_runs"], 0, r"experiments\.regret\.n_runs"),
-        (["experiments", "regret", "environments"], [], r"experiments\.regret\.environments"),
-        (["experiments", "regret", "environments"], ["nowhere"], r"experiments\.regret\.environments: unknown environment 'nowhere'"),
+        (["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0, r"experiments\.classification\.policies\.linucb\.params\.alpha"),
+        (["experiments", "classification", "policies", "bogus"], {}, r"experiments\.classification\.policies\.bogus: unknown policy 'bogus'"),
+        (["experiments", "classification", "n_runs"], 0, r"experiments\.classification\.n_runs"),
+        (["experiments", "classification", "environments"], [], r"experiments\.classification\.environments"),
+        (["experiments", "classification", "environments"], ["nowhere"], r"experiments\.classification\.environments: unknown environment 'nowhere'"),
         (["device"], "tpu", r"device"),
-        (["experiments", "regret", "policies", "linucb", "grid"], {"alpha": [1.0, -2.0]}, r"experiments\.regret\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha"),
-        (["experiments", "regret", "policies", "linucb", "params", "gamma"], 1.0, r"unknown hyperparameter.*gamma"),
-        (["experiments", "regret", "policies", "hare_random", "params", "projections"], "oracle", r"hare_random.*projections.*synthetic"),
+        (["experiments", "classification", "policies", "linucb", "grid"], {"alpha": [1.0, -2.0]}, r"experiments\.classification\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha"),
+        (["tables", "classification", "experiment"], "nowhere", r"tables\.classification\.experiment: unknown experiment"),
+        (["experiments", "classification", "policies", "linucb", "params", "gamma"], 1.0, r"unknown hyperparameter.*gamma"),
+        (["experiments", "classification", "policies", "hare", "params", "projections"], "oracle", r"policies\.hare.*projections.*synthetic"),
         (["theory", "oful", "delta"], 1.5, r"theory\.oful\.delta"),
     ],
 )
@@ -44,10 +45,10 @@ def test_invalid_config_names_the_key(smoke_config, path, value, message):
 
 
 def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
-    bad = _set(copy.deepcopy(smoke_config), ["experiments", "regret", "policies", "linucb", "params", "alpha"], -1.0)
+    bad = _set(copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
     result = subprocess.run([sys.executable, "-m", "hare", "validate-config", str(path)], capture_output=True, text=True, cwd=repository)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert "experiments.regret.policies.linucb.params.alpha" in result.stderr
+    assert "experiments.classification.policies.linucb.params.alpha" in result.stderr

@@ -1,6 +1,34 @@
 import copy
 
+import pytest
+
 from hare.experiments.grid import expand_jobs, policy_points
+
+
+@pytest.fixture
+def smoke_config():
+    """A small config of its own, so these tests do not move with config/smoke.yaml."""
+    return {
+        "base_seed": 7,
+        "environments": {
+            "synthetic_linear": {"kind": "synthetic", "params": {"n_items": 24, "n_clusters": 4}},
+            "mushroom": {"kind": "classification", "dataset": "mushroom"},
+        },
+        "experiments": {
+            "regret": {
+                "environments": ["synthetic_linear", "mushroom"],
+                "horizon": 200,
+                "n_runs": 3,
+                "n_tuning_runs": 2,
+                "policies": {
+                    "random": {},
+                    "linucb": {"params": {"alpha": 1.0, "lam": 1.0}},
+                    "hare_oracle": {"policy": "hare", "params": {"projections": "oracle"}, "environments": ["synthetic_linear"]},
+                    "hare_random": {"policy": "hare", "params": {"projections": "random"}},
+                },
+            }
+        },
+    }
 
 
 def test_grid_expands_to_the_cartesian_product():

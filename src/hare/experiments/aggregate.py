@@ -20,7 +20,7 @@ from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name
 
 FIELDS = ("experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward", "wall_time_s", "peak_rss_mb", "device")
-TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published")
+TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published", "replay")
 SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
 
 
@@ -29,10 +29,12 @@ def summarise_run(npz_path: str | Path) -> dict:
     npz_path = Path(npz_path)
     sidecar = json.loads(npz_path.with_suffix(".json").read_text())
     arrays = read_npz(npz_path)
+    job = sidecar["job"]
+    if "total_regret" not in arrays:
+        return _summarise_replay(arrays, sidecar)
     totals = arrays["total_regret"]
     mean = float(totals.mean())
     std = float(totals.std(ddof=1)) if totals.size > 1 else float("nan")
-    job = sidecar["job"]
     return {
         "experiment": job["experiment"],
         "environment": job["environment"]["name"],
@@ -49,6 +51,56 @@ def summarise_run(npz_path: str | Path) -> dict:
         "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
         "device": sidecar["device"],
     }
+
+
+def _std(values: np.ndarray) -> float:
+    return float(values.std(ddof=1)) if values.size > 1 else float("nan")
+
+
+def _summarise_replay(arrays: dict, sidecar: dict) -> dict:
+    """A replay run (Li et al. 2011): rewards of accepted rounds and off-policy estimates, no regret."""
+    job = sidecar["job"]
+    mean_reward = arrays["total_mean_reward"]
+    return {
+        "experiment": job["experiment"],
+        "environment": job["environment"]["name"],
+        "policy": job["label"],
+        "policy_name": job["policy"],
+        "params": json.dumps(job["params"], sort_keys=True),
+        "n_runs": int(arrays["total_reward"].size),
+        "horizon": int(sidecar["horizon"]),
+        "mean": float("nan"),
+        "std": float("nan"),
+        "std_over_mean_pct": float("nan"),
+        "mean_reward": float(arrays["total_reward"].mean()),
+        "std_reward": _std(arrays["total_reward"]),
+        "accepted": float(arrays["total_accepted"].mean()),
+        "reward_per_accepted": float(np.nanmean(mean_reward)),
+        "reward_per_accepted_std": _std(mean_reward[np.isfinite(mean_reward)]),
+        **{name: float(arrays[name].mean()) for name in ("ope_ipw", "ope_snipw", "ope_dm", "ope_dr")},
+        "ope_ipw_se": float(arrays["ope_ipw_se"].mean()),
+        "wall_time_s": float(sidecar["wall_time_s"]),
+        "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
+        "device": sidecar["device"],
+    }
+
+
+def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    """Replay evaluation on logged data: accepted rounds, cumulative and per-round reward, off-policy estimates, time."""
+    body = []
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
+        body.append([
+            escape(display_name(r["policy_name"])), f"\texttt{{{escape(params)}}}", format_number(r["accepted"], 1),
+            f"{format_number(r['mean_reward'], 2)} $\\pm$ {format_number(r['std_reward'], 2)}",
+            f"{format_number(r['reward_per_accepted'], 4)} $\\pm$ {format_number(r['reward_per_accepted_std'], 4)}",
+            format_number(r["ope_ipw"], 4), format_number(r["ope_dr"], 4), format_number(r["wall_time_s"], 1),
+        ])
+    n = rows[0]["n_runs"] if rows else 0
+    notes = (f"Replay evaluation (Li et al.\\ 2011) over $n={n}$ runs, each streaming the logged rows in its own order: accepted rounds, "
+             "clicks on accepted rounds and clicks per accepted round (mean $\\pm$ std over runs), off-policy estimates of the final greedy policy's "
+             "click rate (IPW, doubly robust), and wall time of all runs batched (s).")
+    return booktabs_table(["Policy", "Hyperparameters", "Accepted", "Clicks", "Click rate", "IPW", "DR", "Time (s)"], body, "llrrrrrr", caption, label, notes, resize=True)
 
 
 def summarise_runs(run_files: Iterable[str | Path]) -> list[dict]:
@@ -170,6 +222,9 @@ def write_table(kind: str, run_files: Iterable[str | Path], csv_path: str | Path
         tex = scaling_table_tex(rows, caption, label)
     elif kind == "compute":
         tex = compute_table_tex(rows, caption, label)
+    elif kind == "replay":
+        fields = FIELDS + ("std_reward", "accepted", "reward_per_accepted", "reward_per_accepted_std", "ope_ipw", "ope_snipw", "ope_dm", "ope_dr", "ope_ipw_se")
+        tex = replay_table_tex(rows, caption, label)
     else:
         if published_csv is None:
             raise ValueError("a published table needs --published")

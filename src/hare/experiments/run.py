@@ -63,6 +63,12 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
         if dataset_path is None:
             raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
         return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"])
+    if env["kind"] == "replay":
+        from hare.envs.replay import ReplayBandit
+
+        if dataset_path is None:
+            raise ValueError(f"environment {env['name']!r} needs its prepared logged dataset (--dataset)")
+        return ReplayBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device)
     raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
 
 
@@ -131,28 +137,9 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
-def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None, selected: str | Path | None = None) -> dict[str, Any]:
-    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
-
-    A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
-    """
-    from hare.experiments.selection import apply_selection
-
-    out = Path(out)
-    if out.suffix != ".npz":
-        raise ValueError(f"output must be a .npz path, got {out}")
-    spec = apply_selection(spec, selected)
-    device = resolve_device(spec["device"])
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    env = build_environment(spec, device, dataset_path)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
-    start = time.perf_counter()
-    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress)
-    wall = time.perf_counter() - start
-    write_npz(out, **arrays)
-    sidecar = {
+def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
+    """The sidecar fields every job writes: specification and hash, commit, versions, device, sizes, time, memory."""
+    return {
         "job": spec,
         "job_hash": config_hash(spec),
         "git_commit": git_commit(),
@@ -163,8 +150,37 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
         "n_runs": int(env.n_runs),
         "wall_time_s": wall,
         "peak_memory": peak_memory_mb(device),
-        "total_regret_mean": float(arrays["total_regret"].mean()),
     }
+
+
+def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None, selected: str | Path | None = None) -> dict[str, Any]:
+    """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
+
+    A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
+    Jobs on logged data (environment kind ``replay``) go to
+    :func:`hare.experiments.replay_job.run_replay_job`, which writes the replay arrays instead.
+    """
+    from hare.experiments.selection import apply_selection
+
+    spec = apply_selection(spec, selected)
+    if spec["environment"]["kind"] == "replay":
+        from hare.experiments.replay_job import run_replay_job
+
+        return run_replay_job(spec, out, dataset_path, progress)
+    out = Path(out)
+    if out.suffix != ".npz":
+        raise ValueError(f"output must be a .npz path, got {out}")
+    device = resolve_device(spec["device"])
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    env = build_environment(spec, device, dataset_path)
+    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
+    start = time.perf_counter()
+    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress)
+    wall = time.perf_counter() - start
+    write_npz(out, **arrays)
+    sidecar = {**provenance(spec, env, device, wall), "total_regret_mean": float(arrays["total_regret"].mean())}
     write_json(out.with_suffix(".json"), sidecar)
     log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
     return sidecar
