@@ -98,7 +98,7 @@ from hare.policies.hare import HAREConfig, learned_projections
 from hare.model.projections import attention_error, oracle_projections
 from hare.random import CounterRNG, run_keys
 from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
-from hare.theory.bounds import BOUNDS, SEED_ISSUES, elliptical_potential_sum, user_regret_sum  # noqa: F401
+from hare.theory.bounds import BOUNDS, SEED_ISSUES, user_regret_sum
 
 __all__ = [
     "VARIANTS",
@@ -207,6 +207,13 @@ def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: 
     """``bound >= T * Delta``: the bound says no more than the trivial bound (every round at maximal regret)."""
     result = np.asarray(bound, dtype=float) >= np.asarray(horizon, dtype=float) * max_gap
     return bool(result) if result.ndim == 0 else result
+
+
+def _std(curves: np.ndarray) -> list[float | None]:
+    """Sample standard deviation over runs at every horizon; None with a single run."""
+    if curves.shape[0] < 2:
+        return [None] * curves.shape[1]
+    return curves.std(0, ddof=1).tolist()
 
 
 def _summary(measured: np.ndarray, bound: np.ndarray, horizons: np.ndarray, max_gap: float) -> list[dict[str, Any]]:
@@ -419,6 +426,8 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     policies: dict[str, Any] = {}
     for variant in VARIANTS:
         policies[variant] = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
+    greedy = {**_hare_config(hare_params, "w_star_u_star"), "alpha": 0.0, "alpha_schedule": "fixed", "alphas": None}
+    policies["selection_gap"] = build_policy("hare", greedy, env, policy_keys).to(device)
     if baselines:
         for name in ("linucb", "lnucb_ta"):
             policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
@@ -511,7 +520,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "elliptical_potential": _elliptical(sim, horizons_arr, constants["key_dim"], config.lam, constants["query_norm_bound"]),
             "decomposition_residual": residual,
         },
-        "regret": {name: {"mean": curves[name].mean(0).tolist(), "std": (curves[name].std(0, ddof=1) if n_runs > 1 else np.full(len(T), np.nan)).tolist()} for name in curves},
+        "regret": {name: {"mean": curves[name].mean(0).tolist(), "std": _std(curves[name])} for name in curves},
         "rows": rows,
         "exponents": exponents,
         "exponent_checks": checks,
@@ -530,8 +539,21 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             ],
         },
         "seed_issues": {key: SEED_ISSUES[key] for key in ("seed001_query_norm", "seed001_step2_reduction", "seed001_user_concentration",
-                                                         "seed001_additive_term", "seed002_theorem1_rate")},
+                                                         "seed001_additive_term", "seed001_term1_lipschitz_premise",
+                                                         "seed001_explore_cluster_mean_gap", "seed002_theorem1_rate")},
         "identical_env_draws": True,
+    }
+    gap = curves["selection_gap"]
+    result["diagnostics"] = {
+        "selection_gap": {
+            "description": "Regret of pi_W*,u* with alpha = 0: exact scores, no bonus; the cluster chosen by its mean score "
+                           "may not hold the best item (seed issue seed001_explore_cluster_mean_gap). Part of R_explore not "
+                           "caused by exploration.",
+            "T": horizons_arr.tolist(),
+            "mean": gap.mean(0).tolist(),
+            "std": _std(gap),
+            "exponent": fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS)) if horizons_arr.size >= 2 else None,
+        },
     }
     if baselines:
         result["baselines"] = _baseline_checks(sim, env, horizons_arr, baseline_params, delta, max_gap)
