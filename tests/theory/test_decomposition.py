@@ -128,3 +128,13 @@ def test_rerun_gives_identical_json(result, tmp_path):
     write_checks(again, tmp_path / "b.json", tmp_path / "b.tex")
     assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
     assert (tmp_path / "a.tex").read_text() == (tmp_path / "b.tex").read_text()
+
+
+def test_grid_over_clusters_and_key_dim():
+    grid = decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64)
+    cells = {(cell["n_clusters"], cell["key_dim"]): cell for cell in grid["cells"]}
+    assert set(cells) == {(2, 4), (3, 4)}
+    for (clusters, key_dim), cell in cells.items():
+        assert cell["constants"]["n_clusters"] == clusters and cell["constants"]["key_dim"] == key_dim
+        assert {row["T"] for row in cell["rows"]} == {20}
+    json.dumps(grid)
