@@ -541,7 +541,8 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         "seed_issues": {key: SEED_ISSUES[key] for key in ("seed001_query_norm", "seed001_step2_reduction", "seed001_user_concentration",
                                                          "seed001_additive_term", "seed001_term1_lipschitz_premise",
                                                          "seed001_explore_cluster_mean_gap", "seed002_theorem1_rate")},
-        "identical_env_draws": True,
+        "shared_environment": "one environment object serves every policy in lock step; round t is a pure function of the run "
+                              "keys and t, so queries, active users and reward noise are identical across policies",
     }
     gap = curves["selection_gap"]
     result["diagnostics"] = {
@@ -685,7 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hare.theory.decomposition --config-json '{...}' --out-json ... --out-tex ... [--out-npz ...]``.
 
     The config holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
-    optionally ``device``, ``delta``, ``tolerance``, ``n_boot``, ``baselines``, ``baseline_params``.
+    optionally ``device``, ``delta``, ``tolerance``, ``n_boot``, ``baselines``, ``baseline_params``, ``n_eps_queries``.
     """
     parser = argparse.ArgumentParser(prog="python -m hare.theory.decomposition", description=__doc__.splitlines()[0])
     parser.add_argument("--config-json", required=True)
