@@ -14,7 +14,13 @@ from hare.policies import hare as hare_policies
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.theory import decomposition
-from hare.theory.decomposition import VARIANTS, fit_exponent, is_vacuous, run_decomposition, write_checks
+from hare.theory.decomposition import (
+    VARIANTS,
+    fit_exponent,
+    is_vacuous,
+    run_decomposition,
+    write_checks,
+)
 
 ENV = {"n_items": 24, "n_clusters": 4, "item_dim": 8, "query_dim": 6, "user_dim": 3, "key_dim": 4, "n_users": 3}
 HARE = {"fit_steps": 40, "n_logged": 300}

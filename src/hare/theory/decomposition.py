@@ -73,6 +73,10 @@ dropped and counted). Checks: exponent of ``R_explore`` and ``R_user`` at most
 ``epsilon_attn``). The exponent of each bound over the same grid is reported next to it:
 ``sqrt(T) log T`` has a local log-log slope ``0.5 + 1/log T``, above 0.5 at any finite grid.
 
+A fourth policy, ``pi_W*,u*`` with ``alpha = 0``, plays alongside as a diagnostic: exact scores
+and no bonus, so its regret is the part of ``R_explore`` that comes from ranking clusters by
+their mean score rather than from exploration (seed issue ``seed001_explore_cluster_mean_gap``).
+
 LinUCB and LNUCB-TA play the same runs. LinUCB is checked against ``linucb_oful`` with the
 constants of :func:`hare.theory.oful_check.linear_parameters`; LNUCB-TA's Theorem 1 (seed
 002) has an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built
@@ -85,30 +89,31 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.io import write_json, write_npz, write_text
+from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
 from hare.policies.hare import HAREConfig, learned_projections
-from hare.model.projections import attention_error, oracle_projections
 from hare.random import CounterRNG, run_keys
 from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
 from hare.theory.bounds import BOUNDS, SEED_ISSUES, user_regret_sum
 
 __all__ = [
     "VARIANTS",
-    "instance_constants",
     "fit_exponent",
+    "instance_constants",
     "is_vacuous",
+    "main",
     "run_decomposition",
     "run_decomposition_grid",
     "write_checks",
-    "main",
 ]
 
 VARIANTS: dict[str, dict[str, str]] = {
@@ -411,7 +416,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     the environment's). Returns a JSON-ready dict; with ``keep_arrays`` the per-run arrays are under
     ``"arrays"`` (numpy, dropped by :func:`write_checks`).
     """
-    horizons_arr = np.array(sorted(set(int(h) for h in horizons)), dtype=np.int64)
+    horizons_arr = np.array(sorted({int(h) for h in horizons}), dtype=np.int64)
     if horizons_arr.size < 1 or horizons_arr[0] < 1:
         raise ValueError("horizons must be positive integers")
     if n_runs < 1:
@@ -493,10 +498,10 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         "ci_within": None if not fit or fit["ci_low"] is None else bool(fit["ci_low"] >= APPROX_MIN_EXPONENT),
     }
 
-    alpha_vs_radius = []
+    oful_radius = []
     for horizon in T:
         radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + constants["key_dim"] * math.log(1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"]))) + math.sqrt(config.lam) * constants["S"]
-        alpha_vs_radius.append(radius)
+        oful_radius.append(radius)
     residual = float(np.abs(terms["approx"] + terms["user"] + terms["explore"] - curves["full"]).max())
     result: dict[str, Any] = {
         "check": "regret_terms",
@@ -527,15 +532,15 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         "premises": {
             "rewards_in_unit_interval": bool(constants["max_abs_mean_reward"] <= 1.0),
             "alpha": config.alpha,
-            "oful_radius_at_T": alpha_vs_radius,
-            "alpha_at_least_radius": bool(all(config.alpha >= r for r in alpha_vs_radius)),
+            "oful_radius_at_T": oful_radius,
+            "alpha_at_least_radius": bool(all(config.alpha >= r for r in oful_radius)),
             "notes": [
-                "hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE selects clusters by "
+                ("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE selects clusters by "
                 "the mean attention score of the cluster plus alpha U with alpha fixed (seed issue seed001_step2_reduction), so R_explore "
-                "also carries the gap between the best item and the best cluster mean score.",
+                "also carries the gap between the best item and the best cluster mean score."),
                 "L_f bounds the attention-weighted reward; select mode plays the argmax item, which is not Lipschitz in the attention.",
-                "L_u assumes an argmax decision on scores computed with u_hat; HARE's cluster rule with a history-dependent bonus does not "
-                "make R(W*) - R(W*,u*) a per-round function of ||u_hat - u*||.",
+                ("L_u assumes an argmax decision on scores computed with u_hat; HARE's cluster rule with a history-dependent bonus does not "
+                "make R(W*) - R(W*,u*) a per-round function of ||u_hat - u*||."),
             ],
         },
         "seed_issues": {key: SEED_ISSUES[key] for key in ("seed001_query_norm", "seed001_step2_reduction", "seed001_user_concentration",
@@ -591,7 +596,7 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
                 "exponents": result["exponents"],
                 "exponent_checks": result["exponent_checks"],
             })
-    return {"check": "regret_terms_grid", "horizons": sorted(set(int(h) for h in horizons)), "n_runs": int(n_runs), "cells": cells}
+    return {"check": "regret_terms_grid", "horizons": sorted({int(h) for h in horizons}), "n_runs": int(n_runs), "cells": cells}
 
 
 # --------------------------------------------------------------------------
