@@ -681,6 +681,22 @@ SEED_ISSUES: dict[str, str] = {
         "per-user design grows only on the rounds that user is active, so kappa_u is about 1/M "
         "of the per-round eigenvalue increment."
     ),
+    "seed001_term1_lipschitz_premise": (
+        "Term 1 bounds R_approx by L_f T eps_attn through assumption 2, |f(a, u) - f(a', u)| <= L_f ||a - a'||_1. "
+        "For the attention-weighted reward f(a) = sum_n a_n mu(n) the tightest constant is half the reward range, "
+        "(max_n mu - min_n mu)/2, because sum_n (a_n - a'_n) = 0. HARE in select mode plays the argmax item of the "
+        "attention (within the argmax cluster), a discontinuous function of a: an arbitrarily small attention change "
+        "can switch the played item, so the premise does not hold for the played reward and the bound is a "
+        "hypothesis for select mode (measured in hare.theory.decomposition), a theorem only for the attention-weighted "
+        "or synthesized reward."
+    ),
+    "seed001_explore_cluster_mean_gap": (
+        "With oracle projections and true user states the cluster index mean_{n in j} s_n + alpha U_j ranks clusters by "
+        "their mean item score, and the item played is the best of the chosen cluster. The cluster with the best mean "
+        "need not contain the best item, so even with alpha = 0 and exact scores the regret of pi_W*,u* grows "
+        "linearly in T whenever that happens with positive probability. Steps 1-4 bound only the cost of the bonus "
+        "(exploration) and omit this selection gap, which R_explore = R(pi_W*,u*) measures together with it."
+    ),
     "seed002_theorem1_rate": (
         "LNUCB-TA Theorem 1 states R_T <= b sigma sqrt(T(d log(.) + log(4/delta))) = "
         "O(sqrt(d T log T)). Its Proposition 2 gives sum_t regret_t^2 <= 8 beta_T d log(.) with "

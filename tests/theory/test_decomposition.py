@@ -1,0 +1,146 @@
+"""The measured regret decomposition (hare.theory.decomposition)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.run import simulate
+from hare.io import read_npz
+from hare.policies import hare as hare_policies
+from hare.policies.base import build_policy
+from hare.random import run_keys
+from hare.theory import decomposition
+from hare.theory.decomposition import (
+    VARIANTS,
+    fit_exponent,
+    is_vacuous,
+    run_decomposition,
+    write_checks,
+)
+
+ENV = {"n_items": 24, "n_clusters": 4, "item_dim": 8, "query_dim": 6, "user_dim": 3, "key_dim": 4, "n_users": 3}
+HARE = {"fit_steps": 40, "n_logged": 300}
+HORIZONS = [30, 60, 120]
+N_RUNS = 3
+SEED = 7
+
+
+def small_run(**kwargs):
+    return run_decomposition(ENV, HARE, HORIZONS, N_RUNS, SEED, n_boot=100, n_eps_queries=256, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return small_run()
+
+
+def test_terms_add_up_to_the_full_regret(result):
+    arrays = result["arrays"]
+    total = arrays["term_approx"] + arrays["term_user"] + arrays["term_explore"]
+    np.testing.assert_allclose(total, arrays["regret_full"], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(arrays["term_explore"], arrays["regret_w_star_u_star"])
+    assert result["measured"]["decomposition_residual"] <= 1e-12
+
+
+def test_measured_elliptical_potential_is_below_its_closed_form(result):
+    potential = result["measured"]["elliptical_potential"]
+    assert potential["measured_le_log_det"] and potential["log_det_le_closed_form"] and potential["holds"]
+    assert np.all(np.array(potential["measured_mean"]) <= np.array(potential["closed_form_mean"]))
+    assert np.all(np.array(potential["closed_form_mean"]) <= np.array(potential["closed_form_over_clusters_T"]) + 1e-9)
+
+
+def test_variants_see_identical_environment_draws(result):
+    """Each variant run alone, on its own environment object with the same keys, reproduces the lock-step curves."""
+    env_keys = run_keys(SEED, range(N_RUNS), "decomposition", "environment")
+    policy_keys = run_keys(SEED, range(N_RUNS), "decomposition", "policy")
+    config = SyntheticConfig(**ENV)
+    for variant, overrides in VARIANTS.items():
+        env = SyntheticBandit(config, N_RUNS, HORIZONS[-1], env_keys)
+        optimal = np.stack([env.round(t).optimal_arms.numpy() for t in range(HORIZONS[-1])], 1)
+        np.testing.assert_array_equal(optimal, result["arrays"]["optimal_arms"])
+        policy = build_policy("hare", {"key_dim": ENV["key_dim"], **HARE, **overrides}, env, policy_keys)
+        alone = simulate(env, policy, record_every=HORIZONS[0])
+        recorded = alone["rounds"].tolist()
+        columns = [recorded.index(h) for h in HORIZONS]
+        np.testing.assert_array_equal(alone["cumulative_regret"][:, columns], result["arrays"][f"regret_{variant}"])
+
+
+def test_exponent_fit_recovers_a_known_slope():
+    horizons = np.array([100, 200, 400, 800, 1600])
+    rng = np.random.default_rng(0)
+    curves = 3.0 * horizons[None, :] ** 0.7 * np.exp(0.02 * rng.standard_normal((20, horizons.size)))
+    fit = fit_exponent(horizons, curves, n_boot=500, seed=1)
+    assert fit["estimate"] == pytest.approx(0.7, abs=0.01)
+    assert fit["ci_low"] <= 0.7 <= fit["ci_high"]
+    assert fit["n_boot_valid"] == 500
+    assert fit_exponent(horizons, curves, n_boot=500, seed=1) == fit
+    exact = fit_exponent(horizons, np.vstack([2.0 * horizons**0.5] * 3), n_boot=50)
+    assert exact["estimate"] == pytest.approx(0.5, abs=1e-12)
+    assert fit_exponent(horizons, -np.ones((2, horizons.size)), n_boot=10)["estimate"] is None
+
+
+def test_vacuous_flag_on_a_hand_example():
+    assert is_vacuous(100.0, 50, 2.0)
+    assert not is_vacuous(99.9, 50, 2.0)
+    np.testing.assert_array_equal(is_vacuous(np.array([10.0, 250.0]), np.array([10, 100]), 2.0), [False, True])
+    measured = np.array([[1.0, 5.0], [3.0, 7.0]])
+    rows = decomposition._summary(measured, np.array([4.0, 6.0]), np.array([2, 3]), max_gap=2.0)
+    assert [r["holds"] for r in rows] == [True, False]
+    assert [r["vacuous"] for r in rows] == [True, True]
+    assert rows[0]["mean"] == 2.0 and rows[0]["worst"] == 3.0 and rows[0]["ratio"] == 0.5
+    rows = decomposition._summary(measured, np.array([4.0, 6.0]), np.array([2, 3]), max_gap=3.0)
+    assert [r["vacuous"] for r in rows] == [False, False]
+
+
+def test_writers_produce_every_term(result, tmp_path):
+    out_json, out_tex = tmp_path / "checks" / "regret_terms.json", tmp_path / "regret_terms.tex"
+    write_checks(result, out_json, out_tex)
+    payload = json.loads(out_json.read_text())
+    assert "arrays" not in payload
+    terms = {(row["term"], row["bound_key"]) for row in payload["rows"]}
+    for term, key in [("approx", "hare_approx"), ("explore", "hare_explore_oful"), ("explore", "hare_explore"), ("user", "user_regret_sum")]:
+        assert (term, key) in terms
+    assert {row["T"] for row in payload["rows"]} == set(HORIZONS)
+    assert payload["baselines"]["linucb"]["bound_key"] == "linucb_oful"
+    assert payload["baselines"]["lnucb_ta"]["evaluated"] is False and "b" in payload["baselines"]["lnucb_ta"]["unspecified"]
+    tex = out_tex.read_text()
+    for label in (r"R_{\mathrm{approx}}", r"R_{\mathrm{user}}", r"R_{\mathrm{explore}}", r"\toprule", r"\bottomrule"):
+        assert label in tex
+    for term in ("Approx", "User", "Explore"):
+        assert f"\\newcommand{{\\decompositionExponent{term}Estimate}}" in tex
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_main_writes_json_tex_and_npz(tmp_path):
+    config = {"env_params": ENV, "hare_params": HARE, "horizons": [20, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
+              "baselines": False, "n_eps_queries": 128}
+    paths = [tmp_path / name for name in ("r.json", "r.tex", "r.npz")]
+    assert decomposition.main(["--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
+    arrays = read_npz(paths[2])
+    for name in ("term_approx", "term_user", "term_explore", "regret_full", "horizons"):
+        assert name in arrays
+    assert arrays["term_user"].shape == (2, 2)
+    assert json.loads(paths[0].read_text())["config"]["horizons"] == [20, 40]
+
+
+def test_rerun_gives_identical_json(result, tmp_path):
+    hare_policies._FIT_CACHE.clear()
+    again = small_run()
+    write_checks(result, tmp_path / "a.json", tmp_path / "a.tex")
+    write_checks(again, tmp_path / "b.json", tmp_path / "b.tex")
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    assert (tmp_path / "a.tex").read_text() == (tmp_path / "b.tex").read_text()
+
+
+def test_grid_over_clusters_and_key_dim():
+    grid = decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64)
+    cells = {(cell["n_clusters"], cell["key_dim"]): cell for cell in grid["cells"]}
+    assert set(cells) == {(2, 4), (3, 4)}
+    for (clusters, key_dim), cell in cells.items():
+        assert cell["constants"]["n_clusters"] == clusters and cell["constants"]["key_dim"] == key_dim
+        assert {row["T"] for row in cell["rows"]} == {20}
+    json.dumps(grid)
