@@ -41,6 +41,7 @@ rule paper_pdf:
         generated=[
             "paper/generated/bounds.tex",
             "paper/generated/oful.tex",
+            "paper/generated/regret_terms.tex",
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
             *(f"paper/generated/table_{t}.tex" for t in TABLES),

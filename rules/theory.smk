@@ -28,3 +28,21 @@ rule oful_check:
         "../envs/hare.yaml"
     shell:
         "{params.hare} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
+
+
+rule decomposition:
+    """pi_full, pi_W*, pi_W*,u* on the same draws: each regret term against its bound, growth exponents."""
+    output:
+        json="results/checks/regret_terms.json",
+        tex="paper/generated/regret_terms.tex",
+        npz="results/checks/regret_terms.npz",
+    params:
+        config=json.dumps(config["theory"]["decomposition"], sort_keys=True),
+        hare=HARE,
+    log:
+        "results/logs/theory/decomposition.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} decomposition --config-json {params.config:q} "
+        "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"

@@ -136,7 +136,10 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="hare", description=__doc__.splitlines()[0],
+        epilog="more subcommands, each with its own --help: " + "; ".join(f"{name} ({text})" for name, (_, text) in PASSTHROUGH.items()),
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -219,7 +222,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+PASSTHROUGH = {
+    "decomposition": ("hare.theory.decomposition", "the measured regret decomposition against its bounds"),
+    "bench": ("hare.experiments.bench", "policy throughput benchmark against peer libraries"),
+    "bench-neural": ("hare.experiments.bench_neural", "NeuralUCB exploration modes: loop vs Jacobian vs diagonal"),
+    "bench-hare": ("hare.experiments.bench_hare", "HARE select-mode latency and memory against N, C, H, d_k"),
+    "personalization": ("hare.model.personalization", "personalization metrics: divergence, entropy, novelty, perplexity"),
+    "device-check": ("hare.experiments.device_check", "the same jobs on CPU and CUDA"),
+}
+
+
+def _passthrough(name: str, argv: list[str]) -> int:
+    """Subcommands whose arguments their own module parses (``hare <name> --help``)."""
+    import importlib
+
+    module_name = PASSTHROUGH[name][0]
+    try:
+        module = importlib.import_module(module_name)
+        return int(module.main(argv) or 0)
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError) as error:
+        print(f"hare {name}: error: {error}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in PASSTHROUGH:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+        return _passthrough(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
