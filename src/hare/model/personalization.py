@@ -1,0 +1,262 @@
+"""Personalization metrics of synthesize mode (HARE_SPEC, "Decoder (synthesize mode)"; seed 000 §2.3).
+
+* **divergence**: mean pairwise cosine similarity of outputs across users for the same query,
+
+      sim = mean_x mean_{i < i'} cos(o(x, u_i), o(x, u_i')),
+
+  with ``o`` the attention output ``z`` or the embedding of the decoded text, for random
+  projections (with the true ``u*``), learned projections (with their fitted user table) and
+  RAG-cosine (user-free retrieval, so ``sim = 1`` by construction). Lower is more personal.
+* **attention entropy**: ``H_t = -sum_n a_{t,n} log a_{t,n}`` of the head-averaged attention
+  ``a_t = mean_h A_{h,t}`` of round ``t`` (``0 log 0 = 0``), averaged over runs and over windows of rounds.
+* **novelty**: fraction of decoded outputs whose nearest pool item has cosine below ``threshold``.
+* **perplexity**: held-out pool texts, conditioned on their own embeddings vs unconditioned
+  (prefix from ``z = 0, u = 0``).
+
+:func:`personalization_report` runs the deterministic experiment on HARE-Text: learned
+projections fitted on the uniform-logging data, a decoder pre-trained on 80 % of the pool
+(``n mod 5 != 0``; the rest held out), then ``horizon`` rounds of ``hare_synthesize`` with
+learned projections in which every run decodes ``z_t ⊕ u_t`` (``u_t`` the posterior mean of the
+active user) by sampling with uniforms from the run's counter RNG, the environment rewards the
+text (:meth:`TextBandit.text_outcome`), HARE learns from that reward, and every
+``finetune_every`` rounds the run's own copy of the decoder takes one reward-weighted step on the
+texts of those rounds. Results go to JSON atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from hare.envs.text import TextBandit, TextConfig, encode
+from hare.io import write_json
+from hare.model.decoder import (Decoder, WordTokenizer, perplexity, reward_weighted_step, single_threaded, train_decoder,
+                                unconditioned_perplexity)
+from hare.model.projections import Projections, random_projections
+from hare.random import CounterRNG, run_keys
+
+
+def pairwise_cosine(outputs: torch.Tensor) -> float:
+    """``mean_x mean_{i<i'} cos(o_{x,i}, o_{x,i'})`` for outputs ``(Q, U, d)``, ``U >= 2``.
+
+    Two zero outputs (e.g. decoded texts made of template words only, which the hashing
+    encoder maps to 0) count as identical (cosine 1); a zero and a non-zero output as cosine 0.
+    """
+    o = F.normalize(outputs.to(torch.float64), dim=-1)
+    empty = outputs.to(torch.float64).norm(dim=-1) == 0  # (Q, U)
+    cosine = torch.where(empty[:, :, None] & empty[:, None, :], 1.0, o @ o.transpose(1, 2))
+    pairs = torch.triu_indices(o.shape[1], o.shape[1], offset=1)
+    return float(cosine[:, pairs[0], pairs[1]].mean())
+
+
+def user_outputs(projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """``z(x_q, u_i)`` without bonus for every query ``(Q, d_x)`` and user ``(U, d_u)``: ``(Q, U, d_e)``."""
+    x = queries[:, None, :].expand(-1, user_states.shape[0], -1)
+    u = user_states[None].expand(queries.shape[0], -1, -1)
+    return projections.synthesis(x, u, items)
+
+
+def rag_outputs(projections: Projections, queries: torch.Tensor, items: torch.Tensor, n_users: int) -> torch.Tensor:
+    """RAG-cosine's retrieved item ``argmax_n cos(mean_h W_K^{hT} W_Qx^h x, e_n)`` for every user: ``(Q, U, d_e)``."""
+    mapping = torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads
+    chosen = (F.normalize(queries.to(torch.float64) @ mapping.T, dim=-1) @ F.normalize(items.to(torch.float64), dim=-1).T).argmax(-1)
+    return items.to(torch.float64)[chosen][:, None, :].expand(-1, n_users, -1)
+
+
+def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Entropy of the head-averaged attention: weights ``(..., H, N)`` -> ``(...)``, ``0 log 0 = 0``."""
+    a = weights.mean(-2)
+    return -torch.where(a > 0, a * torch.log(a), torch.zeros_like(a)).sum(-1)
+
+
+def window_means(values: torch.Tensor, window: int) -> list[float]:
+    """Means of ``values`` ``(T, ...)`` over consecutive windows of ``window`` rounds (last one may be shorter)."""
+    return [float(values[s : s + window].mean()) for s in range(0, values.shape[0], window)]
+
+
+def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> float:
+    """Fraction of outputs ``(M, d)`` whose nearest pool item ``(N, d)`` has cosine below ``threshold``."""
+    nearest = (F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(pool.to(torch.float64), dim=-1).T).max(-1).values
+    return float((nearest < threshold).to(torch.float64).mean())
+
+
+@dataclass(frozen=True)
+class PersonalizationConfig:
+    """Settings of :func:`personalization_report`.
+
+    text: :class:`TextConfig` fields; n_runs, horizon, seed; HARE (``hare_synthesize``) with
+    ``n_heads``, ``key_dim``, ``alpha`` and learned projections fitted on ``n_logged`` logs for
+    ``fit_steps`` Adam steps at ``fit_lr``; random_init_std: std of the random projections (None:
+    ``1/sqrt(fan_in)``); decoder: :class:`~hare.model.decoder.DecoderConfig` shape fields;
+    pretrain_steps, pretrain_lr; finetune_lr and finetune_every (rounds per reward-weighted step);
+    n_eval_queries: queries of the divergence measurement (the first of the bank); novelty_threshold;
+    entropy_window (rounds); temperature of sampled decoding.
+    """
+
+    text: dict = field(default_factory=dict)
+    n_runs: int = 3
+    horizon: int = 300
+    seed: int = 0
+    n_heads: int = 2
+    key_dim: int = 8
+    alpha: float = 1.0
+    n_logged: int = 2000
+    fit_steps: int = 300
+    fit_lr: float = 0.03
+    random_init_std: float | None = None
+    decoder: dict = field(default_factory=lambda: {"d_model": 64, "n_layers": 2, "n_heads": 4, "prefix_len": 4})
+    pretrain_steps: int = 400
+    pretrain_lr: float = 3e-3
+    finetune_lr: float = 1e-3
+    finetune_every: int = 10
+    n_eval_queries: int = 20
+    novelty_threshold: float = 0.9
+    entropy_window: int = 50
+    temperature: float = 1.0
+
+
+def _decode(decoder: Decoder, z: torch.Tensor, u: torch.Tensor) -> list[str]:
+    with single_threaded():
+        return decoder.generate(z.to(torch.float32), u.to(torch.float32))
+
+
+def personalization_report(config: PersonalizationConfig, out_json: str | None = None) -> dict:
+    """Run the experiment of the module docstring and return (and write to ``out_json``) its numbers."""
+    from hare.policies.hare import HARESynthesize, HARESynthesizeConfig, learned_projections
+
+    c = config
+    text_config = TextConfig(**c.text)
+    env = TextBandit(text_config, c.n_runs, c.horizon, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization"))
+    items = env.pool.embeddings
+    started = time.perf_counter()
+    encode(env.texts, text_config.encoder, text_config.hash_dim)
+    encoder_seconds_per_1000 = (time.perf_counter() - started) / len(env.texts) * 1000
+
+    random_proj = random_projections(c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=c.seed,
+                                     init_std=c.random_init_std)
+    learned, fit = learned_projections(env, c.n_heads, c.key_dim, c.n_logged, c.fit_steps, c.fit_lr, c.seed)
+    queries = env.query_bank[: c.n_eval_queries]
+    outputs = {
+        "random": user_outputs(random_proj, env.users, queries, items),
+        "learned": user_outputs(learned, fit.user_states, queries, items),
+        "rag_cosine": rag_outputs(learned, queries, items, env.n_users),
+    }
+    users_for = {"random": env.users, "learned": fit.user_states, "rag_cosine": fit.user_states}
+
+    held_out = [n for n in range(env.n_arms) if n % 5 == 0]
+    train = [n for n in range(env.n_arms) if n % 5]
+    e32 = items.to(torch.float32)
+    decoder = train_decoder([env.texts[n] for n in train], e32[train], steps=c.pretrain_steps, lr=c.pretrain_lr, seed=c.seed,
+                            user_dim=env.user_dim, tokenizer=WordTokenizer.from_texts(env.texts), **c.decoder)
+    held_texts = [env.texts[n] for n in held_out]
+    ppl = {"conditioned": perplexity(decoder, held_texts, e32[held_out]), "unconditioned": unconditioned_perplexity(decoder, held_texts),
+           "train_conditioned": perplexity(decoder, [env.texts[n] for n in train], e32[train]),
+           "n_held_out": len(held_out), "n_train": len(train)}
+
+    text_divergence, decoded_embeddings = {}, []
+    for kind, z in outputs.items():
+        q, u_count = z.shape[:2]
+        states = users_for[kind][None].expand(q, -1, -1).reshape(q * u_count, -1)
+        texts = _decode(decoder, z.reshape(q * u_count, -1), states)
+        emb = env.encode(texts).reshape(q, u_count, -1)
+        text_divergence[kind] = pairwise_cosine(emb)
+        decoded_embeddings.append(emb.reshape(q * u_count, -1))
+
+    online = _online(env, decoder, c, HARESynthesize, HARESynthesizeConfig)
+    entropy_windows = window_means(online["entropy"], c.entropy_window)
+    query = 0
+    example_users = torch.arange(env.n_users)
+    z_example = user_outputs(learned, fit.user_states, env.query_bank[query : query + 1], items)[0]  # (U, d)
+    report = {
+        "config": asdict(c),
+        "environment": {"kind": "text", "n_items": env.n_arms, "n_topics": text_config.n_topics, "embedding_dim": env.query_dim,
+                        "encoder": text_config.encoder, "encoder_seconds_per_1000_sentences": encoder_seconds_per_1000,
+                        "corpus": "generated (topic vocabularies and templates; hare.envs.text)"},
+        "fit_epsilon_train": fit.epsilon_train,
+        "divergence_z": {kind: pairwise_cosine(z) for kind, z in outputs.items()},
+        "divergence_text": text_divergence,
+        "perplexity": ppl,
+        "novelty": {
+            "threshold": c.novelty_threshold,
+            "pretrained_greedy": novelty(torch.cat(decoded_embeddings), items, c.novelty_threshold),
+            "online_sampled": novelty(online["embeddings"], items, c.novelty_threshold),
+        },
+        "attention_entropy": {"window": c.entropy_window, "by_window": entropy_windows,
+                              "max": math.log(env.n_arms), "first_minus_last": entropy_windows[0] - entropy_windows[-1]},
+        "online": {
+            "text_mean_reward_by_window": window_means(online["text_mean"], c.entropy_window),
+            "z_mean_reward_by_window": window_means(online["z_mean"], c.entropy_window),
+            "text_regret_total_per_run": online["text_regret"].sum(0).tolist(),
+            "finetune_loss_first_last": [online["losses"][0], online["losses"][-1]] if online["losses"] else [],
+        },
+        "examples": {
+            "query": env.query_texts[query],
+            "user_topic_weights": [[round(float(w), 4) for w in env.users[i]] for i in example_users],
+            "pretrained": _decode(decoder, z_example, fit.user_states),
+            "finetuned_run0": _decode(online["decoders"][0], z_example, fit.user_states),
+        },
+    }
+    if out_json is not None:
+        write_json(out_json, report)
+    return report
+
+
+def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_class, config_class) -> dict:
+    """``horizon`` rounds of HARE synthesize mode with decoding, text rewards and reward-weighted fine-tuning."""
+    policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha, n_logged=c.n_logged,
+                                 fit_steps=c.fit_steps, fit_lr=c.fit_lr, projection_seed=c.seed)
+    policy = policy_class(policy_config, env, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-policy"))
+    decoders = [copy.deepcopy(decoder) for _ in range(c.n_runs)]
+    rng = CounterRNG(run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-decode"))
+    max_len = decoder.config.max_len
+    entropy, text_mean, z_mean, text_regret, embeddings, losses = [], [], [], [], [], []
+    buffer: list[tuple] = []
+    for t in range(c.horizon):
+        observation = env.round(t).observation
+        out = policy.attend(observation)
+        entropy.append(attention_entropy(out.weights))
+        z = policy.synthesize(observation)
+        u = policy.user_states(observation.users)
+        u = torch.zeros(c.n_runs, env.user_dim, dtype=torch.float64) if u is None else u
+        uniforms = rng.uniform("decode", t, (max_len + 1,))
+        with single_threaded():
+            texts = [decoders[b].generate(z[b : b + 1].float(), u[b : b + 1].float(), sample=True, uniforms=uniforms[b : b + 1],
+                                          temperature=c.temperature)[0] for b in range(c.n_runs)]
+        reward, mean, regret = env.text_outcome(t, texts)
+        z_mean.append(env.synthesis_outcome(t, z)[1])
+        text_mean.append(mean)
+        text_regret.append(regret)
+        embeddings.append(env.encode(texts))
+        policy.update_synthesis(observation, z, reward)
+        buffer.append((texts, z.float(), u.float(), reward.float()))
+        if len(buffer) == c.finetune_every:
+            with single_threaded():
+                for b in range(c.n_runs):
+                    batch_texts = [entry[0][b] for entry in buffer]
+                    stack = lambda k: torch.stack([entry[k][b] for entry in buffer])  # noqa: E731
+                    losses.append(reward_weighted_step(decoders[b], batch_texts, stack(1), stack(2), stack(3), lr=c.finetune_lr))
+            buffer = []
+    return {"entropy": torch.stack(entropy), "text_mean": torch.stack(text_mean), "z_mean": torch.stack(z_mean),
+            "text_regret": torch.stack(text_regret), "embeddings": torch.cat(embeddings), "losses": losses, "decoders": decoders}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hare.model.personalization --config-json '{...}' --out results/personalization.json``."""
+    parser = argparse.ArgumentParser(prog="python -m hare.model.personalization", description=__doc__.split("\n")[0])
+    parser.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
+    parser.add_argument("--out", required=True, help="result JSON (written atomically)")
+    args = parser.parse_args(argv)
+    report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
+    print(json.dumps({k: report[k] for k in ("divergence_z", "divergence_text", "perplexity", "novelty")}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
