@@ -46,3 +46,18 @@ rule decomposition:
     shell:
         "OMP_NUM_THREADS=1 {params.hare} decomposition --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
+
+
+rule personalization:
+    """Synthesize mode on the text environment: cross-user divergence, attention entropy, novelty, perplexity."""
+    output:
+        "results/checks/personalization.json",
+    params:
+        config=json.dumps(config["personalization"], sort_keys=True),
+        hare=HARE,
+    log:
+        "results/logs/theory/personalization.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
