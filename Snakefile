@@ -12,7 +12,12 @@ from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
-configfile: "config/default.yaml"
+# The embedded default applies only when no --configfile is given: Snakemake would deep-merge
+# a given file into the default, so a smaller config could never drop an experiment.
+if not config:
+
+    configfile: "config/default.yaml"
+
 
 validate(config, "config/schema.yaml")
 

@@ -159,6 +159,15 @@ def validate_config(config: dict[str, Any]) -> None:
     for name, env in config["environments"].items():
         if env["kind"] in ("classification", "replay") and not env.get("dataset"):
             raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
+    if "personalization" in config:
+        from hare.envs.text import TextConfig
+        from hare.model.personalization import PersonalizationConfig
+
+        try:
+            settings = PersonalizationConfig(**config["personalization"])
+            TextConfig(**settings.text)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"personalization: {error}") from error
     for name, table in config.get("tables", {}).items():
         if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
             raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")
