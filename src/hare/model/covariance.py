@@ -24,10 +24,11 @@ import torch
 from torch import nn
 
 
-def shared_vector(x: torch.Tensor, n_group_dims: int) -> torch.Tensor | None:
+def shared_vector(x: torch.Tensor, group_shape: tuple[int, ...]) -> torch.Tensor | None:
     """``x[:, 0, ..., 0]`` ``(n_runs, dim)`` when ``x`` ``(n_runs, *group_shape, dim)`` repeats one
-    vector per run over its ``n_group_dims`` group dimensions by stride 0 (``expand``); else ``None``."""
-    if n_group_dims < 1 or x.dim() != n_group_dims + 2:
+    vector per run over all its groups by stride 0 (``expand``); else ``None``."""
+    n_group_dims = len(group_shape)
+    if n_group_dims < 1 or tuple(x.shape[1:-1]) != tuple(group_shape):
         return None
     if any(x.stride(i) != 0 for i in range(1, n_group_dims + 1) if x.shape[i] > 1):
         return None
@@ -91,7 +92,7 @@ class RidgeState(nn.Module):
         ``(dim^2,) @ (dim^2, n_groups)`` product per run, reading each inverse once.
         """
         x = x.to(torch.float64)
-        shared = shared_vector(x, self.inverse.dim() - 3)
+        shared = shared_vector(x, self.inverse.shape[1:-2])
         if shared is not None:
             n_runs, dim = shared.shape
             outer = (shared[:, :, None] * shared[:, None, :]).view(n_runs, 1, dim * dim)

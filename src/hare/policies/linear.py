@@ -21,7 +21,7 @@ from hare.policies.base import Policy, PolicyConfig, register_policy, upper_conf
 def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
     """``x_a^T theta_a`` for every arm: x, theta ``(n_runs, n_arms, dim)`` -> ``(n_runs, n_arms)``;
     one ``(dim,) @ (dim, n_arms)`` product per run when the context is shared by the arms."""
-    shared = shared_vector(x, 1)
+    shared = shared_vector(x, theta.shape[1:-1])
     if shared is not None:
         return torch.bmm(shared[:, None, :], theta.mT).squeeze(1)
     return (x * theta).sum(-1)

@@ -93,18 +93,16 @@ class ArmHistory(nn.Module):
         Each stored pull ``s`` (arm ``a_s``, context ``y_s``) is measured against the query of its own
         arm, ``||x_{a_s} - y_s||`` from ``||x||^2 + ||y||^2 - 2 x.y``; a stable sort by distance, then a
         stable sort by arm, lays every arm's pulls out contiguously, nearest first (equal distances:
-        earlier pull first), and the first ``min(k, N_a)`` of each segment are read off.
+        earlier pull first), and the first ``min(k, N_a)`` of each segment are read off (slot ``size``
+        stands for "no neighbour": distance ``+inf``, reward 0).
         """
         n_runs, n_arms, _ = contexts.shape
         n = int(self.size)
-        k_search = min(k, n)
+        counts = self.counts
+        k_search = min(k, int(counts.max())) if n else 0
         x = contexts.to(torch.float64)
-        nearest_distances = torch.full((n_runs, n_arms, k), math.inf, dtype=torch.float64, device=x.device)
-        nearest_rewards = torch.zeros((n_runs, n_arms, k), dtype=torch.float64, device=x.device)
-        if k_search == 0:
-            return nearest_distances, nearest_rewards
         stored, labels = self.contexts[:, :n], self.arms[:, :n]  # (n_runs, n, dim), (n_runs, n)
-        shared = shared_vector(x, 1)
+        shared = shared_vector(x, (n_arms,))
         if shared is not None:
             cross = torch.bmm(stored, shared[:, :, None]).squeeze(-1)  # (n_runs, n)
             query_norms = shared.square().sum(-1)[:, None]
@@ -115,16 +113,20 @@ class ArmHistory(nn.Module):
         distances = (query_norms + self.squared_norms[:, :n] - 2.0 * cross).clamp_min(0.0).sqrt()  # (n_runs, n)
         order = torch.sort(distances, dim=1, stable=True).indices
         order = order.gather(1, torch.sort(labels.gather(1, order), dim=1, stable=True).indices)
-        counts = self.counts
+        empty = torch.full((n_runs, 1), n, dtype=torch.int64, device=x.device)  # slot n: no neighbour
+        order = torch.cat([order, empty], dim=1)
+        distances = torch.cat([distances, torch.full_like(empty, math.inf, dtype=torch.float64)], dim=1)
+        rewards = torch.cat([self.rewards[:, :n], torch.zeros_like(empty, dtype=torch.float64)], dim=1)
         starts = counts.cumsum(-1) - counts  # (n_runs, n_arms): first slot of each arm's segment
         rank = torch.arange(k_search, device=x.device)
-        slots = (starts[..., None] + rank).clamp_max(n - 1).flatten(1)  # (n_runs, n_arms * k_search)
+        slots = torch.where(rank < counts[..., None], starts[..., None] + rank, n).flatten(1)  # (n_runs, n_arms * k_search)
         index = order.gather(1, slots)
-        valid = (rank < counts[..., None])  # (n_runs, n_arms, k_search)
-        found = distances.gather(1, index).view(n_runs, n_arms, k_search)
-        rewards = self.rewards[:, :n].gather(1, index).view(n_runs, n_arms, k_search)
-        nearest_distances[..., :k_search] = torch.where(valid, found, math.inf)
-        nearest_rewards[..., :k_search] = torch.where(valid, rewards, 0.0)
+        nearest_distances = distances.gather(1, index).view(n_runs, n_arms, k_search)
+        nearest_rewards = rewards.gather(1, index).view(n_runs, n_arms, k_search)
+        if k_search < k:
+            pad = (0, k - k_search)
+            nearest_distances = torch.nn.functional.pad(nearest_distances, pad, value=math.inf)
+            nearest_rewards = torch.nn.functional.pad(nearest_rewards, pad, value=0.0)
         return nearest_distances, nearest_rewards
 
 
