@@ -14,6 +14,7 @@ tensor arithmetic. Consequences the library relies on:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 
@@ -44,6 +45,25 @@ def splitmix64(z: torch.Tensor) -> torch.Tensor:
     z = (z ^ _shift_right(z, 30)) * _MIX1
     z = (z ^ _shift_right(z, 27)) * _MIX2
     return z ^ _shift_right(z, 31)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stream_key(stream: str) -> int:
+    return _signed(key_from_names(stream))
+
+
+_INDEX_HASHES: dict[tuple[int, torch.device], torch.Tensor] = {}
+
+
+def _index_hash(numel: int, device: torch.device) -> torch.Tensor:
+    """``splitmix64(arange(numel))`` ``(numel,)``, memoised per size and device (a pure function)."""
+    key = (numel, device)
+    hashed = _INDEX_HASHES.get(key)
+    if hashed is None:
+        hashed = splitmix64(torch.arange(numel, dtype=torch.int64, device=device))
+        if numel <= 1 << 16 and len(_INDEX_HASHES) < 256:
+            _INDEX_HASHES[key] = hashed
+    return hashed
 
 
 def key_from_names(*names: object) -> int:
@@ -83,11 +103,9 @@ class CounterRNG:
 
     def bits(self, stream: int | str, counter: int, shape: tuple[int, ...]) -> torch.Tensor:
         """Raw 64-bit draws ``(n_runs, *shape)`` int64."""
-        stream_key = _signed(key_from_names(stream)) if isinstance(stream, str) else int(stream)
+        stream_key = _stream_key(stream) if isinstance(stream, str) else int(stream)
         head = splitmix64(splitmix64(self.keys ^ stream_key) + int(counter))  # (n_runs,)
-        numel = math.prod(shape)
-        index = torch.arange(numel, dtype=torch.int64, device=self.device)
-        out = splitmix64(head[:, None] + splitmix64(index)[None, :])  # (n_runs, numel)
+        out = splitmix64(head[:, None] + _index_hash(math.prod(shape), self.device)[None, :])  # (n_runs, numel)
         return out.reshape(len(self.keys), *shape)
 
     def uniform(self, stream: int | str, counter: int, shape: tuple[int, ...] = (), dtype=torch.float64) -> torch.Tensor:

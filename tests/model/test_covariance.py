@@ -70,3 +70,27 @@ def test_invalid_arguments(kwargs, message):
 def test_state_moves_with_the_module():
     state = RidgeState(2, (3,), 4)
     assert set(state.state_dict()) == {"precision", "inverse", "response", "counts", "n_updates"}
+
+
+def test_quadratic_form_of_a_shared_vector_equals_the_general_form():
+    torch.manual_seed(4)
+    state = RidgeState(n_runs=2, group_shape=(3,), dim=4)
+    for _ in range(6):
+        state.update_selected(torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64))
+    x = torch.randn(2, 1, 4, dtype=torch.float64).expand(2, 3, 4)
+    torch.testing.assert_close(state.quadratic_form(x), state.quadratic_form(x.contiguous()), rtol=1e-12, atol=1e-14)
+
+
+def test_cached_theta_follows_every_kind_of_update_and_a_reload():
+    torch.manual_seed(5)
+    state = RidgeState(n_runs=2, group_shape=(3,), dim=4, refactor_every=4)
+    for step in range(9):
+        if step % 3 == 2:
+            state.update(torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 3, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64))
+        else:
+            state.update_selected(torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64))
+        exact = torch.linalg.solve(state.precision, state.response[..., None]).squeeze(-1)
+        torch.testing.assert_close(state.theta, exact, rtol=1e-9, atol=1e-12)
+    copy = RidgeState(n_runs=2, group_shape=(3,), dim=4)
+    copy.load_state_dict(state.state_dict())
+    torch.testing.assert_close(copy.theta, state.theta)

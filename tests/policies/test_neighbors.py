@@ -27,7 +27,7 @@ def one_arm_env(horizon: int = 10):
 
 
 def test_vectorised_search_equals_brute_force():
-    n_runs, n_arms, capacity, dim, k = 2, 3, 12, 4, 5
+    n_runs, n_arms, capacity, dim, k = 2, 3, 20, 4, 5
     rng = CounterRNG(run_keys(0, [0, 1], "search"))
     history = ArmHistory(n_runs, n_arms, capacity, dim)
     for s in range(20):
@@ -37,14 +37,15 @@ def test_vectorised_search_equals_brute_force():
     distances, rewards = history.nearest(queries, k)
     for run in range(n_runs):
         for arm in range(n_arms):
-            n = int(history.counts[run, arm])
-            stored = history.contexts[run, arm, :n].numpy()
+            stored, stored_rewards = history.arm_pulls(run, arm)
+            assert len(stored) == int(history.counts[run, arm])
+            stored = stored.numpy()
             brute = np.array([np.linalg.norm(queries[run, arm].numpy() - row) for row in stored])
             order = np.argsort(brute)[:k]
             expected_d = np.full(k, np.inf)
             expected_r = np.zeros(k)
             expected_d[: len(order)] = brute[order]
-            expected_r[: len(order)] = history.rewards[run, arm, :n].numpy()[order]
+            expected_r[: len(order)] = stored_rewards.numpy()[order]
             np.testing.assert_allclose(distances[run, arm].numpy(), expected_d, atol=1e-12)
             np.testing.assert_allclose(rewards[run, arm].numpy(), expected_r, atol=0)
     assert (history.counts < k).any()
@@ -183,3 +184,15 @@ SANITY = [
 def test_beats_random_on_synthetic(name, params):
     """Total regret over 200 rounds at most 85% of uniform random's (2 runs)."""
     assert synthetic_regret(name, params, 2, 200) <= 0.85 * synthetic_regret("random", {}, 2, 200)
+
+
+def test_search_with_a_context_shared_by_the_arms_equals_the_general_search():
+    n_runs, n_arms, dim = 2, 3, 4
+    rng = CounterRNG(run_keys(0, [0, 1], "shared-search"))
+    history = ArmHistory(n_runs, n_arms, 30, dim)
+    for s in range(30):
+        history.append(rng.randint("arm", s, n_arms), rng.normal("x", s, (dim,)), rng.normal("r", s))
+    query = rng.normal("q", 0, (1, dim)).expand(n_runs, n_arms, dim)
+    shared = history.nearest(query, 6)
+    general = history.nearest(query.contiguous(), 6)
+    torch.testing.assert_close(shared, general, rtol=0, atol=1e-12)

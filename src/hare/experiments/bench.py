@@ -1,14 +1,18 @@
-"""Throughput of the baseline policies, batched over runs, against sequential reference libraries.
+"""Throughput of every registered policy, batched over runs, against sequential reference libraries.
 
 A benchmark, not a test: it reports rounds·runs per second (rounds of ``select`` + ``update``
-times the number of runs advanced together) for each policy, dataset and batch size, and the
-same disjoint-LinUCB workload (one run) in MABWiser and Open Bandit Pipeline when they are
-installed. Environment rounds are generated before the clock starts, so only policy work is
-timed.
+times the number of runs advanced together) for each policy, dataset, batch size and device, and
+the same disjoint-LinUCB workload (one run) in MABWiser and Open Bandit Pipeline (the peers) in the
+same process. Environment rounds are generated before the clock starts, so only policy work is
+timed. An entry stops after ``max_seconds`` and reports the rounds it completed; a policy that
+cannot run on a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUCB
+exploration modes (:mod:`hare.experiments.bench_neural`) are measured into the same file.
 
-    python -m hare.experiments.bench --out results/bench/policies.json [--dataset name=path.npz ...]
+    python -m hare.experiments.bench --out results/bench/policies.json \
+        --dataset mushroom=mushroom.npz --dataset mnist=mnist.npz --horizon 1000 --device cpu
 
-Without ``--dataset`` the synthetic environment (HARE-Sim, default configuration) is used.
+The synthetic environment (HARE-Sim, default configuration) is always included.
+:func:`bench_table_tex` and :func:`bench_neural_table_tex` turn the file into the paper's tables.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import tempfile
@@ -30,9 +35,29 @@ from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.policies import build_policy
+from hare.policies.base import policy_names
 from hare.random import run_keys
 
 BASELINES = ("random", "ucb1", "kl_ucb", "eps_greedy", "beta_thompson", "linucb", "lin_ts", "lin_thompson_ucb", "kernel_ucb", "kernel_ts")
+NOT_BENCHED = ("hare_synthesize",)
+"""Synthesize mode outputs a vector, not an arm; it has no select/update round to time."""
+
+PEERS = ("mabwiser", "obp")
+
+BENCH_PARAMS = {
+    "neural_ucb": {"width": 20, "exploration": "diagonal"},
+    "neural_ts": {"width": 20, "exploration": "diagonal"},
+    "bootstrap_nn": {"width": 20},
+}
+"""Defaults except for the neural policies: with the disjoint encoding the full ``p x p`` matrix
+``Z^{-1}`` (``p = m K d + m``) does not fit in memory on these datasets, so they are timed with a
+narrow network and the diagonal ``Z`` (the released code's choice for large networks); the
+full modes are compared in ``results["neural"]``. ``--param`` overrides these."""
+
+
+def benched_policies() -> list[str]:
+    """Every registered policy name but those in :data:`NOT_BENCHED`."""
+    return [name for name in policy_names() if name not in NOT_BENCHED]
 
 DatasetSpec = Union[tuple[np.ndarray, np.ndarray], SyntheticConfig]
 
@@ -53,20 +78,25 @@ def synchronise(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 5) -> float:
-    """Seconds for ``len(rounds)`` rounds of ``select`` + ``update`` (after ``warmup`` untimed rounds on a fresh copy)."""
+def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 2, max_seconds: float = math.inf) -> tuple[int, float]:
+    """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after ``warmup``
+    untimed rounds on a fresh copy; stops after the first round that ends past ``max_seconds``."""
     keys = run_keys(0, range(env.n_runs), "bench", name).to(device)
     for repeat in ("warmup", "timed"):
         policy = build_policy(name, params, env, keys).to(device)
         steps = rounds[:warmup] if repeat == "warmup" else rounds
         synchronise(device)
+        played = 0
         start = time.perf_counter()
         for current in steps:
             arms = policy.select(current.observation)
             policy.update(current.observation, arms, current.reward(arms))
+            played += 1
+            if repeat == "timed" and time.perf_counter() - start > max_seconds:
+                break
         synchronise(device)
         elapsed = time.perf_counter() - start
-    return elapsed
+    return played, elapsed
 
 
 def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, alpha: float) -> dict[str, Any]:
@@ -99,49 +129,148 @@ def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, al
     return {"library": library, "version": version, "policy": "linucb", "n_runs": 1, "horizon": horizon, "seconds": elapsed, "rounds_runs_per_second": horizon / elapsed}
 
 
+def available_devices() -> list[str]:
+    """``cpu``, and ``cuda`` when a GPU is visible."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def device_name(device: str) -> str:
+    return torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else platform.processor() or platform.machine()
+
+
 def bench_policies(
-    names: tuple[str, ...] | list[str],
+    names: tuple[str, ...] | list[str] | None,
     datasets: dict[str, DatasetSpec],
     n_runs_list: tuple[int, ...] = (1, 20),
     horizon: int = 1000,
-    device: str = "cpu",
+    device: str | list[str] = "cpu",
     params: dict[str, dict] | None = None,
     alpha: float = 1.0,
+    max_seconds: float = 60.0,
+    repeats: int = 1,
 ) -> dict[str, Any]:
-    """Throughput of each policy on each dataset and batch size, and the reference libraries' LinUCB.
+    """Throughput of each policy on each dataset, batch size and device, and the peers' LinUCB.
 
-    datasets: name -> ``(features (n_rows, dim), labels (n_rows,))`` or a :class:`SyntheticConfig`.
-    Returns ``{"environment": ..., "policies": [...], "references": [...]}`` where each policy entry
-    holds ``dataset, policy, n_runs, horizon, seconds, rounds_runs_per_second``.
+    names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
+    labels (n_rows,))`` or a :class:`SyntheticConfig`; device: one device or a list. Each
+    measurement is the median over ``repeats`` timings. Returns ``{"environment": ..., "policies":
+    [...], "references": [...]}``; a policy entry holds ``dataset, policy, device, n_runs, horizon,
+    rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a reference entry
+    ``dataset, library, rounds_runs_per_second`` or ``skipped``.
     """
+    names = list(names) if names is not None else benched_policies()
+    devices = [device] if isinstance(device, str) else list(device)
     params = params or {}
     policies, references = [], []
     for dataset, spec in datasets.items():
-        for n_runs in n_runs_list:
-            env = make_environment(spec, n_runs, horizon, device)
-            rounds = [env.round(t) for t in range(horizon)]
-            for name in names:
-                seconds = time_policy(name, params.get(name, {}), env, rounds, device)
-                policies.append(
-                    {"dataset": dataset, "policy": name, "params": params.get(name, {}), "n_runs": n_runs, "horizon": horizon, "seconds": seconds, "rounds_runs_per_second": horizon * n_runs / seconds}
-                )
+        for dev in devices:
+            for n_runs in n_runs_list:
+                env = make_environment(spec, n_runs, horizon, dev)
+                rounds = [env.round(t) for t in range(env.horizon)]
+                for name in names:
+                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon}
+                    try:
+                        timings = sorted((time_policy(name, params.get(name, {}), env, rounds, dev, max_seconds=max_seconds) for _ in range(repeats)), key=lambda pair: pair[1] / pair[0])
+                    except (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError) as error:
+                        policies.append({**entry, "skipped": f"{type(error).__name__}: {error}"[:300]})
+                        print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} skipped: {policies[-1]['skipped']}", flush=True)
+                        continue
+                    played, seconds = timings[len(timings) // 2]
+                    policies.append({**entry, "rounds": played, "seconds": seconds, "rounds_runs_per_second": played * n_runs / seconds})
+                    print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {policies[-1]['rounds_runs_per_second']:12.1f} rounds·runs/s", flush=True)
+                del env, rounds
         env = make_environment(spec, 1, horizon, "cpu")
-        recorded = [env.round(t) for t in range(horizon)]
+        recorded = [env.round(t) for t in range(env.horizon)]
         contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
         rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
-        for library in ("mabwiser", "obp"):
-            references.append({"dataset": dataset, **reference_linucb(library, contexts, rewards, alpha)})
+        for library in PEERS:
+            runs = [reference_linucb(library, contexts, rewards, alpha) for _ in range(repeats)]
+            runs.sort(key=lambda row: row.get("rounds_runs_per_second", 0.0))
+            references.append({"dataset": dataset, **runs[len(runs) // 2]})
     return {
         "environment": {
-            "device": device,
-            "device_name": torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else platform.processor() or platform.machine(),
+            "devices": {dev: device_name(dev) for dev in devices},
             "torch": torch.__version__,
             "threads": torch.get_num_threads(),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(),
+            "repeats": repeats,
+            "max_seconds": max_seconds,
         },
         "policies": policies,
         "references": references,
     }
+
+
+def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cpu") -> dict[str, dict[str, Any]]:
+    """Per dataset: batched LinUCB's rounds·runs/s at ``n_runs`` on ``device`` over the fastest peer's."""
+    out = {}
+    for dataset in dict.fromkeys(row["dataset"] for row in results["policies"]):
+        ours = [row for row in results["policies"] if row["dataset"] == dataset and row["policy"] == "linucb" and row["n_runs"] == n_runs and row["device"] == device and "skipped" not in row]
+        peers = [row for row in results["references"] if row["dataset"] == dataset and "skipped" not in row]
+        if ours and peers:
+            fastest = max(peers, key=lambda row: row["rounds_runs_per_second"])
+            out[dataset] = {"linucb": ours[0]["rounds_runs_per_second"], "peer": fastest["library"], "peer_rate": fastest["rounds_runs_per_second"], "speedup": ours[0]["rounds_runs_per_second"] / fastest["rounds_runs_per_second"]}
+    return out
+
+
+def format_rate(rate: float) -> str:
+    """Rounds·runs/s for a table cell: ``950``, ``12.3k``, ``1.2M``."""
+    if rate >= 1e6:
+        return f"{rate / 1e6:.1f}M"
+    if rate >= 1e4:
+        return f"{rate / 1e3:.0f}k"
+    if rate >= 1e3:
+        return f"{rate / 1e3:.1f}k"
+    return f"{rate:.3g}" if rate < 10 else f"{rate:.0f}"
+
+
+PEER_LABELS = {"mabwiser": "MABWiser LinUCB", "obp": "OBP LinUCB"}
+
+
+def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", label: str = "tab:bench") -> str:
+    """Booktabs table of rounds·runs/s: one row per policy and peer, one column per (dataset, B) on ``device``.
+
+    ``results``: the JSON of :func:`bench_policies` (or its path). The notes state batched LinUCB's
+    speedup at the largest ``B`` over the fastest peer on each dataset.
+    """
+    from hare.report.latex import booktabs_table
+
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text())
+    rows_in = [row for row in results["policies"] if row["device"] == device]
+    datasets = list(dict.fromkeys(row["dataset"] for row in rows_in))
+    batches = sorted({row["n_runs"] for row in rows_in})
+    columns = [(dataset, n_runs) for dataset in datasets for n_runs in batches]
+    cell = {(row["policy"], row["dataset"], row["n_runs"]): ("--" if "skipped" in row else format_rate(row["rounds_runs_per_second"])) for row in rows_in}
+    names = list(dict.fromkeys(row["policy"] for row in rows_in))
+    body = [[name.replace("_", r"\_"), *(cell.get((name, d, b), "") for d, b in columns)] for name in names]
+    for library in PEERS:
+        peer = {row["dataset"]: row for row in results["references"] if row["library"] == library}
+        body.append([PEER_LABELS[library], *((format_rate(peer[d]["rounds_runs_per_second"]) if d in peer and "skipped" not in peer[d] and b == 1 else "--") for d, b in columns)])
+    largest = batches[-1] if batches else 1
+    speedups = linucb_speedups(results, largest, device)
+    notes = "; ".join(f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" for d, s in speedups.items())
+    header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
+    caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({results['environment']['devices'].get(device, device)}); peers run one sequential run."
+    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}. ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
+    return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
+
+
+def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
+    """Booktabs table of NeuralUCB's exploration modes: rounds/s and speedup over ``loop``
+    (``results["neural"]``, from :func:`hare.experiments.bench_neural.bench_neural`)."""
+    from hare.report.latex import booktabs_table
+
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text())
+    neural = results["neural"]
+    rates = neural["rounds_per_second"]
+    body = [[mode, f"{rate:.1f}", f"{rate / rates['loop']:.1f}$\\times$"] for mode, rate in rates.items()]
+    s = neural["settings"]
+    caption = (rf"NeuralUCB exploration modes: rounds/s with training off ({s['arms']} arms, $d={s['dim']}$, "
+               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}).")
+    return booktabs_table(["Mode", "Rounds/s", "vs.\\ loop"], body, "lrr", caption, label)
 
 
 def write_json_atomic(path: Path, payload: dict) -> None:
@@ -171,31 +300,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="result JSON")
     parser.add_argument("--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels")
-    parser.add_argument("--policies", nargs="+", default=list(BASELINES))
+    parser.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
     parser.add_argument("--n-runs", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--horizon", type=int, default=1000)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
     parser.add_argument("--param", type=parse_param, action="append", default=[], help="policy.key=json_value, e.g. kernel_ucb.max_points=200")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+    parser.add_argument("--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played")
+    parser.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
+    parser.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
+    parser.add_argument("--neural-rounds", type=int, default=30, help="timed rounds per NeuralUCB mode (0: skip)")
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     datasets: dict[str, DatasetSpec] = {}
+    if not args.no_synthetic:
+        datasets["synthetic"] = SyntheticConfig()
     for name, path in args.dataset:
         with np.load(path, allow_pickle=False) as data:
             datasets[name] = (data["features"], data["labels"])
-    if not datasets:
-        datasets["synthetic"] = SyntheticConfig()
-    params: dict[str, dict] = {}
+    params: dict[str, dict] = {name: dict(values) for name, values in BENCH_PARAMS.items()}
     for policy, key, value in args.param:
         params.setdefault(policy, {})[key] = value
-    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, args.device, params)
+    devices = args.device or available_devices()
+    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats)
+    if args.neural_rounds > 0:
+        from hare.experiments.bench_neural import bench_neural
+
+        result["neural"] = bench_neural(rounds=args.neural_rounds, device=devices[0])
+    result["linucb_speedups"] = {dev: linucb_speedups(result, max(args.n_runs), dev) for dev in devices}
     write_json_atomic(args.out, result)
-    for row in result["policies"]:
-        print(f"{row['dataset']:>12} {row['policy']:>18} B={row['n_runs']:<4} {row['rounds_runs_per_second']:12.1f} rounds·runs/s")
     for row in result["references"]:
         rate = f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s" if "skipped" not in row else row["skipped"]
-        print(f"{row['dataset']:>12} {row['library'] + ' linucb':>18} B=1    {rate}")
+        print(f"{row['dataset']:>12} {row['library'] + ' linucb':>22}      B=1   {rate}")
+    print(json.dumps(result["linucb_speedups"], indent=1))
     return result
 
 

@@ -49,7 +49,22 @@ def rounds_per_second(mode: str, width: int, n_runs: int, rounds: int, n_arms: i
     return rounds / (time.perf_counter() - start)
 
 
-def main() -> None:
+def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 10, dim: int = 20, device: str = "cpu") -> dict:
+    """Rounds/s of the three exploration modes and the speedups over ``loop``."""
+    results = {mode: rounds_per_second(mode, width, runs, rounds, arms, dim, device) for mode in ("loop", "jacobian", "diagonal")}
+    return {
+        "rounds_per_second": results,
+        "speedup_jacobian_over_loop": results["jacobian"] / results["loop"],
+        "speedup_diagonal_over_loop": results["diagonal"] / results["loop"],
+        "n_parameters": width * arms * dim + width,
+        "settings": {"width": width, "runs": runs, "rounds": rounds, "arms": arms, "dim": dim, "device": device},
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "machine": platform.processor() or platform.machine(),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--width", type=int, default=20)
@@ -58,18 +73,8 @@ def main() -> None:
     parser.add_argument("--arms", type=int, default=10)
     parser.add_argument("--dim", type=int, default=20)
     parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    results = {mode: rounds_per_second(mode, args.width, args.runs, args.rounds, args.arms, args.dim, args.device) for mode in ("loop", "jacobian", "diagonal")}
-    report = {
-        "rounds_per_second": results,
-        "speedup_jacobian_over_loop": results["jacobian"] / results["loop"],
-        "speedup_diagonal_over_loop": results["diagonal"] / results["loop"],
-        "n_parameters": args.width * args.arms * args.dim + args.width,
-        "settings": vars(args),
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "machine": platform.processor() or platform.machine(),
-    }
+    args = parser.parse_args(argv)
+    report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device)
     with open(args.out, "w") as handle:
         json.dump(report, handle, indent=2)
     print(json.dumps(report, indent=2))

@@ -12,6 +12,10 @@ and keeps ``A^{-1}`` current with the Sherman–Morrison identity
 Algebra runs in float64. Every ``refactor_every`` updates the inverse is recomputed
 from ``A`` by a Cholesky factorisation, so rounding drift cannot accumulate over long
 horizons.
+
+The estimate ``theta = A^{-1} b`` is cached per group and refreshed only for the groups an
+update touches, so reading it costs nothing; the rank-one updates run in place (``addcmul_``,
+``index_add_``) on the touched groups only, without a ``(dim, dim)`` temporary per group.
 """
 
 from __future__ import annotations
@@ -20,11 +24,25 @@ import torch
 from torch import nn
 
 
+def shared_vector(x: torch.Tensor, group_shape: tuple[int, ...]) -> torch.Tensor | None:
+    """``x[:, 0, ..., 0]`` ``(n_runs, dim)`` when ``x`` ``(n_runs, *group_shape, dim)`` repeats one
+    vector per run over all its groups by stride 0 (``expand``); else ``None``."""
+    n_group_dims = len(group_shape)
+    if n_group_dims < 1 or tuple(x.shape[1:-1]) != tuple(group_shape):
+        return None
+    if any(x.stride(i) != 0 for i in range(1, n_group_dims + 1) if x.shape[i] > 1):
+        return None
+    return x[(slice(None), *(0,) * n_group_dims)]
+
+
 class RidgeState(nn.Module):
     """Ridge state of shape ``(n_runs, *group_shape)`` over ``dim`` features.
 
     Buffers: ``precision`` and ``inverse`` ``(n_runs, *group_shape, dim, dim)``,
-    ``response`` ``(n_runs, *group_shape, dim)``, ``counts`` ``(n_runs, *group_shape)``.
+    ``response`` ``(n_runs, *group_shape, dim)``, ``counts`` ``(n_runs, *group_shape)``;
+    ``estimate`` ``(n_runs, *group_shape, dim)`` caches ``A^{-1} b`` (not persistent: it is
+    recomputed after ``load_state_dict``; after an all-group :meth:`update` it is recomputed
+    lazily, on the next read of :attr:`theta`).
     """
 
     def __init__(self, n_runs: int, group_shape: tuple[int, ...], dim: int, lam: float = 1.0, refactor_every: int = 1000):
@@ -44,11 +62,21 @@ class RidgeState(nn.Module):
         self.register_buffer("response", torch.zeros(*full[:-1], dtype=torch.float64))
         self.register_buffer("counts", torch.zeros(full[:-2], dtype=torch.float64))
         self.register_buffer("n_updates", torch.zeros((), dtype=torch.int64))
+        self.register_buffer("estimate", torch.zeros(*full[:-1], dtype=torch.float64), persistent=False)
+        self.estimate_stale = False
+        self.register_load_state_dict_post_hook(lambda module, keys: module.refresh_estimate())
 
     @property
     def theta(self) -> torch.Tensor:
-        """Ridge estimate ``A^{-1} b``, ``(n_runs, *group_shape, dim)``."""
-        return (self.inverse @ self.response[..., None]).squeeze(-1)
+        """Ridge estimate ``A^{-1} b``, ``(n_runs, *group_shape, dim)`` (the cached ``estimate``)."""
+        if self.estimate_stale:
+            self.refresh_estimate()
+        return self.estimate
+
+    def refresh_estimate(self) -> None:
+        """Recompute the cached ``A^{-1} b`` of every group."""
+        self.estimate.copy_(torch.matmul(self.inverse, self.response[..., None]).squeeze(-1))
+        self.estimate_stale = False
 
     def quadratic_form(self, x: torch.Tensor) -> torch.Tensor:
         """``x^T A^{-1} x`` for every group, batched.
@@ -58,8 +86,18 @@ class RidgeState(nn.Module):
         vector across those groups (one query against every cluster). Returns
         ``(n_runs, *batch, *group_shape)``. Clamped at zero: the exact value is positive,
         rounding may not be.
+
+        When ``x`` is one vector per run broadcast over every group (stride 0, as a context
+        shared by all arms), ``x^T A^{-1} x = <vec(A^{-1}), vec(x x^T)>`` for all groups is one
+        ``(dim^2,) @ (dim^2, n_groups)`` product per run, reading each inverse once.
         """
         x = x.to(torch.float64)
+        shared = shared_vector(x, self.inverse.shape[1:-2])
+        if shared is not None:
+            n_runs, dim = shared.shape
+            outer = (shared[:, :, None] * shared[:, None, :]).view(n_runs, 1, dim * dim)
+            flat_inverse = self.inverse.view(n_runs, -1, dim * dim)
+            return torch.bmm(outer, flat_inverse.mT).view(x.shape[:-1]).clamp_min(0.0)
         n_extra = x.dim() - self.inverse.dim() + 1
         inverse = self.inverse
         if n_extra > 0:
@@ -70,48 +108,64 @@ class RidgeState(nn.Module):
         """Weighted rank-one update of every group at once.
 
         x: ``(n_runs, *group_shape, dim)``; reward, weight: ``(n_runs, *group_shape)``.
-        A group with weight 0 is left unchanged.
+        A group with weight 0 is left unchanged. With ``v = A^{-1} x`` and ``c = w / (1 + w x^T v)``
+        the inverse becomes ``A^{-1} - c v v^T`` (one in-place ``addcmul_`` over all groups).
         """
+        dim = self.dim
         x = x.to(torch.float64)
         weight = weight.to(torch.float64)
-        a_inv_x = (self.inverse @ x[..., None]).squeeze(-1)  # (n_runs, *groups, dim)
-        denom = 1.0 + weight * (x * a_inv_x).sum(-1)
-        coef = (weight / denom)[..., None, None]
-        self.inverse -= coef * a_inv_x[..., :, None] * a_inv_x[..., None, :]
-        self.precision += weight[..., None, None] * x[..., :, None] * x[..., None, :]
-        self.response += (weight * reward.to(torch.float64))[..., None] * x
-        self.counts += weight
+        inverse = self.inverse.view(-1, dim, dim)
+        x_flat = x.reshape(-1, dim, 1)
+        a_inv_x = torch.bmm(inverse, x_flat)  # (n_groups_total, dim, 1)
+        w_flat = weight.reshape(-1, 1, 1)
+        coef = w_flat / (1.0 + w_flat * torch.bmm(x_flat.mT, a_inv_x))  # (n_groups_total, 1, 1)
+        inverse.addcmul_(a_inv_x, (coef * a_inv_x).mT, value=-1.0)
+        self.precision.view(-1, dim, dim).addcmul_(w_flat * x_flat, x_flat.mT)
+        self.response.add_(x * (weight * reward.to(torch.float64))[..., None])
+        self.counts.add_(weight)
+        self.estimate_stale = True
         self._after_update()
 
     def update_selected(self, index: torch.Tensor, x: torch.Tensor, reward: torch.Tensor) -> None:
         """Rank-one update of one group per run, at cost ``O(n_runs dim^2)``.
 
         index: ``(n_runs,)`` flat index into ``group_shape``; x: ``(n_runs, dim)``; reward: ``(n_runs,)``.
+        The selected inverses are gathered once, updated in place by
+        ``A^{-1} <- A^{-1} - v v^T / (1 + x^T v)``, ``v = A^{-1} x``, and written back; ``A``, ``b``,
+        the counts and the cached ``theta`` of the selected groups are updated likewise.
         """
-        n_runs = x.shape[0]
-        runs = torch.arange(n_runs, device=x.device)
+        n_runs, dim = x.shape
+        n_groups = self.counts[0].numel()
+        flat = index + n_groups * torch.arange(n_runs, device=index.device)  # (n_runs,)
         x = x.to(torch.float64)
-        inverse = self.inverse.view(n_runs, -1, self.dim, self.dim)  # (n_runs, n_groups, dim, dim)
-        precision = self.precision.view(n_runs, -1, self.dim, self.dim)
-        response = self.response.view(n_runs, -1, self.dim)
-        counts = self.counts.view(n_runs, -1)
-        a_inv = inverse[runs, index]  # (n_runs, dim, dim)
-        a_inv_x = (a_inv @ x[..., None]).squeeze(-1)
-        denom = 1.0 + (x * a_inv_x).sum(-1)
-        inverse[runs, index] = a_inv - a_inv_x[:, :, None] * a_inv_x[:, None, :] / denom[:, None, None]
-        precision[runs, index] += x[:, :, None] * x[:, None, :]
-        response[runs, index] += reward.to(torch.float64)[:, None] * x
-        counts[runs, index] += 1.0
-        self._after_update()
+        column = x[:, :, None]  # (n_runs, dim, 1)
+        inverse = self.inverse.view(-1, dim, dim)
+        a_inv = inverse.index_select(0, flat)  # (n_runs, dim, dim)
+        a_inv_x = torch.bmm(a_inv, column)  # (n_runs, dim, 1)
+        denom = 1.0 + torch.bmm(column.mT, a_inv_x)  # (n_runs, 1, 1)
+        a_inv.addcmul_(a_inv_x, (a_inv_x / denom).mT, value=-1.0)
+        inverse.index_copy_(0, flat, a_inv)
+        self.precision.view(-1, dim, dim).index_add_(0, flat, column * column.mT)
+        response = self.response.view(-1, dim)
+        response.index_add_(0, flat, x * reward.to(torch.float64)[:, None])
+        self.counts.view(-1).index_add_(0, flat, torch.ones_like(flat, dtype=torch.float64))
+        if self._after_update() or self.estimate_stale:
+            return
+        estimate = torch.bmm(a_inv, response.index_select(0, flat)[:, :, None]).squeeze(-1)
+        self.estimate.view(-1, dim).index_copy_(0, flat, estimate)
 
-    def _after_update(self) -> None:
+    def _after_update(self) -> bool:
+        """Count the update and refactorise when due; ``True`` when it did (the estimate is then fresh)."""
         self.n_updates += 1
         if int(self.n_updates) % self.refactor_every == 0:
             self.refactorise()
+            return True
+        return False
 
     def refactorise(self) -> None:
-        """Recompute ``A^{-1}`` from ``A`` through its Cholesky factor."""
+        """Recompute ``A^{-1}`` from ``A`` through its Cholesky factor, and ``theta`` from it."""
         self.inverse.copy_(torch.cholesky_inverse(torch.linalg.cholesky(self.precision)))
+        self.refresh_estimate()
 
     def inverse_drift(self) -> torch.Tensor:
         """Largest ``|A^{-1} A - I|`` entry per run, ``(n_runs,)``: the rounding drift of the inverse."""

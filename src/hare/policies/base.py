@@ -67,8 +67,16 @@ class Policy(nn.Module, ABC):
         """Learn from the pulled ``arms`` ``(n_runs,)`` and their ``rewards`` ``(n_runs,)``."""
 
     def tie_break(self, scores: torch.Tensor, t: int) -> torch.Tensor:
-        """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``."""
-        return argmax_random_ties(scores, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
+        """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``.
+
+        The tie noise ``u ~ U(0, 1)^n`` (stream ``"ties"``, counter ``t``) only matters in rows
+        whose maximum is not unique, so it is drawn only when some row has such a tie: the arms
+        are those of :func:`argmax_random_ties` with the noise always drawn.
+        """
+        is_max = scores >= scores.max(dim=-1, keepdim=True).values
+        if bool((is_max.sum(-1) != 1).any()):
+            return argmax_random_ties(scores, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
+        return is_max.byte().argmax(dim=-1)
 
 
 def argmax_random_ties(scores: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:

@@ -14,8 +14,17 @@ import math
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.model.covariance import RidgeState
+from hare.model.covariance import RidgeState, shared_vector
 from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+
+
+def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """``x_a^T theta_a`` for every arm: x, theta ``(n_runs, n_arms, dim)`` -> ``(n_runs, n_arms)``;
+    one ``(dim,) @ (dim, n_arms)`` product per run when the context is shared by the arms."""
+    shared = shared_vector(x, theta.shape[1:-1])
+    if shared is not None:
+        return torch.bmm(shared[:, None, :], theta.mT).squeeze(1)
+    return (x * theta).sum(-1)
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,7 @@ class LinUCB(Policy):
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         """UCB index of every arm, ``(n_runs, n_arms)``."""
         x = contexts.to(torch.float64)
-        mean = (x * self.ridge.theta).sum(-1)
+        mean = linear_means(x, self.ridge.theta)
         width = self.ridge.quadratic_form(x).sqrt()
         return upper_confidence_bound(mean, width, self.config.alpha)
 

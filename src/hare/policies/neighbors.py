@@ -1,11 +1,11 @@
 """Nearest-neighbour bandit policies: kNN-UCB, kNN-KL-UCB, (Lin+kNN)-UCB, LNUCB-TA and the
 "enhanced" Beta-Thompson, eps-greedy and LinThompson of seed 002 Appendix B.
 
-Every policy keeps, per run and arm, the contexts and rewards of the rounds that arm was pulled in
-preallocated tensors (:class:`ArmHistory`), and searches them for all runs and arms at once:
-Euclidean distances ``||x - y||`` (seed 002 eq. 3 and Reeve et al. 2018 both use the metric of the
-context space) from ``||x||^2 + ||y||^2 - 2 x.y`` in float64, unfilled slots masked with ``+inf``,
-then ``torch.topk``.
+Every policy keeps, per run, the context, arm and reward of every past round in preallocated
+tensors (:class:`ArmHistory`), and searches them for all runs and arms at once: Euclidean
+distances ``||x - y||`` (seed 002 eq. 3 and Reeve et al. 2018 both use the metric of the context
+space) from ``||x||^2 + ||y||^2 - 2 x.y`` in float64 over the filled prefix only, then two stable
+sorts (by distance, then by arm) that give every arm's neighbours in order.
 
 Notation: ``N_a`` pulls of arm ``a`` before round ``t``; ``r_{a,k}(x)`` distance from ``x`` to its
 ``k``-th nearest neighbour among them; ``f_{a,k}(x)`` mean reward of those ``k`` neighbours.
@@ -20,43 +20,59 @@ import torch
 from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.model.covariance import RidgeState
+from hare.model.covariance import RidgeState, shared_vector
 from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
 from hare.random import CounterRNG
 
 
 class ArmHistory(nn.Module):
-    """Contexts and rewards of every pull, per run and arm.
+    """Contexts and rewards of every pull, per run, in the order of the rounds.
 
-    Buffers: ``contexts`` ``(n_runs, n_arms, capacity, dim)`` and ``rewards``
-    ``(n_runs, n_arms, capacity)`` float64, ``counts`` ``(n_runs, n_arms)`` int64,
-    ``reward_sums`` and ``reward_square_sums`` ``(n_runs, n_arms)`` float64.
+    Every round appends one pull per run, so the pulls of all arms share one chronological
+    buffer per run: ``contexts`` ``(n_runs, capacity, dim)``, ``squared_norms`` ``||y||^2``,
+    ``rewards`` ``(n_runs, capacity)`` float64 and ``arms`` ``(n_runs, capacity)`` int64; ``size``
+    (int64 scalar) pulls are stored. Per arm: ``counts`` ``(n_runs, n_arms)`` int64,
+    ``reward_sums`` and ``reward_square_sums`` ``(n_runs, n_arms)`` float64. A search costs
+    ``O(n_runs size (dim + log size))``, independent of the number of arms.
     """
 
     def __init__(self, n_runs: int, n_arms: int, capacity: int, dim: int):
         super().__init__()
-        self.register_buffer("contexts", torch.zeros(n_runs, n_arms, capacity, dim, dtype=torch.float64))
-        self.register_buffer("rewards", torch.zeros(n_runs, n_arms, capacity, dtype=torch.float64))
+        self.register_buffer("contexts", torch.zeros(n_runs, capacity, dim, dtype=torch.float64))
+        self.register_buffer("squared_norms", torch.zeros(n_runs, capacity, dtype=torch.float64))
+        self.register_buffer("rewards", torch.zeros(n_runs, capacity, dtype=torch.float64))
+        self.register_buffer("arms", torch.zeros(n_runs, capacity, dtype=torch.int64))
+        self.register_buffer("size", torch.zeros((), dtype=torch.int64))
         self.register_buffer("counts", torch.zeros(n_runs, n_arms, dtype=torch.int64))
         self.register_buffer("reward_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
         self.register_buffer("reward_square_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
 
     @property
     def capacity(self) -> int:
-        return self.contexts.shape[2]
+        return self.contexts.shape[1]
 
     def append(self, arms: torch.Tensor, contexts: torch.Tensor, rewards: torch.Tensor) -> None:
         """Store one pull per run: arms ``(n_runs,)``, contexts ``(n_runs, dim)``, rewards ``(n_runs,)``."""
-        runs = torch.arange(arms.shape[0], device=arms.device)
-        slots = self.counts[runs, arms]
-        if int(slots.max()) >= self.capacity:
+        slot = int(self.size)
+        if slot >= self.capacity:
             raise ValueError(f"arm history capacity {self.capacity} exceeded")
+        runs = torch.arange(arms.shape[0], device=arms.device)
         rewards = rewards.to(torch.float64)
-        self.contexts[runs, arms, slots] = contexts.to(torch.float64)
-        self.rewards[runs, arms, slots] = rewards
+        contexts = contexts.to(torch.float64)
+        self.contexts[:, slot] = contexts
+        self.squared_norms[:, slot] = contexts.square().sum(-1)
+        self.rewards[:, slot] = rewards
+        self.arms[:, slot] = arms
+        self.size += 1
         self.counts[runs, arms] += 1
         self.reward_sums[runs, arms] += rewards
         self.reward_square_sums[runs, arms] += rewards.square()
+
+    def arm_pulls(self, run: int, arm: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Contexts ``(N_a, dim)`` and rewards ``(N_a,)`` of one run's pulls of ``arm``, oldest first."""
+        n = int(self.size)
+        mine = self.arms[run, :n] == arm
+        return self.contexts[run, :n][mine], self.rewards[run, :n][mine]
 
     def means(self) -> torch.Tensor:
         """Mean reward of each arm, 0 for unpulled arms, ``(n_runs, n_arms)``."""
@@ -73,16 +89,40 @@ class ArmHistory(nn.Module):
 
         contexts: ``(n_runs, n_arms, dim)``. Returns distances ``(n_runs, n_arms, k)`` (``+inf`` past
         ``N_a``) and their rewards ``(n_runs, n_arms, k)`` (0 past ``N_a``).
+
+        Each stored pull ``s`` (arm ``a_s``, context ``y_s``) is measured against the query of its own
+        arm, ``||x_{a_s} - y_s||`` from ``||x||^2 + ||y||^2 - 2 x.y``; a stable sort by distance, then a
+        stable sort by arm, lays every arm's pulls out contiguously, nearest first (equal distances:
+        earlier pull first), and the first ``min(k, N_a)`` of each segment are read off (slot ``size``
+        stands for "no neighbour": distance ``+inf``, reward 0).
         """
+        n_runs, n_arms, _ = contexts.shape
+        n = int(self.size)
+        counts = self.counts
+        k_search = min(k, int(counts.max())) if n else 0
         x = contexts.to(torch.float64)
-        cross = torch.einsum("rad,racd->rac", x, self.contexts)  # (n_runs, n_arms, capacity)
-        squared = (x.square().sum(-1)[..., None] + self.contexts.square().sum(-1) - 2.0 * cross).clamp_min(0.0)
-        slots = torch.arange(self.capacity, device=x.device)
-        filled = slots < self.counts[..., None]
-        distances = torch.where(filled, squared.sqrt(), torch.full_like(squared, math.inf))
-        k_search = min(k, self.capacity)
-        nearest_distances, index = torch.topk(distances, k_search, dim=-1, largest=False, sorted=True)
-        nearest_rewards = torch.where(torch.isfinite(nearest_distances), self.rewards.gather(-1, index), torch.zeros_like(nearest_distances))
+        stored, labels = self.contexts[:, :n], self.arms[:, :n]  # (n_runs, n, dim), (n_runs, n)
+        shared = shared_vector(x, (n_arms,))
+        if shared is not None:
+            cross = torch.bmm(stored, shared[:, :, None]).squeeze(-1)  # (n_runs, n)
+            query_norms = shared.square().sum(-1)[:, None]
+        else:
+            own = x.gather(1, labels[..., None].expand(-1, -1, x.shape[-1]))  # (n_runs, n, dim)
+            cross = (own * stored).sum(-1)
+            query_norms = x.square().sum(-1).gather(1, labels)
+        distances = (query_norms + self.squared_norms[:, :n] - 2.0 * cross).clamp_min(0.0).sqrt()  # (n_runs, n)
+        order = torch.sort(distances, dim=1, stable=True).indices
+        order = order.gather(1, torch.sort(labels.gather(1, order), dim=1, stable=True).indices)
+        empty = torch.full((n_runs, 1), n, dtype=torch.int64, device=x.device)  # slot n: no neighbour
+        order = torch.cat([order, empty], dim=1)
+        distances = torch.cat([distances, torch.full_like(empty, math.inf, dtype=torch.float64)], dim=1)
+        rewards = torch.cat([self.rewards[:, :n], torch.zeros_like(empty, dtype=torch.float64)], dim=1)
+        starts = counts.cumsum(-1) - counts  # (n_runs, n_arms): first slot of each arm's segment
+        rank = torch.arange(k_search, device=x.device)
+        slots = torch.where(rank < counts[..., None], starts[..., None] + rank, n).flatten(1)  # (n_runs, n_arms * k_search)
+        index = order.gather(1, slots)
+        nearest_distances = distances.gather(1, index).view(n_runs, n_arms, k_search)
+        nearest_rewards = rewards.gather(1, index).view(n_runs, n_arms, k_search)
         if k_search < k:
             pad = (0, k - k_search)
             nearest_distances = torch.nn.functional.pad(nearest_distances, pad, value=math.inf)

@@ -357,11 +357,43 @@ class GradientPosteriorPolicy(NeuralPolicy):
             )
             return mean, width_sq
         chunk = self.arms_per_chunk()
+        if self.config.exploration == "jacobian" and self.config.encoding == "disjoint":
+            return mean, self.disjoint_width_squared(contexts)
         parts = []
         for start in range(0, self.n_arms, chunk):
             scaled = self.network.jacobian(x[:, start : start + chunk]).to(torch.float64) * scale  # (n_runs, chunk, p)
             parts.append(self.width_squared_from_gradients(scaled))
         return mean, torch.cat(parts, dim=1)
+
+    def disjoint_width_squared(self, contexts: torch.Tensor) -> torch.Tensor:
+        """``width^2`` of every arm from the support of its gradient, ``(n_runs, n_arms, dim) -> (n_runs, n_arms)``.
+
+        With the disjoint encoding arm ``a``'s input ``x ⊗ e_a`` is zero outside block ``a``, so
+        ``g_hat_a = (u_a ⊗ x_a on the columns of block a, relu(h_a))`` is supported on the
+        ``s = m dim + m`` coordinates ``S_a`` (``W[i, a dim + j]`` and ``w``), and
+        ``width^2 = g_S^T Z^{-1}[S_a, S_a] g_S``: ``O(K s^2)`` per run instead of ``O(K p^2)``.
+        Arms are processed in chunks whose ``(n_runs, chunk, s, s)`` blocks fit ``memory_budget_mb``.
+        """
+        m, dim, n_arms = self.config.width, self.dim, self.n_arms
+        x = contexts.to(torch.float32)
+        weight_in, weight_out = self.network.weight_in.detach(), self.network.weight_out.detach()
+        blocks = weight_in.view(self.n_runs, m, n_arms, dim)  # (n_runs, m, n_arms, dim)
+        hidden = torch.einsum("rmad,rad->ram", blocks, x)  # (n_runs, n_arms, m): W x_enc
+        active = weight_out[:, None, :] * (hidden > 0)  # u = w ⊙ 1[h > 0]
+        support_w = (torch.arange(m, device=x.device)[:, None] * (n_arms * dim) + torch.arange(dim, device=x.device)[None, :]).flatten()
+        support = torch.cat([support_w[None, :] + dim * torch.arange(n_arms, device=x.device)[:, None],
+                             (m * n_arms * dim + torch.arange(m, device=x.device)).expand(n_arms, m)], dim=1)  # (n_arms, s)
+        gradient = torch.cat([(active[..., :, None] * x[:, :, None, :]).flatten(-2), torch.relu(hidden)], dim=-1).to(torch.float64)  # (n_runs, n_arms, s)
+        size = support.shape[1]
+        chunk = max(1, min(n_arms, int(self.config.memory_budget_mb * 2**20 // (2 * self.n_runs * size * size * 8))))
+        inverse = self.ridge.inverse
+        parts = []
+        for start in range(0, n_arms, chunk):
+            index = support[start : start + chunk]  # (chunk, s)
+            block = inverse[:, index[:, :, None], index[:, None, :]]  # (n_runs, chunk, s, s)
+            g = gradient[:, start : start + chunk]
+            parts.append((torch.matmul(g[..., None, :], block).squeeze(-2) * g).sum(-1).clamp_min(0.0))
+        return torch.cat(parts, dim=1)
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
