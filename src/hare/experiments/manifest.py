@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from pathlib import Path
 
 from hare.io import file_sha256, write_text
@@ -33,20 +34,26 @@ EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
 
 PROVENANCE_FILES = (
     "runs/*.json",
-    "notebooks/*.ipynb",
-    "notebooks/*.html",
+    "notebooks/*",
     "paper.pdf",
 )
-"""Result files (glob patterns relative to ``results/``, ``*`` crosses folders) that differ between two runs.
+"""Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
 
-* ``runs/**.json`` sidecars: wall time, peak memory, git commit;
-* ``notebooks/*.ipynb`` and their HTML: papermill's execution timestamps and durations;
-* ``paper.pdf``: the PDF embeds the macros of the sidecars (no run-dependent values
-  are typeset today, but the PDF is still not promised to be byte-identical).
+* ``runs/**.json`` sidecars: wall time and peak memory (and the git commit, if it moved);
+* ``notebooks/*``: jupytext gives every cell a random id in ``.source.ipynb``; the executed
+  ``.ipynb`` adds papermill's timestamps and durations; the HTML carries both. The figures
+  the notebooks save are identical;
+* ``paper.pdf``: identical except the trailer's ``/ID``, which pdfTeX derives from the
+  build (see :func:`pdf_without_trailer_id`).
 
-Everything else (``runs/**.npz``, ``data/``, ``tables/``, ``checks/``, ``claims.md``,
-the notebooks' ``.source.ipynb``) is identical between runs on the same device.
+Everything else (``runs/**.npz``, ``data/``, ``tables/``, ``checks/``, ``claims.md``) is
+byte-identical between two runs on the same device and software versions.
 """
+
+
+def pdf_without_trailer_id(data: bytes) -> bytes:
+    """``data`` (a PDF) with its trailer ``/ID [<...> <...>]`` removed, for comparing two builds."""
+    return re.sub(rb"/ID \[<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+>\]", b"", data)
 
 
 def _excluded(relative: str) -> bool:
