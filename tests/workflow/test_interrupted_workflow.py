@@ -16,8 +16,17 @@ pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 N_RUN_JOBS = 7
 
 
-def _sidecars(workdir: Path) -> list[Path]:
-    return sorted((workdir / "results" / "runs").rglob("*.json")) if (workdir / "results" / "runs").is_dir() else []
+def _finished_runs(workdir: Path) -> dict[str, int]:
+    """``{run .npz: mtime}`` of run jobs whose result and sidecar exist and that Snakemake recorded as finished."""
+    runs = workdir / "results" / "runs"
+    if not runs.is_dir():
+        return {}
+    incomplete = _incomplete(workdir)
+    return {
+        str(npz.relative_to(workdir)): npz.stat().st_mtime_ns
+        for npz in runs.rglob("*.npz")
+        if npz.with_suffix(".json").exists() and str(npz.relative_to(workdir)) not in incomplete
+    }
 
 
 def _incomplete(workdir: Path) -> set[str]:
@@ -30,12 +39,12 @@ def _incomplete(workdir: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def interrupted_run(repository, tmp_path_factory):
-    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two run jobs finished, then resumed."""
+    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two run jobs finished, unlocked and resumed."""
     workdir = copy_repository(repository, tmp_path_factory.mktemp("interrupted"))
     command = [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
     process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while len(_sidecars(workdir)) < 2:
+    while len(_finished_runs(workdir)) < 2:
         assert process.poll() is None, "snakemake ended before it could be interrupted"
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -43,13 +52,10 @@ def interrupted_run(repository, tmp_path_factory):
     process.wait()
     time.sleep(0.5)
 
-    incomplete = _incomplete(workdir)
-    complete = {
-        str(npz.relative_to(workdir)): npz.stat().st_mtime_ns
-        for npz in (workdir / "results" / "runs").rglob("*.npz")
-        if npz.with_suffix(".json").exists() and str(npz.relative_to(workdir)) not in incomplete
-    }
+    complete = _finished_runs(workdir)
     stray = [p.name for p in (workdir / "results").rglob(".*.tmp")]
+    unlock = subprocess.run([*command, "--unlock"], cwd=workdir, capture_output=True, text=True)
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
     resumed = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-5000:]
     return workdir, complete, stray, resumed.stdout + resumed.stderr
