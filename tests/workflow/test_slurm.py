@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,6 +67,12 @@ def _stop(pid: int) -> None:
         pass
 
 
+def _run_daemon(command: list[str], env: dict | None = None) -> None:
+    """Start a daemon that forks into the background; its start-up errors fail the test verbatim."""
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, f"{command[0]} failed to start: {result.stdout}{result.stderr}"
+
+
 def slurm_conf(state: Path, munge_socket: Path, node_line: str) -> str:
     """A one-node configuration: no accounting, no cgroups, jobs kept visible to squeue for 10 minutes."""
     host = node_line.split()[0].split("=", 1)[1]
@@ -107,19 +114,25 @@ def slurm_conf(state: Path, munge_socket: Path, node_line: str) -> str:
 
 @pytest.fixture(scope="module")
 def slurm_cluster(tmp_path_factory):
-    """A running one-node Slurm cluster; yields the environment its clients need."""
+    """A running one-node Slurm cluster; yields the environment its clients need.
+
+    munged's socket must be reachable by every user, so its folder is a world-searchable
+    temporary folder rather than the test's private one.
+    """
     missing = [name for name in BINARIES if shutil.which(name) is None]
     if missing:
         pytest.skip(f"Slurm/munge binaries missing: {', '.join(missing)} (Debian: apt-get install slurm-wlm munge)")
     if os.geteuid() != 0:
         pytest.skip("starting slurmd and writing /etc/slurm/slurm.conf needs root")
     state = tmp_path_factory.mktemp("slurm")
-    for folder in ("ctld", "d", "munge"):
+    for folder in ("ctld", "d"):
         (state / folder).mkdir()
-    key = state / "munge" / "munge.key"
+    munge = Path(tempfile.mkdtemp(prefix="hare-munge-"))
+    munge.chmod(0o755)
+    key = munge / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
-    munge_socket = state / "munge" / "socket"
+    munge_socket = munge / "socket"
     node_line = next(line for line in subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines() if line.startswith("NodeName="))
     node_line = re.sub(r"RealMemory=(\d+)", lambda m: f"RealMemory={int(m.group(1)) * 9 // 10}", node_line)
 
@@ -133,13 +146,13 @@ def slurm_cluster(tmp_path_factory):
     env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
     pids = []
     try:
-        subprocess.run(["munged", f"--key-file={key}", f"--socket={munge_socket}", f"--pid-file={state / 'munge' / 'munged.pid'}", f"--log-file={state / 'munge' / 'munged.log'}", f"--seed-file={state / 'munge' / 'seed'}"], check=True, capture_output=True)
-        _wait_for(lambda: _read_pid(state / "munge" / "munged.pid") is not None, 10, "munged's PID file")
-        pids.append(_read_pid(state / "munge" / "munged.pid"))
-        subprocess.run(["slurmctld", "-f", str(SLURM_CONF)], check=True, capture_output=True, env=env)
+        _run_daemon(["munged", f"--key-file={key}", f"--socket={munge_socket}", f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}", f"--seed-file={munge / 'seed'}"])
+        _wait_for(lambda: _read_pid(munge / "munged.pid") is not None, 10, "munged's PID file")
+        pids.append(_read_pid(munge / "munged.pid"))
+        _run_daemon(["slurmctld", "-f", str(SLURM_CONF)], env)
         _wait_for(lambda: _read_pid(state / "slurmctld.pid") is not None, 20, "slurmctld's PID file")
         pids.append(_read_pid(state / "slurmctld.pid"))
-        subprocess.run(["slurmd", "-f", str(SLURM_CONF)], check=True, capture_output=True, env=env)
+        _run_daemon(["slurmd", "-f", str(SLURM_CONF)], env)
         _wait_for(lambda: _read_pid(state / "slurmd.pid") is not None, 20, "slurmd's PID file")
         pids.append(_read_pid(state / "slurmd.pid"))
 
@@ -161,6 +174,7 @@ def slurm_cluster(tmp_path_factory):
             SLURM_CONF.unlink(missing_ok=True)
         else:
             SLURM_CONF.write_bytes(backup)
+        shutil.rmtree(munge, ignore_errors=True)
 
 
 def _local_profile(repository: Path, dest: Path) -> Path:
