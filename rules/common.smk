@@ -45,10 +45,13 @@ def table_runs(wildcards):
     return run_files(None if experiment == "all" else experiment)
 
 
-def final_targets():
+def final_targets(manifest=True):
+    """What `rule all` builds; the manifest comes last and covers the others (``manifest=False`` leaves it out)."""
     targets = ["results/claims.md", *(f"results/notebooks/{nb}.html" for nb in NOTEBOOKS)]
     if config["paper"]["build_pdf"]:
         targets.append("results/paper.pdf")
+    if manifest:
+        targets.append("results/MANIFEST.sha256")
     return targets
 
 

@@ -57,3 +57,19 @@ rule paper_pdf:
         "../envs/hare.yaml"
     shell:
         "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} > {log:q} 2>&1"
+
+
+rule manifest:
+    """sha256 of every result file, once everything else is built; `hare verify` checks it later."""
+    input:
+        final_targets(manifest=False),
+    output:
+        "results/MANIFEST.sha256",
+    log:
+        "results/logs/paper/manifest.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} manifest --results results > {log:q} 2>&1"

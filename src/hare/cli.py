@@ -135,6 +135,23 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from hare.experiments.manifest import write_manifest
+
+    print(write_manifest(Path(args.results)))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from hare.experiments.manifest import verify
+
+    problems = verify(Path(args.results))
+    for problem in problems:
+        print(problem)
+    print(f"{args.results}: {'OK' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hare", description=__doc__.splitlines()[0],
@@ -219,6 +236,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", required=True)
     p.add_argument("--tex", required=True)
     p.set_defaults(func=cmd_claims)
+
+    p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file)")
+    p.add_argument("--results", default="results")
+    p.set_defaults(func=cmd_manifest)
+
+    p = sub.add_parser("verify", help="check result files against MANIFEST.sha256 (exit 1 listing every problem)")
+    p.add_argument("--results", default="results")
+    p.set_defaults(func=cmd_verify)
     return parser
 
 

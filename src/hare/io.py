@@ -1,7 +1,10 @@
 """Atomic, deterministic result files and their provenance sidecars.
 
 Every file the library writes goes to a temporary name in the destination folder
-and is renamed into place, so a killed job never leaves a file that looks complete.
+(``.<name>.<random>.tmp``) and is renamed into place, so a killed job never leaves a
+file that looks complete. A process killed by SIGKILL cannot delete its temporary
+file; :func:`remove_stale_temporaries` removes those of one destination before it is
+written again.
 ``.npz`` files are written with fixed zip timestamps, so the same arrays give the
 same bytes; nothing is ever read with ``allow_pickle=True``.
 """
@@ -38,6 +41,30 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def temporary_names(path: str | os.PathLike) -> list[Path]:
+    """Temporary files :func:`atomic_path` left next to ``path`` (by a killed writer), sorted."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    return sorted(path.parent.glob(f".{glob_escape(path.name)}.*.tmp"))
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with the glob metacharacters ``*?[`` made literal."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files a killed writer of ``path`` left behind; return them.
+
+    Only call this while no other process writes ``path`` (the workflow runs one job per output).
+    """
+    stale = temporary_names(path)
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

@@ -8,7 +8,13 @@ The job writes ``<stem>.npz`` with
 
 and ``<stem>.json`` with the job specification, its hash, the git commit, package
 versions, device, wall time and peak memory. Both are written atomically, the
-sidecar last, so a complete sidecar implies a complete result.
+sidecar last, so a complete sidecar implies a complete result. A job first deletes
+its previous outputs and the temporary files a killed attempt left behind, so an
+interrupted rerun never leaves an older result that looks current.
+
+Every round's contexts and queries must be finite: a NaN or Inf raises
+:class:`NonFiniteInputError` naming the round and the environment instead of
+propagating into the policy's state.
 """
 
 from __future__ import annotations
@@ -24,11 +30,24 @@ import numpy as np
 import torch
 
 from hare.envs.base import BanditEnvironment
-from hare.io import config_hash, git_commit, package_versions, write_json, write_npz
+from hare.io import config_hash, git_commit, package_versions, remove_stale_temporaries, write_json, write_npz
 from hare.policies.base import build_policy
 from hare.random import run_keys
 
 log = logging.getLogger(__name__)
+
+
+class NonFiniteInputError(ValueError):
+    """An environment produced a NaN or Inf context or query."""
+
+
+def nonfinite_inputs(observation) -> torch.Tensor:
+    """0-dim bool tensor on the observation's device: do its contexts or queries hold a NaN or Inf?"""
+    bad = torch.zeros((), dtype=torch.bool, device=observation.contexts.device)
+    for values in (observation.contexts, observation.queries):
+        if values is not None and values.is_floating_point():
+            bad = bad | ~torch.isfinite(values).all()
+    return bad
 
 
 def resolve_device(name: str) -> torch.device:
@@ -78,23 +97,38 @@ def checkpoints(horizon: int, record_every: int) -> np.ndarray:
     return rounds if rounds.size and rounds[-1] == horizon else np.append(rounds, horizon)
 
 
-def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False) -> dict[str, np.ndarray]:
-    """Play ``env.horizon`` rounds; return the arrays of the result file."""
+def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False, name: str | None = None) -> dict[str, np.ndarray]:
+    """Play ``env.horizon`` rounds; return the arrays of the result file.
+
+    ``name`` is the environment's name in error messages (default: its class name).
+    On CPU the inputs are checked every round before the policy sees them; on a GPU the
+    first bad round is tracked on the device and checked at every recorded round, so the
+    check adds no host synchronisation per round.
+    """
+    name = name or type(env).__name__
     rounds = checkpoints(env.horizon, record_every)
     record_at = set((rounds - 1).tolist())
     device = policy.run_keys.device
     regret = torch.zeros(env.n_runs, dtype=torch.float64, device=device)
     reward = torch.zeros_like(regret)
+    first_bad = torch.full((), -1, dtype=torch.int64, device=device)
     regret_curve, reward_curve = [], []
     bar = _progress(env.horizon, progress)
     for t in range(env.horizon):
         round_ = env.round(t)
+        if device.type == "cpu":
+            if nonfinite_inputs(round_.observation):
+                _raise_nonfinite(name, t)
+        else:
+            first_bad = torch.where((first_bad < 0) & nonfinite_inputs(round_.observation), t, first_bad)
         arms = policy.select(round_.observation)
         rewards = round_.reward(arms)
         regret += round_.regret(arms)
         reward += rewards
         policy.update(round_.observation, arms, rewards)
         if t in record_at:
+            if device.type != "cpu" and first_bad >= 0:
+                _raise_nonfinite(name, int(first_bad))
             regret_curve.append(regret.clone())
             reward_curve.append(reward.clone())
         bar(t)
@@ -105,6 +139,10 @@ def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool =
         "total_regret": regret.cpu().numpy(),
         "total_reward": reward.cpu().numpy(),
     }
+
+
+def _raise_nonfinite(environment: str, t: int) -> None:
+    raise NonFiniteInputError(f"environment {environment!r}: round {t + 1} has non-finite contexts or queries (NaN or Inf)")
 
 
 def _progress(total: int, interactive: bool):
@@ -170,6 +208,9 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
+    for stale in (out.with_suffix(".json"), out):
+        stale.unlink(missing_ok=True)
+        remove_stale_temporaries(stale)
     device = resolve_device(spec["device"])
     torch.use_deterministic_algorithms(True, warn_only=True)
     if device.type == "cuda":
@@ -177,7 +218,7 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     env = build_environment(spec, device, dataset_path)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
     start = time.perf_counter()
-    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress)
+    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"])
     wall = time.perf_counter() - start
     write_npz(out, **arrays)
     sidecar = {**provenance(spec, env, device, wall), "total_regret_mean": float(arrays["total_regret"].mean())}

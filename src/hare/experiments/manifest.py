@@ -1,0 +1,133 @@
+"""``results/MANIFEST.sha256``: the sha256 of every result file, and its verification.
+
+The manifest lists one ``<sha256>  <path>`` line per file under the results
+directory, paths relative to it with ``/`` separators, sorted by path: the format
+of ``sha256sum``, so ``cd results && sha256sum -c MANIFEST.sha256`` also checks it.
+
+Covered: every regular file under ``results/`` (runs and their sidecars, raw and
+prepared data, tables, checks, notebooks and their HTML, claims, the PDF), except
+
+* ``logs/`` (tool output, not results),
+* ``latex/`` (latexmk's build folder: aux files, logs),
+* ``.snakemake/`` (workflow bookkeeping, if a run used ``results`` as its directory),
+* ``MANIFEST.sha256`` itself.
+
+The manifest records what one run produced, so :func:`verify` detects any later
+change (a flipped byte, a deleted or an added file). Which files a *second* run
+reproduces byte for byte is a different question, answered by
+:data:`PROVENANCE_FILES`: files that carry wall times, memory peaks, commits or
+execution timestamps by design; every other file is bit-reproducible on the same
+device and software versions.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+
+from hare.io import file_sha256, write_text
+
+MANIFEST_NAME = "MANIFEST.sha256"
+EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
+
+PROVENANCE_FILES = (
+    "runs/*.json",
+    "notebooks/*",
+    "paper.pdf",
+)
+"""Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
+
+* ``runs/**.json`` sidecars: wall time and peak memory (and the git commit, if it moved);
+* ``notebooks/*``: jupytext gives every cell a random id in ``.source.ipynb``; the executed
+  ``.ipynb`` adds papermill's timestamps and durations; the HTML carries both. The figures
+  the notebooks save are identical;
+* ``paper.pdf``: identical except the trailer's ``/ID``, which pdfTeX derives from the
+  build (see :func:`pdf_without_trailer_id`).
+
+Everything else (``runs/**.npz``, ``data/``, ``tables/``, ``checks/``, ``claims.md``) is
+byte-identical between two runs on the same device and software versions.
+"""
+
+
+def pdf_without_trailer_id(data: bytes) -> bytes:
+    """``data`` (a PDF) with its trailer ``/ID [<...> <...>]`` removed, for comparing two builds."""
+    return re.sub(rb"/ID \[<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+>\]", b"", data)
+
+
+def _excluded(relative: str) -> bool:
+    return relative == MANIFEST_NAME or relative.split("/", 1)[0] in EXCLUDED_DIRS
+
+
+def result_files(results_dir: str | os.PathLike) -> list[str]:
+    """Paths (relative, ``/``-separated, sorted) of the files the manifest covers."""
+    root = Path(results_dir)
+    files = []
+    for path in root.rglob("*"):
+        relative = path.relative_to(root).as_posix()
+        if path.is_file() and not path.is_symlink() and not _excluded(relative):
+            files.append(relative)
+    return sorted(files)
+
+
+def compute_manifest(results_dir: str | os.PathLike) -> dict[str, str]:
+    """``{relative path: sha256}`` of every covered file."""
+    root = Path(results_dir)
+    return {relative: file_sha256(root / relative) for relative in result_files(root)}
+
+
+def write_manifest(results_dir: str | os.PathLike) -> Path:
+    """Write ``<results_dir>/MANIFEST.sha256`` atomically; return its path."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"results directory {root} does not exist")
+    lines = [f"{digest}  {relative}\n" for relative, digest in compute_manifest(root).items()]
+    path = root / MANIFEST_NAME
+    write_text(path, "".join(lines))
+    return path
+
+
+def read_manifest(path: str | os.PathLike) -> dict[str, str]:
+    """Parse a manifest into ``{relative path: sha256}``; a malformed line is an error naming its number."""
+    path = Path(path)
+    entries = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        digest, sep, relative = line.partition("  ")
+        if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not relative:
+            raise ValueError(f"{path}: line {number}: expected '<sha256>  <path>', got {line!r}")
+        entries[relative] = digest
+    return entries
+
+
+def verify(results_dir: str | os.PathLike) -> list[str]:
+    """Problems of ``results_dir`` against its manifest, one line each; empty when everything matches.
+
+    Reports a missing manifest, files listed but missing, files whose sha256 changed
+    (a single flipped byte included) and covered files the manifest does not list.
+    """
+    root = Path(results_dir)
+    manifest = root / MANIFEST_NAME
+    if not manifest.is_file():
+        return [f"{manifest}: manifest missing (run `hare manifest --results {root}`)"]
+    expected = read_manifest(manifest)
+    actual = set(result_files(root))
+    problems = []
+    for relative, digest in expected.items():
+        path = root / relative
+        if relative not in actual:
+            problems.append(f"missing: {relative}")
+        elif file_sha256(path) != digest:
+            problems.append(f"changed: {relative} (sha256 {file_sha256(path)}, manifest {digest})")
+    problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(actual - set(expected)))
+    return problems
+
+
+def is_provenance_file(relative: str) -> bool:
+    """Whether ``relative`` (a path under ``results/``) is one of :data:`PROVENANCE_FILES`."""
+    return any(fnmatch.fnmatch(relative, pattern) for pattern in PROVENANCE_FILES)
+
+
+def reproducible_part(manifest: dict[str, str]) -> dict[str, str]:
+    """The entries of ``manifest`` that two runs on the same device must share byte for byte."""
+    return {relative: digest for relative, digest in manifest.items() if not is_provenance_file(relative)}

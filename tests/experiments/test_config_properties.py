@@ -1,0 +1,109 @@
+"""Property tests: any mutation of the smoke config either validates or fails with a ConfigError naming a key path."""
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hare.experiments.config import check_config
+from hare.experiments.grid import ConfigError
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SMOKE = yaml.safe_load((REPOSITORY / "config" / "smoke.yaml").read_text())
+KEY_PATH = re.compile(r"^(invalid config: (<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): |(experiments|environments|theory|data|paper)\.\S+)")
+WRONG_VALUES = [None, -1, -0.5, 0, 0.0, 1e308, float("nan"), True, "", "$(touch PWNED)", "a; rm -rf x", "`id`", [], [None], {}, {"x": 1}, "no_such_policy", 2**63]
+NEW_KEYS = ["bogus", "$(touch PWNED)", "a b", "alpha", "grid", "policy", "environments", "horizon", "UPPER"]
+
+
+def _paths(node, prefix=()):
+    """Every key path of a nested mapping/list (lists by index)."""
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*prefix, index))
+
+
+def _parent(config, path):
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    return node
+
+
+@st.composite
+def mutated_configs(draw, max_mutations=3):
+    """The smoke config after 1..max_mutations random removals, additions and wrong-typed values."""
+    config = copy.deepcopy(SMOKE)
+    for _ in range(draw(st.integers(1, max_mutations))):
+        paths = [p for p in _paths(config) if p]
+        path = draw(st.sampled_from(paths))
+        parent = _parent(config, path)
+        action = draw(st.sampled_from(["remove", "replace", "add", "empty", "unknown_policy", "negate"]))
+        if action == "remove":
+            del parent[path[-1]]
+        elif action == "replace":
+            parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(WRONG_VALUES)))
+        elif action == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(NEW_KEYS))] = copy.deepcopy(draw(st.sampled_from(WRONG_VALUES)))
+        elif action == "empty":
+            parent[path[-1]] = [] if isinstance(parent[path[-1]], list) else {}
+        elif action == "unknown_policy":
+            regret = config.get("experiments", {}).get("regret") if isinstance(config.get("experiments"), dict) else None
+            if isinstance(regret, dict) and isinstance(regret.get("policies"), dict):
+                regret["policies"][draw(st.sampled_from(["foo", "linucbb", "hare2"]))] = {}
+        elif action == "negate" and isinstance(parent[path[-1]], (int, float)) and not isinstance(parent[path[-1]], bool):
+            parent[path[-1]] = -abs(parent[path[-1]]) - 1
+    return config
+
+
+def _check(config):
+    """``True`` if ``config`` validates; ``False`` if it fails with a ConfigError naming a key path; anything else fails the test."""
+    try:
+        check_config(config)
+    except ConfigError as error:
+        assert KEY_PATH.match(str(error)), f"message names no key path: {error}"
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_configs())
+def test_mutated_configs_validate_or_name_the_key(config):
+    _check(config)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(sorted(SMOKE)), min_size=1, unique=True))
+def test_removing_top_level_keys_names_them(removed):
+    config = {k: v for k, v in copy.deepcopy(SMOKE).items() if k not in removed}
+    with pytest.raises(ConfigError, match=r"<top level>: '\w+' is a required property"):
+        check_config(config)
+
+
+@pytest.mark.workflow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(mutated_configs(max_mutations=2))
+def test_a_config_that_validates_gives_a_valid_dag(tmp_path_factory, config):
+    """What ``check_config`` accepts, Snakemake accepts too (dry run); what it rejects, Snakemake rejects.
+
+    Snakemake merges ``--configfile`` into the embedded default config, so the merged config is the one checked.
+    """
+    from snakemake.utils import update_config
+
+    merged = yaml.safe_load((REPOSITORY / "config" / "default.yaml").read_text())
+    update_config(merged, copy.deepcopy(config))
+    valid = _check(merged)
+    path = tmp_path_factory.mktemp("config") / "mutated.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(path), "--dry-run", "--quiet"], cwd=REPOSITORY, capture_output=True, text=True)
+    assert (result.returncode == 0) == valid, f"check_config says {'valid' if valid else 'invalid'}:\n{yaml.safe_dump(config)}\n{result.stderr[-3000:]}"
+    assert not (REPOSITORY / "PWNED").exists()

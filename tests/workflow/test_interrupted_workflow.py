@@ -1,0 +1,111 @@
+"""Snakemake killed mid-run: the rerun redoes only what is missing and ends byte-identical to an uninterrupted run."""
+
+import base64
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FAULTS_GROUP, SNAKEMAKE, copy_repository
+from hare.experiments.manifest import is_provenance_file, pdf_without_trailer_id, read_manifest, reproducible_part, verify
+
+pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
+N_RUN_JOBS = 7
+
+
+def _finished_runs(workdir: Path) -> dict[str, int]:
+    """``{run .npz: mtime}`` of run jobs whose result and sidecar exist and that Snakemake recorded as finished."""
+    runs = workdir / "results" / "runs"
+    if not runs.is_dir():
+        return {}
+    incomplete = _incomplete(workdir)
+    return {
+        str(npz.relative_to(workdir)): npz.stat().st_mtime_ns
+        for npz in runs.rglob("*.npz")
+        if npz.with_suffix(".json").exists() and str(npz.relative_to(workdir)) not in incomplete
+    }
+
+
+def _incomplete(workdir: Path) -> set[str]:
+    """Outputs Snakemake marked as incomplete (jobs started and not finished)."""
+    folder = workdir / ".snakemake" / "incomplete"
+    if not folder.is_dir():
+        return set()
+    return {base64.urlsafe_b64decode(marker.name.encode()).decode() for marker in folder.iterdir() if marker.is_file()}
+
+
+@pytest.fixture(scope="module")
+def interrupted_run(repository, tmp_path_factory):
+    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two run jobs finished, unlocked and resumed."""
+    workdir = copy_repository(repository, tmp_path_factory.mktemp("interrupted"))
+    command = [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
+    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(_finished_runs(workdir)) < 2:
+        assert process.poll() is None, "snakemake ended before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    time.sleep(0.5)
+
+    complete = _finished_runs(workdir)
+    stray = [p.name for p in (workdir / "results").rglob(".*.tmp")]
+    unlock = subprocess.run([*command, "--unlock"], cwd=workdir, capture_output=True, text=True)
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
+    resumed = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-5000:]
+    return workdir, complete, stray, resumed.stdout + resumed.stderr
+
+
+def _job_count(log: str, rule: str) -> int:
+    stats = log[log.index("Job stats:") :]
+    for line in stats.splitlines():
+        fields = line.split()
+        if fields and fields[0] == rule:
+            return int(fields[1])
+    return 0
+
+
+def test_the_kill_left_work_to_redo(interrupted_run):
+    _, complete, _, _ = interrupted_run
+    assert 2 <= len(complete) < N_RUN_JOBS
+
+
+def test_the_resumed_run_redoes_only_the_missing_jobs(interrupted_run):
+    workdir, complete, _, log = interrupted_run
+    assert _job_count(log, "run_job") == N_RUN_JOBS - len(complete)
+    for relative, mtime in complete.items():
+        assert (workdir / relative).stat().st_mtime_ns == mtime, f"{relative} was recomputed"
+
+
+def test_no_temporary_file_survives(interrupted_run):
+    workdir, _, _, _ = interrupted_run
+    assert [str(p) for p in (workdir / "results").rglob(".*.tmp")] == []
+
+
+def test_interrupted_and_uninterrupted_runs_are_byte_identical(interrupted_run, reference_run):
+    """Two runs from scratch (one killed and resumed) agree on every file not listed as provenance."""
+    workdir, _, _, _ = interrupted_run
+    assert verify(workdir / "results") == []
+    ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
+    reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
+    assert sorted(ours) == sorted(reference)
+    assert reproducible_part(ours) == reproducible_part(reference)
+    assert any(p.endswith(".npz") for p in reproducible_part(ours)) and "tables/regret.csv" in ours and "checks/oful.json" in ours
+    for relative in ["paper/generated", "paper/figures"]:
+        for path in sorted((reference_run / relative).iterdir()):
+            assert (workdir / relative / path.name).read_bytes() == path.read_bytes(), f"{relative}/{path.name}"
+    pdf = "results/paper.pdf"
+    assert pdf_without_trailer_id((workdir / pdf).read_bytes()) == pdf_without_trailer_id((reference_run / pdf).read_bytes())
+
+
+def test_provenance_files_are_the_only_differences(interrupted_run, reference_run):
+    workdir, _, _, _ = interrupted_run
+    ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
+    reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
+    differing = sorted(p for p in ours if ours[p] != reference.get(p))
+    assert differing and all(is_provenance_file(p) for p in differing)
