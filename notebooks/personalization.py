@@ -48,7 +48,7 @@ report = json.loads(Path(personalization_json).read_text())
 # %%
 kinds = ["random", "learned", "rag_cosine"]
 kind_method = {"random": "hare_random", "learned": "hare", "rag_cosine": "rag_cosine"}
-kind_names = {"random": "random $W$", "learned": "learned $W$", "rag_cosine": display_name("rag_cosine")}
+kind_names = {"random": "random $W$", "learned": "learned $W$", "rag_cosine": display_name("rag_cosine")}  # tick labels, two lines where long
 outputs = {"divergence_z": "attention output $z$", "divergence_text": "decoded text"}
 entropy = report["attention_entropy"]
 window = int(entropy["window"])
@@ -61,10 +61,10 @@ for offset, (key, shown) in zip((-width / 2, width / 2), outputs.items()):
     values = [report[key][kind] for kind in kinds]
     ax.bar(np.arange(len(kinds)) + offset, values, width, color=[color_for(kind_method[kind]) for kind in kinds],
            hatch="" if key == "divergence_z" else "///", edgecolor="white", linewidth=0.5, label=shown)
-ax.set_xticks(np.arange(len(kinds)), [kind_names[kind] for kind in kinds])
-ax.set_ylabel("cosine similarity across users")
+ax.set_xticks(np.arange(len(kinds)), [kind_names[kind].replace(" ", "\n").replace("-", "-\n") for kind in kinds])
+ax.set_ylabel("mean pairwise cosine")
 ax.set_ylim(0, 1.3)
-ax.set_title("cross-user similarity (lower: more personal)", fontsize=7)
+ax.set_title("cross-user similarity (lower: personal)")
 legend = ax.legend(frameon=False, loc="upper left", ncol=2, handlelength=1.2, columnspacing=0.8, fontsize=6)
 for handle in legend.legend_handles:
     handle.set_facecolor("#BBBBBB")

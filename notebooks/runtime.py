@@ -51,15 +51,22 @@ if not scaling:
     raise ValueError(f"no runs of the {scaling_experiment!r} experiment among the run files")
 
 # %%
-# series[(policy label, environment, parameter)] = [(value, ms per round), ...]
+# series[(policy label, environment, parameter)] = [(value, ms per round, policy), ...]; a policy point
+# without a grid value (no neighbourhood) is a reference: one horizontal line.
 series = defaultdict(list)
+references = []
 for job in scaling:
     base, _, point = job["label"].partition("@")
-    assignments = dict(item.split("=", 1) for item in point.split(",")) if point else {}
+    ms = 1000.0 * job["wall_time_s"] / job["horizon"]
+    if not point:
+        references.append((base, job["environment"], ms, job["policy"]))
+        continue
+    assignments = dict(item.split("=", 1) for item in point.split(","))
     if len(assignments) != 1:
         raise ValueError(f"{job['label']}: a scaling point varies exactly one parameter")
     (parameter, value), = assignments.items()
-    series[(base, job["environment"], parameter)].append((float(value), 1000.0 * job["wall_time_s"] / job["horizon"], job["policy"]))
+    series[(base, job["environment"], parameter)].append((float(value), ms, job["policy"]))
+scaling_environments = sorted({job["environment"] for job in scaling})
 
 experiments = sorted({job["experiment"] for job in jobs})
 markers = dict(zip(experiments, "osD^vP*Xh"))
@@ -70,14 +77,17 @@ ax = axes[0, 0]
 for (base, env, parameter), points in sorted(series.items()):
     points.sort()
     values, ms, policy = zip(*points)
-    ax.plot(values, ms, marker="o", markersize=3, color=color_for(policy[0]), label=f"{display_name(base)}, {display_name(env)}")
-parameters = sorted({parameter for _, _, parameter in series})
-ax.set_xlabel(", ".join(parameter.replace("_", " ") for parameter in parameters))
+    suffix = f", {display_name(env)}" if len(scaling_environments) > 1 else ""
+    ax.plot(values, ms, marker="o", markersize=3, color=color_for(policy[0]), label=f"{display_name(base)} ({parameter.replace('_', ' ')}){suffix}")
+for i, (base, env, ms, policy) in enumerate(sorted(references)):
+    suffix = f", {display_name(env)}" if len(scaling_environments) > 1 else ""
+    ax.axhline(ms, color=color_for(policy), linestyle=["--", ":", "-."][i % 3], linewidth=0.9, label=f"{display_name(base)}{suffix}")
+ax.set_xlabel("neighbourhood parameter")
 ax.set_ylabel("ms per round (all runs batched)")
 ax.set_xscale("log")
 ax.set_ylim(bottom=0)
-ax.set_title(f"scaling ({display_name(scaling_experiment)})" if scaling_experiment != "scaling" else "scaling")
-ax.legend(frameon=False, loc="best")
+ax.set_title(f"{', '.join(map(display_name, scaling_environments))}, $T={scaling[0]['horizon']}$")
+ax.legend(frameon=False, loc="upper left", fontsize=6)
 
 ax = axes[0, 1]
 offsets = np.linspace(-0.25, 0.25, len(experiments)) if len(experiments) > 1 else np.zeros(1)
@@ -99,6 +109,8 @@ save(fig, figures[0])
 # %%
 for (base, env, parameter), points in sorted(series.items()):
     print(base, env, parameter, [(value, round(ms, 3)) for value, ms, _ in points])
+for base, env, ms, _ in sorted(references):
+    print(base, env, round(ms, 3))
 totals = defaultdict(float)
 for job in jobs:
     totals[job["policy"]] += job["wall_time_s"]
