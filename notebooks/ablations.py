@@ -70,19 +70,23 @@ def plot_experiment(experiment: str, path: str) -> None:
     environments = {env for _, env in groups}
     n_cols = min(3, len(groups))
     n_rows = -(-len(groups) // n_cols)
-    fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.7 * n_rows)
+    fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
     for ax, (group, env) in zip(axes.flat, groups):
         points = sorted(panels[experiment][(group, env)], key=lambda item: point_sort_key(item[0]))
-        names = [point.replace(",", "\n") for point, _ in points]
+        assignments = [dict(item.split("=", 1) for item in point.split(",")) if "=" in point else {"": point} for point, _ in points]
+        keys = sorted({key for assignment in assignments for key in assignment})
+        names = [", ".join(assignment.get(key, "-") for key in keys) for assignment in assignments]
         means = np.array([row["mean"] for _, row in points])
         stds = np.nan_to_num(np.array([row["std"] for _, row in points]))
         color = color_for(points[0][1]["policy_name"])
         x = np.arange(len(points))
         ax.bar(x, means, 0.6, color=color, alpha=0.35, linewidth=0)
         ax.errorbar(x, means, yerr=stds, fmt="o", color=color, markersize=3, capsize=2, linewidth=0.9)
-        ax.set_xticks(x, names, rotation=30 if max(map(len, names)) > 10 else 0, ha="right" if max(map(len, names)) > 10 else "center")
+        long = sum(map(len, names)) > 24 // n_cols * 3
+        ax.set_xticks(x, names, rotation=30 if long else 0, ha="right" if long else "center")
+        ax.set_xlabel(", ".join(key.replace("_", " ") for key in keys if key))
         ax.set_xlim(-0.6, len(points) - 0.4)
         n = points[0][1]["n_runs"]
         title = display_name(group) + (f", {display_name(env)}" if len(environments) > 1 else "")
