@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
 from hare.report.names import display_name
 from hare.report.style import apply_style, color_for, figure, save
 
@@ -85,6 +87,7 @@ for i, (base, env, ms, policy) in enumerate(sorted(references)):
 ax.set_xlabel("neighbourhood parameter")
 ax.set_ylabel("ms per round (all runs batched)")
 ax.set_xscale("log")
+ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 ax.set_ylim(bottom=0)
 ax.set_title(f"{', '.join(map(display_name, scaling_environments))}, $T={scaling[0]['horizon']}$")
 ax.legend(frameon=False, loc="upper left", fontsize=6)
@@ -99,6 +102,8 @@ for x, policy in enumerate(policies):
                     markerfacecolor="none", markeredgecolor=color_for(policy), markeredgewidth=0.9)
 ax.set_xticks(np.arange(len(policies)), [display_name(policy) for policy in policies], rotation=40, ha="right")
 ax.set_yscale("log")
+ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_ylabel("wall time per job (s)")
 ax.set_title(f"every report job ({len(jobs)} jobs)")
 for experiment in experiments:

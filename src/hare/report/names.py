@@ -16,6 +16,7 @@ DISPLAY_NAMES = {
     "eps_greedy_enhanced": "Epsilon-greedy (enhanced)",
     "neural_ucb": "NeuralUCB",
     "knn_ucb": "kNN-UCB",
+    "lin_knn_ucb": "Lin-kNN-UCB",
     "hare_learned": "HARE (learned W)",
     "open_bandit": "Open Bandit",
 }
