@@ -88,9 +88,10 @@ ax.set_xlabel("neighbourhood parameter")
 ax.set_ylabel("ms per round (all runs batched)")
 ax.set_xscale("log")
 ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+ax.xaxis.set_minor_formatter(NullFormatter())
 ax.set_ylim(bottom=0)
 ax.set_title(f"{', '.join(map(display_name, scaling_environments))}, $T={scaling[0]['horizon']}$")
-ax.legend(frameon=False, loc="upper left", fontsize=6)
+ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2, fontsize=6)
 
 ax = axes[0, 1]
 offsets = np.linspace(-0.25, 0.25, len(experiments)) if len(experiments) > 1 else np.zeros(1)
