@@ -8,6 +8,17 @@ DISPLAY_NAMES = {
     "hare_random": "HARE (random W)",
     "synthetic_linear": "HARE-Sim (linear)",
     "mushroom": "Mushroom",
+    "rag_cosine": "RAG-cosine",
+    "lnucb_ta": "LNUCB-TA",
+    "lin_ts": "LinTS",
+    "ucb1": "UCB1",
+    "eps_greedy": "Epsilon-greedy",
+    "eps_greedy_enhanced": "Epsilon-greedy (enhanced)",
+    "neural_ucb": "NeuralUCB",
+    "knn_ucb": "kNN-UCB",
+    "lin_knn_ucb": "Lin-kNN-UCB",
+    "hare_learned": "HARE (learned W)",
+    "open_bandit": "Open Bandit",
 }
 
 

@@ -29,6 +29,10 @@ METHOD_COLORS = {
     "neural_ucb": "#009E73",
     "lnucb_ta": "#CC79A7",
     "rag_cosine": "#000000",
+    # Beyond Okabe-Ito's eight: Paul Tol's muted scheme, also colour-blind safe.
+    "knn_ucb": "#882255",
+    "lin_knn_ucb": "#44AA99",
+    "eps_greedy_enhanced": "#DDCC77",
 }
 
 
