@@ -1,0 +1,181 @@
+"""Static checks of the paper sources (no LaTeX run).
+
+* every ``\\claim{key}`` and ``\\claimStatus<Key>`` names a key of ``paper/claims.yaml``;
+* every ``\\seedissue{key}`` names a key of ``hare.theory.bounds.SEED_ISSUES``;
+* every ``\\cite...{keys}`` key exists in ``paper/refs.bib``;
+* no number of two or more digits is typed in prose (outside macros, comments, labels,
+  references, citations, URLs and the small explicit allowlist below);
+* every ``\\input{generated/...}`` names a file that a rule of ``rules/*.smk`` produces.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER = ROOT / "paper"
+TEX_FILES = [PAPER / "main.tex", *sorted((PAPER / "sections").glob("*.tex"))]
+
+# Commands whose (first) braced argument is an identifier, not prose: stripped before the digit check.
+IDENTIFIER_COMMANDS = (
+    "label", "ref", "eqref", "cite", "citep", "citet", "citealp", "claim", "seedissue", "sha",
+    "input", "include", "includegraphics", "href", "url", "bibliography", "bibliographystyle",
+    "usepackage", "documentclass",
+)
+# \texttt{...} is stripped only when it holds a file name or identifier (no spaces; a dot, underscore,
+# slash or hyphen inside), e.g. t10k-images-idx3-ubyte.gz; a bare \texttt{123} is still prose.
+IDENTIFIER_TEXTTT = r"\\texttt\{[^}\s]*[._/\\-][^}\s]*\}"
+# Tokens with digits allowed in prose: dtype names and the hash name (identifiers, not results).
+DIGIT_ALLOWLIST = ("float64", "float32", "sha256")
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"(?<!\\)%.*", "", text)
+
+
+def _camel(key: str) -> str:
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", key) if w]
+    return "".join(w[0].upper() + w[1:] for w in words)
+
+
+@pytest.fixture(scope="module")
+def sources() -> dict[Path, str]:
+    return {path: _strip_comments(_read(path)) for path in TEX_FILES}
+
+
+@pytest.fixture(scope="module")
+def claim_keys() -> set[str]:
+    register = yaml.safe_load(_read(PAPER / "claims.yaml"))
+    return {claim["key"] for claim in register["claims"]}
+
+
+def test_sections_exist():
+    names = {p.stem for p in TEX_FILES}
+    for section in ("introduction", "related", "method", "theory", "experiments", "limitations", "appendix"):
+        assert section in names
+        assert f"\\input{{sections/{section}}}" in _read(PAPER / "main.tex")
+
+
+def test_claim_keys_exist(sources, claim_keys):
+    used = {key for text in sources.values() for key in re.findall(r"\\claim\{([^}\\]*)\}", text)}
+    assert used, "the paper refers to no claim"
+    assert used <= claim_keys, f"unknown claim keys: {sorted(used - claim_keys)}"
+
+
+def test_claim_status_macros_exist(sources, claim_keys):
+    camel = {_camel(key) for key in claim_keys}
+    for prefix in ("claimStatus", "claimMeasured", "claimThreshold"):
+        used = {m for text in sources.values() for m in re.findall(rf"\\{prefix}([A-Za-z]+)", text)}
+        assert used <= camel, f"{prefix} macros without a claim: {sorted(used - camel)}"
+
+
+def test_every_claim_reference_carries_its_status(sources):
+    for path, text in sources.items():
+        for key in re.findall(r"\\claim\{([^}\\]*)\}", text):
+            assert f"\\claimStatus{_camel(key)}" in text, f"{path.name}: \\claim{{{key}}} without its status macro"
+
+
+def test_seed_issue_keys_exist(sources):
+    from hare.theory.bounds import SEED_ISSUES
+
+    used = {key for text in sources.values() for key in re.findall(r"\\seedissue\{([^}\\]*)\}", text)}
+    assert used <= set(SEED_ISSUES), f"unknown seed issues: {sorted(used - set(SEED_ISSUES))}"
+    theory = sources[PAPER / "sections" / "theory.tex"]
+    listed = set(re.findall(r"\\item\s*\\seedissue\{([^}]*)\}", theory))
+    assert listed == set(SEED_ISSUES), f"seed issues not listed in the theory section: {sorted(set(SEED_ISSUES) - listed)}"
+
+
+def test_citations_exist(sources):
+    bib = _read(PAPER / "refs.bib")
+    entries = set(re.findall(r"@\w+\{([^,\s]+),", bib))
+    cited = set()
+    for text in sources.values():
+        for group in re.findall(r"\\cite[a-z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}", text):
+            cited.update(k.strip() for k in group.split(",") if k.strip())
+    assert cited, "the paper cites nothing"
+    assert cited <= entries, f"citations missing from refs.bib: {sorted(cited - entries)}"
+
+
+def _prose(text: str) -> str:
+    """Text with comments, identifier arguments, macro names and allowlisted tokens removed."""
+    for command in IDENTIFIER_COMMANDS:
+        text = re.sub(rf"\\{command}\*?(?:\[[^\]]*\])*\{{[^}}]*\}}", " ", text)
+    text = re.sub(IDENTIFIER_TEXTTT, " ", text)
+    text = re.sub(r"\\begin\{[^}]*\}(\[[^\]]*\])?(\{[^}]*\})?", " ", text)  # environment names, float options, column specs
+    text = re.sub(r"\\end\{[^}]*\}", " ", text)
+    text = re.sub(r"\\[A-Za-z@]+", " ", text)  # macro names (generated numbers are macros)
+    for token in DIGIT_ALLOWLIST:
+        text = text.replace(token, " ")
+    return text
+
+
+@pytest.mark.parametrize("path", TEX_FILES, ids=lambda p: p.name)
+def test_no_hand_typed_numbers(path):
+    text = _strip_comments(_read(path))
+    if "\\begin{document}" in text:  # main.tex: the preamble holds layout lengths, not prose
+        text = text.split("\\begin{document}", 1)[1]
+    text = _prose(text)
+    hits = [(m.group(0), text[max(0, m.start() - 30): m.end() + 30].replace("\n", " ")) for m in re.finditer(r"\d{2,}", text)]
+    assert not hits, f"{path.name}: numbers typed in prose: {hits}"
+
+
+def test_prose_filter_catches_numbers():
+    assert re.search(r"\d{2,}", _prose("regret of 123 rounds"))
+    assert not re.search(r"\d{2,}", _prose(r"\label{tab:x12} \regretFoo{} \sha{abc123} \texttt{t10k-x.gz} in float64"))
+    assert re.search(r"\d{2,}", _prose(r"\texttt{123}"))
+
+
+def _workflow_outputs() -> set[str]:
+    """Paths under paper/generated/ that rules/*.smk write (wildcard {table} expanded over every config's tables)."""
+    patterns = set()
+    for smk in (ROOT / "rules").glob("*.smk"):
+        patterns.update(re.findall(r"[\"'](paper/generated/[^\"']+)[\"']", _read(smk)))
+    tables = set()
+    for config in (ROOT / "config").glob("*.yaml"):
+        data = yaml.safe_load(_read(config)) or {}
+        tables.update((data.get("tables") or {}).keys())
+    outputs = set()
+    for pattern in patterns:
+        if "{table}" in pattern:
+            outputs.update(pattern.replace("{table}", t) for t in tables)
+        elif "{" not in pattern:
+            outputs.add(pattern)
+    return outputs
+
+
+def test_generated_inputs_are_workflow_outputs(sources):
+    outputs = _workflow_outputs()
+    assert "paper/generated/regret_terms.tex" in outputs
+    used = {f"paper/{name}" for text in sources.values() for name in re.findall(r"\\input\{(generated/[^}]+)\}", text)}
+    used = {u if u.endswith(".tex") else u + ".tex" for u in used}
+    assert used, "the paper inputs no generated file"
+    assert used <= outputs, f"inputs no rule produces: {sorted(used - outputs)}"
+
+
+def test_generated_tables_exist_in_every_config(sources):
+    used = {name for text in sources.values() for name in re.findall(r"\\input\{generated/table_([^}.]+)", text)}
+    for config in ("smoke", "default", "paper"):
+        data = yaml.safe_load(_read(ROOT / "config" / f"{config}.yaml"))
+        missing = used - set(data["tables"])
+        assert not missing, f"config/{config}.yaml lacks tables {sorted(missing)}"
+
+
+def test_figures_are_workflow_outputs(sources):
+    smk = _read(ROOT / "rules" / "notebooks.smk")
+    produced = set(re.findall(r"[\"']paper/(figures/[^\"']+\.pdf)[\"']", smk))
+    used = {name for text in sources.values() for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)}
+    main = _read(PAPER / "main.tex")
+    inputted = {PAPER / "main.tex"} | {PAPER / "sections" / f"{s}.tex" for s in re.findall(r"\\input\{sections/([^}]+)\}", main)}
+    used_in_build = {name for path, text in sources.items() if path in inputted
+                     for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)}
+    assert used_in_build <= produced, f"figures no notebook rule produces: {sorted(used_in_build - produced)}"
+    assert used, "no figure"
+    assert "IfFileExists" not in "".join(sources.values())
