@@ -148,8 +148,10 @@ def learned_projections(env: BanditEnvironment, n_heads: int, key_dim: int, n_lo
     cache_key = (getattr(env, "config", id(env)), n_heads, key_dim, n_logged, steps, lr, seed)
     if cache_key not in _FIT_CACHE:
         logged = sample(n_logged, run_keys(seed, [0], "hare-logged"))
+        logged = type(logged)(*(field.cpu() for field in (logged.queries, logged.users, logged.items, logged.rewards)))
         link = getattr(getattr(env, "config", None), "link", "identity")
-        _FIT_CACHE[cache_key] = fit_projections(logged, env.pool.embeddings, env.n_users, env.user_dim, n_heads, key_dim,
+        # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then device-independent.
+        _FIT_CACHE[cache_key] = fit_projections(logged, env.pool.embeddings.cpu(), env.n_users, env.user_dim, n_heads, key_dim,
                                                 steps=steps, lr=lr, seed=seed, link=link)
     return _FIT_CACHE[cache_key]
 
