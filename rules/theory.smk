@@ -61,3 +61,40 @@ rule personalization:
         "../envs/hare.yaml"
     shell:
         "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule bench_policies:
+    """Throughput of every policy (B = 1 and batched) against peer libraries; NeuralUCB exploration modes."""
+    input:
+        datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"]["datasets"]],
+    output:
+        json="results/bench/policies.json",
+        tex="paper/generated/table_bench.tex",
+        tex_neural="paper/generated/table_bench_neural.tex",
+    params:
+        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets)),
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--n-runs", *config["bench"]["n_runs"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
+        hare=HARE,
+    log:
+        "results/logs/bench/policies.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} bench --out {output.json:q} --tex {output.tex:q} --tex-neural {output.tex_neural:q} "
+        "--threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
+
+
+rule bench_hare:
+    """HARE select-mode latency and state memory against N, C, H and d_k."""
+    output:
+        json="results/bench/hare.json",
+        tex="paper/generated/table_bench_hare.tex",
+    params:
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", config["bench"]["hare_rounds"], "--max-items", config["bench"]["hare_max_items"], "--quick"]),
+        hare=HARE,
+    log:
+        "results/logs/bench/hare.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} bench-hare --out {output.json:q} --tex {output.tex:q} {params.settings} > {log:q} 2>&1"

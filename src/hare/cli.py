@@ -264,7 +264,8 @@ def _passthrough(name: str, argv: list[str]) -> int:
     module_name = PASSTHROUGH[name][0]
     try:
         module = importlib.import_module(module_name)
-        return int(module.main(argv) or 0)
+        result = module.main(argv)
+        return result if isinstance(result, int) else 0
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as error:
         print(f"hare {name}: error: {error}", file=sys.stderr)
         return 2

@@ -23,7 +23,6 @@ import json
 import math
 import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Union
@@ -34,6 +33,7 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.io import write_json, write_text
 from hare.policies import build_policy
 from hare.policies.base import policy_names
 from hare.random import run_keys
@@ -273,14 +273,6 @@ def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "t
     return booktabs_table(["Mode", "Rounds/s", "vs.\\ loop"], body, "lrr", caption, label)
 
 
-def write_json_atomic(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
-        json.dump(payload, handle, indent=2)
-        temporary = handle.name
-    os.replace(temporary, path)
-
-
 def parse_dataset(text: str) -> tuple[str, Path]:
     name, separator, path = text.partition("=")
     if not separator or not name or not path:
@@ -309,6 +301,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played")
     parser.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
     parser.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
+    parser.add_argument("--tex", type=Path, default=None, help="also write the throughput table (LaTeX) here")
+    parser.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
     parser.add_argument("--neural-rounds", type=int, default=30, help="timed rounds per NeuralUCB mode (0: skip)")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -329,7 +323,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         result["neural"] = bench_neural(rounds=args.neural_rounds, device=devices[0])
     result["linucb_speedups"] = {dev: linucb_speedups(result, max(args.n_runs), dev) for dev in devices}
-    write_json_atomic(args.out, result)
+    write_json(args.out, result)
+    if args.tex:
+        write_text(args.tex, bench_table_tex(result, devices[0]))
+    if args.tex_neural and "neural" in result:
+        write_text(args.tex_neural, bench_neural_table_tex(result))
     for row in result["references"]:
         rate = f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s" if "skipped" not in row else row["skipped"]
         print(f"{row['dataset']:>12} {row['library'] + ' linucb':>22}      B=1   {rate}")

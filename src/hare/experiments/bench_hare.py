@@ -22,8 +22,10 @@ import time
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.io import write_json, write_text
 from hare.policies import build_policy
 from hare.random import run_keys
+from hare.report.latex import booktabs_table
 
 
 def _sync(device: torch.device) -> None:
@@ -59,14 +61,17 @@ def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs
             "state_bytes": int(state), "device": str(dev)}
 
 
-def grid(quick: bool) -> list[dict]:
-    """The cases: pool size at fixed C, H, d_k; then C, H and d_k at fixed N."""
+def grid(quick: bool, max_items: int | None = None) -> list[dict]:
+    """The cases: pool size at fixed C, H, d_k; then C, H and d_k at fixed N (``max_items`` caps N)."""
     sizes = [100, 1_000, 10_000] if quick else [100, 1_000, 10_000, 100_000]
     base_n = 1_000 if quick else 10_000
-    cases = [dict(n_items=n, n_clusters=16, n_heads=1, key_dim=8) for n in sizes]
-    cases += [dict(n_items=base_n, n_clusters=c, n_heads=1, key_dim=8) for c in (1, 64, 256, base_n)]
-    cases += [dict(n_items=base_n, n_clusters=16, n_heads=h, key_dim=8) for h in (2, 4, 8)]
-    cases += [dict(n_items=base_n, n_clusters=16, n_heads=1, key_dim=k) for k in (16, 32, 64)]
+    if max_items is not None:
+        sizes = [n for n in sizes if n <= max_items] or [max_items]
+        base_n = min(base_n, max_items)
+    cases = [dict(n_items=n, n_clusters=min(16, n), n_heads=1, key_dim=8) for n in sizes]
+    cases += [dict(n_items=base_n, n_clusters=c, n_heads=1, key_dim=8) for c in sorted({1, 64, 256, base_n}) if c <= base_n]
+    cases += [dict(n_items=base_n, n_clusters=min(16, base_n), n_heads=h, key_dim=8) for h in (2, 4, 8)]
+    cases += [dict(n_items=base_n, n_clusters=min(16, base_n), n_heads=1, key_dim=k) for k in (16, 32, 64)]
     return cases
 
 
@@ -76,13 +81,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
+    parser.add_argument("--max-items", type=int, default=None, help="largest pool size")
+    parser.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
     args = parser.parse_args(argv)
     results = []
-    for case in grid(args.quick):
+    for case in grid(args.quick, args.max_items):
         results.append(bench_case(**case, rounds=args.rounds, device=args.device))
         print(json.dumps(results[-1]), flush=True)
-    with open(args.out, "w") as handle:
-        json.dump({"torch": torch.__version__, "cases": results}, handle, indent=1)
+    payload = {"torch": torch.__version__, "cases": results}
+    write_json(args.out, payload)
+    if args.tex:
+        write_text(args.tex, bench_hare_table_tex(payload))
+
+
+def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
+    """Per-round latency and state memory of HARE select mode against N, C, H and d_k.
+
+    State memory is exact (the policy's buffers); cluster-level covariance costs ``O(H C d_k^2)``
+    and per-item covariance (``C = N``) ``O(H N d_k^2)``.
+    """
+    body = [[str(c["n_items"]), str(c["n_clusters"]), str(c["n_heads"]), str(c["key_dim"]), f"{1000 * c['seconds_per_round']:.2f}", f"{c['state_bytes'] / 2**20:.2f}"] for c in results["cases"]]
+    device = results["cases"][0]["device"] if results["cases"] else "cpu"
+    caption = f"HARE select mode: median latency per round and policy state memory ({device}, one run)."
+    notes = "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; latency includes select and update."
+    return booktabs_table(["$N$", "$C$", "$H$", "$d_k$", "ms/round", "state (MiB)"], body, "rrrrrr", caption, label, notes)
 
 
 if __name__ == "__main__":
