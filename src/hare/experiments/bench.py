@@ -234,7 +234,7 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
     ``results``: the JSON of :func:`bench_policies` (or its path). The notes state batched LinUCB's
     speedup at the largest ``B`` over the fastest peer on each dataset.
     """
-    from hare.report.latex import booktabs_table
+    from hare.report.latex import booktabs_table, escape
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text())
@@ -252,7 +252,7 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
     speedups = linucb_speedups(results, largest, device)
     notes = "; ".join(f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" for d, s in speedups.items())
     header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
-    caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({results['environment']['devices'].get(device, device)}); peers run one sequential run."
+    caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({escape(results['environment']['devices'].get(device, device))}); peers run one sequential run."
     notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}. ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
     return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
 
