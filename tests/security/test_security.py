@@ -26,9 +26,14 @@ UNQUOTED_ALLOWLIST = {
     "params.offline": "the constant '--offline' or ''",
     "params.dataset": "'--dataset <path>' with the path shlex-quoted in rules/experiments.smk",
     "params.delta": "a number (schema: theory.oful.delta is a number in (0, 1))",
+    "params.selected": "'--selected <path>' with the path shlex-quoted in rules/common.smk (option)",
+    "params.published": "'--published <path>' with the path shlex-quoted in rules/common.smk (option)",
+    "params.datasets": "'--dataset name=path' pairs, each shlex-quoted in rules/theory.smk",
+    "params.settings": "benchmark settings from the schema-validated bench config, each shlex-quoted in rules/theory.smk",
     "threads": "an integer",
     "wildcards.experiment": "constrained to [a-z][a-z0-9_]* by wildcard_constraints",
     "wildcards.notebook": "constrained to [a-z][a-z0-9_]* by wildcard_constraints",
+    "wildcards.table": "constrained to [a-z][a-z0-9_]* by wildcard_constraints",
 }
 SAFE_WILDCARD = "[a-z][a-z0-9_]*"
 
@@ -103,7 +108,7 @@ def test_unquoted_wildcards_are_constrained_to_safe_names():
 @pytest.mark.parametrize(
     "path",
     [
-        ["experiments", "regret", "policies", "$(touch PWNED)"],
+        ["experiments", "classification", "policies", "$(touch PWNED)"],
         ["environments", "x;touch PWNED"],
         ["experiments", "a`touch PWNED`"],
     ],
@@ -149,11 +154,11 @@ def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_confi
 
     smoke_config["theory"]["oful"]["policy"] = "linucb"
     config.write_text(yaml.safe_dump(smoke_config))
-    targets = ["results/data/prepared/mushroom.npz", "results/runs/regret/synthetic_linear/random.npz"]
+    targets = ["results/data/prepared/mushroom.npz", "results/runs/synthetic/synthetic_linear/random.npz"]
     run = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config), "--keep-going"], cwd=workdir, capture_output=True, text=True, env=env)
     assert (workdir / targets[0]).exists(), run.stdout[-3000:] + run.stderr[-3000:]
     assert run.returncode != 0, "the synthetic job with a bogus variant should fail in Python, not in the shell"
-    log = (workdir / "results/logs/runs/regret/synthetic_linear/random.log").read_text()
+    log = (workdir / "results/logs/runs/synthetic/synthetic_linear/random.log").read_text()
     assert "variant" in log
     assert [p for p in tmp_path.rglob("PWNED")] == []
     assert not Path("PWNED").exists()
