@@ -37,7 +37,7 @@ def smoke_notebooks(repository, tmp_path_factory):
     """The smoke workflow up to every executed notebook (and their figures), in a temporary copy."""
     workdir = _copy_repository(repository, tmp_path_factory.mktemp("notebooks"))
     targets = [f"results/notebooks/{nb}.ipynb" for nb in NOTEBOOKS]
-    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml", *targets], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return workdir
 

@@ -8,12 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+
+from hare.experiments.grid import expand_jobs
 
 from conftest import FAULTS_GROUP, SNAKEMAKE, copy_repository
 from hare.experiments.manifest import is_provenance_file, pdf_without_trailer_id, read_manifest, reproducible_part, verify
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
-N_RUN_JOBS = 7
+N_RUN_JOBS = len(expand_jobs(yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())))
 
 
 def _finished_runs(workdir: Path) -> dict[str, int]:

@@ -19,7 +19,9 @@ from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name
 
-FIELDS = ("experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward", "wall_time_s", "peak_rss_mb", "device")
+FIELDS = ("experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward")
+TIMING_FIELDS = ("wall_time_s", "peak_rss_mb", "device")
+"""Measured, not reproducible bit for bit: only the compute, scaling and replay tables carry them."""
 TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published", "replay")
 SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
 
@@ -219,11 +221,13 @@ def write_table(kind: str, run_files: Iterable[str | Path], csv_path: str | Path
     elif kind == "sensitivity":
         tex = sensitivity_table_tex(rows, caption, label)
     elif kind == "scaling":
+        fields = FIELDS + TIMING_FIELDS
         tex = scaling_table_tex(rows, caption, label)
     elif kind == "compute":
+        fields = FIELDS + TIMING_FIELDS
         tex = compute_table_tex(rows, caption, label)
     elif kind == "replay":
-        fields = FIELDS + ("std_reward", "accepted", "reward_per_accepted", "reward_per_accepted_std", "ope_ipw", "ope_snipw", "ope_dm", "ope_dr", "ope_ipw_se")
+        fields = FIELDS + TIMING_FIELDS + ("std_reward", "accepted", "reward_per_accepted", "reward_per_accepted_std", "ope_ipw", "ope_snipw", "ope_dm", "ope_dr", "ope_ipw_se")
         tex = replay_table_tex(rows, caption, label)
     else:
         if published_csv is None:

@@ -163,11 +163,28 @@ def validate_config(config: dict[str, Any]) -> None:
         from hare.envs.text import TextConfig
         from hare.model.personalization import PersonalizationConfig
 
-        try:
-            settings = PersonalizationConfig(**config["personalization"])
-            TextConfig(**settings.text)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"personalization: {error}") from error
+        settings = _dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
+        _dataclass_from(TextConfig, settings.text or {}, "personalization.text")
     for name, table in config.get("tables", {}).items():
         if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
             raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")
+
+
+def _dataclass_from(cls: type, values: Any, where: str) -> Any:
+    """``cls(**values)`` with errors that name the key path (``where.<field>``)."""
+    import dataclasses
+    import re
+
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: must be a mapping, got {type(values).__name__}")
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown setting; known: {sorted(known)}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as error:
+        match = re.match(rf"{cls.__name__}\.(\w+): (.*)", str(error))
+        if match:
+            raise ConfigError(f"{where}.{match.group(1)}: {match.group(2)}") from error
+        raise ConfigError(f"{where}: {error}") from error

@@ -34,7 +34,13 @@ EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
 
 PROVENANCE_FILES = (
     "runs/*.json",
+    "tuning/*.json",
     "notebooks/*",
+    "bench/*",
+    "tables/compute.csv",
+    "tables/scaling.csv",
+    "tables/replay.csv",
+    "checks/personalization.json",
     "paper.pdf",
 )
 """Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
