@@ -98,12 +98,18 @@ def test_interrupted_and_uninterrupted_runs_are_byte_identical(interrupted_run, 
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     assert sorted(ours) == sorted(reference)
     assert reproducible_part(ours) == reproducible_part(reference)
-    assert any(p.endswith(".npz") for p in reproducible_part(ours)) and "tables/regret.csv" in ours and "checks/oful.json" in ours
+    assert any(p.endswith(".npz") for p in reproducible_part(ours)) and "tables/classification.csv" in ours and "checks/oful.json" in ours
     for relative in ["paper/generated", "paper/figures"]:
         for path in sorted((reference_run / relative).iterdir()):
+            if path.name in TIMED_OUTPUTS:
+                continue
             assert (workdir / relative / path.name).read_bytes() == path.read_bytes(), f"{relative}/{path.name}"
     # The PDF is not compared: its compute, benchmark and runtime tables and figure carry measured wall times.
     assert (workdir / "results/paper.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+TIMED_OUTPUTS = {"table_compute.tex", "table_scaling.tex", "table_replay.tex", "table_bench.tex", "table_bench_neural.tex", "table_bench_hare.tex", "runtime.pdf"}
+"""Generated paper files that report measured wall times, so differ between runs by design."""
 
 
 def test_provenance_files_are_the_only_differences(interrupted_run, reference_run):
