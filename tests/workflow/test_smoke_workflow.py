@@ -2,31 +2,18 @@
 
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group("workflow")]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
-
-def _copy_repository(repository: Path, dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repository, capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        source = repository / name
-        if source.is_file():
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return dest
 
 
 @pytest.fixture(scope="module")
 def smoke_run(repository, tmp_path_factory):
     if shutil.which("latexmk") is None:
         pytest.fail("latexmk is missing: run `make setup` (it installs TeX), the smoke workflow needs it")
-    workdir = _copy_repository(repository, tmp_path_factory.mktemp("smoke"))
+    workdir = copy_repository(repository, tmp_path_factory.mktemp("smoke"))
     result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return workdir
