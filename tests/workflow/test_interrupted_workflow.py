@@ -20,16 +20,19 @@ N_RUN_JOBS = len(expand_jobs(yaml.safe_load((Path(__file__).resolve().parents[2]
 
 
 def _finished_runs(workdir: Path) -> dict[str, int]:
-    """``{run .npz: mtime}`` of run jobs whose result and sidecar exist and that Snakemake recorded as finished."""
-    runs = workdir / "results" / "runs"
-    if not runs.is_dir():
-        return {}
+    """``{run .npz: mtime}`` of run jobs (reported and tuning) whose result and sidecar exist and that Snakemake recorded as finished."""
     incomplete = _incomplete(workdir)
     return {
         str(npz.relative_to(workdir)): npz.stat().st_mtime_ns
-        for npz in runs.rglob("*.npz")
+        for folder in RUN_JOB_FOLDERS
+        if (workdir / "results" / folder).is_dir()
+        for npz in (workdir / "results" / folder).rglob("*.npz")
         if npz.with_suffix(".json").exists() and str(npz.relative_to(workdir)) not in incomplete
     }
+
+
+RUN_JOB_FOLDERS = ("runs", "tuning")
+"""The ``{folder}`` values of rule ``run_job``: both count towards its job total."""
 
 
 def _incomplete(workdir: Path) -> set[str]:
