@@ -60,6 +60,50 @@ def test_closed_form_jacobian_equals_autograd(dtype, atol):
             assert d_in_grad[torch.arange(n_groups) != group].abs().max() == 0
 
 
+def test_functional_jacobian_equals_closed_form_and_loop():
+    """The ``torch.func`` Jacobian (vmap over runs and arms of jacrev) against the closed form and the K-pass autograd loop."""
+    policy, observation = trained_policy("jacobian")
+    x = policy.encode_all_arms(observation.contexts)
+    functional = policy.network.functional_jacobian(x)
+    loop = torch.stack([policy.network.gradient(x[:, arm]) for arm in range(N_ARMS)], dim=1)
+    assert functional.shape == (2, N_ARMS, policy.network.n_parameters)
+    torch.testing.assert_close(functional, policy.network.jacobian(x), atol=1e-6, rtol=0)
+    torch.testing.assert_close(functional, loop, atol=1e-6, rtol=0)
+
+
+def test_disjoint_support_gradient_is_the_full_jacobian_on_its_support():
+    """``jacrev`` with respect to arm a's block of ``W`` gives the full Jacobian's entries on that block and on ``w``,
+    and the full Jacobian is zero elsewhere."""
+    policy, observation = trained_policy("jacobian")
+    m, dim = SMALL["width"], DIM
+    x = policy.encode_all_arms(observation.contexts)
+    full = policy.network.functional_jacobian(x)  # (n_runs, K, m K dim + m)
+    blocks = policy.network.weight_in.detach().view(2, m, N_ARMS, dim).permute(0, 2, 1, 3)
+    support = policy.network.functional_jacobian(observation.contexts.to(torch.float32), blocks)  # (n_runs, K, m dim + m)
+    for arm in range(N_ARMS):
+        w_part = full[:, arm, : m * N_ARMS * dim].view(2, m, N_ARMS, dim)
+        torch.testing.assert_close(w_part[:, :, arm].flatten(1), support[:, arm, : m * dim], atol=1e-6, rtol=0)
+        assert w_part[:, :, torch.arange(N_ARMS) != arm].abs().max() == 0
+        torch.testing.assert_close(full[:, arm, m * N_ARMS * dim :], support[:, arm, m * dim :], atol=1e-6, rtol=0)
+
+
+def test_closed_form_block_jacobian_equals_functional_jacobian():
+    policy, observation = trained_policy("diagonal")
+    blocks = policy.network.weight_in.detach().view(2, SMALL["width"], N_ARMS, DIM).transpose(1, 2)
+    x = observation.contexts.to(torch.float32)
+    torch.testing.assert_close(policy.network.block_jacobian(x, blocks), policy.network.functional_jacobian(x, blocks), atol=1e-6, rtol=0)
+
+
+def test_disjoint_diagonal_width_equals_the_full_gradient_computation():
+    """After training and ``Z`` updates, the support-only diagonal width against ``sum_i g_i^2 / Z_ii`` over all ``p`` coordinates."""
+    policy, observation = trained_policy("diagonal")
+    _, width = policy.posterior(observation.contexts)
+    full = policy.arm_block_order(policy.network.jacobian(policy.encode_all_arms(observation.contexts))).to(torch.float64) / SMALL["width"] ** 0.5
+    expected = (full.square() / policy.diagonal_precision[:, None, :]).sum(-1)
+    assert not torch.allclose(policy.diagonal_precision, torch.full_like(policy.diagonal_precision, SMALL["lam"]))
+    torch.testing.assert_close(width, expected, atol=1e-9, rtol=1e-9)
+
+
 def test_jacobian_bonus_equals_loop_bonus():
     loop_policy, observation = trained_policy("loop")
     keys = loop_policy.run_keys

@@ -258,19 +258,21 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
 
 
 def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
-    """Booktabs table of NeuralUCB's exploration modes: rounds/s and speedup over ``loop``
-    (``results["neural"]``, from :func:`hare.experiments.bench_neural.bench_neural`)."""
+    """Booktabs table of NeuralUCB's exploration modes: selects/s and rounds/s with their speedups over
+    ``loop`` (``results["neural"]``, from :func:`hare.experiments.bench_neural.bench_neural`)."""
     from hare.report.latex import booktabs_table
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text())
     neural = results["neural"]
-    rates = neural["rounds_per_second"]
-    body = [[mode, f"{rate:.1f}", f"{rate / rates['loop']:.1f}$\\times$"] for mode, rate in rates.items()]
+    selects, rounds = neural["selects_per_second"], neural["rounds_per_second"]
+    body = [[mode, f"{selects[mode]:.1f}", f"{selects[mode] / selects['loop']:.1f}$\\times$",
+             f"{rounds[mode]:.1f}", f"{rounds[mode] / rounds['loop']:.1f}$\\times$"] for mode in selects]
     s = neural["settings"]
-    caption = (rf"NeuralUCB exploration modes: rounds/s with training off ({s['arms']} arms, $d={s['dim']}$, "
-               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}).")
-    return booktabs_table(["Mode", "Rounds/s", "vs.\\ loop"], body, "lrr", caption, label)
+    caption = (rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
+               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): the selection "
+               r"alone (every arm's mean and bonus) and the whole round (selection and the update of $Z^{-1}$).")
+    return booktabs_table(["Mode", "Selects/s", "vs.\\ loop", "Rounds/s", "vs.\\ loop"], body, "lrrrr", caption, label)
 
 
 def parse_dataset(text: str) -> tuple[str, Path]:

@@ -1,8 +1,11 @@
 """Benchmark (not a test): rounds per second of NeuralUCB's exploration modes.
 
-A random 10-class problem (``dim`` 20, unit-norm features, disjoint encoding, so ``d_in = 200``);
-each timed round is ``select`` plus ``update`` with training switched off, so the numbers measure
-the exploration machinery (gradients, bonus, ``Z`` update) that distinguishes the modes.
+A random 10-class problem (``dim`` 20, unit-norm features, disjoint encoding, so ``d_in = 200``)
+with training switched off, so the numbers measure the exploration machinery that distinguishes the
+modes. Two rates per mode: ``selects_per_second`` times ``select`` alone (the mean and the bonus of
+all ``K`` arms: the K-pass problem of seed 003 §3.6), ``rounds_per_second`` times ``select`` plus
+``update`` (which adds the Sherman–Morrison update of the ``p x p`` inverse ``Z^{-1}``, the same in
+``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost).
 
     python -m hare.experiments.bench_neural --out bench.json [--width 20 --rounds 30 --runs 1]
 """
@@ -21,8 +24,14 @@ from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
 
 
-def rounds_per_second(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim: int, device: str) -> float:
-    """Timed rounds (after two warm-up rounds) per second of NeuralUCB with ``exploration=mode``."""
+def synchronise(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim: int, device: str) -> dict[str, float]:
+    """``{"select": selects/s, "round": rounds/s}`` of NeuralUCB with ``exploration=mode`` over ``rounds``
+    timed rounds (after two warm-up rounds); ``select`` and ``update`` are clocked separately."""
     rng = CounterRNG(run_keys(0, [0], "bench-data"))
     n_rows = rounds + 2
     features = torch.nn.functional.normalize(rng.normal("features", 0, (n_rows, dim))[0], dim=-1)
@@ -31,31 +40,34 @@ def rounds_per_second(mode: str, width: int, n_runs: int, rounds: int, n_arms: i
     env = ClassificationBandit(features, labels, n_runs, n_rows, keys, device)
     params = dict(width=width, exploration=mode, train_steps=0, memory_budget_mb=4096.0)
     policy = build_policy("neural_ucb", params, env, keys.to(device)).to(device)
-
-    def play(t: int) -> None:
+    select_seconds = update_seconds = 0.0
+    for t in range(n_rows):
         bandit_round = env.round(t)
+        synchronise(device)
+        start = time.perf_counter()
         arms = policy.select(bandit_round.observation)
+        synchronise(device)
+        middle = time.perf_counter()
         policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
-
-    for t in range(2):
-        play(t)
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for t in range(2, n_rows):
-        play(t)
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    return rounds / (time.perf_counter() - start)
+        synchronise(device)
+        if t >= 2:
+            select_seconds += middle - start
+            update_seconds += time.perf_counter() - middle
+    return {"select": rounds / select_seconds, "round": rounds / (select_seconds + update_seconds)}
 
 
 def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 10, dim: int = 20, device: str = "cpu") -> dict:
-    """Rounds/s of the three exploration modes and the speedups over ``loop``."""
-    results = {mode: rounds_per_second(mode, width, runs, rounds, arms, dim, device) for mode in ("loop", "jacobian", "diagonal")}
+    """Selects/s and rounds/s of the three exploration modes and their speedups over ``loop``."""
+    results = {mode: mode_rates(mode, width, runs, rounds, arms, dim, device) for mode in ("loop", "jacobian", "diagonal")}
+    selects = {mode: rates["select"] for mode, rates in results.items()}
+    rounds_rates = {mode: rates["round"] for mode, rates in results.items()}
     return {
-        "rounds_per_second": results,
-        "speedup_jacobian_over_loop": results["jacobian"] / results["loop"],
-        "speedup_diagonal_over_loop": results["diagonal"] / results["loop"],
+        "selects_per_second": selects,
+        "rounds_per_second": rounds_rates,
+        "select_speedup_jacobian_over_loop": selects["jacobian"] / selects["loop"],
+        "select_speedup_diagonal_over_loop": selects["diagonal"] / selects["loop"],
+        "speedup_jacobian_over_loop": rounds_rates["jacobian"] / rounds_rates["loop"],
+        "speedup_diagonal_over_loop": rounds_rates["diagonal"] / rounds_rates["loop"],
         "n_parameters": width * arms * dim + width,
         "settings": {"width": width, "runs": runs, "rounds": rounds, "arms": arms, "dim": dim, "device": device},
         "torch": torch.__version__,

@@ -26,18 +26,20 @@ training). Three ways to compute ``width`` (``exploration``):
 
 * ``loop`` — the reference (seed 003 §3.5): ``K`` forward/backward passes, one per arm (each pass
   batched over runs), full ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
-* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms in closed form,
-  for all runs and arms at once with batched tensor ops (no autograd): with ``h = W x`` and
-  ``u = w ⊙ 1[h > 0]``,
-
-      d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h),
-
-  flattened as ``(W row-major, w)`` like the reference, so ``g_hat = (u ⊗ x, relu(h))``.
-  ``width^2 = diag(J Z^{-1} J^T)`` is computed as ``((J Z^{-1}) * J).sum(-1)`` without the
-  ``K x K`` product, in chunks of arms sized so the temporaries stay under ``memory_budget_mb``
-  (seed 003 §3.6.4); the pulled arm's gradient for the ``Z`` update uses the same closed form;
-* ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does for large
-  networks: ``width^2 = sum_i g_hat_i^2 / Z_ii``, closed-form Jacobian chunked as above.
+* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms by
+  ``torch.func``: ``jacrev`` of the one-input network ``f(W, w; x)`` with respect to ``(W, w)``,
+  lifted by ``vmap`` over the arms and again over the runs (no Python loop over either), flattened
+  as ``(W row-major, w)`` like the reference. ``width^2 = diag(J Z^{-1} J^T)`` is computed as
+  ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
+  temporaries stay under ``memory_budget_mb`` (seed 003 §3.6.4); the pulled arm's row of the same
+  Jacobian updates ``Z`` (seed 003 Remark 3.4). With the disjoint encoding the Jacobian of arm ``a``
+  vanishes outside the block of ``W`` that meets ``x ⊗ e_a`` and ``w``, so ``jacrev`` is taken with
+  respect to that block only and ``Z^{-1}`` is read on its support (:meth:`disjoint_width_squared`).
+  :meth:`BatchedReLUNetwork.jacobian` is the same Jacobian in closed form, an independent check;
+* * ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does
+  (``learner_diag.py`` of github.com/uclaml/NeuralUCB): ``width^2 = sum_i g_hat_i^2 / Z_ii``, with
+  the Jacobian in closed form, ``d f / d W = sqrt(m) u x^T``, ``d f / d w = sqrt(m) relu(h)`` for
+  ``h = W x`` and ``u = w ⊙ 1[h > 0]``, chunked as above.
 
 Training (shared by the three policies). Zhou et al. minimise
 ``sum_i (f(x_i) - r_i)^2 / 2 + m lam ||theta - theta_0||^2 / 2`` by gradient descent on all past
@@ -49,9 +51,11 @@ minimiser, step size independent of ``n``) by minibatch SGD:
 (stable for ``lr * m * lam / n < 2``). Schedule: after every round while ``t <
 dense_training_rounds``, then after every ``train_every``-th round; each time ``train_steps``
 steps on minibatches of ``batch_size`` points drawn uniformly with replacement from the whole
-history. The authors' released code, as we recall it (not re-checked against the repository),
-trains after every round for the first 2000 rounds and every 100 rounds afterwards, each time
-with single-sample SGD (lr 1e-2, weight decay ``lam``) for up to 1000 steps; seed 002 §5.1 runs
+history. The authors' released code (``train.py`` and ``learner_diag.py`` of
+github.com/uclaml/NeuralUCB, read for this module) trains after every round for the first 2000
+rounds and every 100 rounds afterwards, each time with single-sample SGD on ``(f(x) - r)^2`` (lr
+1e-2, weight decay ``lam``) over shuffled passes of the whole history, stopping after 1000 steps or
+once a pass's mean loss is at most 1e-3; seed 002 §5.1 runs
 NeuralTS with 100 gradient steps at learning rate 1e-3. The defaults are that schedule
 (2000 / 100) with seed 002's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
 single samples keep the runs batched. Everything is configurable.
@@ -214,6 +218,41 @@ class BatchedReLUNetwork(nn.Module):
         d_out = scale * torch.relu(hidden)  # (n_groups, n, m)
         return torch.cat([d_in.flatten(-2), d_out], dim=-1)
 
+    def block_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor) -> torch.Tensor:
+        """Closed-form ``d f / d (W_i, w)`` of ``f = sqrt(m) w^T relu(W_i x_i)`` with one matrix per input.
+
+        ``x`` ``(n_groups, n, d)``, ``weight_in`` ``(n_groups, n, m, d)`` -> ``(n_groups, n, m d + m)``,
+        ``(sqrt(m) u ⊗ x, sqrt(m) relu(h))`` with ``h = W_i x`` and ``u = w ⊙ 1[h > 0]``; the same
+        Jacobian as :meth:`functional_jacobian` with ``weight_in``, without autograd.
+        """
+        scale = math.sqrt(self.width)
+        hidden = torch.einsum("gnmd,gnd->gnm", weight_in, x)  # (n_groups, n, m)
+        active = (scale * self.weight_out.detach())[:, None, :] * (hidden > 0)
+        return torch.cat([(active[..., :, None] * x[..., None, :]).flatten(-2), scale * torch.relu(hidden)], dim=-1)
+
+    def functional_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor | None = None) -> torch.Tensor:
+        """``d f / d theta`` for every input by ``torch.func`` (seed 003 §3.6.3), no loop over groups or inputs.
+
+        ``x`` ``(n_groups, n, d)`` -> ``(n_groups, n, m d + m)``, flattened as ``(W row-major, w)``.
+        ``jacrev`` differentiates the one-input network ``f(W, w; x) = sqrt(m) w^T relu(W x)``;
+        ``vmap`` lifts it over the ``n`` inputs and then over the groups. ``weight_in``
+        ``(n_groups, n, m, d)``, when given, is a per-input matrix ``W`` (a block of the input
+        weights, see :meth:`GradientPosteriorPolicy.disjoint_width_squared`); by default every input
+        of a group sees the group's own ``weight_in``.
+        """
+        scale = math.sqrt(self.width)
+
+        def single_output(w_in: torch.Tensor, w_out: torch.Tensor, x_one: torch.Tensor) -> torch.Tensor:
+            return scale * (w_out * torch.relu(w_in @ x_one)).sum()
+
+        gradient = torch.func.jacrev(single_output, argnums=(0, 1))
+        shared = weight_in is None
+        over_inputs = torch.func.vmap(gradient, in_dims=(None if shared else 0, None, 0))
+        over_groups = torch.func.vmap(over_inputs, in_dims=(0, 0, 0))
+        w_in = self.weight_in.detach() if shared else weight_in
+        d_in, d_out = over_groups(w_in, self.weight_out.detach(), x)  # (n_groups, n, m, d), (n_groups, n, m)
+        return torch.cat([d_in.flatten(-2), d_out], dim=-1)
+
     def gradient(self, x: torch.Tensor) -> torch.Tensor:
         """``d f / d theta`` for one input per group by one backward pass: ``(n_groups, d_in) -> (n_groups, p)``."""
         with torch.enable_grad():
@@ -323,12 +362,16 @@ class GradientPosteriorPolicy(NeuralPolicy):
             self.ridge = RidgeState(env.n_runs, (), p, config.lam, config.refactor_every)
 
     def bytes_per_arm(self) -> int:
-        """Estimated peak bytes of the Jacobian-chunk temporaries per arm: the float32 Jacobian and
-        three float64 ``(n_runs, p)`` arrays (its float64 copy, ``J Z^{-1}`` and the product)."""
+        """Estimated peak bytes of the temporaries per arm of a chunk. Disjoint encoding: the copy of the
+        float64 block ``Z^{-1}[W_a, W_a]`` ``(n_runs, m dim, m dim)`` and its product (twice that);
+        otherwise the float32 Jacobian and three float64 ``(n_runs, p)`` arrays (its float64 copy,
+        ``J Z^{-1}`` and the product)."""
+        if self.config.encoding == "disjoint":
+            return 2 * self.n_runs * (self.config.width * self.dim) ** 2 * 8
         return self.n_runs * self.network.n_parameters * (4 + 3 * 8)
 
     def arms_per_chunk(self) -> int:
-        """Arms whose Jacobian fits in ``memory_budget_mb``; a clear error if not even one does."""
+        """Arms whose temporaries (:meth:`bytes_per_arm`) fit in ``memory_budget_mb``; a clear error if not even one does."""
         budget = self.config.memory_budget_mb * 2**20
         per_arm = self.bytes_per_arm()
         if per_arm > budget:
@@ -352,48 +395,76 @@ class GradientPosteriorPolicy(NeuralPolicy):
         scale = 1.0 / math.sqrt(self.config.width)
         if self.config.exploration == "loop":
             width_sq = torch.stack(
-                [self.ridge.quadratic_form(self.network.gradient(x[:, arm]).to(torch.float64) * scale) for arm in range(self.n_arms)],
+                [self.ridge.quadratic_form(self.arm_block_order(self.network.gradient(x[:, arm])).to(torch.float64) * scale) for arm in range(self.n_arms)],
                 dim=1,
             )
             return mean, width_sq
-        chunk = self.arms_per_chunk()
-        if self.config.exploration == "jacobian" and self.config.encoding == "disjoint":
+        if self.config.encoding == "disjoint":
             return mean, self.disjoint_width_squared(contexts)
+        chunk = self.arms_per_chunk()
+        jacobian = self.network.functional_jacobian if self.config.exploration == "jacobian" else self.network.jacobian
         parts = []
         for start in range(0, self.n_arms, chunk):
-            scaled = self.network.jacobian(x[:, start : start + chunk]).to(torch.float64) * scale  # (n_runs, chunk, p)
+            scaled = self.arm_block_order(jacobian(x[:, start : start + chunk])).to(torch.float64) * scale  # (n_runs, chunk, p)
             parts.append(self.width_squared_from_gradients(scaled))
         return mean, torch.cat(parts, dim=1)
+
+    def arm_block_order(self, gradient: torch.Tensor) -> torch.Tensor:
+        """The coordinates of ``Z``: ``(..., p) -> (..., p)``.
+
+        With the disjoint encoding the input weights ``W`` ``(m, K dim)`` are reordered from row-major
+        ``(m, K, dim)`` to arm-major ``(K, m, dim)``, so that the support of arm ``a``'s gradient
+        (its block ``W_a`` and ``w``) is two contiguous ranges of ``Z``'s coordinates; otherwise the
+        order is the network's own. Every mode writes and reads ``Z`` in this order.
+        """
+        if self.config.encoding != "disjoint":
+            return gradient
+        m, n_arms, dim = self.config.width, self.n_arms, self.dim
+        weights = gradient[..., : m * n_arms * dim].unflatten(-1, (m, n_arms, dim)).transpose(-3, -2)
+        return torch.cat([weights.flatten(-3), gradient[..., m * n_arms * dim :]], dim=-1)
 
     def disjoint_width_squared(self, contexts: torch.Tensor) -> torch.Tensor:
         """``width^2`` of every arm from the support of its gradient, ``(n_runs, n_arms, dim) -> (n_runs, n_arms)``.
 
-        With the disjoint encoding arm ``a``'s input ``x ⊗ e_a`` is zero outside block ``a``, so
-        ``g_hat_a = (u_a ⊗ x_a on the columns of block a, relu(h_a))`` is supported on the
-        ``s = m dim + m`` coordinates ``S_a`` (``W[i, a dim + j]`` and ``w``), and
-        ``width^2 = g_S^T Z^{-1}[S_a, S_a] g_S``: ``O(K s^2)`` per run instead of ``O(K p^2)``.
-        Arms are processed in chunks whose ``(n_runs, chunk, s, s)`` blocks fit ``memory_budget_mb``.
+        With the disjoint encoding arm ``a``'s input ``x ⊗ e_a`` is zero outside block ``a``, so its
+        gradient is supported on ``W_a`` (``m dim`` coordinates, contiguous in :meth:`arm_block_order`)
+        and ``w`` (``m``): ``g = (g_W, g_w)``, obtained by ``jacrev`` with respect to ``(W_a, w)``. With
+        ``Z^{-1} = [[B, C], [C^T, D]]`` in those blocks,
+
+            width^2 = g_W^T B_aa g_W + 2 g_W^T C_a g_w + g_w^T D g_w,
+
+        ``O(K (m dim)^2)`` per run instead of ``O(K p^2)``; ``B_aa`` are diagonal blocks read as strided
+        views of ``Z^{-1}``, copied in chunks of arms that fit ``memory_budget_mb``. In ``diagonal``
+        mode ``width^2 = sum_i g_i^2 / Z_ii`` over the same support (closed-form Jacobian,
+        :meth:`BatchedReLUNetwork.block_jacobian`): ``O(K m dim)`` per run instead of ``O(K p)``.
         """
         m, dim, n_arms = self.config.width, self.dim, self.n_arms
-        x = contexts.to(torch.float32)
-        weight_in, weight_out = self.network.weight_in.detach(), self.network.weight_out.detach()
-        blocks = weight_in.view(self.n_runs, m, n_arms, dim)  # (n_runs, m, n_arms, dim)
-        hidden = torch.einsum("rmad,rad->ram", blocks, x)  # (n_runs, n_arms, m): W x_enc
-        active = weight_out[:, None, :] * (hidden > 0)  # u = w ⊙ 1[h > 0]
-        support_w = (torch.arange(m, device=x.device)[:, None] * (n_arms * dim) + torch.arange(dim, device=x.device)[None, :]).flatten()
-        support = torch.cat([support_w[None, :] + dim * torch.arange(n_arms, device=x.device)[:, None],
-                             (m * n_arms * dim + torch.arange(m, device=x.device)).expand(n_arms, m)], dim=1)  # (n_arms, s)
-        gradient = torch.cat([(active[..., :, None] * x[:, :, None, :]).flatten(-2), torch.relu(hidden)], dim=-1).to(torch.float64)  # (n_runs, n_arms, s)
-        size = support.shape[1]
-        chunk = max(1, min(n_arms, int(self.config.memory_budget_mb * 2**20 // (2 * self.n_runs * size * size * 8))))
+        block = m * dim
+        x = contexts.to(self.network.weight_in.dtype)
+        weights = self.network.weight_in.detach().view(self.n_runs, m, n_arms, dim).transpose(1, 2)  # (n_runs, n_arms, m, dim): W_a
+        if self.config.exploration == "diagonal":
+            gradient = self.network.block_jacobian(x, weights).to(torch.float64) / math.sqrt(m)  # (n_runs, n_arms, m dim + m)
+            precision_w = self.diagonal_precision[:, : n_arms * block].view(self.n_runs, n_arms, block)
+            precision_out = self.diagonal_precision[:, None, n_arms * block :]
+            return (gradient[..., :block].square() / precision_w).sum(-1) + (gradient[..., block:].square() / precision_out).sum(-1)
+        gradient = self.network.functional_jacobian(x, weights).to(torch.float64) / math.sqrt(m)  # (n_runs, n_arms, m dim + m)
+        g_w, g_out = gradient[..., :block], gradient[..., block:]
         inverse = self.ridge.inverse
+        weight_part = inverse[:, : n_arms * block, : n_arms * block].view(self.n_runs, n_arms, block, n_arms, block)
+        cross = inverse[:, : n_arms * block, n_arms * block :].view(self.n_runs, n_arms, block, m)  # C_a
+        output = inverse[:, n_arms * block :, n_arms * block :]  # D, (n_runs, m, m)
+        chunk = self.arms_per_chunk()
         parts = []
         for start in range(0, n_arms, chunk):
-            index = support[start : start + chunk]  # (chunk, s)
-            block = inverse[:, index[:, :, None], index[:, None, :]]  # (n_runs, chunk, s, s)
-            g = gradient[:, start : start + chunk]
-            parts.append((torch.matmul(g[..., None, :], block).squeeze(-2) * g).sum(-1).clamp_min(0.0))
-        return torch.cat(parts, dim=1)
+            arms = slice(start, start + chunk)
+            diagonal = weight_part[:, arms, :, arms, :].diagonal(dim1=1, dim2=3).permute(0, 3, 1, 2)  # (n_runs, chunk, block, block): B_aa
+            gw, go = g_w[:, arms], g_out[:, arms]
+            parts.append(
+                (torch.matmul(gw[..., None, :], diagonal).squeeze(-2) * gw).sum(-1)
+                + 2.0 * (torch.matmul(gw[..., None, :], cross[:, arms]).squeeze(-2) * go).sum(-1)
+                + (torch.matmul(go, output) * go).sum(-1)
+            )
+        return torch.cat(parts, dim=1).clamp_min(0.0)
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
@@ -401,9 +472,11 @@ class GradientPosteriorPolicy(NeuralPolicy):
         x = self.encode_all_arms(observation.contexts)[runs, arms]  # (n_runs, d_in)
         if self.config.exploration == "loop":
             gradient = self.network.gradient(x)  # the reference: one backward pass
+        elif self.config.exploration == "jacobian":
+            gradient = self.network.functional_jacobian(x[:, None, :])[:, 0]
         else:
-            gradient = self.network.jacobian(x[:, None, :])[:, 0]  # closed form
-        scaled = gradient.to(torch.float64) / math.sqrt(self.config.width)
+            gradient = self.network.jacobian(x[:, None, :])[:, 0]
+        scaled = self.arm_block_order(gradient).to(torch.float64) / math.sqrt(self.config.width)
         if self.config.exploration == "diagonal":
             self.diagonal_precision += scaled.square()
         else:
