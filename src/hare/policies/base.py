@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
+from hare.model.covariance import shared_vector
 from hare.random import CounterRNG
 
 
@@ -77,6 +78,18 @@ class Policy(nn.Module, ABC):
         if bool((is_max.sum(-1) != 1).any()):
             return argmax_random_ties(scores, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
         return is_max.byte().argmax(dim=-1)
+
+
+def pulled_contexts(contexts: torch.Tensor, arms: torch.Tensor) -> torch.Tensor:
+    """The context of each run's pulled arm: ``(n_runs, n_arms, dim)``, ``(n_runs,)`` -> ``(n_runs, dim)``.
+
+    A context shared by all arms (expanded with stride 0) is read once, without indexing; otherwise
+    one ``gather`` (advanced indexing ``contexts[runs, arms]`` is far slower on expanded tensors).
+    """
+    shared = shared_vector(contexts, tuple(contexts.shape[1:-1]))
+    if shared is not None:
+        return shared
+    return contexts.gather(1, arms[:, None, None].expand(-1, 1, contexts.shape[-1])).squeeze(1)
 
 
 def argmax_random_ties(scores: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:

@@ -38,7 +38,13 @@ import torch
 from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import (
+    Policy,
+    PolicyConfig,
+    pulled_contexts,
+    register_policy,
+    upper_confidence_bound,
+)
 
 
 def rbf_kernel(x: torch.Tensor, y: torch.Tensor, bandwidth: float) -> torch.Tensor:
@@ -190,8 +196,7 @@ class KernelPolicy(Policy):
         )
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        runs = torch.arange(self.n_runs, device=arms.device)
-        self.dictionary.add(observation.contexts[runs, arms], arms, rewards)
+        self.dictionary.add(pulled_contexts(observation.contexts, arms), arms, rewards)
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation), observation.t)

@@ -7,15 +7,20 @@ only in the rule that scores it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
 from hare.model.covariance import RidgeState, shared_vector
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import (
+    Policy,
+    PolicyConfig,
+    pulled_contexts,
+    register_policy,
+    upper_confidence_bound,
+)
 
 
 def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
@@ -71,8 +76,7 @@ class LinUCB(Policy):
         return self.tie_break(self.scores(observation.contexts), observation.t)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        runs = torch.arange(self.n_runs, device=arms.device)
-        self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards)
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,7 @@ class LinearPosterior(Policy):
         return self.ridge.theta + self.config.nu * spread
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        runs = torch.arange(self.n_runs, device=arms.device)
-        self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards)
 
 
 @register_policy("lin_ts")

@@ -21,7 +21,13 @@ from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
 from hare.model.covariance import RidgeState, shared_vector
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import (
+    Policy,
+    PolicyConfig,
+    pulled_contexts,
+    register_policy,
+    upper_confidence_bound,
+)
 from hare.random import CounterRNG
 
 
@@ -192,8 +198,7 @@ class NeighborPolicy(Policy):
         self.history = ArmHistory(env.n_runs, env.n_arms, env.horizon, env.dim)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        runs = torch.arange(self.n_runs, device=arms.device)
-        self.history.append(arms, observation.contexts[runs, arms], rewards)
+        self.history.append(arms, pulled_contexts(observation.contexts, arms), rewards)
 
 
 @register_policy("knn_ucb")
@@ -280,8 +285,7 @@ class LinearNeighborPolicy(NeighborPolicy):
         return (x * self.ridge.theta).sum(-1), self.ridge.quadratic_form(x).sqrt()
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        runs = torch.arange(self.n_runs, device=arms.device)
-        self.ridge.update_selected(arms, observation.contexts[runs, arms], rewards)
+        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards)
         super().update(observation, arms, rewards)
 
 

@@ -73,7 +73,13 @@ from torch import nn
 from hare.envs.base import BanditEnvironment, Observation
 from hare.envs.classification import disjoint_encoding
 from hare.model.covariance import RidgeState
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import (
+    Policy,
+    PolicyConfig,
+    pulled_contexts,
+    register_policy,
+    upper_confidence_bound,
+)
 from hare.random import CounterRNG
 
 EXPLORATION_MODES = ("loop", "jacobian", "diagonal")
@@ -294,9 +300,8 @@ class NeuralPolicy(Policy):
 
     def record(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         """Append ``(x_{t, a_t}, a_t, r_t)`` of every run to the history."""
-        runs = torch.arange(self.n_runs, device=arms.device)
         n = int(self.n_observed)
-        self.history_contexts[:, n] = observation.contexts[runs, arms].to(torch.float32)
+        self.history_contexts[:, n] = pulled_contexts(observation.contexts, arms).to(torch.float32)
         self.history_arms[:, n] = arms
         self.history_rewards[:, n] = rewards.to(torch.float32)
         self.n_observed += 1
@@ -468,8 +473,7 @@ class GradientPosteriorPolicy(NeuralPolicy):
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
-        runs = torch.arange(self.n_runs, device=arms.device)
-        x = self.encode_all_arms(observation.contexts)[runs, arms]  # (n_runs, d_in)
+        x = pulled_contexts(self.encode_all_arms(observation.contexts), arms)  # (n_runs, d_in)
         if self.config.exploration == "loop":
             gradient = self.network.gradient(x)  # the reference: one backward pass
         elif self.config.exploration == "jacobian":
