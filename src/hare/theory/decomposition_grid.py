@@ -21,7 +21,12 @@ from typing import Any
 
 from hare.io import write_json, write_text
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.decomposition import _BOUND_LABELS, _TERM_LABELS, TERMS, run_decomposition_grid
+from hare.theory.decomposition import (
+    _BOUND_LABELS,
+    _TERM_LABELS,
+    TERMS,
+    run_decomposition_grid,
+)
 
 __all__ = ["GRID_BOUNDS", "grid_rows", "grid_table_tex", "main", "write_grid"]
 
