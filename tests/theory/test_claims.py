@@ -3,7 +3,14 @@ import pytest
 import yaml
 
 from hare.io import write_json, write_npz
-from hare.theory.claims import ClaimError, claims_markdown, claims_tex, evaluate_expression, evaluate_register
+from hare.theory.claims import (
+    ClaimError,
+    claims_markdown,
+    claims_tex,
+    evaluate_expression,
+    evaluate_register,
+    load_register,
+)
 
 
 @pytest.fixture
@@ -59,8 +66,7 @@ def test_paper_claim_keys_exist_in_the_register(repository):
 
     from hare.report.latex import macro_name
 
-    register = yaml.safe_load((repository / "paper" / "claims.yaml").read_text())["claims"]
-    keys = {c["key"] for c in register}
+    keys = {c["key"] for c in load_register(repository / "paper" / "claims.yaml")}
     macros = {macro_name("claim", kind, k) for k in keys for kind in ("status", "measured", "threshold")}
     lines = [line for p in (repository / "paper").rglob("*.tex") if "generated" not in p.parts for line in p.read_text().splitlines()]
     tex = "\n".join(line for line in lines if not line.lstrip().startswith("%") and "newcommand" not in line and "DeclareUrlCommand" not in line)
@@ -69,3 +75,52 @@ def test_paper_claim_keys_exist_in_the_register(repository):
     assert used_macros <= macros, used_macros - macros
     assert used_keys <= keys, used_keys - keys
     assert used_keys, "the prose refers to no claim"
+
+
+FAMILY = {
+    "for_each": {"policy": ["good", "bad"], "split": ["a", "b"]},
+    "key": "{policy}_below_{split}",
+    "statement": "{policy} below {split}",
+    "inputs": {"x": "runs/{split}/{policy}.npz", "c": "checks/bound.json"},
+    "measured": "mean(x.total_regret)",
+    "compare": "<",
+    "threshold": 5,
+}
+
+
+def test_family_expands_to_one_claim_per_combination(tmp_path):
+    claims = load_register(_register(tmp_path, [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}]))
+    assert [c["key"] for c in claims] == ["good_below_a", "good_below_b", "bad_below_a", "bad_below_b", "plain"]
+    assert claims[1]["inputs"] == {"x": "runs/b/good.npz", "c": "checks/bound.json"}
+    assert claims[2]["statement"] == "bad below a" and "for_each" not in claims[2]
+
+
+def test_family_members_are_evaluated(fixture_results):
+    family = {**FAMILY, "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
+    results = evaluate_register(_register(fixture_results, [family]), fixture_results)
+    assert [(r.key, r.passed, r.sources) for r in results] == [("good_below_runs", True, ("runs/good.npz",)), ("bad_below_runs", False, ("runs/bad.npz",))]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"statement": "{policy} below {seed}"}, r"claim '\{policy\}_below_\{split\}': unknown placeholder\(s\) \['seed'\]"),
+    ({"inputs": {"x": "runs/{env}.npz"}}, r"unknown placeholder\(s\) \['env'\]"),
+    ({"key": "{policy}_below"}, r"claim '\{policy\}_below': for_each variable\(s\) \['split'\] do not appear in the key"),
+    ({"for_each": {"policy": []}}, r"for_each must map each placeholder to a non-empty list"),
+])
+def test_bad_family_is_an_error_naming_the_claim(tmp_path, change, message):
+    with pytest.raises(ClaimError, match=message):
+        load_register(_register(tmp_path, [{**FAMILY, **change}]))
+
+
+def test_family_member_colliding_with_a_claim_is_a_duplicate(tmp_path):
+    plain = {"key": "good_below_a", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}
+    with pytest.raises(ClaimError, match=r"duplicate claim keys \['good_below_a'\]"):
+        load_register(_register(tmp_path, [FAMILY, plain]))
+
+
+def test_claims_table_breaks_across_pages_and_lists_every_claim(fixture_results):
+    family = {**FAMILY, "for_each": {"policy": ["good"], "split": [f"s{i}" for i in range(40)]}, "inputs": {"x": "runs/good.npz"}}
+    results = evaluate_register(_register(fixture_results, [family]), fixture_results)
+    tex = claims_tex(results)
+    assert r"\begin{longtable}" in tex and r"\endhead" in tex
+    assert tex.count(r"\texttt{good\_\allowbreak{}below\_\allowbreak{}s") == 40
