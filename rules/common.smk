@@ -1,9 +1,8 @@
 import json
 import shlex
 
-import yaml
-
 from hare.experiments.grid import expand_jobs, tuning_jobs_of
+from hare.theory.claims import load_register
 
 PYTHON = shlex.quote(sys.executable)
 HARE = f"PYTHONPATH={shlex.quote(SOURCE)} {PYTHON} -m hare"
@@ -12,7 +11,7 @@ DATASETS = sorted({job.spec["environment"]["dataset"] for job in JOBS.values() i
 EXPERIMENTS = sorted({job.experiment for job in JOBS.values()})
 TABLES = sorted(config["tables"])
 NOTEBOOKS = ["regret_curves"]
-CLAIMS = yaml.safe_load(Path(workflow.basedir, "paper", "claims.yaml").read_text())["claims"]
+CLAIMS = load_register(Path(workflow.basedir, "paper", "claims.yaml"))
 
 wildcard_constraints:
     experiment="[a-z][a-z0-9_]*",

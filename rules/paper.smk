@@ -42,6 +42,7 @@ rule paper_pdf:
             "paper/generated/bounds.tex",
             "paper/generated/oful.tex",
             "paper/generated/regret_terms.tex",
+            "paper/generated/regret_terms_grid.tex",
             "paper/generated/table_bench.tex",
             "paper/generated/table_bench_neural.tex",
             "paper/generated/table_bench_hare.tex",

@@ -48,6 +48,23 @@ rule decomposition:
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
 
 
+rule decomposition_grid:
+    """The decomposition for every (C, d_k) of the grid: each term at the largest T against its bound, growth exponents."""
+    output:
+        json="results/checks/regret_terms_grid.json",
+        tex="paper/generated/regret_terms_grid.tex",
+    params:
+        config=json.dumps(config["theory"]["decomposition_grid"], sort_keys=True),
+        hare=HARE,
+    log:
+        "results/logs/theory/decomposition_grid.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} decomposition-grid --config-json {params.config:q} "
+        "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
+
+
 rule personalization:
     """Synthesize mode on the text environment: cross-user divergence, attention entropy, novelty, perplexity."""
     output:

@@ -249,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 PASSTHROUGH = {
     "decomposition": ("hare.theory.decomposition", "the measured regret decomposition against its bounds"),
+    "decomposition-grid": ("hare.theory.decomposition_grid", "the measured regret decomposition over a (C, d_k) grid"),
     "bench": ("hare.experiments.bench", "policy throughput benchmark against peer libraries"),
     "bench-neural": ("hare.experiments.bench_neural", "NeuralUCB exploration modes: loop vs Jacobian vs diagonal"),
     "bench-hare": ("hare.experiments.bench_hare", "HARE select-mode latency and memory against N, C, H, d_k"),

@@ -36,6 +36,13 @@ def _set(config, path, value):
         (["experiments", "classification", "policies", "linucb", "params", "gamma"], 1.0, r"unknown hyperparameter.*gamma"),
         (["experiments", "classification", "policies", "hare", "params", "projections"], "oracle", r"policies\.hare.*projections.*synthetic"),
         (["theory", "oful", "delta"], 1.5, r"theory\.oful\.delta"),
+        (["theory", "decomposition_grid", "n_clusters"], [], r"theory\.decomposition_grid\.n_clusters"),
+        (["theory", "decomposition_grid", "n_clusters"], [2, 0], r"theory\.decomposition_grid\.n_clusters\.1"),
+        (["theory", "decomposition_grid", "key_dims"], [-4], r"theory\.decomposition_grid\.key_dims\.0"),
+        (["theory", "decomposition_grid", "key_dims"], [], r"theory\.decomposition_grid\.key_dims"),
+        (["theory", "decomposition_grid", "horizons"], [], r"theory\.decomposition_grid\.horizons"),
+        (["theory", "decomposition_grid", "n_clusters"], [2, 25], r"theory\.decomposition_grid\.n_clusters: \[25\] exceed the 24 items"),
+        (["theory", "decomposition_grid"], {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2}, r"theory\.decomposition_grid: 'base_seed' is a required property"),
     ],
 )
 def test_invalid_config_names_the_key(smoke_config, path, value, message):

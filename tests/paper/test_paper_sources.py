@@ -5,7 +5,8 @@
 * every ``\\cite...{keys}`` key exists in ``paper/refs.bib``;
 * no number of two or more digits is typed in prose (outside macros, comments, labels,
   references, citations, URLs and the small explicit allowlist below);
-* every ``\\input{generated/...}`` names a file that a rule of ``rules/*.smk`` produces.
+* every ``\\input{generated/...}`` names a file that a rule of ``rules/*.smk`` produces;
+* every input of every claim (families expanded) is a file that every config produces.
 """
 
 from __future__ import annotations
@@ -52,9 +53,15 @@ def sources() -> dict[Path, str]:
 
 
 @pytest.fixture(scope="module")
-def claim_keys() -> set[str]:
-    register = yaml.safe_load(_read(PAPER / "claims.yaml"))
-    return {claim["key"] for claim in register["claims"]}
+def claims() -> list[dict]:
+    from hare.theory.claims import load_register
+
+    return load_register(PAPER / "claims.yaml")
+
+
+@pytest.fixture(scope="module")
+def claim_keys(claims) -> set[str]:
+    return {claim["key"] for claim in claims}
 
 
 def test_sections_exist():
@@ -181,3 +188,20 @@ def test_figures_are_workflow_outputs(sources):
     assert used_in_build <= produced, f"figures no notebook rule produces: {sorted(used_in_build - produced)}"
     assert used, "no figure"
     assert "IfFileExists" not in "".join(sources.values())
+
+
+def _produced_results(config: dict) -> set[str]:
+    """Report run files of ``config`` and the wildcard-free ``results/...`` outputs of ``rules/*.smk``."""
+    from hare.experiments.grid import expand_jobs
+
+    runs = {f"results/{job.stem}.npz" for job in expand_jobs(config) if job.role == "report"}
+    fixed = {p for smk in (ROOT / "rules").glob("*.smk") for p in re.findall(r"[\"'](results/[^\"'{}]+\.(?:json|npz))[\"']", _read(smk))}
+    return runs | fixed
+
+
+@pytest.mark.parametrize("name", ["smoke", "default", "paper"])
+def test_claim_inputs_are_produced_by_every_config(claims, name):
+    produced = _produced_results(yaml.safe_load(_read(ROOT / "config" / f"{name}.yaml")))
+    assert "results/runs/classification/mushroom/hare.npz" in produced and "results/bench/policies.json" in produced
+    missing = {c["key"]: path for c in claims for path in c["inputs"].values() if path not in produced}
+    assert not missing, f"config/{name}.yaml does not produce the inputs of {missing}"

@@ -1,9 +1,20 @@
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 import yaml
 
 from hare.io import write_json, write_npz
-from hare.theory.claims import ClaimError, claims_markdown, claims_tex, evaluate_expression, evaluate_register
+from hare.theory.claims import (
+    ClaimError,
+    claims_markdown,
+    claims_tex,
+    evaluate_expression,
+    evaluate_register,
+    load_register,
+)
 
 
 @pytest.fixture
@@ -59,8 +70,7 @@ def test_paper_claim_keys_exist_in_the_register(repository):
 
     from hare.report.latex import macro_name
 
-    register = yaml.safe_load((repository / "paper" / "claims.yaml").read_text())["claims"]
-    keys = {c["key"] for c in register}
+    keys = {c["key"] for c in load_register(repository / "paper" / "claims.yaml")}
     macros = {macro_name("claim", kind, k) for k in keys for kind in ("status", "measured", "threshold")}
     lines = [line for p in (repository / "paper").rglob("*.tex") if "generated" not in p.parts for line in p.read_text().splitlines()]
     tex = "\n".join(line for line in lines if not line.lstrip().startswith("%") and "newcommand" not in line and "DeclareUrlCommand" not in line)
@@ -69,3 +79,71 @@ def test_paper_claim_keys_exist_in_the_register(repository):
     assert used_macros <= macros, used_macros - macros
     assert used_keys <= keys, used_keys - keys
     assert used_keys, "the prose refers to no claim"
+
+
+FAMILY = {
+    "for_each": {"policy": ["good", "bad"], "split": ["a", "b"]},
+    "key": "{policy}_below_{split}",
+    "statement": "{policy} below {split}",
+    "inputs": {"x": "runs/{split}/{policy}.npz", "c": "checks/bound.json"},
+    "measured": "mean(x.total_regret)",
+    "compare": "<",
+    "threshold": 5,
+}
+
+
+def test_family_expands_to_one_claim_per_combination(tmp_path):
+    claims = load_register(_register(tmp_path, [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}]))
+    assert [c["key"] for c in claims] == ["good_below_a", "good_below_b", "bad_below_a", "bad_below_b", "plain"]
+    assert claims[1]["inputs"] == {"x": "runs/b/good.npz", "c": "checks/bound.json"}
+    assert claims[2]["statement"] == "bad below a" and "for_each" not in claims[2]
+
+
+def test_family_members_are_evaluated(fixture_results):
+    family = {**FAMILY, "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
+    results = evaluate_register(_register(fixture_results, [family]), fixture_results)
+    assert [(r.key, r.passed, r.sources) for r in results] == [("good_below_runs", True, ("runs/good.npz",)), ("bad_below_runs", False, ("runs/bad.npz",))]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"statement": "{policy} below {seed}"}, r"claim '\{policy\}_below_\{split\}': unknown placeholder\(s\) \['seed'\]"),
+    ({"inputs": {"x": "runs/{env}.npz"}}, r"unknown placeholder\(s\) \['env'\]"),
+    ({"key": "{policy}_below"}, r"claim '\{policy\}_below': for_each variable\(s\) \['split'\] do not appear in the key"),
+    ({"for_each": {"policy": []}}, r"for_each must map each placeholder to a non-empty list"),
+])
+def test_bad_family_is_an_error_naming_the_claim(tmp_path, change, message):
+    with pytest.raises(ClaimError, match=message):
+        load_register(_register(tmp_path, [{**FAMILY, **change}]))
+
+
+def test_family_member_colliding_with_a_claim_is_a_duplicate(tmp_path):
+    plain = {"key": "good_below_a", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}
+    with pytest.raises(ClaimError, match=r"duplicate claim keys \['good_below_a'\]"):
+        load_register(_register(tmp_path, [FAMILY, plain]))
+
+
+@pytest.fixture
+def many_claims(fixture_results):
+    family = {**FAMILY, "for_each": {"policy": ["good"], "split": [f"s{i}" for i in range(80)]}, "inputs": {"x": "runs/good.npz"}}
+    return claims_tex(evaluate_register(_register(fixture_results, [family]), fixture_results))
+
+
+def test_claims_table_lists_every_claim_with_breakable_keys(many_claims):
+    assert r"\begin{longtable}" in many_claims and r"\endhead" in many_claims
+    assert many_claims.count(r"\texttt{good\_\allowbreak{}below\_\allowbreak{}s") == 80
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_long_claims_table_compiles_across_pages(many_claims, tmp_path):
+    """In the paper's page geometry, without overfull lines."""
+    (tmp_path / "claims.tex").write_text(many_claims)
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\n\\usepackage[margin=1in]{geometry}\n\\usepackage{amsmath,booktabs,longtable}\n\\input{claims.tex}\n"
+        "\\begin{document}\n\\claimsTable{}\n\\end{document}\n"
+    )
+    completed = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 0, completed.stdout[-2000:]
+    pages = re.search(r"Output written on main\.pdf \((\d+) pages?", completed.stdout)
+    assert pages and int(pages.group(1)) >= 2
+    assert "Overfull \\hbox" not in (tmp_path / "main.log").read_text()

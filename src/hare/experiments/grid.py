@@ -165,9 +165,24 @@ def validate_config(config: dict[str, Any]) -> None:
 
         settings = _dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
         _dataclass_from(TextConfig, settings.text or {}, "personalization.text")
+    if "decomposition_grid" in config.get("theory", {}):
+        _check_decomposition_grid(config["theory"]["decomposition_grid"], "theory.decomposition_grid")
     for name, table in config.get("tables", {}).items():
         if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
             raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")
+
+
+def _check_decomposition_grid(grid: dict[str, Any], where: str) -> None:
+    """Every ``(C, d_k)`` cell of the grid must be a valid HARE-Sim instance (``C <= n_items``)."""
+    from hare.envs.synthetic import SyntheticConfig
+
+    base = _dataclass_from(SyntheticConfig, grid.get("env_params", {}), f"{where}.env_params")
+    for key in ("n_clusters", "key_dims"):
+        if not grid.get(key) or any(not isinstance(v, int) or v < 1 for v in grid[key]):
+            raise ConfigError(f"{where}.{key}: must be a non-empty list of positive integers (got {grid.get(key)!r})")
+    too_many = [c for c in grid["n_clusters"] if c > base.n_items]
+    if too_many:
+        raise ConfigError(f"{where}.n_clusters: {too_many} exceed the {base.n_items} items of env_params.n_items")
 
 
 def _dataclass_from(cls: type, values: Any, where: str) -> Any:

@@ -10,6 +10,25 @@
         compare: "<"
         threshold: mean(random.total_regret)
 
+A *family* stands for one claim per combination of its ``for_each`` values::
+
+      - for_each: {baseline: [linucb, random], environment: [mushroom]}
+        key: hare_beats_{baseline}_{environment}
+        statement: HARE has lower mean total regret than {baseline} on {environment}.
+        inputs:
+          hare: results/runs/classification/{environment}/hare.npz
+          other: results/runs/classification/{environment}/{baseline}.npz
+        measured: mean(hare.total_regret)
+        compare: "<"
+        threshold: mean(other.total_regret)
+
+:func:`expand_claims` replaces every ``{name}`` in ``key``, ``statement``, the ``inputs``
+paths, ``measured`` and ``threshold`` by each value of the Cartesian product of the
+``for_each`` lists (first list outermost), giving ``prod_k len(list_k)`` claims in the
+family's place. A placeholder that names no ``for_each`` variable, or a ``for_each``
+variable that the key does not use (its claims would share a key), is a
+:class:`ClaimError` naming the family's key.
+
 Expressions are evaluated by a small whitelist evaluator over the loaded inputs
 (``.json`` as nested mappings, ``.npz`` as arrays): arithmetic, attribute or item
 access, and the functions in :data:`FUNCTIONS`. Nothing is ``eval``'d. A claim that
@@ -19,9 +38,11 @@ fails is reported as FAIL with its numbers; it never stops the build.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 import operator
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +51,7 @@ import numpy as np
 import yaml
 
 from hare.io import read_npz, write_text
-from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
+from hare.report.latex import escape, format_number, macro_name, macros
 
 FUNCTIONS = {
     "mean": lambda x: float(np.mean(x)),
@@ -120,11 +141,55 @@ def evaluate_claim(claim: dict[str, Any], root: Path) -> ClaimResult:
     return ClaimResult(key, claim["statement"], measured, compare, threshold, passed, tuple(str(p) for p in (claim.get("inputs") or {}).values()))
 
 
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_TEMPLATED = ("key", "statement", "measured", "threshold")
+
+
+def _placeholders(claim: dict[str, Any]) -> set[str]:
+    texts = [claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values())
+    return {name for text in texts if isinstance(text, str) for name in _PLACEHOLDER.findall(text)}
+
+
+def _fill(value: Any, binding: dict[str, str]) -> Any:
+    return _PLACEHOLDER.sub(lambda m: binding[m.group(1)], value) if isinstance(value, str) else value
+
+
+def expand_family(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims of one family (module docstring); a claim without ``for_each`` is returned as is."""
+    if "for_each" not in claim:
+        return [claim]
+    key = claim.get("key", "?")
+    variables = claim["for_each"]
+    if not isinstance(variables, dict) or not variables or any(not isinstance(v, list) or not v for v in variables.values()):
+        raise ClaimError(f"claim {key!r}: for_each must map each placeholder to a non-empty list, got {variables!r}")
+    unknown = sorted(_placeholders(claim) - set(variables))
+    if unknown:
+        raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(variables)}")
+    unused = sorted(set(variables) - set(_PLACEHOLDER.findall(str(key))))
+    if unused:
+        raise ClaimError(f"claim {key!r}: for_each variable(s) {unused} do not appear in the key")
+    names = list(variables)
+    expanded = []
+    for values in itertools.product(*(variables[name] for name in names)):
+        binding = {name: str(value) for name, value in zip(names, values)}
+        member = {field: _fill(value, binding) for field, value in claim.items() if field != "for_each"}
+        member["inputs"] = {name: _fill(path, binding) for name, path in (claim.get("inputs") or {}).items()}
+        expanded.append(member)
+    return expanded
+
+
+def expand_claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every family replaced by its members, in register order."""
+    return [member for claim in claims for member in expand_family(claim)]
+
+
 def load_register(path: str | Path) -> list[dict[str, Any]]:
+    """The register's claims, families expanded; duplicate keys are a :class:`ClaimError`."""
     register = yaml.safe_load(Path(path).read_text())
     claims = register.get("claims") if isinstance(register, dict) else None
     if not claims:
         raise ClaimError(f"{path}: no 'claims' list")
+    claims = expand_claims(claims)
     keys = [c.get("key") for c in claims]
     duplicates = sorted({k for k in keys if keys.count(k) > 1})
     if duplicates:
@@ -144,6 +209,11 @@ def claims_markdown(results: list[ClaimResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _breakable_key(key: str) -> str:
+    """``\\texttt`` of a claim key that may break after each underscore (long keys in a narrow column)."""
+    return r"\texttt{" + escape(key).replace(r"\_", r"\_\allowbreak{}") + "}"
+
+
 def claims_tex(results: list[ClaimResult]) -> str:
     """Macros ``\\claimStatus<Key>``, ``\\claimMeasured<Key>`` and the claims table ``\\claimsTable``."""
     values = {}
@@ -153,15 +223,31 @@ def claims_tex(results: list[ClaimResult]) -> str:
         values[macro_name("claim", "status", r.key)] = status
         values[macro_name("claim", "measured", r.key)] = format_number(r.measured, 2)
         values[macro_name("claim", "threshold", r.key)] = format_number(r.threshold, 2)
-        rows.append([rf"\texttt{{{escape(r.key)}}}", escape(r.statement), format_number(r.measured, 2), f"${escape(r.compare).replace('<', '<').replace('>', '>')}$ {format_number(r.threshold, 2)}", status])
+        rows.append([_breakable_key(r.key), escape(r.statement), format_number(r.measured, 2), f"${escape(r.compare).replace('<', '<').replace('>', '>')}$ {format_number(r.threshold, 2)}", status])
     n_pass = sum(r.passed for r in results)
     values["claimsPassed"] = str(n_pass)
     values["claimsTotal"] = str(len(results))
-    table = booktabs_table(
-        ["Claim", "Statement", "Measured", "Threshold", "Result"], rows, "lp{0.42\\linewidth}rrl",
+    table = _longtable(
+        ["Claim", "Statement", "Measured", "Threshold", "Result"], rows, "p{0.25\\linewidth}p{0.36\\linewidth}rrl",
         f"Claims register: {n_pass} of {len(results)} claims pass. Each claim is decided by the result files named in \\texttt{{paper/claims.yaml}}.", "tab:claims",
     )
     return macros(values) + "\\newcommand{\\claimsTable}{%\n" + table + "}\n"
+
+
+def _longtable(header: list[str], rows: list[list[str]], align: str, caption: str, label: str) -> str:
+    """A booktabs ``longtable`` in small type (needs ``\\usepackage{longtable}``): it breaks across pages,
+    repeating the header, so the register may hold any number of claims."""
+    head = " & ".join(header) + r" \\"
+    lines = [
+        r"{\small\begin{longtable}{" + align + "}",
+        rf"\caption{{{caption}}}\label{{{label}}}\\",
+        r"\toprule", head, r"\midrule", r"\endfirsthead",
+        r"\toprule", head, r"\midrule", r"\endhead",
+        r"\bottomrule", r"\endlastfoot",
+        *(" & ".join(row) + r" \\" for row in rows),
+        r"\end{longtable}}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path) -> list[ClaimResult]:
