@@ -28,6 +28,15 @@ from hare.experiments.grid import validate_config
 
 validate_config(config)
 
+from hare.data.availability import drop_unavailable_optional
+
+# Optional datasets (Covertype) this build cannot obtain leave every experiment before the job
+# graph is built; the reason is printed and recorded by rule skipped_datasets.
+_available_config, SKIPPED_DATASETS = drop_unavailable_optional(config)
+if SKIPPED_DATASETS:
+    config.clear()
+    config.update(_available_config)
+
 
 include: "rules/common.smk"
 include: "rules/data.smk"

@@ -31,3 +31,19 @@ rule prepare_dataset:
     shell:
         "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
+
+
+rule skipped_datasets:
+    """The optional datasets left out of this build, and why (also a LaTeX macro for the paper)."""
+    output:
+        json="results/data/skipped.json",
+        tex="paper/generated/skipped_datasets.tex",
+    params:
+        skipped=json.dumps([{"dataset": s.dataset, "reason": s.reason} for s in SKIPPED_DATASETS]),
+        hare=HARE,
+    log:
+        "results/logs/data/skipped_datasets.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} skipped-datasets --skipped-json {params.skipped:q} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

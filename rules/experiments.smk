@@ -52,6 +52,8 @@ rule table:
         policies=lambda wc: ",".join(config["tables"][wc.table].get("policies", [])),
         published=lambda wc, input: option("--published", input.published),
         hare=HARE,
+    wildcard_constraints:
+        table="|".join(TABLES),
     log:
         "results/logs/tables/{table}.log",
     conda:

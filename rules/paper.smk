@@ -48,6 +48,7 @@ rule paper_pdf:
             "paper/generated/table_bench_hare.tex",
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
+            "paper/generated/skipped_datasets.tex",
             *(f"paper/generated/table_{t}.tex" for t in TABLES),
         ],
         figures=[f for figures in NOTEBOOK_FIGURES.values() for f in figures],

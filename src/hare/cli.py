@@ -69,6 +69,13 @@ def cmd_build_paper(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_skipped_datasets(args: argparse.Namespace) -> int:
+    from hare.data.availability import write_skipped
+
+    write_skipped(json.loads(args.skipped_json), Path(args.out_json), Path(args.out_tex))
+    return 0
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from hare.data.prepare import prepare_dataset
     from hare.io import write_json
@@ -236,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", required=True)
     p.add_argument("--tex", required=True)
     p.set_defaults(func=cmd_claims)
+
+    p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
+    p.add_argument("--skipped-json", required=True, help='[{"dataset": ..., "reason": ...}] as JSON')
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--out-tex", required=True)
+    p.set_defaults(func=cmd_skipped_datasets)
 
     p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file)")
     p.add_argument("--results", default="results")
