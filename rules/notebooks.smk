@@ -52,7 +52,7 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
             data=NOTEBOOK_INPUTS[_notebook]()["runs"],
         output:
             executed=f"results/notebooks/{_notebook}.ipynb",
-            figures=_figures,
+            figures=[figure_report(f) for f in _figures],
         params:
             hare=HARE,
             parameters=json.dumps({**NOTEBOOK_INPUTS[_notebook](), "figures": _figures}),

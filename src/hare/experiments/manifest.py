@@ -10,6 +10,7 @@ prepared data, tables, checks, notebooks and their HTML, claims, the PDF), excep
 * ``logs/`` (tool output, not results),
 * ``latex/`` (latexmk's build folder: aux files, logs),
 * ``.snakemake/`` (workflow bookkeeping, if a run used ``results`` as its directory),
+* ``report.html`` (``snakemake --report``, written from the finished results after the manifest),
 * ``MANIFEST.sha256`` itself.
 
 The manifest records what one run produced, so :func:`verify` detects any later
@@ -31,7 +32,7 @@ from hare.io import file_sha256, write_text
 
 MANIFEST_NAME = "MANIFEST.sha256"
 EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
-EXCLUDED_FILES = (MANIFEST_NAME,)
+EXCLUDED_FILES = (MANIFEST_NAME, "report.html")
 
 PROVENANCE_FILES = (
     "runs/*.json",
