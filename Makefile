@@ -1,5 +1,6 @@
 # The two commands of the README:
-#   make all    set everything up, run the whole workflow on the embedded default config, print the claims
+#   make all    set everything up, run the whole workflow on the embedded default config, write the
+#               HTML report, print the claims
 #   make test   set everything up, run the test suite
 # Variables: PYTHON (interpreter for the venv), CONFIG, CORES, TORCH_INDEX (CUDA wheels, see README).
 
@@ -12,14 +13,19 @@ TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
 
-.PHONY: all test setup tex workflow lint clean
+.PHONY: all test setup tex workflow report lint clean
 
-all: setup workflow
+all: setup workflow report
 
 workflow:
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 	@echo "PDF: results/paper.pdf   claims: results/claims.md"
 	@cat results/claims.md
+
+# Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
+report: workflow
+	$(BIN)/snakemake --report results/report.html --configfile $(CONFIG)
+	@echo "report: results/report.html"
 
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadgroup
@@ -43,4 +49,4 @@ lint:
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
 clean:
-	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md paper/generated paper/figures .snakemake
+	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/report.html paper/generated paper/figures .snakemake

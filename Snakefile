@@ -21,6 +21,10 @@ if not config:
 
 validate(config, "config/schema.yaml")
 
+
+report: "report/workflow.rst"
+
+
 SOURCE = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SOURCE)
 

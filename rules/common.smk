@@ -80,3 +80,9 @@ def tuning_runs(wildcards):
 
 def claim_inputs():
     return sorted({path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()})
+
+
+def figure_report(path):
+    """A figure marked for the report: captioned by report/<figure>.rst, one subcategory per figure."""
+    stem = Path(path).stem
+    return report(path, caption=f"../report/{stem}.rst", category="Figures", subcategory=stem.replace("_", " "))

@@ -44,7 +44,7 @@ rule table:
         runs=table_runs,
         published=lambda wc: [config["tables"][wc.table]["published"]] if "published" in config["tables"][wc.table] else [],
     output:
-        csv="results/tables/{table}.csv",
+        csv=report("results/tables/{table}.csv", caption="../report/tables.rst", category="Tables", subcategory="{table}"),
         tex="paper/generated/table_{table}.tex",
     params:
         kind=lambda wc: config["tables"][wc.table]["kind"],

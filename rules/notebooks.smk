@@ -23,7 +23,7 @@ NOTEBOOK_FIGURES = {
 
 
 rule notebook_to_ipynb:
-    """jupytext percent script -> .ipynb (papermill executes notebooks, not scripts)."""
+    """jupytext percent script -> .ipynb (papermill executes notebooks, not scripts); cell ids fixed by position."""
     input:
         "notebooks/{notebook}.py",
     output:
@@ -31,17 +31,20 @@ rule notebook_to_ipynb:
     log:
         "results/logs/notebooks/{notebook}.jupytext.log",
     params:
-        python=PYTHON,
+        hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.python} -m jupytext --to ipynb --output {output:q} {input:q} > {log:q} 2>&1"
+        "{params.hare} notebook-source {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 for _notebook, _figures in NOTEBOOK_FIGURES.items():
 
     rule:
-        """papermill with the parameters cell set to this run's inputs and outputs; figures only read result files."""
+        """papermill with the parameters cell set to this run's inputs and outputs; figures only read result files.
+
+        The executed notebook has fixed cell ids and no timestamps (hare.report.notebooks), so reruns give the same bytes.
+        """
         name:
             f"execute_{_notebook}"
         input:
@@ -49,18 +52,17 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
             data=NOTEBOOK_INPUTS[_notebook]()["runs"],
         output:
             executed=f"results/notebooks/{_notebook}.ipynb",
-            figures=_figures,
+            figures=[figure_report(f) for f in _figures],
         params:
-            python=PYTHON,
-            source=SOURCE,
+            hare=HARE,
             parameters=json.dumps({**NOTEBOOK_INPUTS[_notebook](), "figures": _figures}),
         log:
             f"results/logs/notebooks/{_notebook}.papermill.log",
         conda:
             "../envs/hare.yaml"
         shell:
-            "SOURCE_DATE_EPOCH=0 PYTHONPATH={params.source:q} {params.python} -m papermill --kernel python3 -y {params.parameters:q} "
-            "{input.notebook:q} {output.executed:q} > {log:q} 2>&1"
+            "SOURCE_DATE_EPOCH=0 {params.hare} notebook-execute {input.notebook:q} --out {output.executed:q} "
+            "--parameters {params.parameters:q} > {log:q} 2>&1"
 
 
 rule render_notebook:
@@ -72,11 +74,11 @@ rule render_notebook:
     log:
         "results/logs/notebooks/{notebook}.nbconvert.log",
     params:
-        python=PYTHON,
+        hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.python} -m nbconvert --to html --output-dir results/notebooks --output {wildcards.notebook}.html {input:q} > {log:q} 2>&1"
+        "{params.hare} notebook-html {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Every notebook with figures is a final target (rule all reads NOTEBOOKS through final_targets()

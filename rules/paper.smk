@@ -4,7 +4,7 @@ rule claims:
         register="paper/claims.yaml",
         data=claim_inputs(),
     output:
-        markdown="results/claims.md",
+        markdown=report("results/claims.md", caption="../report/claims.rst", category="Claims"),
         tex="paper/generated/claims.tex",
     log:
         "results/logs/paper/claims.log",

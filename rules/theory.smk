@@ -86,8 +86,8 @@ rule bench_policies:
         datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"]["datasets"]],
     output:
         json="results/bench/policies.json",
-        tex="paper/generated/table_bench.tex",
-        tex_neural="paper/generated/table_bench_neural.tex",
+        tex=report("paper/generated/table_bench.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
+        tex_neural=report("paper/generated/table_bench_neural.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--n-runs", *config["bench"]["n_runs"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
@@ -105,7 +105,7 @@ rule bench_hare:
     """HARE select-mode latency and state memory against N, C, H and d_k."""
     output:
         json="results/bench/hare.json",
-        tex="paper/generated/table_bench_hare.tex",
+        tex=report("paper/generated/table_bench_hare.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", config["bench"]["hare_rounds"], "--max-items", config["bench"]["hare_max_items"], "--quick"]),
         hare=HARE,

@@ -159,6 +159,38 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _json_object(text: str) -> dict:
+    """An argument that must be a JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def cmd_notebook_source(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import script_to_notebook
+
+    script_to_notebook(args.script, args.out)
+    return 0
+
+
+def cmd_notebook_execute(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import execute
+
+    execute(args.notebook, args.out, args.parameters)
+    return 0
+
+
+def cmd_notebook_html(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import render_html
+
+    render_html(args.notebook, args.out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hare", description=__doc__.splitlines()[0],
@@ -257,6 +289,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="check result files against MANIFEST.sha256 (exit 1 listing every problem)")
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")
+    p.add_argument("script")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_notebook_source)
+
+    p = sub.add_parser("notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids")
+    p.add_argument("notebook")
+    p.add_argument("--out", required=True)
+    p.add_argument("--parameters", type=_json_object, default={}, help="the parameters cell's values, as a JSON object")
+    p.set_defaults(func=cmd_notebook_execute)
+
+    p = sub.add_parser("notebook-html", help="executed notebook -> HTML")
+    p.add_argument("notebook")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_notebook_html)
     return parser
 
 

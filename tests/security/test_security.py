@@ -167,11 +167,11 @@ def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_confi
 def test_notebooks_are_executed_only_from_the_repository(smoke_config, tmp_path):
     dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run", "--printshellcmds", "--forceall"], cwd=REPOSITORY, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stderr[-2000:]
-    jupytext = re.findall(r"-m jupytext --to ipynb --output (\S+) (\S+)", dry.stdout)
-    papermill = re.findall(r"-m papermill .* (\S+\.ipynb) (\S+\.ipynb) >", dry.stdout)
+    jupytext = re.findall(r"-m hare notebook-source (\S+) --out (\S+) >", dry.stdout)
+    papermill = re.findall(r"-m hare notebook-execute (\S+\.ipynb) --out (\S+\.ipynb) ", dry.stdout)
     assert jupytext and papermill
     sources = {}
-    for output, source in jupytext:
+    for source, output in jupytext:
         source = source.strip("'")
         assert source.startswith("notebooks/") and (REPOSITORY / source).is_file(), source
         sources[output.strip("'")] = source

@@ -155,6 +155,12 @@ def test_verify_reports_flipped_missing_and_extra_files(results):
     assert problems[2] == "extra: runs/a/new.npz (not in the manifest)"
 
 
+def test_the_report_written_after_the_manifest_is_not_an_extra_file(results):
+    (results / "report.html").write_text("<html></html>")
+    (results / "tables" / "report.html").write_text("<html></html>")
+    assert verify(results) == ["extra: tables/report.html (not in the manifest)"]
+
+
 def test_verify_without_a_manifest_says_so(tmp_path):
     assert "manifest missing" in verify(tmp_path)[0]
 

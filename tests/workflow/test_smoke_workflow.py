@@ -1,9 +1,14 @@
 """The smoke workflow end to end, in a temporary copy of the repository."""
 
+import base64
+import json
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 from conftest import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group("workflow")]
@@ -27,6 +32,39 @@ def test_smoke_workflow_builds_the_paper_and_the_claims(smoke_run):
     tables = ["classification", "enhanced", "published", "synthetic", "hare_ablations", "sensitivity", "scaling", "replay", "compute"]
     for path in [*(f"results/tables/{t}.csv" for t in tables), *(f"paper/generated/table_{t}.tex" for t in tables), "paper/generated/bounds.tex", "results/checks/oful.json", "paper/figures/regret_curves.pdf", "results/notebooks/regret_curves.html"]:
         assert (smoke_run / path).stat().st_size > 0, path
+
+
+REPORT_ITEM = re.compile(r'"name": ("(?:[^"\\]|\\.)*"), "filename": [^{}]*?"caption": ("(?:[^"\\]|\\.)*")')
+"""A result of the HTML report as Snakemake embeds it: JSON fields ``name``, ..., ``caption`` (rendered HTML)."""
+
+
+def _captions(html: str) -> dict[str, str]:
+    """``{file name: caption HTML, whitespace collapsed}`` of every result in a Snakemake HTML report."""
+    return {json.loads(m.group(1)): " ".join(json.loads(m.group(2)).split()) for m in REPORT_ITEM.finditer(html)}
+
+
+def _embedded(path: Path) -> str:
+    """How the HTML report embeds a file: its bytes as base64 (a data URI)."""
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def test_report_carries_every_figure_and_table_with_its_caption(smoke_run, tmp_path):
+    report = tmp_path / "report.html"
+    result = subprocess.run([*SNAKEMAKE, "--report", str(report), "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    html = report.read_text()
+    captions = _captions(html)
+    figures = sorted((smoke_run / "paper" / "figures").glob("*.pdf"))
+    config = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text())
+    assert len(figures) >= 7
+    for path in [*figures, *(smoke_run / "results" / "tables" / f"{table}.csv" for table in config["tables"])]:
+        assert captions.get(path.name), f"{path.name}: not in the report, or without a caption"
+        assert "{{" not in captions[path.name] and "{%" not in captions[path.name], path.name
+        assert _embedded(path) in html, f"{path.name}: not embedded in the report"
+    for table in config["tables"]:
+        assert config["tables"][table]["caption"] in captions[f"{table}.csv"], table
+    n_runs = config["experiments"]["synthetic"]["n_runs"]
+    assert f"{n_runs} runs" in captions["regret_curves.pdf"] and "one standard deviation over runs" in captions["regret_curves.pdf"]
 
 
 def test_every_input_of_the_paper_was_generated(smoke_run):

@@ -10,6 +10,7 @@ prepared data, tables, checks, notebooks and their HTML, claims, the PDF), excep
 * ``logs/`` (tool output, not results),
 * ``latex/`` (latexmk's build folder: aux files, logs),
 * ``.snakemake/`` (workflow bookkeeping, if a run used ``results`` as its directory),
+* ``report.html`` (``snakemake --report``, written from the finished results after the manifest),
 * ``MANIFEST.sha256`` itself.
 
 The manifest records what one run produced, so :func:`verify` detects any later
@@ -31,11 +32,13 @@ from hare.io import file_sha256, write_text
 
 MANIFEST_NAME = "MANIFEST.sha256"
 EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
+EXCLUDED_FILES = (MANIFEST_NAME, "report.html")
 
 PROVENANCE_FILES = (
     "runs/*.json",
     "tuning/*.json",
-    "notebooks/*",
+    "notebooks/runtime.ipynb",
+    "notebooks/runtime.html",
     "bench/*",
     "tables/compute.csv",
     "tables/scaling.csv",
@@ -46,9 +49,9 @@ PROVENANCE_FILES = (
 """Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
 
 * ``runs/**.json`` sidecars: wall time and peak memory (and the git commit, if it moved);
-* ``notebooks/*``: jupytext gives every cell a random id in ``.source.ipynb``; the executed
-  ``.ipynb`` adds papermill's timestamps and durations; the HTML carries both. The figures
-  the notebooks save are identical;
+* ``notebooks/runtime.ipynb`` and its HTML: the notebook prints the wall times it plots. The
+  other notebooks, their HTML and every ``.source.ipynb`` are byte-identical: cell ids are fixed
+  and execution timestamps dropped (:mod:`hare.report.notebooks`);
 * ``paper.pdf``: identical except the trailer's ``/ID``, which pdfTeX derives from the
   build (see :func:`pdf_without_trailer_id`).
 
@@ -63,7 +66,7 @@ def pdf_without_trailer_id(data: bytes) -> bytes:
 
 
 def _excluded(relative: str) -> bool:
-    return relative == MANIFEST_NAME or relative.split("/", 1)[0] in EXCLUDED_DIRS
+    return relative in EXCLUDED_FILES or relative.split("/", 1)[0] in EXCLUDED_DIRS
 
 
 def result_files(results_dir: str | os.PathLike) -> list[str]:
