@@ -15,17 +15,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: all test setup tex workflow report lint clean
 
-all: setup workflow report
+all: setup report
+	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
+	@cat results/claims.md
 
 workflow:
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
-	@echo "PDF: results/paper.pdf   claims: results/claims.md"
-	@cat results/claims.md
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow
 	$(BIN)/snakemake --report results/report.html --configfile $(CONFIG)
-	@echo "report: results/report.html"
 
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadgroup
