@@ -1,0 +1,120 @@
+"""The README's results block, filled from a finished build (never typed by hand).
+
+``hare readme`` replaces everything between ``<!-- results:begin -->`` and ``<!-- results:end -->``
+in ``README.md`` with, from the results tree of one build: the main table (total regret on the
+classification benchmarks, mean ± std over the reported runs, from ``results/tables/<table>.csv``),
+the claims summary (``results/claims.md``: passed / total and every FAIL with its numbers), a figure
+(the first page of a notebook's PDF, rendered to PNG with ``pdftoppm`` into ``paper/readme/``) and
+the measured wall time of the build, as given (``--wall-seconds``, measured by the caller around
+``snakemake``) with the machine it ran on.
+
+    hare readme --results results --table classification --figure paper/figures/regret_curves.pdf \
+        --wall-seconds 1012 --machine "2 CPU cores, idle" --config config/default.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from hare.io import write_text
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def regret_markdown(csv_path: Path) -> str:
+    """Policies as rows, environments as columns, ``mean ± std`` of total regret; the best mean per column in bold."""
+    with open(csv_path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        raise ValueError(f"{csv_path}: no rows")
+    environments = list(dict.fromkeys(r["environment"] for r in rows))
+    policies = list(dict.fromkeys(r["policy_name"] for r in rows))
+    cell = {(r["policy_name"], r["environment"]): r for r in rows}
+    best = {env: min(float(r["mean"]) for r in rows if r["environment"] == env) for env in environments}
+    lines = ["| policy | " + " | ".join(environments) + " |", "|---|" + "---:|" * len(environments)]
+    for policy in policies:
+        cells = []
+        for env in environments:
+            row = cell.get((policy, env))
+            if row is None:
+                cells.append("")
+                continue
+            text = f"{float(row['mean']):.1f} ± {float(row['std']):.1f}"
+            cells.append(f"**{text}**" if float(row["mean"]) == best[env] else text)
+        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
+    counts = sorted({(r["n_runs"], r["horizon"]) for r in rows})
+    runs = ", ".join(f"{n} runs of T = {t}" for n, t in counts)
+    return "\n".join(lines) + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold.\n"
+
+
+def claims_summary(claims_md: Path) -> str:
+    """``N/M PASS`` and one line per FAIL (key, measured, threshold) from ``results/claims.md``."""
+    text = claims_md.read_text()
+    header = re.search(r"^# Claims: (\d+)/(\d+) PASS", text, re.MULTILINE)
+    if header is None:
+        raise ValueError(f"{claims_md}: no '# Claims: N/M PASS' header")
+    fails = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) >= 5 and cells[4] == "**FAIL**":
+            fails.append(f"- FAIL {cells[0]}: measured {cells[2]}, needed {cells[3]}")
+    summary = f"Claims: **{header.group(1)}/{header.group(2)} PASS** (every claim with its source file in `results/claims.md` and the paper's appendix)."
+    return summary + ("\n\n" + "\n".join(fails) if fails else "") + "\n"
+
+
+def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:
+    """First page of ``pdf`` as ``png`` (``pdftoppm``), written atomically."""
+    if shutil.which("pdftoppm") is None:
+        raise RuntimeError("pdftoppm (poppler-utils) is needed to render the README figure")
+    png.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=png.parent) as tmp:
+        subprocess.run(["pdftoppm", "-png", "-r", str(dpi), "-singlefile", str(pdf), str(Path(tmp) / "page")], check=True)
+        Path(tmp, "page.png").replace(png)
+
+
+def results_block(results: Path, table: str, figure_png: str, wall_seconds: float, machine: str, config: str) -> str:
+    minutes, seconds = divmod(round(wall_seconds), 60)
+    return "\n".join([
+        BEGIN,
+        f"### Results of the default build (`{config}`)",
+        "",
+        f"Measured wall time of `snakemake --cores all` on {machine}: **{minutes} min {seconds:02d} s**.",
+        "",
+        f"![Regret curves of the default build]({figure_png})",
+        "",
+        regret_markdown(results / "tables" / f"{table}.csv"),
+        claims_summary(results / "claims.md"),
+        "This block is written by `hare readme` from the build's own files (see `src/hare/report/readme.py`).",
+        END,
+    ])
+
+
+def update_readme(readme: Path, block: str) -> None:
+    text = readme.read_text()
+    if text.count(BEGIN) != 1 or text.count(END) != 1:
+        raise ValueError(f"{readme}: needs exactly one {BEGIN} ... {END} block")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    write_text(readme, text[:start] + block + text[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hare readme", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--table", default="classification")
+    parser.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
+    parser.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
+    parser.add_argument("--wall-seconds", type=float, required=True)
+    parser.add_argument("--machine", required=True)
+    parser.add_argument("--config", default="config/default.yaml")
+    args = parser.parse_args(argv)
+    block = results_block(args.results, args.table, args.png.as_posix(), args.wall_seconds, args.machine, args.config)
+    render_png(args.figure, args.png)
+    update_readme(args.readme, block)
+    return 0

@@ -1,0 +1,57 @@
+"""The README results block: built from a table CSV and the claims report, replaced in place."""
+
+import pytest
+
+from hare.report.readme import BEGIN, END, claims_summary, regret_markdown, results_block, update_readme
+
+CSV = """experiment,environment,policy,policy_name,params,n_runs,horizon,mean,std,std_over_mean_pct,mean_reward
+classification,adult,linucb,linucb,{},5,500,120.5,3.25,2.7,0.7
+classification,adult,random,random,{},5,500,250,10,4,0.5
+classification,mushroom,linucb,linucb,{},5,500,30,2,6.7,0.9
+classification,mushroom,random,random,{},5,500,20,1,5,0.95
+"""
+
+CLAIMS = """# Claims: 1/2 PASS
+
+| claim | statement | measured | threshold | result | source |
+|---|---|---|---|---|---|
+| `a_beats_b` | a < b | 1 | < 2 | PASS | `x.npz` |
+| `c_beats_d` | c < d | 3 | < 2 | **FAIL** | `y.npz` |
+"""
+
+
+@pytest.fixture
+def results(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "classification.csv").write_text(CSV)
+    (tmp_path / "claims.md").write_text(CLAIMS)
+    return tmp_path
+
+
+def test_regret_markdown_bolds_the_best_mean_per_column(results):
+    table = regret_markdown(results / "tables" / "classification.csv")
+    assert "| policy | adult | mushroom |" in table
+    assert "| linucb | **120.5 ± 3.2** | 30.0 ± 2.0 |" in table
+    assert "| random | 250.0 ± 10.0 | **20.0 ± 1.0** |" in table
+    assert "5 runs of T = 500" in table
+
+
+def test_claims_summary_lists_every_fail(results):
+    summary = claims_summary(results / "claims.md")
+    assert "**1/2 PASS**" in summary and "- FAIL `c_beats_d`: measured 3, needed < 2" in summary and "a_beats_b" not in summary
+
+
+def test_update_replaces_only_the_block(results, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{BEGIN}\nSTALE\n{END}\noutro\n")
+    update_readme(readme, results_block(results, "classification", "paper/readme/x.png", 754, "2 CPU cores", "config/default.yaml"))
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("outro\n") and "STALE" not in text
+    assert "**12 min 34 s**" in text and "![Regret curves" in text and "| linucb |" in text
+
+
+def test_readme_without_markers_is_an_error(results, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n")
+    with pytest.raises(ValueError, match="needs exactly one"):
+        update_readme(readme, "block")
