@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.model.decoder import WordTokenizer, perplexity, reward_weighted_step, train_decoder, unconditioned_perplexity
+from hare.model.decoder import (Decoder, DecoderConfig, RunDecoders, WordTokenizer, perplexity, reward_weighted_step, run_forward,
+                               train_decoder, unconditioned_perplexity)
 from hare.random import CounterRNG, run_keys
 
 TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)
@@ -67,3 +68,69 @@ def test_reward_weighted_step_moves_likelihood_toward_rewarded_outputs(trained):
         delta = model.log_likelihood(texts, z, u).detach() - before
         wins += int(delta[0] > 0 and delta[0] > delta[1])
     assert wins >= 7
+
+
+def _distinct_runs(env, e, n_runs=3):
+    """Per-run texts (R lists of 4), z ``(R, 4, d_z)``, u ``(R, 4, d_u)`` and rewards ``(R, 4)``, all different across runs."""
+    texts = [[env.texts[(7 * r + 3 * b) % len(env.texts)] for b in range(4)] for r in range(n_runs)]
+    z = torch.stack([e[[(5 * r + b) % len(env.texts) for b in range(4)]] for r in range(n_runs)])  # (R, 4, d_z)
+    u = env.users[torch.arange(4 * n_runs) % env.n_users].view(n_runs, 4, -1).to(torch.float32)
+    rewards = torch.linspace(-1.0, 1.0, 4 * n_runs).view(n_runs, 4)
+    return texts, z, u, rewards
+
+
+def test_run_forward_equals_each_decoder():
+    tokenizer = WordTokenizer([f"w{i}" for i in range(20)])
+    config = DecoderConfig(z_dim=5, user_dim=3, **{**TINY, "n_layers": 2})
+    decoders = [Decoder(config, tokenizer, seed) for seed in range(3)]
+    with torch.no_grad():
+        for d in decoders:  # non-zero biases and u-columns, so every parameter matters
+            for p in d.parameters():
+                p.add_(0.05 * torch.sin(torch.arange(p.numel(), dtype=torch.float32).view(p.shape)))
+    runs = RunDecoders.stack(decoders)
+    tokens = torch.randint(0, len(tokenizer), (3, 2, 6), generator=torch.Generator().manual_seed(0))
+    z, u = torch.randn(3, 2, 5), torch.randn(3, 2, 3)
+    with torch.no_grad():
+        got = run_forward(runs.params, runs.config, tokens, torch.cat([z, u], -1))
+        for r, d in enumerate(decoders):
+            assert torch.allclose(got[r], d.eval()(tokens[r], z[r], u[r]), atol=1e-5)
+
+
+def test_batched_generation_equals_each_run(trained):
+    env, decoder, e, _ = trained
+    texts, z, u, rewards = _distinct_runs(env, e)
+    decoders = [copy.deepcopy(decoder) for _ in range(3)]
+    for r, d in enumerate(decoders):
+        for _ in range(r + 1):
+            reward_weighted_step(d, texts[r], z[r], u[r], rewards[r], lr=0.05)
+    runs = RunDecoders.stack(decoders)
+    z0, u0 = z[:, 0], u[:, 0]
+    uniforms = CounterRNG(run_keys(0, [0], "decode")).uniform("u", 0, (3, 17))[0]
+    for temperature in (1.0, 2.0):
+        looped = [d.generate(z0[r : r + 1], u0[r : r + 1], sample=True, uniforms=uniforms[r : r + 1], temperature=temperature)[0]
+                  for r, d in enumerate(decoders)]
+        assert runs.generate(z0, u0, uniforms, temperature) == looped
+    assert runs.generate(z0, u0) == [d.generate(z0[r : r + 1], u0[r : r + 1])[0] for r, d in enumerate(decoders)]
+    with pytest.raises(ValueError):
+        runs.generate(z0, u0, uniforms[:, :5])
+
+
+def test_batched_reward_weighted_step_equals_each_run(trained):
+    env, decoder, e, _ = trained
+    texts, z, u, rewards = _distinct_runs(env, e)
+    runs = RunDecoders(decoder, 3)
+    decoders = [copy.deepcopy(decoder) for _ in range(3)]
+    for step in range(2):
+        losses = runs.reward_weighted_step(texts, z, u, rewards * (step + 1), lr=0.05)
+        looped = [reward_weighted_step(d, texts[r], z[r], u[r], rewards[r] * (step + 1), lr=0.05) for r, d in enumerate(decoders)]
+        assert torch.allclose(losses, torch.tensor(looped), atol=1e-5)
+    for r, d in enumerate(decoders):
+        for name, p in d.named_parameters():
+            assert torch.allclose(runs.params[name][r], p, atol=1e-6), name
+    assert not torch.allclose(runs.params["prefix.weight"][0], runs.params["prefix.weight"][1])  # the runs did move apart
+    for r, d in enumerate(decoders):
+        extracted = runs.run(r)
+        assert isinstance(extracted, Decoder) and not extracted.training
+        assert all(torch.equal(extracted.state_dict()[name], runs.params[name][r]) for name in runs.params)
+        assert torch.allclose(extracted.log_likelihood(texts[r], z[r], u[r]), d.log_likelihood(texts[r], z[r], u[r]), atol=1e-5)
+        assert extracted.generate(z[r], u[r]) == d.generate(z[r], u[r])

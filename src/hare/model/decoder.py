@@ -17,6 +17,11 @@ Online (:func:`reward_weighted_step`): the reward-weighted likelihood
 one SGD step per call. The columns of ``W_p`` that read ``u`` start at zero, so a decoder
 pre-trained with ``u = 0`` is user-neutral until fine-tuning teaches it to use ``u``.
 
+Independent runs (:class:`RunDecoders`): ``R`` decoders with their parameters stacked over a leading
+run dimension, decoded and fine-tuned together by :func:`run_forward` (batched matrix products over
+runs), each run with exactly the step its own loss gives; :meth:`RunDecoders.run` returns run ``b``
+as a plain :class:`Decoder`.
+
 Determinism: every parameter is drawn from the counter RNG of ``seed``
 (:func:`init_parameters`), minibatches likewise, and sampled decoding takes its uniforms from
 the caller (inverse-CDF sampling), so the same inputs give the same text. Dropout is off.
@@ -27,12 +32,14 @@ only add contention, and one thread fixes the order of floating-point reductions
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from dataclasses import dataclass
 from typing import Iterator
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from hare.random import CounterRNG, run_keys
 
@@ -246,3 +253,147 @@ def perplexity(decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Ten
 def unconditioned_perplexity(decoder: Decoder, texts: list[str]) -> float:
     """:func:`perplexity` with the prefix computed from ``z = 0, u = 0``."""
     return perplexity(decoder, texts, torch.zeros(len(texts), decoder.config.z_dim), None)
+
+
+def _run_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """``x_r W_r^T + b_r`` per run: x ``(R, ..., in)``, weight ``(R, out, in)``, bias ``(R, out)`` -> ``(R, ..., out)``."""
+    shape = x.shape
+    out = torch.baddbmm(bias[:, None], x.reshape(shape[0], -1, shape[-1]), weight.transpose(1, 2))
+    return out.reshape(*shape[:-1], weight.shape[1])
+
+
+def _run_layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """Layer norm over the last dimension (eps 1e-5) with per-run gain and bias ``(R, d)``; x ``(R, ..., d)``."""
+    view = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
+    return F.layer_norm(x, x.shape[-1:], None, None, 1e-5) * weight.view(view) + bias.view(view)
+
+
+def run_forward(params: dict[str, torch.Tensor], config: DecoderConfig, tokens: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+    """:meth:`Decoder.forward` of ``R`` decoders at once, written out on stacked parameters.
+
+    params: ``(R, *shape)`` for every name of ``Decoder.state_dict()``; tokens ``(R, B, L)`` int64;
+    condition ``z ⊕ u`` ``(R, B, d_z + d_u)`` -> logits ``(R, B, L, V)``, run ``r`` computed with its own
+    parameters only (batched matrix products over the run dimension). Each layer is the pre-norm block of
+    ``nn.TransformerEncoderLayer`` (ReLU, dropout 0, layer-norm eps 1e-5):
+
+        h <- h + W_O softmax(Q K^T / sqrt(d_h) + M) V,    [Q, K, V] = LN_1(h) W_in^T + b_in, split into heads,
+        h <- h + W_2 relu(W_1 LN_2(h) + b_1) + b_2,
+
+    with ``M`` the causal mask (``-inf`` above the diagonal) over ``p_1..p_P, <bos>, y_1, ...``.
+    """
+    c = config
+    runs, n, d, heads = tokens.shape[0], tokens.shape[1], c.d_model, c.n_heads
+    prefix = _run_linear(condition, params["prefix.weight"], params["prefix.bias"]).reshape(runs, n, c.prefix_len, d)
+    embedded = params["embed.weight"][torch.arange(runs)[:, None, None], tokens]  # (R, B, L, d)
+    h = torch.cat([prefix, embedded], dim=2)
+    length = h.shape[2]
+    h = h + params["position"][:, None, :length]
+    mask = torch.full((length, length), -math.inf).triu(1)
+    for i in range(c.n_layers):
+        p = {name[len(f"layers.{i}."):]: value for name, value in params.items() if name.startswith(f"layers.{i}.")}
+        x = _run_layer_norm(h, p["norm1.weight"], p["norm1.bias"])
+        qkv = _run_linear(x, p["self_attn.in_proj_weight"], p["self_attn.in_proj_bias"])
+        q, k, v = qkv.reshape(runs, n, length, 3, heads, d // heads).permute(3, 0, 1, 4, 2, 5)  # each (R, B, H, L, d_h)
+        attention = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d // heads) + mask, dim=-1) @ v
+        attention = attention.transpose(2, 3).reshape(runs, n, length, d)
+        h = h + _run_linear(attention, p["self_attn.out_proj.weight"], p["self_attn.out_proj.bias"])
+        x = _run_layer_norm(h, p["norm2.weight"], p["norm2.bias"])
+        h = h + _run_linear(F.relu(_run_linear(x, p["linear1.weight"], p["linear1.bias"])), p["linear2.weight"], p["linear2.bias"])
+    h = _run_layer_norm(h[:, :, c.prefix_len:], params["norm.weight"], params["norm.bias"])
+    return _run_linear(h, params["head.weight"], params["head.bias"])
+
+
+class RunDecoders:
+    """``R`` independent decoders (one per run) with their parameters stacked over a leading run dimension.
+
+    ``params[name]`` is ``(R, *shape)`` for every parameter ``name`` of :class:`Decoder`; the logits of all
+    runs come from one :func:`run_forward`. Nothing is shared between runs but the tokenizer and the shape.
+    """
+
+    def __init__(self, decoder: Decoder, n_runs: int):
+        """``n_runs`` copies of ``decoder``'s parameters."""
+        self.config, self.tokenizer = decoder.config, decoder.tokenizer
+        self._template = decoder
+        self.params = {name: p.detach().clone()[None].repeat(n_runs, *([1] * p.dim())) for name, p in decoder.named_parameters()}
+        self.n_runs = n_runs
+
+    @classmethod
+    def stack(cls, decoders: list[Decoder]) -> RunDecoders:
+        """The decoders of a list (same shape and tokenizer), run ``r`` = ``decoders[r]``."""
+        runs = cls(decoders[0], len(decoders))
+        runs.params = {name: torch.stack([dict(d.named_parameters())[name].detach() for d in decoders]).clone() for name in runs.params}
+        return runs
+
+    def run(self, b: int) -> Decoder:
+        """Run ``b`` as a plain :class:`Decoder` (eval mode; parameters copied)."""
+        decoder = copy.deepcopy(self._template)
+        decoder.load_state_dict({name: p[b] for name, p in self.params.items()})
+        return decoder.eval()
+
+    def _condition(self, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+        z = z.to(torch.float32)
+        if u is None:
+            u = torch.zeros(*z.shape[:-1], self.config.user_dim)
+        return torch.cat([z, u.to(torch.float32)], dim=-1)
+
+    def logits(self, params: dict[str, torch.Tensor], tokens: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+        """Per-run logits: params ``(R, ...)``, tokens ``(R, B, L)``, condition ``(R, B, d_z + d_u)`` -> ``(R, B, L, V)``."""
+        return run_forward(params, self.config, tokens, condition)
+
+    def log_likelihood(self, texts: list[list[str]], z: torch.Tensor, u: torch.Tensor | None = None,
+                       params: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+        """``log p_r(y_{r,b} | z_{r,b}, u_{r,b})`` ``(R, B)`` for ``texts`` (R lists of B), z ``(R, B, d_z)``, u ``(R, B, d_u)``."""
+        n_runs, batch = len(texts), len(texts[0])
+        inputs, targets = self.tokenizer.batch([t for run in texts for t in run], self.config.max_len)
+        inputs, targets = inputs.view(n_runs, batch, -1), targets.view(n_runs, batch, -1)
+        logits = self.logits(self.params if params is None else params, inputs, self._condition(z, u))
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
+        return (logp * (targets != 0).to(logp.dtype)).sum(-1)
+
+    def reward_weighted_step(self, texts: list[list[str]], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor,
+                             lr: float = 1e-3) -> torch.Tensor:
+        """One SGD step per run on its own ``L_r = -(1/B) sum_b r_{r,b} log p_r(y_{r,b} | z_{r,b}, u_{r,b})``.
+
+        texts: R lists of B; z ``(R, B, d_z)``; u ``(R, B, d_u)`` or None; rewards ``(R, B)``. The gradient
+        of ``sum_r L_r`` with respect to run ``r``'s parameters is ``grad L_r`` (no parameter is shared),
+        so ``theta_r <- theta_r - lr grad L_r`` for every run, as :func:`reward_weighted_step` on each.
+        Returns ``L_r`` before the step, ``(R,)``.
+        """
+        params = {name: p.detach().requires_grad_(True) for name, p in self.params.items()}
+        with torch.enable_grad():
+            loss = -(rewards.to(torch.float32) * self.log_likelihood(texts, z, u, params)).mean(-1)
+            grads = torch.autograd.grad(loss.sum(), list(params.values()))
+        self.params = {name: (p - lr * g).detach() for (name, p), g in zip(params.items(), grads)}
+        return loss.detach()
+
+    @torch.no_grad()
+    def generate(self, z: torch.Tensor, u: torch.Tensor | None = None, uniforms: torch.Tensor | None = None,
+                 temperature: float = 1.0) -> list[str]:
+        """One text per run for conditions z ``(R, d_z)``, u ``(R, d_u)``: run ``r`` decodes ``z_r ⊕ u_r``,
+        sampled by inverse CDF from ``uniforms`` ``(R, max_len + 1)`` at ``temperature`` (greedy when None),
+        as :meth:`Decoder.generate` of run ``r`` on ``z[r:r+1]``, ``u[r:r+1]``, ``uniforms[r:r+1]``."""
+        c = self.config
+        if uniforms is not None and uniforms.shape[-1] < c.max_len + 1:
+            raise ValueError("sampled decoding needs uniforms of shape (R, max_len + 1)")
+        n_runs = z.shape[0]
+        condition = self._condition(z, u)[:, None]  # (R, 1, d)
+        tokens = torch.full((n_runs, 1), 1, dtype=torch.int64)
+        done = torch.zeros(n_runs, dtype=torch.bool)
+        banned = torch.tensor([0, 1, 3])
+        for step in range(c.max_len + 1):
+            logits = self.logits(self.params, tokens[:, None], condition)[:, 0, -1].to(torch.float64)
+            logits[:, banned] = -math.inf
+            if step == c.max_len:
+                nxt = torch.full_like(done, 2, dtype=torch.int64)
+            elif uniforms is not None:
+                cdf = torch.softmax(logits / temperature, -1).cumsum(-1)
+                nxt = torch.searchsorted(cdf, uniforms[:, step : step + 1].to(torch.float64) * cdf[:, -1:]).squeeze(-1)
+                nxt = nxt.clamp(max=logits.shape[-1] - 1)
+            else:
+                nxt = logits.argmax(-1)
+            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+            done |= nxt == 2
+            if bool(done.all()):
+                break
+        return [self.tokenizer.decode(row[1:].tolist()) for row in tokens]

@@ -26,7 +26,6 @@ texts of those rounds. Results go to JSON atomically.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import time
@@ -37,7 +36,7 @@ import torch.nn.functional as F
 
 from hare.envs.text import TextBandit, TextConfig, encode
 from hare.io import write_json
-from hare.model.decoder import (Decoder, WordTokenizer, perplexity, reward_weighted_step, single_threaded, train_decoder,
+from hare.model.decoder import (Decoder, RunDecoders, WordTokenizer, perplexity, single_threaded, train_decoder,
                                 unconditioned_perplexity)
 from hare.model.projections import Projections, random_projections
 from hare.random import CounterRNG, run_keys
@@ -200,7 +199,7 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
             "query": env.query_texts[query],
             "user_topic_weights": [[round(float(w), 4) for w in env.users[i]] for i in example_users],
             "pretrained": _decode(decoder, z_example, fit.user_states),
-            "finetuned_run0": _decode(online["decoders"][0], z_example, fit.user_states),
+            "finetuned_run0": _decode(online["decoders"].run(0), z_example, fit.user_states),
         },
     }
     if out_json is not None:
@@ -213,7 +212,7 @@ def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_
     policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha, n_logged=c.n_logged,
                                  fit_steps=c.fit_steps, fit_lr=c.fit_lr, projection_seed=c.seed)
     policy = policy_class(policy_config, env, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-policy"))
-    decoders = [copy.deepcopy(decoder) for _ in range(c.n_runs)]
+    decoders = RunDecoders(decoder, c.n_runs)
     rng = CounterRNG(run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-decode"))
     max_len = decoder.config.max_len
     entropy, text_mean, z_mean, text_regret, embeddings, losses = [], [], [], [], [], []
@@ -227,8 +226,7 @@ def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_
         u = torch.zeros(c.n_runs, env.user_dim, dtype=torch.float64) if u is None else u
         uniforms = rng.uniform("decode", t, (max_len + 1,))
         with single_threaded():
-            texts = [decoders[b].generate(z[b : b + 1].float(), u[b : b + 1].float(), sample=True, uniforms=uniforms[b : b + 1],
-                                          temperature=c.temperature)[0] for b in range(c.n_runs)]
+            texts = decoders.generate(z.float(), u.float(), uniforms=uniforms, temperature=c.temperature)
         reward, mean, regret = env.text_outcome(t, texts)
         z_mean.append(env.synthesis_outcome(t, z)[1])
         text_mean.append(mean)
@@ -237,11 +235,10 @@ def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_
         policy.update_synthesis(observation, z, reward)
         buffer.append((texts, z.float(), u.float(), reward.float()))
         if len(buffer) == c.finetune_every:
+            batch_texts = [list(run) for run in zip(*(entry[0] for entry in buffer))]  # R lists of finetune_every
+            z_b, u_b, r_b = (torch.stack([entry[k] for entry in buffer], dim=1) for k in (1, 2, 3))  # (R, finetune_every, ...)
             with single_threaded():
-                for b in range(c.n_runs):
-                    batch_texts = [entry[0][b] for entry in buffer]
-                    stack = lambda k: torch.stack([entry[k][b] for entry in buffer])  # noqa: E731
-                    losses.append(reward_weighted_step(decoders[b], batch_texts, stack(1), stack(2), stack(3), lr=c.finetune_lr))
+                losses.extend(decoders.reward_weighted_step(batch_texts, z_b, u_b, r_b, lr=c.finetune_lr).tolist())
             buffer = []
     return {"entropy": torch.stack(entropy), "text_mean": torch.stack(text_mean), "z_mean": torch.stack(z_mean),
             "text_regret": torch.stack(text_regret), "embeddings": torch.cat(embeddings), "losses": losses, "decoders": decoders}
