@@ -33,7 +33,7 @@ import torch
 from hare.envs.base import Observation
 from hare.envs.replay import LoggedData, ReplayBandit, masked_update
 from hare.experiments import off_policy
-from hare.experiments.run import _progress, build_environment, checkpoints, policy_keys, provenance, resolve_device
+from hare.experiments.run import _progress, build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, resolve_device
 from hare.io import write_json, write_npz
 from hare.policies.base import argmax_random_ties, build_policy
 
@@ -173,7 +173,7 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     if spec["environment"]["kind"] != "replay":
         raise ValueError(f"environment {spec['environment']['name']!r}: kind must be 'replay', got {spec['environment']['kind']!r}")
     device = resolve_device(spec["device"])
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_kernels(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     env = build_environment(spec, device, dataset_path)

@@ -99,6 +99,7 @@ import torch
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.io import write_json, write_npz, write_text
 from hare.model.projections import attention_error, oracle_projections
+from hare.experiments.run import deterministic_kernels
 from hare.policies.base import build_policy
 from hare.policies.hare import HAREConfig, learned_projections
 from hare.random import CounterRNG, run_keys
@@ -424,7 +425,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     baseline_params = {"linucb": {"alpha": 1.0, "lam": 1.0}, "lnucb_ta": {}, **(baseline_params or {})}
     env_config = SyntheticConfig(**env_params)
     hare_params = {"key_dim": env_config.key_dim, **hare_params}
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_kernels(device)
     env_keys = run_keys(base_seed, range(n_runs), "decomposition", "environment")
     policy_keys = run_keys(base_seed, range(n_runs), "decomposition", "policy")
     env = SyntheticBandit(env_config, n_runs, int(horizons_arr[-1]), env_keys, device)
