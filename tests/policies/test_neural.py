@@ -26,13 +26,15 @@ def trained_policy(exploration: str, rounds: int = 12):
     return policy, env.round(rounds).observation
 
 
-def test_vectorised_jacobian_equals_k_pass_loop():
+@pytest.mark.parametrize("method", ["jacobian", "functional_jacobian"])
+def test_vectorised_jacobians_equal_the_k_pass_loop(method):
+    """The closed form and the ``torch.func`` Jacobian (vmap over runs and arms of jacrev) against K autograd passes."""
     policy, observation = trained_policy("loop")
     x = policy.encode_all_arms(observation.contexts)
-    jacobian = policy.network.jacobian(x)
+    computed = getattr(policy.network, method)(x)
     loop = torch.stack([policy.network.gradient(x[:, arm]) for arm in range(N_ARMS)], dim=1)
-    assert jacobian.shape == (2, N_ARMS, policy.network.n_parameters)
-    torch.testing.assert_close(jacobian, loop, atol=1e-6, rtol=0)
+    assert computed.shape == (2, N_ARMS, policy.network.n_parameters)
+    torch.testing.assert_close(computed, loop, atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("dtype, atol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
@@ -58,17 +60,6 @@ def test_closed_form_jacobian_equals_autograd(dtype, atol):
             expected = torch.cat([d_in_grad[group].flatten(), d_out_grad[group]])
             torch.testing.assert_close(closed_form[group, i], expected, atol=atol, rtol=0)
             assert d_in_grad[torch.arange(n_groups) != group].abs().max() == 0
-
-
-def test_functional_jacobian_equals_closed_form_and_loop():
-    """The ``torch.func`` Jacobian (vmap over runs and arms of jacrev) against the closed form and the K-pass autograd loop."""
-    policy, observation = trained_policy("jacobian")
-    x = policy.encode_all_arms(observation.contexts)
-    functional = policy.network.functional_jacobian(x)
-    loop = torch.stack([policy.network.gradient(x[:, arm]) for arm in range(N_ARMS)], dim=1)
-    assert functional.shape == (2, N_ARMS, policy.network.n_parameters)
-    torch.testing.assert_close(functional, policy.network.jacobian(x), atol=1e-6, rtol=0)
-    torch.testing.assert_close(functional, loop, atol=1e-6, rtol=0)
 
 
 def test_disjoint_support_gradient_is_the_full_jacobian_on_its_support():

@@ -155,26 +155,38 @@ class Decoder(nn.Module):
         max_len = min(max_len or self.config.max_len, self.config.max_len)
         if sample and (uniforms is None or uniforms.shape[-1] < max_len + 1):
             raise ValueError("sampled decoding needs uniforms of shape (B, max_len + 1)")
-        tokens = torch.full((z.shape[0], 1), 1, dtype=torch.int64)
-        done = torch.zeros(z.shape[0], dtype=torch.bool)
-        banned = torch.tensor([0, 1, 3])
-        for step in range(max_len + 1):
-            logits = self(tokens, z, u)[:, -1].to(torch.float64)
-            logits[:, banned] = -math.inf
-            if step == max_len:
-                nxt = torch.full_like(done, 2, dtype=torch.int64)
-            elif sample:
-                cdf = torch.softmax(logits / temperature, -1).cumsum(-1)
-                nxt = torch.searchsorted(cdf, uniforms[:, step : step + 1].to(torch.float64) * cdf[:, -1:]).squeeze(-1)
-                nxt = nxt.clamp(max=logits.shape[-1] - 1)
-            else:
-                nxt = logits.argmax(-1)
-            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
-            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
-            done |= nxt == 2
-            if bool(done.all()):
-                break
-        return [self.tokenizer.decode(row[1:].tolist()) for row in tokens]
+        return decode_tokens(lambda tokens: self(tokens, z, u)[:, -1], z.shape[0], max_len, uniforms if sample else None,
+                             temperature, self.tokenizer)
+
+
+def decode_tokens(next_logits, batch: int, max_len: int, uniforms: torch.Tensor | None, temperature: float,
+                  tokenizer: WordTokenizer) -> list[str]:
+    """The token loop of both decoders: ``batch`` texts from ``<bos>``, at most ``max_len`` words then ``<eos>``.
+
+    ``next_logits(tokens (batch, L)) -> (batch, V)`` gives the logits after the last token; the next token
+    is drawn by inverse CDF from ``uniforms`` ``(batch, max_len + 1)`` at ``temperature``, or greedily when
+    ``uniforms`` is None. ``<pad> <bos> <unk>`` are never emitted; a finished row pads with ``<pad>``.
+    """
+    tokens = torch.full((batch, 1), 1, dtype=torch.int64)
+    done = torch.zeros(batch, dtype=torch.bool)
+    banned = torch.tensor([0, 1, 3])
+    for step in range(max_len + 1):
+        logits = next_logits(tokens).to(torch.float64)
+        logits[:, banned] = -math.inf
+        if step == max_len:
+            nxt = torch.full_like(done, 2, dtype=torch.int64)
+        elif uniforms is not None:
+            cdf = torch.softmax(logits / temperature, -1).cumsum(-1)
+            nxt = torch.searchsorted(cdf, uniforms[:, step : step + 1].to(torch.float64) * cdf[:, -1:]).squeeze(-1)
+            nxt = nxt.clamp(max=logits.shape[-1] - 1)
+        else:
+            nxt = logits.argmax(-1)
+        nxt = torch.where(done, torch.zeros_like(nxt), nxt)
+        tokens = torch.cat([tokens, nxt[:, None]], dim=1)
+        done |= nxt == 2
+        if bool(done.all()):
+            break
+    return [tokenizer.decode(row[1:].tolist()) for row in tokens]
 
 
 @contextlib.contextmanager
@@ -375,25 +387,6 @@ class RunDecoders:
         c = self.config
         if uniforms is not None and uniforms.shape[-1] < c.max_len + 1:
             raise ValueError("sampled decoding needs uniforms of shape (R, max_len + 1)")
-        n_runs = z.shape[0]
         condition = self._condition(z, u)[:, None]  # (R, 1, d)
-        tokens = torch.full((n_runs, 1), 1, dtype=torch.int64)
-        done = torch.zeros(n_runs, dtype=torch.bool)
-        banned = torch.tensor([0, 1, 3])
-        for step in range(c.max_len + 1):
-            logits = self.logits(self.params, tokens[:, None], condition)[:, 0, -1].to(torch.float64)
-            logits[:, banned] = -math.inf
-            if step == c.max_len:
-                nxt = torch.full_like(done, 2, dtype=torch.int64)
-            elif uniforms is not None:
-                cdf = torch.softmax(logits / temperature, -1).cumsum(-1)
-                nxt = torch.searchsorted(cdf, uniforms[:, step : step + 1].to(torch.float64) * cdf[:, -1:]).squeeze(-1)
-                nxt = nxt.clamp(max=logits.shape[-1] - 1)
-            else:
-                nxt = logits.argmax(-1)
-            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
-            tokens = torch.cat([tokens, nxt[:, None]], dim=1)
-            done |= nxt == 2
-            if bool(done.all()):
-                break
-        return [self.tokenizer.decode(row[1:].tolist()) for row in tokens]
+        return decode_tokens(lambda tokens: self.logits(self.params, tokens[:, None], condition)[:, 0, -1], z.shape[0], c.max_len,
+                             uniforms, temperature, self.tokenizer)
