@@ -92,6 +92,7 @@ rule bench_policies:
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--n-runs", *config["bench"]["n_runs"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
         hare=HARE,
+    threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
     log:
         "results/logs/bench/policies.log",
     conda:
@@ -109,6 +110,7 @@ rule bench_hare:
     params:
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", config["bench"]["hare_rounds"], "--max-items", config["bench"]["hare_max_items"], "--quick"]),
         hare=HARE,
+    threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
     log:
         "results/logs/bench/hare.log",
     conda:

@@ -78,13 +78,24 @@ def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:
         Path(tmp, "page.png").replace(png)
 
 
+def build_commit(results: Path) -> str:
+    """The commit recorded in the build's run sidecars (``git_commit``), or ``unknown``."""
+    import json
+
+    for sidecar in sorted((results / "runs").rglob("*.json")):
+        commit = json.loads(sidecar.read_text()).get("git_commit")
+        if commit:
+            return str(commit)[:12]
+    return "unknown"
+
+
 def results_block(results: Path, table: str, figure_png: str, wall_seconds: float, machine: str, config: str) -> str:
     minutes, seconds = divmod(round(wall_seconds), 60)
     return "\n".join([
         BEGIN,
-        f"### Results of the default build (`{config}`)",
+        f"### Results of the default build (`{config}`, commit `{build_commit(results)}`)",
         "",
-        f"Measured wall time of `snakemake --cores all` on {machine}: **{minutes} min {seconds:02d} s**.",
+        f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}: **{minutes} min {seconds:02d} s**.",
         "",
         f"![Regret curves of the default build]({figure_png})",
         "",
