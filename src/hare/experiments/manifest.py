@@ -44,6 +44,7 @@ PROVENANCE_FILES = (
     "tables/scaling.csv",
     "tables/replay.csv",
     "checks/personalization.json",
+    "claims.md",
     "paper.pdf",
 )
 """Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
@@ -52,11 +53,11 @@ PROVENANCE_FILES = (
 * ``notebooks/runtime.ipynb`` and its HTML: the notebook prints the wall times it plots. The
   other notebooks, their HTML and every ``.source.ipynb`` are byte-identical: cell ids are fixed
   and execution timestamps dropped (:mod:`hare.report.notebooks`);
-* ``paper.pdf``: identical except the trailer's ``/ID``, which pdfTeX derives from the
-  build (see :func:`pdf_without_trailer_id`).
+* ``claims.md``: the speedup claims quote measured throughput ratios of the benchmarks;
+* ``paper.pdf``: it prints the measured tables and claims.
 
-Everything else (``runs/**.npz``, ``data/``, ``tables/``, ``checks/``, ``claims.md``) is
-byte-identical between two runs on the same device and software versions.
+Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the
+personalization timings) is byte-identical between two runs on the same device and software versions.
 """
 
 
