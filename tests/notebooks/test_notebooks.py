@@ -9,33 +9,21 @@ with embedded TrueType (Type 42) fonts only, and byte-identical across execution
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group("workflow")]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 NOTEBOOKS = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "notebooks").glob("*.py"))
-
-
-def _copy_repository(repository: Path, dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repository, capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        source = repository / name
-        if source.is_file():
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return dest
 
 
 @pytest.fixture(scope="module")
 def smoke_notebooks(repository, tmp_path_factory):
     """The smoke workflow up to every executed notebook (and their figures), in a temporary copy."""
-    workdir = _copy_repository(repository, tmp_path_factory.mktemp("notebooks"))
+    workdir = copy_repository(repository, tmp_path_factory.mktemp("notebooks"))
     targets = [f"results/notebooks/{nb}.ipynb" for nb in NOTEBOOKS]
     result = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
@@ -90,7 +78,7 @@ def test_notebook_figures_are_truetype_pdfs_and_reproducible(smoke_notebooks, no
 
 def test_every_notebook_is_a_final_target(repository, tmp_path):
     """``rule all`` renders every notebook of ``notebooks/`` (NOTEBOOKS is set at the end of rules/notebooks.smk)."""
-    workdir = _copy_repository(repository, tmp_path)
+    workdir = copy_repository(repository, tmp_path)
     result = subprocess.run([*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--dry-run", "--forceall", "--quiet", "rules"], cwd=workdir, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, flags=re.MULTILINE))

@@ -6,10 +6,10 @@ import re
 import shutil
 import string
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from repository_copy import SNAKEMAKE, copy_repository
 import yaml
 
 from hare.data.registry import DATASETS
@@ -17,7 +17,6 @@ from hare.experiments.config import check_config
 from hare.experiments.grid import ConfigError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 UNQUOTED_ALLOWLIST = {
     "params.hare": "interpreter and PYTHONPATH, each shlex-quoted in rules/common.smk",
@@ -122,23 +121,13 @@ def test_schema_rejects_shell_metacharacters_in_names(smoke_config, path):
         check_config(smoke_config)
 
 
-def _copy_repository(dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPOSITORY, capture_output=True, text=True, check=True).stdout.splitlines()
-    for name in files:
-        source = REPOSITORY / name
-        if source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
-    return dest
-
-
 INJECTION = "$(touch PWNED) `touch PWNED` ; touch PWNED ' \" "
 
 
 @pytest.mark.workflow
 def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_config, tmp_path):
     """A mirror path, an environment parameter and the OFUL policy name full of shell syntax reach the rules as data."""
-    workdir = _copy_repository(tmp_path / "repo")
+    workdir = copy_repository(REPOSITORY, tmp_path / "repo")
     mirror = tmp_path / f"mirror {INJECTION}"
     shutil.copytree(REPOSITORY / "src" / "hare" / "data" / "mirror" / "uci_mushroom", mirror / "uci_mushroom")
     smoke_config["data"]["mirror"] = str(mirror)

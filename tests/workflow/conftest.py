@@ -2,25 +2,12 @@
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from repository_copy import SNAKEMAKE, copy_repository
 
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 FAULTS_GROUP = "workflow-faults"
-
-
-def copy_repository(repository: Path, dest: Path) -> Path:
-    """Tracked and untracked-but-not-ignored files of ``repository`` copied into ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repository, capture_output=True, text=True, check=True).stdout.splitlines()
-    for name in files:
-        source = repository / name
-        if source.is_file():
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return dest
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ import yaml
 
 from hare.experiments.grid import expand_jobs
 
-from conftest import FAULTS_GROUP, SNAKEMAKE, copy_repository
+from conftest import FAULTS_GROUP
+from repository_copy import SNAKEMAKE, copy_repository
 from hare.experiments.manifest import is_provenance_file, read_manifest, reproducible_part, verify
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FAULTS_GROUP, SNAKEMAKE, copy_repository
+from conftest import FAULTS_GROUP
+from repository_copy import SNAKEMAKE, copy_repository
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import read_manifest, reproducible_part, verify
 
