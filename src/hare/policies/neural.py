@@ -36,7 +36,7 @@ training). Three ways to compute ``width`` (``exploration``):
   vanishes outside the block of ``W`` that meets ``x ⊗ e_a`` and ``w``, so ``jacrev`` is taken with
   respect to that block only and ``Z^{-1}`` is read on its support (:meth:`disjoint_width_squared`).
   :meth:`BatchedReLUNetwork.jacobian` is the same Jacobian in closed form, an independent check;
-* * ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does
+* ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does
   (``learner_diag.py`` of github.com/uclaml/NeuralUCB): ``width^2 = sum_i g_hat_i^2 / Z_ii``, with
   the Jacobian in closed form, ``d f / d W = sqrt(m) u x^T``, ``d f / d w = sqrt(m) relu(h)`` for
   ``h = W x`` and ``u = w ⊙ 1[h > 0]``, chunked as above.
@@ -216,13 +216,14 @@ class BatchedReLUNetwork(nn.Module):
 
             d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h).
         """
+        return self.gradient_from_hidden(torch.bmm(x, self.weight_in.detach().transpose(1, 2)), x)
+
+    def gradient_from_hidden(self, hidden: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """``(sqrt(m) u ⊗ x, sqrt(m) relu(h))`` from the pre-activations ``h`` ``(n_groups, n, m)`` of
+        inputs ``x`` ``(n_groups, n, d)``, with ``u = w ⊙ 1[h > 0]``: ``(n_groups, n, m d + m)``."""
         scale = math.sqrt(self.width)
-        weight_in, weight_out = self.weight_in.detach(), self.weight_out.detach()
-        hidden = torch.bmm(x, weight_in.transpose(1, 2))  # (n_groups, n, m)
-        active = (scale * weight_out)[:, None, :] * (hidden > 0)  # (n_groups, n, m): sqrt(m) u
-        d_in = active[..., :, None] * x[..., None, :]  # (n_groups, n, m, d_in)
-        d_out = scale * torch.relu(hidden)  # (n_groups, n, m)
-        return torch.cat([d_in.flatten(-2), d_out], dim=-1)
+        active = (scale * self.weight_out.detach())[:, None, :] * (hidden > 0)  # (n_groups, n, m): sqrt(m) u
+        return torch.cat([(active[..., :, None] * x[..., None, :]).flatten(-2), scale * torch.relu(hidden)], dim=-1)
 
     def block_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor) -> torch.Tensor:
         """Closed-form ``d f / d (W_i, w)`` of ``f = sqrt(m) w^T relu(W_i x_i)`` with one matrix per input.
@@ -231,10 +232,7 @@ class BatchedReLUNetwork(nn.Module):
         ``(sqrt(m) u ⊗ x, sqrt(m) relu(h))`` with ``h = W_i x`` and ``u = w ⊙ 1[h > 0]``; the same
         Jacobian as :meth:`functional_jacobian` with ``weight_in``, without autograd.
         """
-        scale = math.sqrt(self.width)
-        hidden = torch.einsum("gnmd,gnd->gnm", weight_in, x)  # (n_groups, n, m)
-        active = (scale * self.weight_out.detach())[:, None, :] * (hidden > 0)
-        return torch.cat([(active[..., :, None] * x[..., None, :]).flatten(-2), scale * torch.relu(hidden)], dim=-1)
+        return self.gradient_from_hidden(torch.einsum("gnmd,gnd->gnm", weight_in, x), x)
 
     def functional_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor | None = None) -> torch.Tensor:
         """``d f / d theta`` for every input by ``torch.func`` (seed 003 §3.6.3), no loop over groups or inputs.
@@ -473,7 +471,7 @@ class GradientPosteriorPolicy(NeuralPolicy):
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
         """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
-        x = pulled_contexts(self.encode_all_arms(observation.contexts), arms)  # (n_runs, d_in)
+        x = self.encode_pulled(pulled_contexts(observation.contexts, arms), arms)  # (n_runs, d_in)
         if self.config.exploration == "loop":
             gradient = self.network.gradient(x)  # the reference: one backward pass
         elif self.config.exploration == "jacobian":
