@@ -61,3 +61,19 @@ def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
         lines.append(rf"\par\smallskip\footnotesize {notes}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def booktabs_longtable(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str) -> str:
+    """A booktabs ``longtable`` in small type (needs ``\\usepackage{longtable}``): it breaks across pages,
+    repeating the header (the claims register may hold any number of rows)."""
+    head = " & ".join(header) + r" \\"
+    lines = [
+        r"{\small\begin{longtable}{" + align + "}",
+        rf"\caption{{{caption}}}\label{{{label}}}\\",
+        r"\toprule", head, r"\midrule", r"\endfirsthead",
+        r"\toprule", head, r"\midrule", r"\endhead",
+        r"\bottomrule", r"\endlastfoot",
+        *(" & ".join(row) + r" \\" for row in rows),
+        r"\end{longtable}}",
+    ]
+    return "\n".join(lines) + "\n"

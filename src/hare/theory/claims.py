@@ -51,7 +51,7 @@ import numpy as np
 import yaml
 
 from hare.io import read_npz, write_text
-from hare.report.latex import escape, format_number, macro_name, macros
+from hare.report.latex import booktabs_longtable, escape, format_number, macro_name, macros
 
 FUNCTIONS = {
     "mean": lambda x: float(np.mean(x)),
@@ -227,27 +227,11 @@ def claims_tex(results: list[ClaimResult]) -> str:
     n_pass = sum(r.passed for r in results)
     values["claimsPassed"] = str(n_pass)
     values["claimsTotal"] = str(len(results))
-    table = _longtable(
+    table = booktabs_longtable(
         ["Claim", "Statement", "Measured", "Threshold", "Result"], rows, "p{0.25\\linewidth}p{0.36\\linewidth}rrl",
         f"Claims register: {n_pass} of {len(results)} claims pass. Each claim is decided by the result files named in \\texttt{{paper/claims.yaml}}.", "tab:claims",
     )
     return macros(values) + "\\newcommand{\\claimsTable}{%\n" + table + "}\n"
-
-
-def _longtable(header: list[str], rows: list[list[str]], align: str, caption: str, label: str) -> str:
-    """A booktabs ``longtable`` in small type (needs ``\\usepackage{longtable}``): it breaks across pages,
-    repeating the header, so the register may hold any number of claims."""
-    head = " & ".join(header) + r" \\"
-    lines = [
-        r"{\small\begin{longtable}{" + align + "}",
-        rf"\caption{{{caption}}}\label{{{label}}}\\",
-        r"\toprule", head, r"\midrule", r"\endfirsthead",
-        r"\toprule", head, r"\midrule", r"\endhead",
-        r"\bottomrule", r"\endlastfoot",
-        *(" & ".join(row) + r" \\" for row in rows),
-        r"\end{longtable}}",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path) -> list[ClaimResult]:
