@@ -604,8 +604,8 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
 # Writers
 # --------------------------------------------------------------------------
 
-_TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$"}
-_BOUND_LABELS = {
+TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$"}
+BOUND_LABELS = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
     "hare_explore_oful": "OFUL, derived",
     "hare_explore": "seed 001 as stated",
@@ -620,20 +620,22 @@ def _jsonable(result: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in result.items() if k != "arrays"}
 
 
-def _table_rows(result: dict[str, Any]) -> list[list[str]]:
-    def mean_std(row):
-        std = row["std"]
-        return format_number(row["mean"], 1) + (r" $\pm$ " + format_number(std, 1) if std is not None else "")
+def mean_std(row: dict[str, Any]) -> str:
+    """Table cell ``mean ± std`` of a check row (``std`` None: the mean alone)."""
+    std = row["std"]
+    return format_number(row["mean"], 1) + (r" $\pm$ " + format_number(std, 1) if std is not None else "")
 
+
+def _table_rows(result: dict[str, Any]) -> list[list[str]]:
     def bound_label(key):
-        return _BOUND_LABELS.get(key, escape(key))
+        return BOUND_LABELS.get(key, escape(key))
 
     def verdict(row):
         return ["pass" if row["holds"] else "fail", "yes" if row["vacuous"] else "no"]
 
     lines = []
     for row in result["rows"]:
-        lines.append([_TERM_LABELS[row["term"]], bound_label(row["bound_key"]), str(row["T"]), mean_std(row),
+        lines.append([TERM_LABELS[row["term"]], bound_label(row["bound_key"]), str(row["T"]), mean_std(row),
                       format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
     for name, check in result.get("baselines", {}).items():
         for row in check["rows"]:

@@ -22,9 +22,10 @@ from typing import Any
 from hare.io import write_json, write_text
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.decomposition import (
-    _BOUND_LABELS,
-    _TERM_LABELS,
+    BOUND_LABELS,
+    TERM_LABELS,
     TERMS,
+    mean_std,
     run_decomposition_grid,
 )
 
@@ -46,11 +47,6 @@ def _level(grid: dict[str, Any]) -> str:
     return ", ".join(f"{100 * level:g}\\%" for level in sorted(levels)) or "--"
 
 
-def _mean_std(row: dict[str, Any]) -> str:
-    std = row["std"]
-    return format_number(row["mean"], 1) + ("" if std is None else r" $\pm$ " + format_number(std, 1))
-
-
 def grid_rows(grid: dict[str, Any]) -> list[list[str]]:
     """One table row per (cell, term): ``len(cells) * len(TERMS)`` rows of 9 cells each."""
     lines = []
@@ -58,7 +54,7 @@ def grid_rows(grid: dict[str, Any]) -> list[list[str]]:
         by_key = {(row["term"], row["bound_key"]): row for row in cell["rows"]}
         for term in TERMS:
             row = by_key[(term, GRID_BOUNDS[term])]
-            lines.append([str(cell["n_clusters"]), str(cell["key_dim"]), _TERM_LABELS[term], _mean_std(row),
+            lines.append([str(cell["n_clusters"]), str(cell["key_dim"]), TERM_LABELS[term], mean_std(row),
                           format_number(row["bound"], 1), f"{row['ratio']:.3g}", "pass" if row["holds"] else "fail",
                           "yes" if row["vacuous"] else "no", _exponent(cell["exponents"].get(term))])
     return lines
@@ -67,7 +63,7 @@ def grid_rows(grid: dict[str, Any]) -> list[list[str]]:
 def grid_table_tex(grid: dict[str, Any]) -> str:
     """Macros (run count, largest horizon, cell count) and a booktabs table of :func:`grid_rows`."""
     horizon = max(grid["horizons"])
-    bounds = "; ".join(f"{_TERM_LABELS[t]}: {_BOUND_LABELS[k]}" for t, k in GRID_BOUNDS.items())
+    bounds = "; ".join(f"{TERM_LABELS[t]}: {BOUND_LABELS[k]}" for t, k in GRID_BOUNDS.items())
     caption = (f"Measured regret terms over the grid of cluster counts $C$ and key dimensions $d_k$ at $T = {horizon}$: "
                f"mean $\\pm$ sample standard deviation over {grid['n_runs']} runs per cell (the error bar is the spread "
                f"of the runs, not a confidence interval). Exponent: least-squares log-log slope over the horizons "
