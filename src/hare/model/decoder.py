@@ -119,10 +119,10 @@ class Decoder(nn.Module):
             self.prefix.weight[:, c.z_dim:] = 0.0
 
     def condition(self, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-        """``z ⊕ u``: z ``(B, d_z)``, u ``(B, d_u)`` or None (zeros) -> ``(B, d_z + d_u)`` float32."""
+        """``z ⊕ u``: z ``(..., d_z)``, u ``(..., d_u)`` or None (zeros) -> ``(..., d_z + d_u)`` float32."""
         z = z.to(torch.float32)
         if u is None:
-            u = torch.zeros(z.shape[0], self.config.user_dim)
+            u = torch.zeros(*z.shape[:-1], self.config.user_dim)
         return torch.cat([z, u.to(torch.float32)], dim=-1)
 
     def forward(self, tokens: torch.Tensor, z: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
@@ -342,12 +342,6 @@ class RunDecoders:
         decoder.load_state_dict({name: p[b] for name, p in self.params.items()})
         return decoder.eval()
 
-    def _condition(self, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-        z = z.to(torch.float32)
-        if u is None:
-            u = torch.zeros(*z.shape[:-1], self.config.user_dim)
-        return torch.cat([z, u.to(torch.float32)], dim=-1)
-
     def logits(self, params: dict[str, torch.Tensor], tokens: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
         """Per-run logits: params ``(R, ...)``, tokens ``(R, B, L)``, condition ``(R, B, d_z + d_u)`` -> ``(R, B, L, V)``."""
         return run_forward(params, self.config, tokens, condition)
@@ -358,7 +352,7 @@ class RunDecoders:
         n_runs, batch = len(texts), len(texts[0])
         inputs, targets = self.tokenizer.batch([t for run in texts for t in run], self.config.max_len)
         inputs, targets = inputs.view(n_runs, batch, -1), targets.view(n_runs, batch, -1)
-        logits = self.logits(self.params if params is None else params, inputs, self._condition(z, u))
+        logits = self.logits(self.params if params is None else params, inputs, self._template.condition(z, u))
         logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
         return (logp * (targets != 0).to(logp.dtype)).sum(-1)
 
@@ -387,6 +381,6 @@ class RunDecoders:
         c = self.config
         if uniforms is not None and uniforms.shape[-1] < c.max_len + 1:
             raise ValueError("sampled decoding needs uniforms of shape (R, max_len + 1)")
-        condition = self._condition(z, u)[:, None]  # (R, 1, d)
+        condition = self._template.condition(z, u)[:, None]  # (R, 1, d)
         return decode_tokens(lambda tokens: self.logits(self.params, tokens[:, None], condition)[:, 0, -1], z.shape[0], c.max_len,
                              uniforms, temperature, self.tokenizer)
