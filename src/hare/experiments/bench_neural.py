@@ -20,13 +20,10 @@ import time
 import torch
 
 from hare.envs.classification import ClassificationBandit
+from hare.experiments.bench import synchronise
+from hare.io import write_json
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
-
-
-def synchronise(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim: int, device: str) -> dict[str, float]:
@@ -87,8 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device)
-    with open(args.out, "w") as handle:
-        json.dump(report, handle, indent=2)
+    write_json(args.out, report)
     print(json.dumps(report, indent=2))
 
 
