@@ -94,3 +94,43 @@ def test_cached_theta_follows_every_kind_of_update_and_a_reload():
     copy = RidgeState(n_runs=2, group_shape=(3,), dim=4)
     copy.load_state_dict(state.state_dict())
     torch.testing.assert_close(copy.theta, state.theta)
+
+
+def _random_state(seed: int, n_runs: int, n_groups: int, dim: int, n_updates: int) -> RidgeState:
+    generator = torch.Generator().manual_seed(seed)
+    state = RidgeState(n_runs=n_runs, group_shape=(n_groups,), dim=dim, lam=0.5, refactor_every=10**9)
+    for _ in range(n_updates):
+        index = torch.randint(0, n_groups, (n_runs,), generator=generator)
+        state.update_selected(index, torch.randn(n_runs, dim, generator=generator, dtype=torch.float64), torch.randn(n_runs, generator=generator, dtype=torch.float64))
+    return state
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_row_products_equal_the_inverse_times_the_vector(shared):
+    state = _random_state(4, n_runs=3, n_groups=4, dim=6, n_updates=20)
+    if shared:
+        x = torch.randn(3, 6, dtype=torch.float64)[:, None, :].expand(3, 4, 6)
+    else:
+        x = torch.randn(3, 4, 6, dtype=torch.float64)
+    expected = torch.linalg.solve(state.precision, x[..., None]).squeeze(-1)
+    torch.testing.assert_close(state.row_products(x), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_updates_keep_the_inverse_exactly_symmetric():
+    state = _random_state(5, n_runs=2, n_groups=3, dim=7, n_updates=40)
+    state.update(torch.randn(2, 3, 7, dtype=torch.float64), torch.randn(2, 3, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64))
+    assert torch.equal(state.inverse, state.inverse.mT)
+
+
+def test_selected_update_with_supplied_products_equals_the_computed_one():
+    supplied = _random_state(6, n_runs=3, n_groups=4, dim=5, n_updates=10)
+    computed = _random_state(6, n_runs=3, n_groups=4, dim=5, n_updates=10)
+    index = torch.tensor([0, 3, 1])
+    x = torch.randn(3, 5, dtype=torch.float64)
+    reward = torch.randn(3, dtype=torch.float64)
+    products = supplied.row_products(x[:, None, :].expand(3, 4, 5))[torch.arange(3), index]
+    supplied.update_selected(index, x, reward, products)
+    computed.update_selected(index, x, reward)
+    for name in ("inverse", "precision", "response", "counts", "theta"):
+        torch.testing.assert_close(getattr(supplied, name), getattr(computed, name), rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(supplied.theta, torch.linalg.solve(supplied.precision, supplied.response[..., None]).squeeze(-1), rtol=1e-10, atol=1e-12)

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from hare.envs.base import Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.model.covariance import RidgeState
 from hare.policies import build_policy, make_config
+from hare.policies.linear import ROW_PRODUCTS_MIN_DIM
 from hare.random import CounterRNG, run_keys
 
 LINEAR = ["linucb", "lin_ts", "lin_thompson_ucb"]
@@ -62,6 +64,39 @@ def test_linucb_scores_match_numpy_brute_force(table_bandit):
             x = x_now[run, arm].numpy()
             expected = x @ theta + alpha * math.sqrt(x @ np.linalg.inv(a_matrix) @ x)
             assert scores[run, arm].item() == pytest.approx(expected, abs=1e-10)
+
+
+def test_linucb_through_row_products_matches_numpy_brute_force(table_bandit):
+    """At ``dim >= ROW_PRODUCTS_MIN_DIM`` with a context shared by the arms (the classification
+    layout), LinUCB scores through ``A^{-1} x`` and reuses it in its update: the arms it pulls and
+    its scores follow a NumPy LinUCB that inverts ``A`` every round."""
+    n_runs, n_arms, dim, horizon, alpha, lam = 2, 3, ROW_PRODUCTS_MIN_DIM, 40, 0.8, 1.5
+    rng = np.random.default_rng(0)
+    contexts = rng.normal(size=(horizon, n_runs, dim))
+    contexts /= np.linalg.norm(contexts, axis=-1, keepdims=True)
+    rewards = rng.random((horizon, n_runs, n_arms))
+    env = table_bandit(0, n_runs, 2, n_arms, dim)
+    policy = build_policy("linucb", {"alpha": alpha, "lam": lam}, env, run_keys(0, range(n_runs), "row-products"))
+    a_matrix = np.broadcast_to(lam * np.eye(dim), (n_runs, n_arms, dim, dim)).copy()
+    b_vector = np.zeros((n_runs, n_arms, dim))
+    for t in range(horizon):
+        x = torch.as_tensor(contexts[t])
+        observation = Observation(t, x[:, None, :].expand(n_runs, n_arms, dim))
+        scores = policy.scores(observation.contexts)
+        arms = policy.select(observation)
+        expected = np.empty((n_runs, n_arms))
+        for run in range(n_runs):
+            for arm in range(n_arms):
+                inverse = np.linalg.inv(a_matrix[run, arm])
+                xv = contexts[t, run]
+                expected[run, arm] = xv @ inverse @ b_vector[run, arm] + alpha * math.sqrt(xv @ inverse @ xv)
+        np.testing.assert_allclose(scores.numpy(), expected, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(expected[np.arange(n_runs), arms.numpy()], expected.max(-1), rtol=0, atol=1e-10)  # ties go to a random maximiser
+        pulled = rewards[t, np.arange(n_runs), arms.numpy()]
+        policy.update(observation, arms, torch.as_tensor(pulled))
+        for run, arm in enumerate(arms.tolist()):
+            a_matrix[run, arm] += np.outer(contexts[t, run], contexts[t, run])
+            b_vector[run, arm] += pulled[run] * contexts[t, run]
 
 
 def test_sherman_morrison_matches_brute_force_inverse():

@@ -32,6 +32,13 @@ def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
     return (x * theta).sum(-1)
 
 
+ROW_PRODUCTS_MIN_DIM = 64
+"""From this context dimension on, LinUCB scores through ``v_a = A_a^{-1} x_a`` of every arm and keeps
+the pulled arm's for its update. Measured on CPU (float64, one thread, 20 runs): at ``dim = 117``,
+``K = 2`` the products take 115 us against 187 us for the quadratic form alone; at ``dim = 13``,
+``K = 60`` the per-matrix cost of 1,200 small products (275 us) loses to the form (52 us)."""
+
+
 @dataclass(frozen=True)
 class LinUCBConfig(PolicyConfig):
     """LinUCB hyperparameters.
@@ -64,19 +71,39 @@ class LinUCB(Policy):
     def __init__(self, config: LinUCBConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
         self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)
+        self.selection: tuple[Observation, torch.Tensor] | None = None
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         """UCB index of every arm, ``(n_runs, n_arms)``."""
+        return self.scores_and_products(contexts)[0]
+
+    def scores_and_products(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """UCB index ``(n_runs, n_arms)`` and, from ``dim >= ROW_PRODUCTS_MIN_DIM`` on,
+        ``v_a = A_a^{-1} x_a`` ``(n_runs, n_arms, dim)`` (the width is then ``sqrt(x_a^T v_a)`` and
+        :meth:`update` reuses the pulled arm's ``v_a``); below it, ``None`` and the width from
+        :meth:`RidgeState.quadratic_form`, which is faster for small matrices."""
         x = contexts.to(torch.float64)
         mean = linear_means(x, self.ridge.theta)
-        width = self.ridge.quadratic_form(x).sqrt()
-        return upper_confidence_bound(mean, width, self.config.alpha)
+        if self.ridge.dim < ROW_PRODUCTS_MIN_DIM:
+            return upper_confidence_bound(mean, self.ridge.quadratic_form(x).sqrt(), self.config.alpha), None
+        products = self.ridge.row_products(x)
+        width = linear_means(x, products).clamp_min(0.0).sqrt()
+        return upper_confidence_bound(mean, width, self.config.alpha), products
 
     def select(self, observation: Observation) -> torch.Tensor:
-        return self.tie_break(self.scores(observation.contexts), observation.t)
+        scores, products = self.scores_and_products(observation.contexts)
+        self.selection = (observation, products)
+        return self.tie_break(scores, observation.t)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards)
+        """Sherman–Morrison update of the pulled arms; ``A^{-1} x`` comes from :meth:`select` when it
+        scored this same observation on the current state."""
+        a_inv_x = None
+        if self.selection is not None and self.selection[0] is observation and self.selection[1] is not None:
+            products = self.selection[1]
+            a_inv_x = products.gather(1, arms[:, None, None].expand(-1, 1, products.shape[-1])).squeeze(1)
+        self.selection = None
+        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards, a_inv_x)
 
 
 @dataclass(frozen=True)
