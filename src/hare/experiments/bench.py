@@ -99,6 +99,29 @@ def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[Ba
     return played, elapsed
 
 
+def read_bandwidth_gbps(shape: tuple[int, ...], device: str, repeats: int = 50) -> float:
+    """Best of ``repeats`` timings of reading a float64 tensor of ``shape`` once (``sum``), in GB/s.
+
+    The tensor has the size of batched LinUCB's inverses, so the rate is that of the cache level the
+    state lives in: an upper bound on how fast one round can stream its state.
+    """
+    buffer = torch.rand(shape, dtype=torch.float64, device=device)
+    best = math.inf
+    for _ in range(repeats + 2):
+        synchronise(device)
+        start = time.perf_counter()
+        buffer.sum()
+        synchronise(device)
+        best = min(best, time.perf_counter() - start)
+    return buffer.numel() * 8 / best / 1e9
+
+
+def linucb_traffic_floor(dim: int, n_arms: int) -> int:
+    """Fewest bytes one float64 LinUCB run-round must move, ``8 (K + 3) d^2``: every arm's ``A^{-1}`` read
+    for its width, the pulled arm's ``A^{-1}`` written back, its ``A`` read and written."""
+    return 8 * (n_arms + 3) * dim * dim
+
+
 def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, alpha: float) -> dict[str, Any]:
     """One sequential run of disjoint LinUCB in ``library`` over ``contexts (horizon, dim)`` and ``rewards (horizon, n_arms)``."""
     horizon, n_arms = rewards.shape
@@ -154,21 +177,22 @@ def bench_policies(
     names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
     labels (n_rows,))`` or a :class:`SyntheticConfig`; device: one device or a list. Each
     measurement is the median over ``repeats`` timings. Returns ``{"environment": ..., "policies":
-    [...], "references": [...]}``; a policy entry holds ``dataset, policy, device, n_runs, horizon,
-    rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a reference entry
-    ``dataset, library, rounds_runs_per_second`` or ``skipped``.
+    [...], "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device,
+    n_runs, horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error),
+    a reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry
+    the :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
     """
     names = list(names) if names is not None else benched_policies()
     devices = [device] if isinstance(device, str) else list(device)
     params = params or {}
-    policies, references = [], []
+    policies, references, bandwidth = [], [], []
     for dataset, spec in datasets.items():
         for dev in devices:
             for n_runs in n_runs_list:
                 env = make_environment(spec, n_runs, horizon, dev)
                 rounds = [env.round(t) for t in range(env.horizon)]
                 for name in names:
-                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon}
+                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
                     try:
                         timings = sorted((time_policy(name, params.get(name, {}), env, rounds, dev, max_seconds=max_seconds) for _ in range(repeats)), key=lambda pair: pair[1] / pair[0])
                     except (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError) as error:
@@ -178,6 +202,9 @@ def bench_policies(
                     played, seconds = timings[len(timings) // 2]
                     policies.append({**entry, "rounds": played, "seconds": seconds, "rounds_runs_per_second": played * n_runs / seconds})
                     print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {policies[-1]['rounds_runs_per_second']:12.1f} rounds·runs/s", flush=True)
+                if n_runs == max(n_runs_list):
+                    shape = (n_runs, env.n_arms, env.dim, env.dim)
+                    bandwidth.append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * math.prod(shape), "read_gbps": read_bandwidth_gbps(shape, dev)})
                 del env, rounds
         env = make_environment(spec, 1, horizon, "cpu")
         recorded = [env.round(t) for t in range(env.horizon)]
@@ -199,11 +226,18 @@ def bench_policies(
         },
         "policies": policies,
         "references": references,
+        "bandwidth": bandwidth,
     }
 
 
 def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cpu") -> dict[str, dict[str, Any]]:
-    """Per dataset: batched LinUCB's rounds·runs/s at ``n_runs`` on ``device`` over the fastest peer's."""
+    """Per dataset: batched LinUCB's rounds·runs/s at ``n_runs`` on ``device`` over the fastest peer's.
+
+    With a bandwidth entry for the dataset, also the bandwidth ceiling: ``ceiling_rate =
+    read_gbps / linucb_traffic_floor(d, K)`` run-rounds/s, the most any implementation of the float64
+    algorithm can play while streaming its state at the measured read rate, and ``ceiling_speedup``,
+    that rate over the peer's.
+    """
     out = {}
     for dataset in dict.fromkeys(row["dataset"] for row in results["policies"]):
         ours = [row for row in results["policies"] if row["dataset"] == dataset and row["policy"] == "linucb" and row["n_runs"] == n_runs and row["device"] == device and "skipped" not in row]
@@ -211,6 +245,11 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
         if ours and peers:
             fastest = max(peers, key=lambda row: row["rounds_runs_per_second"])
             out[dataset] = {"linucb": ours[0]["rounds_runs_per_second"], "peer": fastest["library"], "peer_rate": fastest["rounds_runs_per_second"], "speedup": ours[0]["rounds_runs_per_second"] / fastest["rounds_runs_per_second"]}
+            measured = [row for row in results.get("bandwidth", []) if row["dataset"] == dataset and row["device"] == device]
+            if measured and "dim" in ours[0]:
+                floor = linucb_traffic_floor(ours[0]["dim"], ours[0]["n_arms"])
+                ceiling = measured[0]["read_gbps"] * 1e9 / floor
+                out[dataset] |= {"read_gbps": measured[0]["read_gbps"], "traffic_floor_bytes": floor, "ceiling_rate": ceiling, "ceiling_speedup": ceiling / fastest["rounds_runs_per_second"]}
     return out
 
 
@@ -250,10 +289,11 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
         body.append([PEER_LABELS[library], *((format_rate(peer[d]["rounds_runs_per_second"]) if d in peer and "skipped" not in peer[d] and b == 1 else "--") for d, b in columns)])
     largest = batches[-1] if batches else 1
     speedups = linucb_speedups(results, largest, device)
-    notes = "; ".join(f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" for d, s in speedups.items())
+    notes = "; ".join(f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" + (f" (bandwidth ceiling {s['ceiling_speedup']:.0f}$\\times$)" if "ceiling_speedup" in s else "") for d, s in speedups.items())
     header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
     caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({escape(results['environment']['devices'].get(device, device))}); peers run one sequential run."
-    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}. ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
+    ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run." if any("ceiling_speedup" in v for v in speedups.values()) else ""
+    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
     return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
 
 
