@@ -71,6 +71,8 @@ class RidgeState(nn.Module):
         self.register_buffer("estimate", torch.zeros(*full[:-1], dtype=torch.float64), persistent=False)
         self.estimate_stale = False
         self._outer: torch.Tensor | None = None
+        self._offsets: torch.Tensor | None = None
+        self._ones: torch.Tensor | None = None
         self.register_load_state_dict_post_hook(lambda module, keys: module.refresh_estimate())
 
     @property
@@ -159,8 +161,8 @@ class RidgeState(nn.Module):
         ``A <- A + x x^T``, ``b <- b + r x``, ``theta <- theta + v (r - x^T theta) / (1 + x^T v)``.
         """
         n_runs, dim = x.shape
-        n_groups = self.counts[0].numel()
-        flat = index + n_groups * torch.arange(n_runs, device=index.device)  # (n_runs,)
+        offsets, ones = self.run_offsets()
+        flat = index + offsets  # (n_runs,)
         x = x.to(torch.float64)
         reward = reward.to(torch.float64)
         column = x[:, :, None]  # (n_runs, dim, 1)
@@ -173,7 +175,7 @@ class RidgeState(nn.Module):
         inverse.index_add_(0, flat, torch.mul(u[:, :, None], u[:, None, :], out=outer), alpha=-1.0)
         self.precision.view(-1, dim, dim).index_add_(0, flat, torch.mul(column, column.mT, out=outer))
         self.response.view(-1, dim).index_add_(0, flat, x * reward[:, None])
-        self.counts.view(-1).index_add_(0, flat, torch.ones_like(flat, dtype=torch.float64))
+        self.counts.view(-1).index_add_(0, flat, ones)
         if self.estimate_stale:
             self._after_update()
             return
@@ -182,6 +184,15 @@ class RidgeState(nn.Module):
         residual = (reward - (x * theta).sum(-1)) / denom  # (n_runs,)
         estimate.index_add_(0, flat, a_inv_x * residual[:, None])
         self._after_update()
+
+    def run_offsets(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(g * arange(n_runs), ones(n_runs))`` with ``g`` groups per run: the flat index of each run's
+        first group and the count increment, made once per device."""
+        n_runs, device = self.counts.shape[0], self.counts.device
+        if self._offsets is None or self._offsets.device != device:
+            self._offsets = self.counts[0].numel() * torch.arange(n_runs, device=device)
+            self._ones = torch.ones(n_runs, dtype=torch.float64, device=device)
+        return self._offsets, self._ones
 
     def outer_scratch(self, n_runs: int) -> torch.Tensor:
         """A reused ``(n_runs, dim, dim)`` float64 buffer for the rank-one terms of :meth:`update_selected`.
@@ -196,7 +207,7 @@ class RidgeState(nn.Module):
 
     def _after_update(self) -> bool:
         """Count the update and refactorise when due; ``True`` when it did (the estimate is then fresh)."""
-        self.n_updates += 1
+        self.n_updates.add_(1)
         if int(self.n_updates) % self.refactor_every == 0:
             self.refactorise()
             return True

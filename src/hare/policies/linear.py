@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -71,7 +72,7 @@ class LinUCB(Policy):
     def __init__(self, config: LinUCBConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
         self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)
-        self.selection: tuple[Observation, torch.Tensor] | None = None
+        self.selection: dict[str, Any] = {}
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         """UCB index of every arm, ``(n_runs, n_arms)``."""
@@ -92,17 +93,16 @@ class LinUCB(Policy):
 
     def select(self, observation: Observation) -> torch.Tensor:
         scores, products = self.scores_and_products(observation.contexts)
-        self.selection = (observation, products)
+        self.selection.update(observation=observation, products=products)
         return self.tie_break(scores, observation.t)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         """Sherman–Morrison update of the pulled arms; ``A^{-1} x`` comes from :meth:`select` when it
         scored this same observation on the current state."""
         a_inv_x = None
-        if self.selection is not None and self.selection[0] is observation and self.selection[1] is not None:
-            products = self.selection[1]
+        products = self.selection.pop("products", None)
+        if self.selection.pop("observation", None) is observation and products is not None:
             a_inv_x = products.gather(1, arms[:, None, None].expand(-1, 1, products.shape[-1])).squeeze(1)
-        self.selection = None
         self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards, a_inv_x)
 
 
