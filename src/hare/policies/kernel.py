@@ -95,8 +95,8 @@ class KernelDictionary(nn.Module):
         return mean, variance.sqrt()
 
     def _remove(self, slot: int) -> None:
-        column = self.inverse[:, :, slot].clone()  # (n_runs, max_points)
-        self.inverse.baddbmm_(column[:, :, None] / -column[:, slot, None, None], column[:, None, :])
+        column = self.inverse[:, slot, :] * self.inverse[:, slot, slot, None].rsqrt()  # c / sqrt(c_ss), (n_runs, max_points)
+        self.inverse.addcmul_(column[:, :, None], column[:, None, :], value=-1.0)
         self.inverse[:, slot, :] = 0.0
         self.inverse[:, :, slot] = 0.0
         self.occupied[slot] = False
@@ -111,9 +111,10 @@ class KernelDictionary(nn.Module):
             self._remove(slot)
         x = contexts.to(torch.float64)
         k = self.kernel_to(x[:, None, :], arms[:, None])[:, 0]  # (n_runs, max_points)
-        u = (self.inverse @ k[:, :, None]).squeeze(-1)
+        u = torch.bmm(k[:, None, :], self.inverse).squeeze(1)  # (M^{-1} k)^T as the faster row product
         schur = 1.0 + self.lam - (k * u).sum(-1)  # (n_runs,), k(z, z) = 1
-        self.inverse.baddbmm_(u[:, :, None] / schur[:, None, None], u[:, None, :])
+        scaled = u * schur.rsqrt()[:, None]
+        self.inverse.addcmul_(scaled[:, :, None], scaled[:, None, :])
         self.inverse[:, slot, :] = -u / schur[:, None]
         self.inverse[:, :, slot] = -u / schur[:, None]
         self.inverse[:, slot, slot] = 1.0 / schur
