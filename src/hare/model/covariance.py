@@ -84,7 +84,7 @@ class RidgeState(nn.Module):
 
     def refresh_estimate(self) -> None:
         """Recompute the cached ``A^{-1} b`` of every group."""
-        self.estimate.copy_(torch.matmul(self.inverse, self.response[..., None]).squeeze(-1))
+        self.estimate.copy_(torch.matmul(self.response[..., None, :], self.inverse).squeeze(-2))
         self.estimate_stale = False
 
     def quadratic_form(self, x: torch.Tensor) -> torch.Tensor:
