@@ -161,6 +161,26 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else platform.processor() or platform.machine()
 
 
+COMPARISON_REPEATS = 5
+"""Timings of batched LinUCB and of the peers' LinUCB, interleaved, whose medians make the claimed
+speedup: on a shared virtual machine one timing of the same code varied by up to 40% within a minute."""
+
+TIMING_ERRORS = (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError)
+
+
+def median_timing(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, repeats: int, max_seconds: float) -> dict[str, Any]:
+    """``rounds, seconds, rounds_runs_per_second`` of the median of ``repeats`` :func:`time_policy` timings."""
+    timings = sorted((time_policy(name, params, env, rounds, device, max_seconds=max_seconds) for _ in range(repeats)), key=lambda pair: pair[1] / pair[0])
+    played, seconds = timings[len(timings) // 2]
+    return {"rounds": played, "seconds": seconds, "rounds_runs_per_second": played * env.n_runs / seconds}
+
+
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row of median ``rounds_runs_per_second`` (a skipped row counts as 0)."""
+    rows = sorted(rows, key=lambda row: row.get("rounds_runs_per_second", 0.0))
+    return rows[len(rows) // 2]
+
+
 def bench_policies(
     names: tuple[str, ...] | list[str] | None,
     datasets: dict[str, DatasetSpec],
@@ -176,42 +196,63 @@ def bench_policies(
 
     names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
     labels (n_rows,))`` or a :class:`SyntheticConfig`; device: one device or a list. Each
-    measurement is the median over ``repeats`` timings. The peers run first, on every dataset, in a
-    process that has not yet run any policy (after the policies they ran up to twice as slow). Returns ``{"environment": ..., "policies":
-    [...], "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device,
-    n_runs, horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error),
-    a reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry
-    the :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
+    measurement is the median over ``repeats`` timings. LinUCB and the peers are timed first, on every
+    dataset, in a process that has run no other policy, ``max(COMPARISON_REPEATS, repeats)`` times in
+    turn; their medians are reported. Returns ``{"environment": ..., "policies": [...],
+    "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device, n_runs,
+    horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a
+    reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry the
+    :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
     """
     names = list(names) if names is not None else benched_policies()
     devices = [device] if isinstance(device, str) else list(device)
     params = params or {}
     policies, references, bandwidth = [], [], []
+    compared: dict[tuple[str, str, int], dict[str, Any]] = {}
+
+    def entry(dataset: str, name: str, dev: str, env: BanditEnvironment) -> dict[str, Any]:
+        return {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": env.n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
+
     for dataset, spec in datasets.items():
         env = make_environment(spec, 1, horizon, "cpu")
         recorded = [env.round(t) for t in range(env.horizon)]
         contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
         rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
-        for library in PEERS:
-            runs = [reference_linucb(library, contexts, rewards, alpha) for _ in range(repeats)]
-            runs.sort(key=lambda row: row.get("rounds_runs_per_second", 0.0))
-            references.append({"dataset": dataset, **runs[len(runs) // 2]})
+        batched = {}
+        if "linucb" in names:
+            for dev in devices:
+                for n_runs in n_runs_list:
+                    env = make_environment(spec, n_runs, horizon, dev)
+                    batched[dev, n_runs] = (env, [env.round(t) for t in range(env.horizon)])
+        peer_runs: dict[str, list] = {library: [] for library in PEERS}
+        our_runs: dict[tuple[str, int], list] = {key: [] for key in batched}
+        for _ in range(max(COMPARISON_REPEATS, repeats)):
+            for library in PEERS:
+                peer_runs[library].append(reference_linucb(library, contexts, rewards, alpha))
+            for (dev, n_runs), (env, rounds) in batched.items():
+                try:
+                    our_runs[dev, n_runs].append(median_timing("linucb", params.get("linucb", {}), env, rounds, dev, 1, max_seconds))
+                except TIMING_ERRORS as error:
+                    our_runs[dev, n_runs].append({"skipped": f"{type(error).__name__}: {error}"[:300]})
+        references += [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()]
+        for (dev, n_runs), (env, _) in batched.items():
+            compared[dataset, dev, n_runs] = {**entry(dataset, "linucb", dev, env), **median_row(our_runs[dev, n_runs])}
+        del batched
     for dataset, spec in datasets.items():
         for dev in devices:
             for n_runs in n_runs_list:
                 env = make_environment(spec, n_runs, horizon, dev)
                 rounds = [env.round(t) for t in range(env.horizon)]
                 for name in names:
-                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
-                    try:
-                        timings = sorted((time_policy(name, params.get(name, {}), env, rounds, dev, max_seconds=max_seconds) for _ in range(repeats)), key=lambda pair: pair[1] / pair[0])
-                    except (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError) as error:
-                        policies.append({**entry, "skipped": f"{type(error).__name__}: {error}"[:300]})
-                        print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} skipped: {policies[-1]['skipped']}", flush=True)
-                        continue
-                    played, seconds = timings[len(timings) // 2]
-                    policies.append({**entry, "rounds": played, "seconds": seconds, "rounds_runs_per_second": played * n_runs / seconds})
-                    print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {policies[-1]['rounds_runs_per_second']:12.1f} rounds·runs/s", flush=True)
+                    if name == "linucb":
+                        policies.append(compared[dataset, dev, n_runs])
+                    else:
+                        try:
+                            policies.append({**entry(dataset, name, dev, env), **median_timing(name, params.get(name, {}), env, rounds, dev, repeats, max_seconds)})
+                        except TIMING_ERRORS as error:
+                            policies.append({**entry(dataset, name, dev, env), "skipped": f"{type(error).__name__}: {error}"[:300]})
+                    row = policies[-1]
+                    print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} " + (f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"), flush=True)
                 if n_runs == max(n_runs_list):
                     shape = (n_runs, env.n_arms, env.dim, env.dim)
                     bandwidth.append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * math.prod(shape), "read_gbps": read_bandwidth_gbps(shape, dev)})
@@ -224,6 +265,7 @@ def bench_policies(
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(),
             "repeats": repeats,
+            "comparison_repeats": max(COMPARISON_REPEATS, repeats),
             "max_seconds": max_seconds,
         },
         "policies": policies,
