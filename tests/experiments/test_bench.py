@@ -18,7 +18,7 @@ def _results(read_gbps: float | None) -> dict:
         {"dataset": "toy", "library": "obp", "rounds_runs_per_second": 400.0},
     ]
     bandwidth = [] if read_gbps is None else [{"dataset": "toy", "device": "cpu", "n_runs": 20, "bytes": 32000, "read_gbps": read_gbps}]
-    return {"environment": {"devices": {"cpu": "test cpu"}}, "policies": policies, "references": references, "bandwidth": bandwidth}
+    return {"environment": {"devices": {"cpu": "test cpu"}, "comparison_repeats": 5}, "policies": policies, "references": references, "bandwidth": bandwidth}
 
 
 def test_traffic_floor_counts_every_inverse_and_the_pulled_arms_state():
@@ -40,6 +40,7 @@ def test_table_notes_state_speedup_and_ceiling():
     tex = bench_table_tex(_results(read_gbps=4.0))
     assert r"toy: 20.0$\times$ OBP LinUCB (bandwidth ceiling 2500$\times$)" in tex
     assert "8(K{+}3)d^2" in tex
+    assert "medians of 5 timings taken in turn" in tex
 
 
 def test_read_bandwidth_is_a_positive_rate():

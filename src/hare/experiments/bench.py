@@ -337,7 +337,9 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
     header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
     caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({escape(results['environment']['devices'].get(device, device))}); peers run one sequential run."
     ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run." if any("ceiling_speedup" in v for v in speedups.values()) else ""
-    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
+    repeats = results["environment"].get("comparison_repeats")
+    medians = f" LinUCB and the peers: medians of {repeats} timings taken in turn." if repeats else ""
+    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling}{medians} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
     return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
 
 
