@@ -107,7 +107,7 @@ def read_bandwidth_gbps(shape: tuple[int, ...], device: str, repeats: int = 50) 
     """
     buffer = torch.rand(shape, dtype=torch.float64, device=device)
     best = math.inf
-    for _ in range(repeats + 2):
+    for _ in range(repeats):
         synchronise(device)
         start = time.perf_counter()
         buffer.sum()
@@ -175,6 +175,11 @@ def median_timing(name: str, params: dict, env: BanditEnvironment, rounds: list[
     return {"rounds": played, "seconds": seconds, "rounds_runs_per_second": played * env.n_runs / seconds}
 
 
+def skipped(error: Exception) -> dict[str, str]:
+    """The ``skipped`` field of an entry that could not be timed: the error, cut to 300 characters."""
+    return {"skipped": f"{type(error).__name__}: {error}"[:300]}
+
+
 def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The row of median ``rounds_runs_per_second`` (a skipped row counts as 0)."""
     rows = sorted(rows, key=lambda row: row.get("rounds_runs_per_second", 0.0))
@@ -201,8 +206,8 @@ def bench_policies(
     turn; their medians are reported. Returns ``{"environment": ..., "policies": [...],
     "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device, n_runs,
     horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a
-    reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry the
-    :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
+    reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry (when
+    LinUCB is benched) the :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
     """
     names = list(names) if names is not None else benched_policies()
     devices = [device] if isinstance(device, str) else list(device)
@@ -233,7 +238,7 @@ def bench_policies(
                 try:
                     our_runs[dev, n_runs].append(median_timing("linucb", params.get("linucb", {}), env, rounds, dev, 1, max_seconds))
                 except TIMING_ERRORS as error:
-                    our_runs[dev, n_runs].append({"skipped": f"{type(error).__name__}: {error}"[:300]})
+                    our_runs[dev, n_runs].append(skipped(error))
         references += [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()]
         for (dev, n_runs), (env, _) in batched.items():
             compared[dataset, dev, n_runs] = {**entry(dataset, "linucb", dev, env), **median_row(our_runs[dev, n_runs])}
@@ -250,10 +255,10 @@ def bench_policies(
                         try:
                             policies.append({**entry(dataset, name, dev, env), **median_timing(name, params.get(name, {}), env, rounds, dev, repeats, max_seconds)})
                         except TIMING_ERRORS as error:
-                            policies.append({**entry(dataset, name, dev, env), "skipped": f"{type(error).__name__}: {error}"[:300]})
+                            policies.append({**entry(dataset, name, dev, env), **skipped(error)})
                     row = policies[-1]
                     print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} " + (f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"), flush=True)
-                if n_runs == max(n_runs_list):
+                if "linucb" in names and n_runs == max(n_runs_list):
                     shape = (n_runs, env.n_arms, env.dim, env.dim)
                     bandwidth.append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * math.prod(shape), "read_gbps": read_bandwidth_gbps(shape, dev)})
                 del env, rounds

@@ -176,13 +176,10 @@ class RidgeState(nn.Module):
         self.precision.view(-1, dim, dim).index_add_(0, flat, torch.mul(column, column.mT, out=outer))
         self.response.view(-1, dim).index_add_(0, flat, x * reward[:, None])
         self.counts.view(-1).index_add_(0, flat, ones)
-        if self.estimate_stale:
-            self._after_update()
-            return
-        estimate = self.estimate.view(-1, dim)
-        theta = estimate.index_select(0, flat)
-        residual = (reward - (x * theta).sum(-1)) / denom  # (n_runs,)
-        estimate.index_add_(0, flat, a_inv_x * residual[:, None])
+        if not self.estimate_stale:
+            estimate = self.estimate.view(-1, dim)
+            residual = (reward - (x * estimate.index_select(0, flat)).sum(-1)) / denom  # (n_runs,)
+            estimate.index_add_(0, flat, a_inv_x * residual[:, None])
         self._after_update()
 
     def run_offsets(self) -> tuple[torch.Tensor, torch.Tensor]:
