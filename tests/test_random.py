@@ -60,3 +60,15 @@ def test_randint_and_permutation():
 def test_keys_must_be_int64_vector():
     with pytest.raises(ValueError, match="1-d int64"):
         CounterRNG(torch.zeros(3))
+
+
+def test_cached_counter_heads_equal_the_direct_hash_in_any_counter_order():
+    """Draws through the block cache of counter heads equal ``splitmix64(splitmix64(key ^ stream) + counter)``
+    followed by the index hash, evaluated directly, for counters visited across and back over blocks."""
+    keys = run_keys(5, range(3))
+    rng = CounterRNG(keys)
+    stream = 0x1234
+    for counter in (0, 1, 255, 256, 7, 100_000, -3, 511, 0):
+        head = splitmix64(splitmix64(keys ^ stream) + counter)
+        expected = splitmix64(head[:, None] + splitmix64(torch.arange(4, dtype=torch.int64))[None, :])
+        assert torch.equal(rng.bits(stream, counter, (4,)), expected), counter

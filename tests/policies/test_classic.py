@@ -199,3 +199,15 @@ def test_beats_random_on_the_synthetic_environment(name, sanity_regret):
     """Stated margin: at least 10% less cumulative pseudo-regret than uniform random play over
     800 rounds (the best fixed arm has about a third of random's regret on this instance)."""
     assert sanity_regret(name) < 0.9 * sanity_regret("random")
+
+
+def test_policy_randomness_follows_keys_loaded_in_place(table_bandit):
+    """The policy's generator (kept between rounds for its cached counter heads) draws from the keys a
+    ``load_state_dict`` copies in, not from the keys it was built with."""
+    env = table_bandit(0, 2, 3, 4, 3)
+    policy = build_policy("random", {}, env, run_keys(0, range(2), "a"))
+    before = policy.rng.uniform("s", 0, (5,))
+    other = build_policy("random", {}, env, run_keys(0, range(2), "b"))
+    policy.load_state_dict(other.state_dict())
+    assert torch.equal(policy.rng.uniform("s", 0, (5,)), other.rng.uniform("s", 0, (5,)))
+    assert not torch.equal(policy.rng.uniform("s", 0, (5,)), before)

@@ -56,8 +56,15 @@ class Policy(nn.Module, ABC):
 
     @property
     def rng(self) -> CounterRNG:
-        """Policy randomness, a function of the run keys only (see :mod:`hare.random`)."""
-        return CounterRNG(self.run_keys)
+        """Policy randomness, a function of the run keys only (see :mod:`hare.random`); one generator
+        per keys tensor (rebuilt when the keys move or are loaded in place), so its cached counter heads
+        are reused from round to round."""
+        keys = self.run_keys
+        cached = self.__dict__.get("_rng")
+        if cached is None or cached[0] is not keys or cached[1] != keys._version:
+            cached = (keys, keys._version, CounterRNG(keys))
+            self.__dict__["_rng"] = cached
+        return cached[2]
 
     @abstractmethod
     def select(self, observation: Observation) -> torch.Tensor:
@@ -76,7 +83,7 @@ class Policy(nn.Module, ABC):
         """
         is_max = scores >= scores.max(dim=-1, keepdim=True).values
         if bool((is_max.sum(-1) != 1).any()):
-            return argmax_random_ties(scores, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
+            return masked_argmax(is_max, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
         return is_max.byte().argmax(dim=-1)
 
 
@@ -94,8 +101,12 @@ def pulled_contexts(contexts: torch.Tensor, arms: torch.Tensor) -> torch.Tensor:
 
 def argmax_random_ties(scores: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
     """Index of the maximum of each row of ``scores`` ``(n_runs, n)``; exact ties go to the largest ``noise``."""
-    is_max = scores >= scores.max(dim=-1, keepdim=True).values
-    return torch.where(is_max, noise, torch.full_like(noise, -1.0)).argmax(dim=-1)
+    return masked_argmax(scores >= scores.max(dim=-1, keepdim=True).values, noise)
+
+
+def masked_argmax(mask: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """Index of the largest ``noise`` ``(n_runs, n)`` among the ``True`` entries of each row of ``mask``; noise in (0, 1)."""
+    return torch.where(mask, noise, -1.0).argmax(dim=-1)
 
 
 def upper_confidence_bound(mean: torch.Tensor, width: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
