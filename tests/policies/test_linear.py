@@ -32,6 +32,8 @@ LINEAR = ["linucb", "lin_ts", "lin_thompson_ucb"]
         ("lin_thompson_ucb", {"alpha": -0.5}, r"LinThompsonUCBConfig\.alpha: must be finite and >= 0"),
         ("lin_thompson_ucb", {"nu": -0.5}, r"LinThompsonUCBConfig\.nu: must be finite and >= 0"),
         ("lin_thompson_ucb", {"lam": 0.0}, r"LinThompsonUCBConfig\.lam: must be > 0"),
+        ("lin_ts", {"sampling": "cholesky"}, r"LinTSConfig\.sampling: must be one of \('score', 'parameter'\)"),
+        ("lin_thompson_ucb", {"sampling": None}, r"LinThompsonUCBConfig\.sampling"),
     ],
 )
 def test_invalid_config_names_the_field(name, params, match):
@@ -151,6 +153,76 @@ def test_lin_ts_samples_have_the_posterior_mean_and_covariance(table_bandit):
         assert torch.allclose(empirical, covariance, atol=0.05 * covariance.diagonal().max().item())
 
 
+@pytest.mark.parametrize("name, params", [("lin_ts", {"nu": 0.8}), ("lin_thompson_ucb", {"nu": 0.8, "alpha": 0.3})])
+def test_score_and_parameter_sampling_give_the_posterior_law_of_the_scores(name, params, table_bandit):
+    """Over 20,000 runs with one shared history, the scores of both sampling modes have mean
+    ``x_a^T theta_hat_a + alpha w_a`` and variance ``nu^2 w_a^2``, ``w_a^2 = x_a^T A_a^{-1} x_a``, and are
+    uncorrelated across arms (4-sigma bands of the sampling error)."""
+    n_runs, n_arms, dim, nu, alpha = 20_000, 3, 4, params["nu"], params.get("alpha", 0.0)
+    history_env = table_bandit(11, 1, 31, n_arms, dim, shared_context=False)
+    env = type(history_env)(history_env.contexts.expand(n_runs, -1, -1, -1), history_env.rewards.expand(n_runs, -1, -1))
+    for sampling in ("score", "parameter"):
+        policy = build_policy(name, {**params, "sampling": sampling}, env, run_keys(2, range(n_runs), name))
+        for t in range(30):
+            current = env.round(t)
+            arms = torch.full((n_runs,), t % n_arms)
+            policy.update(current.observation, arms, current.reward(arms))
+        x = env.round(30).observation.contexts[0]  # (n_arms, dim)
+        inverse, theta = policy.ridge.inverse[0], policy.ridge.theta[0]
+        width = torch.einsum("ai,aij,aj->a", x, inverse, x).sqrt()
+        scores = policy.scores(env.round(30).observation)  # (n_runs, n_arms)
+        standard = (scores - (x * theta).sum(-1) - alpha * width) / (nu * width)
+        assert (standard.mean(0).abs() < 4 / math.sqrt(n_runs)).all(), sampling
+        assert ((standard.var(0) - 1).abs() < 4 * math.sqrt(2 / n_runs)).all(), sampling
+        correlation = torch.corrcoef(standard.T)
+        assert (correlation - torch.eye(n_arms, dtype=torch.float64)).abs().max() < 4 / math.sqrt(n_runs), sampling
+
+
+def test_lin_ts_pulls_the_arms_mabwiser_pulls_on_the_same_noise(table_bandit):
+    """MABWiser's LinTS scores ``x^T beta~_a`` with ``beta~_a ~ N(beta_a, alpha^2 A_a^{-1})``, its ridge fit
+    through ``np.linalg.inv``. Its sampler is replaced by one that spends our standard normal ``z_a``
+    (stream ``"lin-ts-score"``) along the context, ``beta_a + C x z_a / sqrt(x^T C x)`` with
+    ``C = alpha^2 A_a^{-1}``: a draw whose projection on ``x`` has the posterior law. With the same
+    ``z`` both then score ``x^T beta_a + alpha sqrt(x^T A_a^{-1} x) z_a``, each from its own posterior;
+    both start from one pull per arm (MABWiser's untrained arms start at ``A^{-1} = lam I``)."""
+    mab = importlib.import_module("mabwiser.mab")
+    n_arms, dim, nu, lam = 5, 4, 0.3, 1.5
+    env = table_bandit(12, 1, 400, n_arms, dim)
+    keys = run_keys(0, [0], "lin_ts")
+    policy = build_policy("lin_ts", {"nu": nu, "lam": lam}, env, keys)
+    reference = mab.MAB(arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinTS(alpha=nu, l2_lambda=lam), seed=0)
+    noise = CounterRNG(keys)
+    clock = {"t": n_arms - 1}
+
+    class SameNoise:
+        def __init__(self, arm: int, x: np.ndarray):
+            self.arm, self.x = arm, x
+
+        def multivariate_normal(self, mean, cov, size):
+            z = float(noise.normal("lin-ts-score", clock["t"], (n_arms,))[0, self.arm])
+            direction = cov @ self.x / np.sqrt(self.x @ cov @ self.x)
+            return np.broadcast_to(mean + direction * z, (size, len(mean)))
+
+    def select(x):
+        clock["t"] += 1
+        for arm, model in reference._imp.arm_to_model.items():
+            model.rng = SameNoise(arm, x)
+        return reference.predict(x[None])
+
+    fitted = []
+
+    def update(arm, reward, x):
+        if fitted:
+            reference.partial_fit(decisions=[arm], rewards=[reward], contexts=x[None])
+        else:
+            reference.fit(decisions=[arm], rewards=[reward], contexts=x[None])
+            fitted.append(True)
+
+    ours, theirs = lockstep(policy, env, n_arms, select, update)
+    assert ours == theirs
+    assert len(set(ours)) > 2
+
+
 def test_lin_thompson_ucb_reduces_to_lin_ts_and_to_linucb(simulator, table_bandit):
     env = table_bandit(6, 3, 60, 4, 3, shared_context=False)
     keys = run_keys(0, range(3), "mixture")
@@ -165,6 +237,11 @@ def test_lin_thompson_ucb_reduces_to_lin_ts_and_to_linucb(simulator, table_bandi
 @pytest.mark.parametrize("name", LINEAR)
 def test_batched_runs_equal_runs_alone(name, default_params, batched_equals_unbatched):
     batched_equals_unbatched(name, default_params[name])
+
+
+@pytest.mark.parametrize("name", ["lin_ts", "lin_thompson_ucb"])
+def test_batched_runs_equal_runs_alone_with_parameter_sampling(name, default_params, batched_equals_unbatched):
+    batched_equals_unbatched(name, {**default_params[name], "sampling": "parameter"})
 
 
 def lockstep(policy, env, n_arms: int, reference_select, reference_update) -> tuple[list[int], list[int]]:

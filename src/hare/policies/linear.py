@@ -106,30 +106,55 @@ class LinUCB(Policy):
         self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards, a_inv_x)
 
 
+SAMPLING_MODES = ("score", "parameter")
+"""How the Thompson policies draw ``x_a^T theta_a`` for ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})``:
+``"score"`` draws the projection itself, ``x_a^T theta_hat_a + nu sqrt(x_a^T A_a^{-1} x_a) z_a``, one normal
+per arm at ``O(dim^2)``; ``"parameter"`` draws the whole ``theta_a`` through a Cholesky factor of ``A_a``
+at ``O(dim^3)`` per arm and round (Agrawal & Goyal's Algorithm 1 literally). The arms' posteriors are
+independent, so the two give the same law of the scores, hence of the pulled arms; they consume
+different random numbers."""
+
+
 @dataclass(frozen=True)
 class LinTSConfig(PolicyConfig):
     """LinTS hyperparameters.
 
     nu: posterior scale ``v`` (seed 002 §5.1 grid {1, 0.1, 0.01}; Table 5 grid {0.1, ..., 10});
-    lam: ridge regulariser (1 in seed 002 §5.1); refactor_every: rounds between exact re-inversions.
+    lam: ridge regulariser (1 in seed 002 §5.1); refactor_every: rounds between exact re-inversions;
+    sampling: one of :data:`SAMPLING_MODES`.
     """
 
     nu: float = 0.1
     lam: float = 1.0
     refactor_every: int = 1000
+    sampling: str = "score"
 
     def __post_init__(self) -> None:
         self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
         self.require(self.lam > 0, "lam", "must be > 0")
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+        self.require(self.sampling in SAMPLING_MODES, "sampling", f"must be one of {SAMPLING_MODES}")
 
 
 class LinearPosterior(Policy):
-    """Per-arm ridge posterior and the Gaussian sample ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})``."""
+    """Per-arm ridge posterior and the Gaussian draw of ``x_a^T theta_a``, ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})``."""
 
     def __init__(self, config, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
         self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)
+
+    def sampled_means(self, x: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x_a^T theta_a`` for one posterior draw per arm and the width ``sqrt(x_a^T A_a^{-1} x_a)``,
+        both ``(n_runs, n_arms)``, from contexts ``x`` ``(n_runs, n_arms, dim)`` float64.
+
+        ``"score"`` mode: ``x_a^T theta_hat_a + nu w_a z_a`` with ``w_a`` the width and ``z ~ N(0, I_K)``
+        (stream ``"lin-ts-score"``, counter ``t``); ``"parameter"`` mode: ``x_a^T`` :meth:`sample_theta`.
+        """
+        width = self.ridge.quadratic_form(x).sqrt()
+        if self.config.sampling == "parameter":
+            return (x * self.sample_theta(t)).sum(-1), width
+        z = self.rng.normal("lin-ts-score", t, (self.n_arms,))  # (n_runs, n_arms)
+        return linear_means(x, self.ridge.theta) + self.config.nu * width * z, width
 
     def sample_theta(self, t: int) -> torch.Tensor:
         """One posterior sample per arm, ``(n_runs, n_arms, dim)`` float64.
@@ -152,7 +177,8 @@ class LinTS(LinearPosterior):
 
     Each round draws ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})`` for every arm (independently:
     the arms share no parameter) and pulls ``argmax_a x_a^T theta_a``; contexts
-    ``(n_runs, n_arms, dim)``. Agrawal & Goyal's theoretical scale is
+    ``(n_runs, n_arms, dim)``. By default only the projection ``x_a^T theta_a`` is drawn (same law,
+    ``O(dim^2)`` instead of a Cholesky factor per arm and round; see :data:`SAMPLING_MODES`). Agrawal & Goyal's theoretical scale is
     ``v = R sqrt(24 d log(1/delta) / epsilon)``; here ``v = nu`` is tuned, as in seed 002 §5.1.
     """
 
@@ -160,7 +186,7 @@ class LinTS(LinearPosterior):
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """Sampled reward of every arm, ``(n_runs, n_arms)``."""
-        return (observation.contexts.to(torch.float64) * self.sample_theta(observation.t)).sum(-1)
+        return self.sampled_means(observation.contexts.to(torch.float64), observation.t)[0]
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation), observation.t)
@@ -171,19 +197,21 @@ class LinThompsonUCBConfig(PolicyConfig):
     """LinThompsonUCB hyperparameters.
 
     alpha: UCB bonus weight; nu: posterior sampling scale; lam: ridge regulariser;
-    refactor_every: rounds between exact re-inversions.
+    refactor_every: rounds between exact re-inversions; sampling: one of :data:`SAMPLING_MODES`.
     """
 
     alpha: float = 1.0
     nu: float = 0.1
     lam: float = 1.0
     refactor_every: int = 1000
+    sampling: str = "score"
 
     def __post_init__(self) -> None:
         self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
         self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
         self.require(self.lam > 0, "lam", "must be > 0")
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+        self.require(self.sampling in SAMPLING_MODES, "sampling", f"must be one of {SAMPLING_MODES}")
 
 
 @register_policy("lin_thompson_ucb")
@@ -204,9 +232,7 @@ class LinThompsonUCB(LinearPosterior):
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """Sampled reward plus bonus for every arm, ``(n_runs, n_arms)``."""
-        x = observation.contexts.to(torch.float64)
-        sampled_mean = (x * self.sample_theta(observation.t)).sum(-1)
-        width = self.ridge.quadratic_form(x).sqrt()
+        sampled_mean, width = self.sampled_means(observation.contexts.to(torch.float64), observation.t)
         return upper_confidence_bound(sampled_mean, width, self.config.alpha)
 
     def select(self, observation: Observation) -> torch.Tensor:
