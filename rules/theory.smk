@@ -84,12 +84,14 @@ rule bench_policies:
     """Throughput of every policy (B = 1 and batched) against peer libraries; NeuralUCB exploration modes."""
     input:
         datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"]["datasets"]],
+        comparison=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"].get("comparison_datasets", [])],
     output:
         json="results/bench/policies.json",
         tex=report("paper/generated/table_bench.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
         tex_neural=report("paper/generated/table_bench_neural.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
-        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets)),
+        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets))
+        + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"].get("comparison_datasets", []), input.comparison)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--n-runs", *config["bench"]["n_runs"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs

@@ -56,3 +56,17 @@ def test_a_tiny_benchmark_records_dimensions_and_bandwidth():
     assert all(row["rounds"] == 20 and row["rounds_runs_per_second"] > 0 for row in result["policies"])
     assert [(row["dataset"], row["n_runs"], row["bytes"]) for row in result["bandwidth"]] == [("toy", 2, 8 * 2 * 3 * 6 * 6)]
     assert {row["library"] for row in result["references"]} == {"mabwiser", "obp"}
+
+
+def test_comparison_datasets_time_only_linucb_and_the_peers():
+    rng = np.random.default_rng(1)
+    toy = (rng.random((40, 5)), rng.integers(0, 3, 40))
+    wide = (rng.random((40, 9)), rng.integers(0, 4, 40))
+    result = bench_policies(["linucb", "random"], {"toy": toy}, n_runs_list=(1, 2), horizon=10, max_seconds=5.0, comparison={"wide": wide})
+    timed = sorted((row["dataset"], row["policy"], row["n_runs"]) for row in result["policies"])
+    assert timed == [("toy", "linucb", 1), ("toy", "linucb", 2), ("toy", "random", 1), ("toy", "random", 2), ("wide", "linucb", 1), ("wide", "linucb", 2)]
+    assert {(row["dataset"], row["library"]) for row in result["references"]} == {(d, lib) for d in ("toy", "wide") for lib in ("mabwiser", "obp")}
+    assert [(row["dataset"], row["bytes"]) for row in result["bandwidth"]] == [("toy", 8 * 2 * 3 * 5 * 5), ("wide", 8 * 2 * 4 * 9 * 9)]
+    assert set(linucb_speedups(result, 2)) == {"toy", "wide"}
+    without_linucb = bench_policies(["random"], {"toy": toy}, n_runs_list=(1,), horizon=5, max_seconds=5.0, comparison={"wide": wide})
+    assert {row["dataset"] for row in without_linucb["policies"] + without_linucb["references"]} == {"toy"}

@@ -196,11 +196,13 @@ def bench_policies(
     alpha: float = 1.0,
     max_seconds: float = 60.0,
     repeats: int = 1,
+    comparison: dict[str, DatasetSpec] | None = None,
 ) -> dict[str, Any]:
     """Throughput of each policy on each dataset, batch size and device, and the peers' LinUCB.
 
     names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
-    labels (n_rows,))`` or a :class:`SyntheticConfig`; device: one device or a list. Each
+    labels (n_rows,))`` or a :class:`SyntheticConfig`; comparison: more datasets of the same form on
+    which only batched LinUCB and the peers are timed (when ``"linucb"`` is in ``names``); device: one device or a list. Each
     measurement is the median over ``repeats`` timings. LinUCB and the peers are timed first, on every
     dataset, in a process that has run no other policy, ``max(COMPARISON_REPEATS, repeats)`` times in
     turn; their medians are reported. Returns ``{"environment": ..., "policies": [...],
@@ -218,7 +220,8 @@ def bench_policies(
     def entry(dataset: str, name: str, dev: str, env: BanditEnvironment) -> dict[str, Any]:
         return {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": env.n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
 
-    for dataset, spec in datasets.items():
+    comparison = {name: spec for name, spec in (comparison or {}).items() if name not in datasets and "linucb" in names}
+    for dataset, spec in {**datasets, **comparison}.items():
         env = make_environment(spec, 1, horizon, "cpu")
         recorded = [env.round(t) for t in range(env.horizon)]
         contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
@@ -243,12 +246,15 @@ def bench_policies(
         for (dev, n_runs), (env, _) in batched.items():
             compared[dataset, dev, n_runs] = {**entry(dataset, "linucb", dev, env), **median_row(our_runs[dev, n_runs])}
         del batched
-    for dataset, spec in datasets.items():
+    for dataset, spec in {**datasets, **comparison}.items():
+        timed = [name for name in names if dataset in datasets or name == "linucb"]
+        if not timed:
+            continue
         for dev in devices:
             for n_runs in n_runs_list:
                 env = make_environment(spec, n_runs, horizon, dev)
-                rounds = [env.round(t) for t in range(env.horizon)]
-                for name in names:
+                rounds = [env.round(t) for t in range(env.horizon)] if timed != ["linucb"] else []
+                for name in timed:
                     if name == "linucb":
                         policies.append(compared[dataset, dev, n_runs])
                     else:
@@ -385,6 +391,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="result JSON")
     parser.add_argument("--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels")
+    parser.add_argument("--comparison-dataset", type=parse_dataset, action="append", default=[], help="name=path.npz on which only batched LinUCB and the peers are timed")
     parser.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
     parser.add_argument("--n-runs", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--horizon", type=int, default=1000)
@@ -403,14 +410,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     datasets: dict[str, DatasetSpec] = {}
     if not args.no_synthetic:
         datasets["synthetic"] = SyntheticConfig()
-    for name, path in args.dataset:
-        with np.load(path, allow_pickle=False) as data:
-            datasets[name] = (data["features"], data["labels"])
+    comparison: dict[str, DatasetSpec] = {}
+    for target, pairs in ((datasets, args.dataset), (comparison, args.comparison_dataset)):
+        for name, path in pairs:
+            with np.load(path, allow_pickle=False) as data:
+                target[name] = (data["features"], data["labels"])
     params: dict[str, dict] = {name: dict(values) for name, values in BENCH_PARAMS.items()}
     for policy, key, value in args.param:
         params.setdefault(policy, {})[key] = value
     devices = args.device or available_devices()
-    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats)
+    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats, comparison=comparison)
     if args.neural_rounds > 0:
         from hare.experiments.bench_neural import bench_neural
 
