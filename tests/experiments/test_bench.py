@@ -68,5 +68,6 @@ def test_comparison_datasets_time_only_linucb_and_the_peers():
     assert {(row["dataset"], row["library"]) for row in result["references"]} == {(d, lib) for d in ("toy", "wide") for lib in ("mabwiser", "obp")}
     assert [(row["dataset"], row["bytes"]) for row in result["bandwidth"]] == [("toy", 8 * 2 * 3 * 5 * 5), ("wide", 8 * 2 * 4 * 9 * 9)]
     assert set(linucb_speedups(result, 2)) == {"toy", "wide"}
+    assert "On wide only LinUCB and the peers are timed." in bench_table_tex(result)
     without_linucb = bench_policies(["random"], {"toy": toy}, n_runs_list=(1,), horizon=5, max_seconds=5.0, comparison={"wide": wide})
     assert {row["dataset"] for row in without_linucb["policies"] + without_linucb["references"]} == {"toy"}

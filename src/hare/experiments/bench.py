@@ -350,7 +350,9 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
     ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run." if any("ceiling_speedup" in v for v in speedups.values()) else ""
     repeats = results["environment"].get("comparison_repeats")
     medians = f" LinUCB and the peers: medians of {repeats} timings taken in turn." if repeats else ""
-    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling}{medians} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
+    linucb_only = [d for d in datasets if {row["policy"] for row in rows_in if row["dataset"] == d} == {"linucb"} and len(names) > 1]
+    only = f" On {', '.join(linucb_only)} only LinUCB and the peers are timed." if linucb_only else ""
+    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling}{medians}{only} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
     return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
 
 
