@@ -45,6 +45,7 @@ tex:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES); }
 
 lint:
+	$(BIN)/ruff check .
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
 clean:

@@ -24,7 +24,6 @@ figures: list = ["hare_ablations.pdf", "sensitivity.pdf"]
 experiments: list = ["hare_ablations", "sensitivity"]
 
 # %%
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -73,7 +72,7 @@ def plot_experiment(experiment: str, path: str) -> None:
     fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
-    for ax, (group, env) in zip(axes.flat, groups):
+    for ax, (group, env) in zip(axes.flat, groups, strict=False):
         points = sorted(panels[experiment][(group, env)], key=lambda item: point_sort_key(item[0]))
         assignments = [dict(item.split("=", 1) for item in point.split(",")) if "=" in point else {"": point} for point, _ in points]
         keys = sorted({key for assignment in assignments for key in assignment})
@@ -99,7 +98,7 @@ def plot_experiment(experiment: str, path: str) -> None:
     save(fig, path)
 
 
-for experiment, path in zip(experiments, figures):
+for experiment, path in zip(experiments, figures, strict=True):
     plot_experiment(experiment, path)
 
 # %%

@@ -81,7 +81,7 @@ n_runs = int(result["config"]["n_runs"])
 # %%
 fig, axes = figure(n_cols=2, n_rows=2, height_in=4.2)
 measured_color = color_for("hare")
-for ax, term in zip(axes.flat, TERMS):
+for ax, term in zip(axes.flat, TERMS, strict=False):
     first = next(iter(rows[term].values()))
     T = np.array([row["T"] for row in first], dtype=float)
     mean = np.array([row["mean"] for row in first])
@@ -100,7 +100,7 @@ for ax, term in zip(axes.flat, TERMS):
     positive = mean > 0
     ax.fill_between(T[positive], np.maximum(mean - std, mean / 10)[positive], (mean + std)[positive], color=measured_color, alpha=0.2, linewidth=0)
     ax.plot(T[positive], mean[positive], marker="o", markersize=3, color=measured_color, label=f"measured, slope {exponent}")
-    for color, (key, bound_rows) in zip(BOUND_COLORS, sorted(rows[term].items())):
+    for color, (key, bound_rows) in zip(BOUND_COLORS, sorted(rows[term].items()), strict=False):
         bound = np.array([row["bound"] for row in bound_rows])
         bound_exponent = (fit or {}).get("bound_exponents", {}).get(key, slope(T, bound))
         ax.plot(T, bound, linestyle="--", marker="s", markersize=2.5, color=color, label=f"{BOUND_NAMES.get(key, key)}, slope {bound_exponent:.2f}")

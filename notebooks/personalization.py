@@ -57,7 +57,7 @@ online = report["online"]
 fig, axes = figure(n_cols=3, height_in=2.0)
 ax = axes[0, 0]
 width = 0.38
-for offset, (key, shown) in zip((-width / 2, width / 2), outputs.items()):
+for offset, (key, shown) in zip((-width / 2, width / 2), outputs.items(), strict=True):
     values = [report[key][kind] for kind in kinds]
     ax.bar(np.arange(len(kinds)) + offset, values, width, color=[color_for(kind_method[kind]) for kind in kinds],
            hatch="" if key == "divergence_z" else "///", edgecolor="white", linewidth=0.5, label=shown)
@@ -103,7 +103,7 @@ print("novelty:", report["novelty"])
 # %%
 examples = report["examples"]
 print("query:", examples["query"])
-for user, (weights, pretrained, finetuned) in enumerate(zip(examples["user_topic_weights"], examples["pretrained"], examples["finetuned_run0"])):
+for user, (weights, pretrained, finetuned) in enumerate(zip(examples["user_topic_weights"], examples["pretrained"], examples["finetuned_run0"], strict=True)):
     print(f"user {user}: topic weights {weights}")
     print(f"  pre-trained: {pretrained}")
     print(f"  fine-tuned:  {finetuned}")

@@ -53,7 +53,7 @@ n_rows = -(-len(environments) // n_cols)
 fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
 for ax in axes.flat[len(environments):]:
     ax.set_visible(False)
-for ax, env in zip(axes.flat, environments):
+for ax, env in zip(axes.flat, environments, strict=False):
     for label in sorted(curves[env]):
         rounds, regret = curves[env][label]
         mean, std = regret.mean(0), regret.std(0, ddof=1) if regret.shape[0] > 1 else np.zeros(regret.shape[1])

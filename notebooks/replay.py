@@ -32,7 +32,7 @@ import numpy as np
 
 from hare.io import read_npz
 from hare.report.names import display_name
-from hare.report.style import OKABE_ITO, apply_style, color_for, figure, save
+from hare.report.style import apply_style, color_for, figure, save
 
 apply_style()
 if not runs:
@@ -73,7 +73,7 @@ for policy, members in by_policy.items():
 
 panels = [("cumulative_reward", "cumulative clicks"), ("accepted", "accepted events"), ("mean_reward", "clicks per accepted event")]
 fig, axes = figure(n_cols=3, height_in=2.0)
-for ax, (field, ylabel) in zip(axes.flat, panels):
+for ax, (field, ylabel) in zip(axes.flat, panels, strict=False):
     for label in labels:
         curve = curves[label]
         mean, std = mean_std(curve[field])

@@ -31,7 +31,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from hare.report.names import display_name
@@ -71,14 +70,14 @@ for job in scaling:
 scaling_environments = sorted({job["environment"] for job in scaling})
 
 experiments = sorted({job["experiment"] for job in jobs})
-markers = dict(zip(experiments, "osD^vP*Xh"))
+markers = dict(zip(experiments, "osD^vP*Xh", strict=False))
 policies = sorted({job["policy"] for job in jobs}, key=lambda name: display_name(name).lower())
 
 fig, axes = figure(n_cols=2, height_in=2.4)
 ax = axes[0, 0]
 for (base, env, parameter), points in sorted(series.items()):
     points.sort()
-    values, ms, policy = zip(*points)
+    values, ms, policy = zip(*points, strict=True)
     suffix = f", {display_name(env)}" if len(scaling_environments) > 1 else ""
     ax.plot(values, ms, marker="o", markersize=3, color=color_for(policy[0]), label=f"{display_name(base)} ({parameter.replace('_', ' ')}){suffix}")
 for i, (base, env, ms, policy) in enumerate(sorted(references)):
@@ -96,7 +95,7 @@ ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2
 ax = axes[0, 1]
 offsets = np.linspace(-0.25, 0.25, len(experiments)) if len(experiments) > 1 else np.zeros(1)
 for x, policy in enumerate(policies):
-    for offset, experiment in zip(offsets, experiments):
+    for offset, experiment in zip(offsets, experiments, strict=True):
         times = [job["wall_time_s"] for job in jobs if job["policy"] == policy and job["experiment"] == experiment]
         if times:
             ax.plot(np.full(len(times), x + offset), times, linestyle="none", marker=markers[experiment], markersize=3.5,

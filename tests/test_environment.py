@@ -38,5 +38,5 @@ def test_pins_satisfy_the_package_ranges(repository):
 
 
 def test_torch_is_pinned_first(repository):
-    first = next(l for l in (repository / "envs" / "requirements.txt").read_text().splitlines() if l and not l.startswith("#"))
+    first = next(line for line in (repository / "envs" / "requirements.txt").read_text().splitlines() if line and not line.startswith("#"))
     assert re.fullmatch(r"torch==[\d.]+", first)

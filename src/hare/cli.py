@@ -44,7 +44,6 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     from hare.data.fetch import fetch_dataset
-
     from hare.io import file_sha256, write_json
 
     paths = fetch_dataset(args.dataset, Path(args.dest), Path(args.mirror) if args.mirror else None, offline=args.offline)

@@ -20,8 +20,9 @@ import platform
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

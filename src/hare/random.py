@@ -102,7 +102,7 @@ class CounterRNG:
     def device(self) -> torch.device:
         return self.keys.device
 
-    def to(self, device: torch.device | str) -> "CounterRNG":
+    def to(self, device: torch.device | str) -> CounterRNG:
         return CounterRNG(self.keys.to(device))
 
     def bits(self, stream: int | str, counter: int, shape: tuple[int, ...]) -> torch.Tensor:

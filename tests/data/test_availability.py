@@ -7,7 +7,7 @@ import pytest
 
 from hare.data import availability
 from hare.data.availability import dataset_availability, drop_unavailable_optional, write_skipped
-from hare.data.registry import DATASETS, RemoteFile, DatasetSpec
+from hare.data.registry import DATASETS, DatasetSpec, RemoteFile
 
 PAYLOAD = b"1,2,3\n"
 

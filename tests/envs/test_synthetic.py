@@ -5,8 +5,8 @@ from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.random import run_keys
 
 
-
-def environment(config=SyntheticConfig(), runs=(0, 1, 2)):
+def environment(config=None, runs=(0, 1, 2)):
+    config = SyntheticConfig() if config is None else config
     return SyntheticBandit(config, len(runs), 10, run_keys(0, list(runs), "env"))
 
 

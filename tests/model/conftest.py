@@ -4,7 +4,6 @@ import pytest
 import torch
 
 
-
 @pytest.fixture
 def attention_problem():
     """Keys, values, output, clusters and queries of a 3-head, 12-item, 4-cluster pool over 2 runs."""

@@ -15,7 +15,7 @@ def test_sherman_morrison_matches_brute_force_inverse():
     state = RidgeState(n_runs=1, group_shape=(1,), dim=4, lam=0.5, refactor_every=10**9)
     xs = torch.randn(30, 4, dtype=torch.float64)
     rs = torch.randn(30, dtype=torch.float64)
-    for x, r in zip(xs, rs):
+    for x, r in zip(xs, rs, strict=True):
         state.update_selected(torch.tensor([0]), x[None], r[None])
     inverse, theta = _brute(xs, rs, 0.5)
     torch.testing.assert_close(state.inverse[0, 0], inverse, rtol=1e-10, atol=1e-12)
@@ -28,7 +28,7 @@ def test_weighted_update_of_all_groups_matches_brute_force():
     xs = torch.randn(10, 2, 3, 3, dtype=torch.float64)
     ws = torch.rand(10, 2, 3, dtype=torch.float64)
     rs = torch.randn(10, 2, 3, dtype=torch.float64)
-    for x, w, r in zip(xs, ws, rs):
+    for x, w, r in zip(xs, ws, rs, strict=True):
         state.update(x, r, w)
     for b in range(2):
         for g in range(3):

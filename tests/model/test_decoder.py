@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.model.decoder import (Decoder, DecoderConfig, RunDecoders, WordTokenizer, perplexity, reward_weighted_step, run_forward,
-                               train_decoder, unconditioned_perplexity)
+from hare.model.decoder import Decoder, DecoderConfig, RunDecoders, WordTokenizer, perplexity, reward_weighted_step, run_forward, train_decoder, unconditioned_perplexity
 from hare.random import CounterRNG, run_keys
 
 TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)

@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.model.personalization import (PersonalizationConfig, attention_entropy, main, novelty, pairwise_cosine, rag_outputs,
-                                        user_outputs, window_means)
+from hare.model.personalization import PersonalizationConfig, attention_entropy, main, novelty, pairwise_cosine, rag_outputs, user_outputs, window_means
 from hare.model.projections import random_projections
 from hare.policies.hare import learned_projections
 from hare.random import run_keys

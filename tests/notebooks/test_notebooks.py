@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group("workflow")]
@@ -70,7 +71,7 @@ def test_notebook_figures_are_truetype_pdfs_and_reproducible(smoke_notebooks, no
         moved = {**parameters, "figures": [str(out / Path(figure).name) for figure in figures]}
         _execute(workdir, notebook, moved, out / f"{notebook}.ipynb")
         produced[attempt] = [Path(path).read_bytes() for path in moved["figures"]]
-    for figure, workflow_bytes, first, second in zip(figures, (Path(workdir, f).read_bytes() for f in figures), produced["first"], produced["second"]):
+    for figure, workflow_bytes, first, second in zip(figures, (Path(workdir, f).read_bytes() for f in figures), produced["first"], produced["second"], strict=True):
         assert_truetype_pdf(workflow_bytes, figure)
         assert first == second, f"{figure}: two executions differ"
         assert first == workflow_bytes, f"{figure}: differs from the workflow's"

@@ -46,7 +46,7 @@ def synthetic_regret(name: str, params: dict, n_runs: int, horizon: int) -> torc
     return _regret(name, params, n_runs, horizon)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _random_regret(n_runs: int, horizon: int) -> torch.Tensor:
     return _regret("random", {}, n_runs, horizon)
 

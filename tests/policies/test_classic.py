@@ -50,7 +50,7 @@ def observation(t: int, n_runs: int, n_arms: int, dim: int = 2) -> Observation:
 
 def policy_with_history(name: str, params: dict, arms: list[int], rewards: list[float], n_arms: int = 3):
     policy = build_policy(name, params, FakeEnv(1, n_arms), run_keys(0, [0], name))
-    for t, (arm, reward) in enumerate(zip(arms, rewards)):
+    for t, (arm, reward) in enumerate(zip(arms, rewards, strict=True)):
         policy.update(observation(t, 1, n_arms), torch.tensor([arm]), torch.tensor([reward], dtype=torch.float64))
     return policy
 
@@ -89,7 +89,7 @@ def test_kl_ucb_index_matches_scipy_root_finding():
     counts = torch.tensor([1.0, 5.0, 20.0, 3.0, 100.0, 4.0, 1000.0], dtype=torch.float64)
     budget = torch.tensor(math.log(50.0) + 3 * math.log(math.log(50.0)), dtype=torch.float64)
     ours = kl_ucb_index(means, counts, budget, iterations=60)
-    reference = [scipy_kl_ucb(m, n, float(budget)) for m, n in zip(means.tolist(), counts.tolist())]
+    reference = [scipy_kl_ucb(m, n, float(budget)) for m, n in zip(means.tolist(), counts.tolist(), strict=True)]
     assert np.allclose(ours.numpy(), reference, atol=1e-9)
     assert (counts * bernoulli_kl(means, ours) <= budget + 1e-12).all()
 
@@ -175,7 +175,7 @@ def test_same_arms_as_mabwiser_on_a_fixed_reward_table(name, params, learning_po
     policy = build_policy(name, params, env, run_keys(0, [0], name))
     warm_arms = list(range(n_arms))
     warm_rewards = [float(env.rewards[0, t, t]) for t in warm_arms]
-    for t, (arm, reward) in enumerate(zip(warm_arms, warm_rewards)):
+    for t, (arm, reward) in enumerate(zip(warm_arms, warm_rewards, strict=True)):
         policy.update(env.round(t).observation, torch.tensor([arm]), torch.tensor([reward], dtype=torch.float64))
     reference = mabwiser.MAB(arms=warm_arms, learning_policy=learning_policy(mabwiser.LearningPolicy), seed=0)
     reference.fit(decisions=warm_arms, rewards=warm_rewards)

@@ -5,7 +5,6 @@ from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.policies import build_policy, make_config
 from hare.random import run_keys
 
-
 SMALL = SyntheticConfig(n_items=24, n_clusters=4, n_users=3)
 # Noise-free and well separated: items sit within 0.02 of their cluster centre, so the
 # cluster with the best mean score is the cluster of the best item.

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from conftest_neural import GaussianContextBandit, batched_matches_alone, synthetic_regret
+
 from hare.envs.base import Observation
 from hare.policies.base import build_policy, make_config
 from hare.policies.neighbors import ArmHistory, adaptive_k, kl_upper_bound

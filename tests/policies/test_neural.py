@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest_neural import GaussianContextBandit, batched_matches_alone, play, synthetic_regret
+
 from hare.policies.base import build_policy, make_config
 from hare.random import run_keys
 

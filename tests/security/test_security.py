@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repository_copy import SNAKEMAKE, copy_repository
 import yaml
 
 from hare.data.registry import DATASETS
 from hare.experiments.config import check_config
 from hare.experiments.grid import ConfigError
+from repository_copy import SNAKEMAKE, copy_repository
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

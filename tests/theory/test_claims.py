@@ -33,7 +33,8 @@ def _register(tmp_path, claims):
 
 def test_claims_give_the_expected_pass_and_fail_rows(fixture_results):
     register = _register(fixture_results, [
-        {"key": "good_beats_bad", "statement": "good < bad", "inputs": {"g": "runs/good.npz", "b": "runs/bad.npz"}, "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(b.total_regret)"},
+        {"key": "good_beats_bad", "statement": "good < bad", "inputs": {"g": "runs/good.npz", "b": "runs/bad.npz"},
+         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(b.total_regret)"},
         {"key": "bound_holds", "statement": "bound holds at T", "inputs": {"c": "checks/bound.json"}, "measured": "c.measured_max[-1]", "compare": "<=", "threshold": "c.bound[-1]"},
         {"key": "ratio", "statement": "ratio", "inputs": {"g": "runs/good.npz"}, "measured": "max(g.total_regret) / 3", "compare": "==", "threshold": 1},
     ])

@@ -5,6 +5,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from repository_copy import SNAKEMAKE, copy_repository
 
 FAULTS_GROUP = "workflow-faults"

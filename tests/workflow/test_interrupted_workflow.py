@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hare.experiments.grid import expand_jobs
-
 from conftest import FAULTS_GROUP
-from repository_copy import SNAKEMAKE, copy_repository
+from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import is_provenance_file, read_manifest, reproducible_part, verify
+from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 N_RUN_JOBS = len(expand_jobs(yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())))

@@ -21,9 +21,9 @@ import pytest
 import yaml
 
 from conftest import FAULTS_GROUP
-from repository_copy import SNAKEMAKE, copy_repository
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import read_manifest, reproducible_part, verify
+from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")

@@ -19,9 +19,9 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,6 @@ from hare.data.lzw import LZWError
 from hare.data.lzw import decompress as lzw_decompress
 from hare.data.registry import get_dataset
 from hare.io import write_npz
-
 
 ADULT_COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -89,7 +88,7 @@ def _numeric(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
              lines: Sequence[int]) -> np.ndarray:
     """Parse string columns into a float64 matrix (n, len(columns)); name the bad cell."""
     out = np.empty((len(lines), len(columns)), dtype=np.float64)
-    for j, (col, name) in enumerate(zip(columns, names)):
+    for j, (col, name) in enumerate(zip(columns, names, strict=True)):
         try:
             out[:, j] = np.asarray(col, dtype=np.float64)
         except ValueError:
@@ -162,7 +161,7 @@ def _adult(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """
     path = raw_dir / "adult.data"
     rows, lines = _records(path, lambda t: [f.strip() for f in t.split(",")], len(ADULT_COLUMNS))
-    kept = [(r, n) for r, n in zip(rows, lines) if "?" not in r]
+    kept = [(r, n) for r, n in zip(rows, lines, strict=True) if "?" not in r]
     rows, lines = [r for r, _ in kept], [n for _, n in kept]
     cols = {name: [r[j] for r in rows] for j, name in enumerate(ADULT_COLUMNS)}
     numeric = standardise(_numeric([cols[c] for c in ADULT_NUMERIC], ADULT_NUMERIC, path, lines))

@@ -57,7 +57,7 @@ class ClassificationBandit(BanditEnvironment):
         self.pool = ItemPool(torch.eye(self.n_arms, dtype=torch.float64, device=device), torch.arange(self.n_arms, device=device))
 
     @classmethod
-    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0) -> "ClassificationBandit":
+    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0) -> ClassificationBandit:
         with np.load(path, allow_pickle=False) as data:
             features = torch.from_numpy(data["features"])
             labels = torch.from_numpy(data["labels"])

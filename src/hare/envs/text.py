@@ -164,7 +164,7 @@ def generate_queries(config: TextConfig) -> tuple[list[str], torch.Tensor]:
     rng = CounterRNG(run_keys(config.corpus_seed, [0], "hare-text-queries"))
     topics = rng.randint("topic", 0, config.n_topics, (config.n_queries,))[0]
     picks = rng.randint("words", 0, 1 << 20, (config.n_queries, 6))[0]
-    return [_fill(QUERY_TEMPLATE, TOPIC_VOCABULARY[int(c)], p) for c, p in zip(topics, picks)], topics
+    return [_fill(QUERY_TEMPLATE, TOPIC_VOCABULARY[int(c)], p) for c, p in zip(topics, picks, strict=True)], topics
 
 
 # -- encoders ------------------------------------------------------------------------------------

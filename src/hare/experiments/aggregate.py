@@ -10,8 +10,8 @@ import csv
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -157,7 +157,8 @@ def sensitivity_table_tex(rows: list[dict], caption: str, label: str) -> str:
         params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
         text = _spread(r, with_pct=False)
         bold = np.isclose(r["mean"], best[(r["environment"], r["policy_name"])])
-        body.append([escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}", rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
+        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}"]
+        body.append([*names, rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
     n = rows[0]["n_runs"] if rows else 0
     notes = f"Total pseudo-regret, {SPREAD_NOTE}, $n={n}$; mean reward per round; best point of each policy in bold."
     return booktabs_table(["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], body, "lllrr", caption, label, notes, resize=True)
@@ -169,7 +170,8 @@ def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
     for r in rows:
         per_round_ms = 1000.0 * r["wall_time_s"] / r["horizon"]
         params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
-        body.append([escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}", format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
+        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}"]
+        body.append([*names, format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
     notes = f"Wall time per round for all $n$ runs batched on {escape(rows[0]['device']) if rows else '--'}; total reward and regret {SPREAD_NOTE}."
     return booktabs_table(["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], body, "lllrrr", caption, label, notes, resize=True)
 
@@ -196,17 +198,36 @@ def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
         mine = ours.get((p["policy"], p["environment"]))
         if mine is None:
             continue
-        out.append({**mine, "published_mean": float(p["mean"]), "published_std": float(p["std"]), "published_n_runs": int(p["n_runs"]), "published_horizon": int(p["horizon"]), "source": p["source"], "difference": mine["mean"] - float(p["mean"])})
+        published_mean = float(p["mean"])
+        out.append(
+            {**mine, "published_mean": published_mean, "published_std": float(p["std"]), "published_n_runs": int(p["n_runs"]),
+             "published_horizon": int(p["horizon"]), "source": p["source"], "difference": mine["mean"] - published_mean}
+        )
     return out
 
 
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
-    body = [[escape(display_name(r["policy_name"])), escape(display_name(r["environment"])), f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)", f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} ($T={r['published_horizon']}$, $n={r['published_n_runs']}$)", format_number(r["difference"])] for r in rows]
-    notes = "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol). Differences in horizon, run count or preprocessing make the columns comparable only where $T$ and $n$ agree."
+    body = [
+        [
+            escape(display_name(r["policy_name"])),
+            escape(display_name(r["environment"])),
+            f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)",
+            f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} ($T={r['published_horizon']}$, $n={r['published_n_runs']}$)",
+            format_number(r["difference"]),
+        ]
+        for r in rows
+    ]
+    notes = (
+        "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol). "
+        "Differences in horizon, run count or preprocessing make the columns comparable only where $T$ and $n$ agree."
+    )
     return booktabs_table(["Policy", "Dataset", "This artifact", "Published", "Difference"], body, "llrrr", caption, label, notes, resize=True)
 
 
-def write_table(kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str, policies: list[str] | None = None, published_csv: str | Path | None = None) -> list[dict]:
+def write_table(
+    kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str,
+    policies: list[str] | None = None, published_csv: str | Path | None = None,
+) -> list[dict]:
     """Build the table of ``kind`` from run files; ``policies`` keeps only those config names."""
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")

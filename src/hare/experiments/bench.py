@@ -25,7 +25,7 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -59,7 +59,7 @@ def benched_policies() -> list[str]:
     """Every registered policy name but those in :data:`NOT_BENCHED`."""
     return [name for name in policy_names() if name not in NOT_BENCHED]
 
-DatasetSpec = Union[tuple[np.ndarray, np.ndarray], SyntheticConfig]
+DatasetSpec = tuple[np.ndarray, np.ndarray] | SyntheticConfig
 
 
 def make_environment(spec: DatasetSpec, n_runs: int, horizon: int, device: str) -> BanditEnvironment:
@@ -263,7 +263,8 @@ def bench_policies(
                         except TIMING_ERRORS as error:
                             policies.append({**entry(dataset, name, dev, env), **skipped(error)})
                     row = policies[-1]
-                    print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} " + (f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"), flush=True)
+                    rate = f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"
+                    print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {rate}", flush=True)
                 if "linucb" in names and n_runs == max(n_runs_list):
                     shape = (n_runs, env.n_arms, env.dim, env.dim)
                     bandwidth.append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * math.prod(shape), "read_gbps": read_bandwidth_gbps(shape, dev)})
@@ -299,7 +300,8 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
         peers = [row for row in results["references"] if row["dataset"] == dataset and "skipped" not in row]
         if ours and peers:
             fastest = max(peers, key=lambda row: row["rounds_runs_per_second"])
-            out[dataset] = {"linucb": ours[0]["rounds_runs_per_second"], "peer": fastest["library"], "peer_rate": fastest["rounds_runs_per_second"], "speedup": ours[0]["rounds_runs_per_second"] / fastest["rounds_runs_per_second"]}
+            rate, peer_rate = ours[0]["rounds_runs_per_second"], fastest["rounds_runs_per_second"]
+            out[dataset] = {"linucb": rate, "peer": fastest["library"], "peer_rate": peer_rate, "speedup": rate / peer_rate}
             measured = [row for row in results.get("bandwidth", []) if row["dataset"] == dataset and row["device"] == device]
             if measured and "dim" in ours[0]:
                 floor = linucb_traffic_floor(ours[0]["dim"], ours[0]["n_arms"])
@@ -344,10 +346,15 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
         body.append([PEER_LABELS[library], *((format_rate(peer[d]["rounds_runs_per_second"]) if d in peer and "skipped" not in peer[d] and b == 1 else "--") for d, b in columns)])
     largest = batches[-1] if batches else 1
     speedups = linucb_speedups(results, largest, device)
-    notes = "; ".join(f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" + (f" (bandwidth ceiling {s['ceiling_speedup']:.0f}$\\times$)" if "ceiling_speedup" in s else "") for d, s in speedups.items())
+    notes = "; ".join(
+        f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" + (f" (bandwidth ceiling {s['ceiling_speedup']:.0f}$\\times$)" if "ceiling_speedup" in s else "")
+        for d, s in speedups.items()
+    )
     header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
     caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({escape(results['environment']['devices'].get(device, device))}); peers run one sequential run."
-    ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run." if any("ceiling_speedup" in v for v in speedups.values()) else ""
+    ceiling = ""
+    if any("ceiling_speedup" in v for v in speedups.values()):
+        ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run."
     repeats = results["environment"].get("comparison_repeats")
     medians = f" LinUCB and the peers: medians of {repeats} timings taken in turn." if repeats else ""
     linucb_only = [d for d in datasets if {row["policy"] for row in rows_in if row["dataset"] == d} == {"linucb"} and len(names) > 1]

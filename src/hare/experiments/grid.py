@@ -70,7 +70,7 @@ def policy_points(label: str, entry: dict[str, Any]) -> list[tuple[str, dict[str
     base = dict(entry.get("params") or {})
     grid = entry.get("grid") or {}
     names = sorted(grid)
-    points = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))] or [{}]
+    points = [dict(zip(names, values, strict=True)) for values in itertools.product(*(grid[n] for n in names))] or [{}]
     return [(_point_label(label, point), {**base, **point}) for point in points]
 
 

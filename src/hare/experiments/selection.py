@@ -8,8 +8,9 @@ the same policy then use the chosen point; no reported seed ever influences it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from hare.io import read_npz, write_json
 

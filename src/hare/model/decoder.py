@@ -34,8 +34,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import torch
 from torch import nn
@@ -54,7 +54,7 @@ class WordTokenizer:
         self.index = {w: i for i, w in enumerate(self.vocabulary)}
 
     @classmethod
-    def from_texts(cls, texts: list[str]) -> "WordTokenizer":
+    def from_texts(cls, texts: list[str]) -> WordTokenizer:
         return cls([w for t in texts for w in t.lower().split()])
 
     def __len__(self) -> int:
@@ -369,7 +369,7 @@ class RunDecoders:
         with torch.enable_grad():
             loss = -(rewards.to(torch.float32) * self.log_likelihood(texts, z, u, params)).mean(-1)
             grads = torch.autograd.grad(loss.sum(), list(params.values()))
-        self.params = {name: (p - lr * g).detach() for (name, p), g in zip(params.items(), grads)}
+        self.params = {name: (p - lr * g).detach() for (name, p), g in zip(params.items(), grads, strict=True)}
         return loss.detach()
 
     @torch.no_grad()

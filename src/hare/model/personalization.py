@@ -36,8 +36,7 @@ import torch.nn.functional as F
 
 from hare.envs.text import TextBandit, TextConfig, encode
 from hare.io import write_json
-from hare.model.decoder import (Decoder, RunDecoders, WordTokenizer, perplexity, single_threaded, train_decoder,
-                                unconditioned_perplexity)
+from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, perplexity, single_threaded, train_decoder, unconditioned_perplexity
 from hare.model.projections import Projections, random_projections
 from hare.random import CounterRNG, run_keys
 
@@ -235,7 +234,7 @@ def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_
         policy.update_synthesis(observation, z, reward)
         buffer.append((texts, z.float(), u.float(), reward.float()))
         if len(buffer) == c.finetune_every:
-            batch_texts = [list(run) for run in zip(*(entry[0] for entry in buffer))]  # R lists of finetune_every
+            batch_texts = [list(run) for run in zip(*(entry[0] for entry in buffer), strict=True)]  # R lists of finetune_every
             z_b, u_b, r_b = (torch.stack([entry[k] for entry in buffer], dim=1) for k in (1, 2, 3))  # (R, finetune_every, ...)
             with single_threaded():
                 losses.extend(decoders.reward_weighted_step(batch_texts, z_b, u_b, r_b, lr=c.finetune_lr).tolist())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
 
@@ -14,9 +14,13 @@ def escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
 
 
+DIGIT_WORDS = dict(zip("0123456789", ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"), strict=True))
+
+
 def macro_name(*parts: str) -> str:
     """A valid LaTeX command name (letters only) from free-form parts: ``('regret', 'lin_ucb') -> 'regretLinUcb'``."""
-    words = [w for part in parts for w in re.split(r"[^A-Za-z]+", str(part).replace("0", "Zero").replace("1", "One").replace("2", "Two").replace("3", "Three").replace("4", "Four").replace("5", "Five").replace("6", "Six").replace("7", "Seven").replace("8", "Eight").replace("9", "Nine")) if w]
+    spelled = ["".join(DIGIT_WORDS.get(character, character) for character in str(part)) for part in parts]
+    words = [w for text in spelled for w in re.split(r"[^A-Za-z]+", text) if w]
     if not words:
         raise ValueError(f"no letters in macro parts {parts!r}")
     return words[0][0].lower() + words[0][1:] + "".join(w[0].upper() + w[1:] for w in words[1:])

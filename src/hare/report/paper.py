@@ -7,8 +7,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from hare.experiments.aggregate import summarise_run
 from hare.io import atomic_path, write_text

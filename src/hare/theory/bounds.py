@@ -22,8 +22,8 @@ import math
 import os
 import pathlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import sympy as sp

@@ -171,7 +171,7 @@ def expand_family(claim: dict[str, Any]) -> list[dict[str, Any]]:
     names = list(variables)
     expanded = []
     for values in itertools.product(*(variables[name] for name in names)):
-        binding = {name: str(value) for name, value in zip(names, values)}
+        binding = {name: str(value) for name, value in zip(names, values, strict=True)}
         member = {field: _fill(value, binding) for field, value in claim.items() if field != "for_each"}
         member["inputs"] = {name: _fill(path, binding) for name, path in (claim.get("inputs") or {}).items()}
         expanded.append(member)

@@ -97,9 +97,9 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.run import deterministic_kernels
 from hare.io import write_json, write_npz, write_text
 from hare.model.projections import attention_error, oracle_projections
-from hare.experiments.run import deterministic_kernels
 from hare.policies.base import build_policy
 from hare.policies.hare import HAREConfig, learned_projections
 from hare.random import CounterRNG, run_keys
@@ -501,7 +501,8 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
 
     oful_radius = []
     for horizon in T:
-        radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + constants["key_dim"] * math.log(1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"]))) + math.sqrt(config.lam) * constants["S"]
+        log_det = constants["key_dim"] * math.log(1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"]))
+        radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + log_det) + math.sqrt(config.lam) * constants["S"]
         oful_radius.append(radius)
     residual = float(np.abs(terms["approx"] + terms["user"] + terms["explore"] - curves["full"]).max())
     result: dict[str, Any] = {
