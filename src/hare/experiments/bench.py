@@ -82,7 +82,9 @@ def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[Ba
     """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after ``warmup``
     untimed rounds on a fresh copy; stops after the first round that ends past ``max_seconds``."""
     keys = run_keys(0, range(env.n_runs), "bench", name).to(device)
+    policy = None
     for repeat in ("warmup", "timed"):
+        del policy  # the warm-up copy goes before the timed one is built: at MNIST scale each holds 2 GB
         policy = build_policy(name, params, env, keys).to(device)
         steps = rounds[:warmup] if repeat == "warmup" else rounds
         synchronise(device)
