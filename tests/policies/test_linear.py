@@ -209,16 +209,7 @@ def test_lin_ts_pulls_the_arms_mabwiser_pulls_on_the_same_noise(table_bandit):
             model.rng = SameNoise(arm, x)
         return reference.predict(x[None])
 
-    fitted = []
-
-    def update(arm, reward, x):
-        if fitted:
-            reference.partial_fit(decisions=[arm], rewards=[reward], contexts=x[None])
-        else:
-            reference.fit(decisions=[arm], rewards=[reward], contexts=x[None])
-            fitted.append(True)
-
-    ours, theirs = lockstep(policy, env, n_arms, select, update)
+    ours, theirs = lockstep(policy, env, n_arms, select, mabwiser_updater(reference))
     assert ours == theirs
     assert len(set(ours)) > 2
 
@@ -242,6 +233,20 @@ def test_batched_runs_equal_runs_alone(name, default_params, batched_equals_unba
 @pytest.mark.parametrize("name", ["lin_ts", "lin_thompson_ucb"])
 def test_batched_runs_equal_runs_alone_with_parameter_sampling(name, default_params, batched_equals_unbatched):
     batched_equals_unbatched(name, {**default_params[name], "sampling": "parameter"})
+
+
+def mabwiser_updater(reference):
+    """``update(arm, reward, x)`` for a MABWiser model: ``fit`` on the first call, ``partial_fit`` after."""
+    fitted = []
+
+    def update(arm, reward, x):
+        if fitted:
+            reference.partial_fit(decisions=[arm], rewards=[reward], contexts=x[None])
+        else:
+            reference.fit(decisions=[arm], rewards=[reward], contexts=x[None])
+            fitted.append(True)
+
+    return update
 
 
 def lockstep(policy, env, n_arms: int, reference_select, reference_update) -> tuple[list[int], list[int]]:
@@ -275,16 +280,7 @@ def test_linucb_pulls_the_arms_mabwiser_pulls(alpha, lam, table_bandit):
     env = table_bandit(9, 1, 400, n_arms, dim)
     policy = build_policy("linucb", {"alpha": alpha, "lam": lam}, env, run_keys(0, [0], "linucb"))
     reference = mab.MAB(arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam), seed=0)
-    fitted = []
-
-    def update(arm, reward, x):
-        if fitted:
-            reference.partial_fit(decisions=[arm], rewards=[reward], contexts=x[None])
-        else:
-            reference.fit(decisions=[arm], rewards=[reward], contexts=x[None])
-            fitted.append(True)
-
-    ours, theirs = lockstep(policy, env, n_arms, lambda x: reference.predict(x[None]), update)
+    ours, theirs = lockstep(policy, env, n_arms, lambda x: reference.predict(x[None]), mabwiser_updater(reference))
     assert ours == theirs
     assert len(set(ours)) > 1
 
