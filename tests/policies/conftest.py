@@ -10,6 +10,7 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound, Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.policies import build_policy
+from hare.policies.base import Policy
 from hare.random import CounterRNG, run_keys
 
 SMALL_KERNEL = {"max_points": 48, "refactor_every": 40}
@@ -62,10 +63,12 @@ def random_table(seed: int, n_runs: int, horizon: int, n_arms: int, dim: int, sh
 
 @dataclass
 class Trajectory:
-    """What one simulation produced: arms ``(horizon, n_runs)`` and pseudo-regret ``(horizon, n_runs)``."""
+    """What one simulation produced: arms ``(horizon, n_runs)``, pseudo-regret ``(horizon, n_runs)`` and the
+    policy in its final state."""
 
     arms: torch.Tensor
     regret: torch.Tensor
+    policy: Policy
 
 
 def simulate(name: str, params: dict, env: BanditEnvironment, keys: torch.Tensor, rounds: list[BanditRound] | None = None) -> Trajectory:
@@ -78,7 +81,7 @@ def simulate(name: str, params: dict, env: BanditEnvironment, keys: torch.Tensor
         policy.update(current.observation, chosen, current.reward(chosen))
         arms.append(chosen)
         regret.append(current.regret(chosen))
-    return Trajectory(torch.stack(arms), torch.stack(regret))
+    return Trajectory(torch.stack(arms), torch.stack(regret), policy)
 
 
 @pytest.fixture(autouse=True, scope="session")

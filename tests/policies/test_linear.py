@@ -69,30 +69,20 @@ def test_linucb_scores_match_numpy_brute_force(table_bandit):
 
 
 @pytest.mark.parametrize("name, params", [("lin_ts", {"nu": 0.3}), ("lin_thompson_ucb", {"nu": 0.3, "alpha": 0.5})])
-def test_thompson_policies_through_row_products_equal_the_quadratic_form_path(name, params, table_bandit, monkeypatch):
+def test_thompson_policies_through_row_products_equal_the_quadratic_form_path(name, params, simulator, table_bandit, monkeypatch):
     """At ``dim >= ROW_PRODUCTS_MIN_DIM`` the Thompson policies take widths from ``v_a = A_a^{-1} x_a`` and
     reuse the pulled arm's ``v`` in the update; with the threshold raised above ``dim`` they take the
     quadratic form and read the inverse again. Same arms over 60 rounds, same state to rounding."""
     n_runs, n_arms, dim, horizon = 3, 4, ROW_PRODUCTS_MIN_DIM, 60
     env = table_bandit(13, n_runs, horizon, n_arms, dim)
     keys = run_keys(0, range(n_runs), name)
-
-    def play():
-        policy = build_policy(name, params, env, keys)
-        arms = []
-        for t in range(horizon):
-            current = env.round(t)
-            arms.append(policy.select(current.observation))
-            policy.update(current.observation, arms[-1], current.reward(arms[-1]))
-        return torch.stack(arms), policy.ridge
-
-    products_arms, products_state = play()
+    products = simulator(name, params, env, keys)
     monkeypatch.setattr("hare.policies.linear.ROW_PRODUCTS_MIN_DIM", dim + 1)
-    form_arms, form_state = play()
-    assert torch.equal(products_arms, form_arms)
-    assert len(set(products_arms.flatten().tolist())) > 1
-    assert torch.allclose(products_state.inverse, form_state.inverse, rtol=0, atol=1e-12)
-    assert torch.allclose(products_state.theta, form_state.theta, rtol=0, atol=1e-12)
+    form = simulator(name, params, env, keys)
+    assert torch.equal(products.arms, form.arms)
+    assert len(set(products.arms.flatten().tolist())) > 1
+    assert torch.allclose(products.policy.ridge.inverse, form.policy.ridge.inverse, rtol=0, atol=1e-12)
+    assert torch.allclose(products.policy.ridge.theta, form.policy.ridge.theta, rtol=0, atol=1e-12)
 
 
 def test_linucb_through_row_products_matches_numpy_brute_force(table_bandit):
