@@ -71,3 +71,4 @@ def test_comparison_datasets_time_only_linucb_and_the_peers():
     assert "On wide only LinUCB and the peers are timed." in bench_table_tex(result)
     without_linucb = bench_policies(["random"], {"toy": toy}, n_runs_list=(1,), horizon=5, max_seconds=5.0, comparison={"wide": wide})
     assert {row["dataset"] for row in without_linucb["policies"] + without_linucb["references"]} == {"toy"}
+    assert (result["environment"]["comparison_repeats"], without_linucb["environment"]["comparison_repeats"]) == (5, 1)

@@ -207,7 +207,7 @@ def bench_policies(
     which only batched LinUCB and the peers are timed (when ``"linucb"`` is in ``names``); device: one device or a list. Each
     measurement is the median over ``repeats`` timings. LinUCB and the peers are timed first, on every
     dataset, in a process that has run no other policy, ``max(COMPARISON_REPEATS, repeats)`` times in
-    turn; their medians are reported. Returns ``{"environment": ..., "policies": [...],
+    turn (the peers alone ``repeats`` times when LinUCB is not benched); their medians are reported. Returns ``{"environment": ..., "policies": [...],
     "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device, n_runs,
     horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a
     reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry (when
@@ -223,6 +223,7 @@ def bench_policies(
         return {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": env.n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
 
     comparison = {name: spec for name, spec in (comparison or {}).items() if name not in datasets and "linucb" in names}
+    comparison_repeats = max(COMPARISON_REPEATS, repeats) if "linucb" in names else repeats
     for dataset, spec in {**datasets, **comparison}.items():
         env = make_environment(spec, 1, horizon, "cpu")
         recorded = [env.round(t) for t in range(env.horizon)]
@@ -236,7 +237,7 @@ def bench_policies(
                     batched[dev, n_runs] = (env, [env.round(t) for t in range(env.horizon)])
         peer_runs: dict[str, list] = {library: [] for library in PEERS}
         our_runs: dict[tuple[str, int], list] = {key: [] for key in batched}
-        for _ in range(max(COMPARISON_REPEATS, repeats)):
+        for _ in range(comparison_repeats):
             for library in PEERS:
                 peer_runs[library].append(reference_linucb(library, contexts, rewards, alpha))
             for (dev, n_runs), (env, rounds) in batched.items():
@@ -279,7 +280,7 @@ def bench_policies(
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(),
             "repeats": repeats,
-            "comparison_repeats": max(COMPARISON_REPEATS, repeats),
+            "comparison_repeats": comparison_repeats,
             "max_seconds": max_seconds,
         },
         "policies": policies,
