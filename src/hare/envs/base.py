@@ -8,6 +8,7 @@ policy pulls is fixed before it chooses (Riquelme et al. 2018's reward matrix).
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -74,8 +75,56 @@ class ItemPool:
         return int(self.clusters.max()) + 1
 
 
+@dataclass(frozen=True)
+class LoggedRounds:
+    """``M`` logged interactions, the same for every run: what a warm start feeds a policy (paper: sec:regimes).
+
+    contexts ``(M, n_arms, dim)`` (arms that share a context may be an expanded view), users ``(M,)``
+    int64 or ``None``, queries ``(M, query_dim)`` or ``None``, arms ``(M,)`` int64 (the logging
+    policy's choices), rewards ``(M,)`` the realised rewards of those arms.
+    """
+
+    contexts: torch.Tensor
+    users: torch.Tensor | None
+    queries: torch.Tensor | None
+    arms: torch.Tensor
+    rewards: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.arms.shape[0])
+
+    def step(self, m: int, n_runs: int) -> tuple[Observation, torch.Tensor, torch.Tensor]:
+        """Logged interaction ``m`` as round ``t = m`` of ``n_runs`` runs: (observation, arms ``(n_runs,)``, rewards ``(n_runs,)``)."""
+        contexts = self.contexts[m].expand(n_runs, *self.contexts.shape[1:])
+        users = None if self.users is None else self.users[m].expand(n_runs)
+        queries = None if self.queries is None else self.queries[m].expand(n_runs, -1)
+        return Observation(m, contexts, users, queries), self.arms[m].expand(n_runs), self.rewards[m].expand(n_runs)
+
+    def digest(self) -> str:
+        """sha256 (first 16 hex digits) of every field's values: equal digests mean identical logs."""
+        h = hashlib.sha256()
+        for name in ("contexts", "users", "queries", "arms", "rewards"):
+            value = getattr(self, name)
+            h.update(name.encode())
+            if value is not None:
+                h.update(value.detach().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()[:16]
+
+
+class LoggedDataUnavailable(RuntimeError):
+    """A policy or experiment asked for logged interactions that its regime withholds (cold) or its environment lacks."""
+
+
+WARM_START_STREAM = "warm-start-logs"
+
+
 class BanditEnvironment(ABC):
-    """``n_runs`` independent runs of one bandit problem, ``horizon`` rounds each."""
+    """``n_runs`` independent runs of one bandit problem, ``horizon`` rounds each.
+
+    Information regime (paper: sec:regimes): with ``logs_allowed`` false (the cold regime) every
+    read of the environment's logged interactions raises :class:`LoggedDataUnavailable`;
+    ``logged_reads`` counts the reads that were served.
+    """
 
     n_runs: int
     n_arms: int
@@ -85,7 +134,33 @@ class BanditEnvironment(ABC):
     n_users: int = 1
     user_dim: int = 0
     pool: ItemPool | None = None
+    logs_allowed: bool = True
+    logged_reads: int = 0
+    warm_rounds: int = 0
+
+    @property
+    def history_capacity(self) -> int:
+        """Interactions a policy can be fed: the horizon plus the largest warm start served (``warm_rounds``).
+        Policies that store every pull size their history by it."""
+        return self.horizon + self.warm_rounds
 
     @abstractmethod
     def round(self, t: int) -> BanditRound:
         """The round ``t`` (0-based) of every run."""
+
+    def check_log_access(self) -> None:
+        """Count a read of logged interactions, or raise :class:`LoggedDataUnavailable` in the cold regime."""
+        if not self.logs_allowed:
+            raise LoggedDataUnavailable(f"{type(self).__name__}: the cold regime withholds logged interactions from every policy")
+        self.logged_reads += 1
+
+    def served_warm_start(self, logs: LoggedRounds) -> LoggedRounds:
+        """Record that ``logs`` may be fed before round 1 (policies built afterwards size their histories for it)."""
+        self.warm_rounds = max(self.warm_rounds, len(logs))
+        return logs
+
+    def logged(self, n_logged: int) -> LoggedRounds:
+        """The environment's first ``n_logged`` logged interactions (uniform logging policy), identical for
+        every run and every policy: the warm start of the warm regime. Drawn from keys of the environment
+        instance and :data:`WARM_START_STREAM`, never from run keys."""
+        raise LoggedDataUnavailable(f"{type(self).__name__} has no logged interactions for a warm start")

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
+from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
 from hare.envs.synthetic import LoggedInteractions
 from hare.random import CounterRNG, run_keys
 
@@ -65,6 +65,7 @@ class ClassificationBandit(BanditEnvironment):
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)`` fields."""
+        self.check_log_access()
         if n_samples > self.logged_rows.numel():
             raise ValueError(f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside (environment params.logged_rows)")
         rng = CounterRNG(keys.to(self.features.device))
@@ -72,6 +73,12 @@ class ClassificationBandit(BanditEnvironment):
         arms = rng.randint("logged-arm", 0, self.n_arms, (n_samples,))
         rewards = (self.labels[rows] == arms).to(torch.float64)
         return LoggedInteractions(self.features[rows], torch.zeros_like(rows), arms, rewards)
+
+    def logged(self, n_logged: int) -> LoggedRounds:
+        """``n_logged`` set-aside rows with uniformly random arms (see :meth:`BanditEnvironment.logged`)."""
+        logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.features.device))
+        x = logs.queries[0]  # (M, dim)
+        return self.served_warm_start(LoggedRounds(x[:, None, :].expand(-1, self.n_arms, -1), None, x, logs.items[0], logs.rewards[0]))
 
     def round(self, t: int) -> BanditRound:
         rows = self.order[:, t]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
+from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
 from hare.random import CounterRNG, run_keys
 
 
@@ -185,6 +185,7 @@ class SyntheticBandit(BanditEnvironment):
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""
+        self.check_log_access()
         c = self.config
         rng = CounterRNG(keys.to(self.device))
         queries = F.normalize(rng.normal("logged-query", 0, (n_samples, c.query_dim)), dim=-1)  # (n_sets, M, d_x)
@@ -193,6 +194,14 @@ class SyntheticBandit(BanditEnvironment):
         mean = torch.stack([self.mean_rewards(queries[s], users[s]).gather(1, items[s][:, None]).squeeze(1) for s in range(len(keys))])
         rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
         return LoggedInteractions(queries, users, items, rewards)
+
+    def logged(self, n_logged: int) -> LoggedRounds:
+        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`);
+        contexts ``[x, onehot(user)]`` as in :meth:`round`."""
+        logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.device))
+        x, users = logs.queries[0], logs.users[0]
+        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
+        return self.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, self.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
 
     def round(self, t: int) -> BanditRound:
         x = self.queries(t)

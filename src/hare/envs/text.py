@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
+from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
 from hare.envs.synthetic import LoggedInteractions
 from hare.random import CounterRNG, run_keys
 
@@ -305,6 +305,7 @@ class TextBandit(BanditEnvironment):
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""
+        self.check_log_access()
         c = self.config
         rng = CounterRNG(keys.to(self.device))
         queries = self.query_bank[rng.randint("logged-query", 0, c.n_queries, (n_samples,))]  # (n_sets, M, d)
@@ -314,6 +315,14 @@ class TextBandit(BanditEnvironment):
                             for s in range(len(keys))])
         rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
         return LoggedInteractions(queries, users, items, rewards)
+
+    def logged(self, n_logged: int) -> LoggedRounds:
+        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`);
+        contexts ``[x, onehot(user)]`` as in :meth:`round`."""
+        logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.device))
+        x, users = logs.queries[0], logs.users[0]
+        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
+        return self.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, self.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
 
     def round(self, t: int) -> BanditRound:
         x, users = self.queries(t), self.active_users(t)

@@ -9,10 +9,14 @@ Config shape (validated first by ``config/schema.yaml``)::
 
     environments: {<env>: {kind: synthetic|classification, params: {...}, dataset: <name>, horizon: <int>}}
     experiments:  {<exp>: {environments: [<env>...], horizon: <int>, n_runs: <int>,
+                           regime: cold|warm, n_logged: <int, warm only>,
                            policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]},
                                                 environments: [<env>...]}}}}
 
 ``environments`` in a policy entry restricts it to some of the experiment's environments.
+``regime`` (default ``cold``) is the experiment's information regime (paper: sec:regimes): in
+``warm`` every policy, tuning and reported runs alike, first learns from the same ``n_logged``
+logged interactions of the environment; in ``cold`` no policy sees a log.
 
 A policy entry with a ``grid`` expands to one job per point of the Cartesian
 product, labelled ``<label>@<param>=<value>,...``.
@@ -79,6 +83,15 @@ def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[st
     return {"name": name, "kind": env["kind"], "params": env.get("params") or {}, "dataset": env.get("dataset"), "horizon": int(env.get("horizon") or horizon)}
 
 
+def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
+    """``{"regime": ..., "n_logged": M}`` of an experiment entry (``M = 0`` in the cold regime)."""
+    regime = exp.get("regime", "cold")
+    return {"regime": regime, "n_logged": int(exp.get("n_logged", 0)) if regime == "warm" else 0}
+
+
+LOGGED_KINDS = ("synthetic", "classification")
+
+
 def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: str, policy: str, params: dict[str, Any], role: str, n_runs: int) -> Job:
     spec = {
         "experiment": experiment,
@@ -91,6 +104,7 @@ def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: st
         "base_seed": int(config["base_seed"]),
         "device": config.get("device", "cpu"),
         "record_every": int(config.get("record_every", 10)),
+        **regime_of(config["experiments"][experiment]),
     }
     return Job(experiment, env["name"], label, spec)
 
@@ -141,6 +155,8 @@ def validate_config(config: dict[str, Any]) -> None:
         for env_name in exp["environments"]:
             if env_name not in config["environments"]:
                 raise ConfigError(f"{where}.environments: unknown environment {env_name!r}; defined: {sorted(config['environments'])}")
+        regime = exp.get("regime", "cold")
+        _check_regime(config, exp, where)
         for label, entry in exp["policies"].items():
             name = entry.get("policy", label)
             if name not in known:
@@ -152,6 +168,7 @@ def validate_config(config: dict[str, Any]) -> None:
             for job_label, params in policy_points(label, entry):
                 try:
                     policy_config = make_config(name, params)
+                    policy_config.check_regime(regime)
                     for env_name in restricted:
                         policy_config.check_environment(config["environments"][env_name]["kind"])
                 except (ValueError, TypeError) as error:
@@ -170,6 +187,27 @@ def validate_config(config: dict[str, Any]) -> None:
     for name, table in config.get("tables", {}).items():
         if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
             raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")
+
+
+def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> None:
+    """A warm experiment names ``n_logged >= 1`` and runs only on environments that log (and hold that many rows)."""
+    regime = exp.get("regime", "cold")
+    if regime not in ("cold", "warm"):
+        raise ConfigError(f"{where}.regime: must be 'cold' or 'warm' (got {regime!r})")
+    if regime == "cold":
+        if "n_logged" in exp:
+            raise ConfigError(f"{where}.n_logged: only a warm experiment has logged interactions (regime is 'cold')")
+        return
+    n_logged = exp.get("n_logged")
+    if not isinstance(n_logged, int) or isinstance(n_logged, bool) or n_logged < 1:
+        raise ConfigError(f"{where}.n_logged: a warm experiment needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+    for env_name in exp["environments"]:
+        env = config["environments"][env_name]
+        if env["kind"] not in LOGGED_KINDS:
+            raise ConfigError(f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} (kind {env['kind']!r}) does not have")
+        rows = (env.get("params") or {}).get("logged_rows", 0)
+        if env["kind"] == "classification" and n_logged > rows:
+            raise ConfigError(f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside (environments.{env_name}.params.logged_rows)")
 
 
 def _check_decomposition_grid(grid: dict[str, Any], where: str) -> None:

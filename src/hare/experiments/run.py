@@ -23,13 +23,14 @@ import logging
 import resource
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from hare.envs.base import BanditEnvironment
+from hare.envs.base import BanditEnvironment, LoggedRounds
 from hare.io import config_hash, git_commit, package_versions, remove_stale_temporaries, write_json, write_npz
 from hare.policies.base import build_policy
 from hare.random import run_keys
@@ -99,16 +100,46 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
     raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
 
 
+REGIMES = ("cold", "warm")
+
+
+def warm_start_logs(spec: dict[str, Any], env: BanditEnvironment) -> LoggedRounds | None:
+    """The information regime of a job (paper: sec:regimes), applied to its environment.
+
+    ``cold``: the environment withholds its logged interactions from everything built after
+    this call (the policy included); returns ``None``. ``warm``: the first ``n_logged``
+    logged interactions of the environment, the same for every policy of the experiment.
+    """
+    regime = spec.get("regime", "cold")
+    if regime not in REGIMES:
+        raise ValueError(f"job {spec['label']!r}: regime must be one of {REGIMES}, got {regime!r}")
+    if regime == "cold":
+        env.logs_allowed = False
+        return None
+    return env.logged(int(spec["n_logged"]))
+
+
+def regime_record(spec: dict[str, Any], logs: LoggedRounds | None) -> dict[str, Any]:
+    """The sidecar's account of the warm start: regime, ``M`` and the digest of the logs fed (identical across policies)."""
+    if logs is None:
+        return {"regime": "cold", "n_logged": 0, "warm_start_digest": None}
+    return {"regime": "warm", "n_logged": len(logs), "warm_start_digest": logs.digest()}
+
+
 def checkpoints(horizon: int, record_every: int) -> np.ndarray:
     """1-based rounds at which curves are recorded: every ``record_every`` rounds and the last."""
     rounds = np.arange(record_every, horizon + 1, record_every)
     return rounds if rounds.size and rounds[-1] == horizon else np.append(rounds, horizon)
 
 
-def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False, name: str | None = None) -> dict[str, np.ndarray]:
+def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False, name: str | None = None,
+             logs: LoggedRounds | None = None) -> dict[str, np.ndarray]:
     """Play ``env.horizon`` rounds; return the arrays of the result file.
 
     ``name`` is the environment's name in error messages (default: its class name).
+    ``logs`` (the warm regime): the policy first learns from them (:meth:`Policy.warm_start`),
+    and online round ``t`` is shown to it as round ``M + t``, as if it had played the ``M``
+    logged rounds itself; regret and reward count the online rounds only.
     On CPU the inputs are checked every round before the policy sees them; on a GPU the
     first bad round is tracked on the device and checked at every recorded round, so the
     check adds no host synchronisation per round.
@@ -121,19 +152,24 @@ def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool =
     reward = torch.zeros_like(regret)
     first_bad = torch.full((), -1, dtype=torch.int64, device=device)
     regret_curve, reward_curve = [], []
+    offset = 0
+    if logs is not None:
+        policy.warm_start(logs)
+        offset = len(logs)
     bar = _progress(env.horizon, progress)
     for t in range(env.horizon):
         round_ = env.round(t)
+        observation = replace(round_.observation, t=t + offset) if offset else round_.observation
         if device.type == "cpu":
-            if nonfinite_inputs(round_.observation):
+            if nonfinite_inputs(observation):
                 _raise_nonfinite(name, t)
         else:
-            first_bad = torch.where((first_bad < 0) & nonfinite_inputs(round_.observation), t, first_bad)
-        arms = policy.select(round_.observation)
+            first_bad = torch.where((first_bad < 0) & nonfinite_inputs(observation), t, first_bad)
+        arms = policy.select(observation)
         rewards = round_.reward(arms)
         regret += round_.regret(arms)
         reward += rewards
-        policy.update(round_.observation, arms, rewards)
+        policy.update(observation, arms, rewards)
         if t in record_at:
             if device.type != "cpu" and first_bad >= 0:
                 _raise_nonfinite(name, int(first_bad))
@@ -224,12 +260,13 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     env = build_environment(spec, device, dataset_path)
+    logs = warm_start_logs(spec, env)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
     start = time.perf_counter()
-    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"])
+    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"], logs)
     wall = time.perf_counter() - start
     write_npz(out, **arrays)
-    sidecar = {**provenance(spec, env, device, wall), "total_regret_mean": float(arrays["total_regret"].mean())}
+    sidecar = {**provenance(spec, env, device, wall), **regime_record(spec, logs), "total_regret_mean": float(arrays["total_regret"].mean())}
     write_json(out.with_suffix(".json"), sidecar)
     log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
     return sidecar

@@ -6,6 +6,7 @@ buffers and parameters with a leading run dimension, so ``.to(device)`` and
 
     select(observation) -> arms    (n_runs,) int64
     update(observation, arms, rewards)
+    warm_start(logs)               the warm regime's logged interactions, before round 1
 
 on ``(n_runs, ...)`` tensors. Hyperparameters are a frozen dataclass validated at
 construction; each policy registers under the config name used everywhere else
@@ -22,7 +23,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from hare.envs.base import BanditEnvironment, Observation
+from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.covariance import shared_vector
 from hare.random import CounterRNG
 
@@ -37,6 +38,12 @@ class PolicyConfig:
 
     def check_environment(self, kind: str) -> None:
         """Raise ``ValueError`` if these hyperparameters cannot run on environments of ``kind``.
+
+        Called by config validation, before any job starts.
+        """
+
+    def check_regime(self, regime: str) -> None:
+        """Raise ``ValueError`` if these hyperparameters need information the regime (``cold | warm``) withholds.
 
         Called by config validation, before any job starts.
         """
@@ -74,6 +81,18 @@ class Policy(nn.Module, ABC):
     @abstractmethod
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         """Learn from the pulled ``arms`` ``(n_runs,)`` and their ``rewards`` ``(n_runs,)``."""
+
+    def warm_start(self, logs: LoggedRounds) -> None:
+        """Learn from ``M`` logged interactions before round 1 (the warm regime, paper: sec:regimes).
+
+        Each logged interaction ``m`` goes through :meth:`update` in logged order as round ``t = m``,
+        so the state equals that of a policy that played those arms online; the online rounds then
+        continue at ``t = M`` (:func:`hare.experiments.run.simulate`). Override only where feeding
+        ``update`` would be wrong or incomplete (HARE also fits its projections from the logs).
+        """
+        for m in range(len(logs)):
+            observation, arms, rewards = logs.step(m, self.n_runs)
+            self.update(observation, arms, rewards)
 
     def tie_break(self, scores: torch.Tensor, t: int) -> torch.Tensor:
         """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``.

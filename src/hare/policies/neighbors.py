@@ -191,11 +191,11 @@ class KNNUCBConfig(PolicyConfig):
 
 
 class NeighborPolicy(Policy):
-    """Holds the :class:`ArmHistory` (capacity: the horizon) and appends every pull to it."""
+    """Holds the :class:`ArmHistory` (capacity: the horizon plus any warm start) and appends every pull to it."""
 
     def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
-        self.history = ArmHistory(env.n_runs, env.n_arms, env.horizon, env.dim)
+        self.history = ArmHistory(env.n_runs, env.n_arms, env.history_capacity, env.dim)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         self.history.append(arms, pulled_contexts(observation.contexts, arms), rewards)

@@ -268,8 +268,8 @@ class BatchedReLUNetwork(nn.Module):
 class NeuralPolicy(Policy):
     """Shared machinery: input encoding, history of pulled arms, and minibatch SGD training.
 
-    Buffers: ``history_contexts`` ``(n_runs, horizon, dim)``, ``history_arms`` ``(n_runs, horizon)``,
-    ``history_rewards`` ``(n_runs, horizon)``, ``n_observed`` (scalar).
+    Buffers: ``history_contexts`` ``(n_runs, capacity, dim)``, ``history_arms`` ``(n_runs, capacity)``,
+    ``history_rewards`` ``(n_runs, capacity)`` (capacity: the horizon plus any warm start), ``n_observed`` (scalar).
     """
 
     networks_per_run = 1
@@ -278,9 +278,9 @@ class NeuralPolicy(Policy):
         super().__init__(config, env, keys)
         self.input_dim = env.n_arms * env.dim if config.encoding == "disjoint" else env.dim
         self.network = BatchedReLUNetwork(self.rng, "neural-init", self.networks_per_run, config.width, self.input_dim)
-        self.register_buffer("history_contexts", torch.zeros(env.n_runs, env.horizon, env.dim))
-        self.register_buffer("history_arms", torch.zeros(env.n_runs, env.horizon, dtype=torch.int64))
-        self.register_buffer("history_rewards", torch.zeros(env.n_runs, env.horizon))
+        self.register_buffer("history_contexts", torch.zeros(env.n_runs, env.history_capacity, env.dim))
+        self.register_buffer("history_arms", torch.zeros(env.n_runs, env.history_capacity, dtype=torch.int64))
+        self.register_buffer("history_rewards", torch.zeros(env.n_runs, env.history_capacity))
         self.register_buffer("n_observed", torch.zeros((), dtype=torch.int64))
 
     def encode_all_arms(self, contexts: torch.Tensor) -> torch.Tensor:
@@ -525,7 +525,7 @@ class BootstrapNN(NeuralPolicy):
 
     ``q = n_networks`` networks per run, groups ``run * q + j``. The point observed at round ``s``
     enters network ``j``'s data iff ``u_{s, j} < inclusion_probability`` (``u`` from stream
-    ``"bootstrap-mask"`` at counter ``s``), buffer ``inclusion`` ``(n_runs, horizon, q)``. Round
+    ``"bootstrap-mask"`` at counter ``s``), buffer ``inclusion`` ``(n_runs, capacity, q)``. Round
     ``t`` acts greedily on network ``j_t ~ U{0..q-1}`` (stream ``"bootstrap-head"``). Training
     weights each sampled point by its inclusion flag.
     """
@@ -535,7 +535,7 @@ class BootstrapNN(NeuralPolicy):
     def __init__(self, config: BootstrapNNConfig, env: BanditEnvironment, keys: torch.Tensor):
         self.networks_per_run = config.n_networks
         super().__init__(config, env, keys)
-        self.register_buffer("inclusion", torch.zeros(env.n_runs, env.horizon, config.n_networks))
+        self.register_buffer("inclusion", torch.zeros(env.n_runs, env.history_capacity, config.n_networks))
 
     def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
         """Outputs of each run's network of the round, ``(n_runs, n_arms)`` float64."""
