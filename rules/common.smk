@@ -29,6 +29,11 @@ def job_resources():
     return {"gpu": int(res.get("gpu_per_job", 0)), "threads": int(res.get("threads_per_job", 1))}
 
 
+def experiment_resources():
+    """Site resources of the experiment batches (e.g. Slurm partition and GRES) from config ``resources.experiment_batches``."""
+    return dict(config.get("resources", {}).get("experiment_batches", {}))
+
+
 def run_files(experiment=None, environment=None):
     """Report run files, optionally of one experiment and environment."""
     return [
@@ -39,8 +44,10 @@ def run_files(experiment=None, environment=None):
 
 
 def table_runs(wildcards):
-    """Report runs behind a table: one experiment's, or every experiment's (``experiment: all``)."""
+    """Report runs behind a table: one experiment's, a list of experiments', or every experiment's (``experiment: all``)."""
     experiment = config["tables"][wildcards.table]["experiment"]
+    if isinstance(experiment, list):
+        return [path for name in experiment for path in run_files(name)]
     return run_files(None if experiment == "all" else experiment)
 
 
@@ -54,18 +61,25 @@ def final_targets(manifest=True):
     return targets
 
 
-def job_of(wildcards):
-    return JOBS[f"{wildcards.folder}/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
+def batches():
+    """Jobs grouped into batches, one per (folder, experiment, environment): ``{(folder, experiment, environment): [job, ...]}``.
+
+    A batch runs in one process (``hare run-batch``), so the interpreter and torch start once per
+    batch instead of once per job; every job still writes its own result and sidecar.
+    """
+    grouped = {}
+    for job in JOBS.values():
+        folder = job.stem.split("/", 1)[0]
+        grouped.setdefault((folder, job.experiment, job.environment), []).append(job)
+    return {key: sorted(jobs, key=lambda j: j.label) for key, jobs in sorted(grouped.items())}
 
 
-def job_inputs(wildcards):
-    """The prepared dataset of a job and, for a tuned report job, its selected hyperparameters."""
-    job = job_of(wildcards)
-    dataset = job.spec["environment"]["dataset"]
-    return {
-        "dataset": [f"results/data/prepared/{dataset}.npz"] if dataset else [],
-        "selected": [f"results/{job.selection}"] if job.selection else [],
-    }
+def batch_entries(jobs):
+    """The ``--jobs`` JSON of ``hare run-batch`` for ``jobs``."""
+    return json.dumps(
+        [{"job": job.spec, "out": f"results/{job.stem}.npz", "selected": f"results/{job.selection}" if job.selection else None} for job in jobs],
+        sort_keys=True,
+    )
 
 
 def option(flag, paths):

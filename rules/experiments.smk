@@ -1,25 +1,32 @@
-rule run_job:
-    """One (experiment, environment, policy point) with all its seeds batched; folder is runs (reported) or tuning."""
-    input:
-        unpack(job_inputs),
-    output:
-        npz="results/{folder}/{experiment}/{environment}/{label}.npz",
-        sidecar="results/{folder}/{experiment}/{environment}/{label}.json",
-    params:
-        job=lambda wc: json.dumps(job_of(wc).spec, sort_keys=True),
-        dataset=lambda wc, input: option("--dataset", input.dataset),
-        selected=lambda wc, input: option("--selected", input.selected),
-        hare=HARE,
-    resources:
-        gpu=job_resources()["gpu"],
-    threads: job_resources()["threads"]
-    log:
-        "results/logs/{folder}/{experiment}/{environment}/{label}.log",
-    conda:
-        "../envs/hare.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} {params.hare} run --job {params.job:q} --out {output.npz:q} "
-        "{params.dataset} {params.selected} --progress off > {log:q} 2>&1"
+# One rule per batch (folder, experiment, environment): its jobs run in one process and each writes its
+# own <label>.npz and .json. The rules are named run_<folder>_<experiment>_<environment>; the Slurm
+# profile gives them their site resources through config `resources` (see profiles/slurm/config.yaml).
+for (_folder, _experiment, _environment), _jobs in batches().items():
+    _dataset = _jobs[0].spec["environment"]["dataset"]
+
+    rule:
+        name:
+            f"run_{_folder}_{_experiment}_{_environment}"
+        input:
+            dataset=[f"results/data/prepared/{_dataset}.npz"] if _dataset else [],
+            selected=[f"results/{job.selection}" for job in _jobs if job.selection],
+        output:
+            npz=[f"results/{job.stem}.npz" for job in _jobs],
+            sidecar=[f"results/{job.stem}.json" for job in _jobs],
+        params:
+            jobs=batch_entries(_jobs),
+            dataset=(lambda wc, input: option("--dataset", input.dataset)),
+            hare=HARE,
+        resources:
+            gpu=job_resources()["gpu"],
+            **experiment_resources(),
+        threads: job_resources()["threads"]
+        log:
+            f"results/logs/{_folder}/{_experiment}/{_environment}.log",
+        conda:
+            "../envs/hare.yaml"
+        shell:
+            "OMP_NUM_THREADS={threads} {params.hare} run-batch --jobs {params.jobs:q} {params.dataset} --progress off > {log:q} 2>&1"
 
 
 rule select_hyperparameters:

@@ -93,6 +93,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run_batch(args: argparse.Namespace) -> int:
+    from hare.experiments.run import run_batch
+
+    run_batch(json.loads(args.jobs), args.dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    return 0
+
+
 def cmd_select(args: argparse.Namespace) -> int:
     from hare.experiments.selection import write_selection
 
@@ -229,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("run-batch", help="run several jobs of one (experiment, environment) in one process")
+    p.add_argument("--jobs", required=True, help='JSON list of {"job": specification, "out": result .npz, "selected": selection .json or null}')
+    p.add_argument("--dataset", default=None, help="prepared dataset .npz for classification and replay environments")
+    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
+    p.set_defaults(func=cmd_run_batch)
 
     p = sub.add_parser("select", help="choose hyperparameters from tuning runs")
     p.add_argument("runs", nargs="+")

@@ -140,7 +140,7 @@ def test_replay_job_end_to_end_on_the_open_bandit_sample(open_bandit_sample, tmp
     for name in ("ipw", "snipw", "dm", "dr"):
         assert arrays[f"ope_{name}"].shape == arrays[f"ope_{name}_se"].shape == (2,)
         assert np.isfinite(arrays[f"ope_{name}"]).all()
-    assert sidecar["job"] == spec and sidecar["n_logged"] == 10_000 and sidecar["greedy_rule"] == "ridge posterior mean"
+    assert sidecar["job"] == spec and sidecar["logged_events"] == 10_000 and sidecar["regime"] == "cold" and sidecar["greedy_rule"] == "ridge posterior mean"
     assert abs(float(arrays["logged_mean_reward"]) - 46 / 10_000) < 1e-12
 
     again = tmp_path / "again.npz"

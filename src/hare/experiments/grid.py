@@ -185,8 +185,10 @@ def validate_config(config: dict[str, Any]) -> None:
     if "decomposition_grid" in config.get("theory", {}):
         _check_decomposition_grid(config["theory"]["decomposition_grid"], "theory.decomposition_grid")
     for name, table in config.get("tables", {}).items():
-        if table["experiment"] != "all" and table["experiment"] not in config["experiments"]:
-            raise ConfigError(f"tables.{name}.experiment: unknown experiment {table['experiment']!r}; defined: {sorted(config['experiments'])}")
+        named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
+        for experiment in named:
+            if experiment != "all" and experiment not in config["experiments"]:
+                raise ConfigError(f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}")
 
 
 def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> None:

@@ -33,7 +33,7 @@ import torch
 from hare.envs.base import Observation
 from hare.envs.replay import LoggedData, ReplayBandit, masked_update
 from hare.experiments import off_policy
-from hare.experiments.run import _progress, build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, resolve_device
+from hare.experiments.run import _progress, build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, regime_record, resolve_device, warm_start_logs
 from hare.io import write_json, write_npz
 from hare.policies.base import argmax_random_ties, build_policy
 
@@ -177,6 +177,7 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     env = build_environment(spec, device, dataset_path)
+    logs = warm_start_logs(spec, env)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
     start = time.perf_counter()
     arrays = run_replay(env, policy, record_every=spec["record_every"], progress=sys.stderr.isatty() if progress is None else progress)
@@ -187,7 +188,8 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     write_npz(out, **arrays)
     sidecar = {
         **provenance(spec, env, device, wall),
-        "n_logged": env.logged.n_rows,
+        **regime_record(spec, logs),
+        "logged_events": env.logged.n_rows,
         "greedy_rule": rule,
         "total_reward_mean": float(arrays["total_reward"].mean()),
         "total_accepted_mean": float(arrays["total_accepted"].mean()),
