@@ -23,6 +23,7 @@ import logging
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -133,13 +134,15 @@ def checkpoints(horizon: int, record_every: int) -> np.ndarray:
 
 
 def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool = False, name: str | None = None,
-             logs: LoggedRounds | None = None) -> dict[str, np.ndarray]:
+             logs: LoggedRounds | None = None, on_record: Callable[[int, Any], None] | None = None) -> dict[str, np.ndarray]:
     """Play ``env.horizon`` rounds; return the arrays of the result file.
 
     ``name`` is the environment's name in error messages (default: its class name).
     ``logs`` (the warm regime): the policy first learns from them (:meth:`Policy.warm_start`),
     and online round ``t`` is shown to it as round ``M + t``, as if it had played the ``M``
     logged rounds itself; regret and reward count the online rounds only.
+    ``on_record(t, policy)`` is called after the update of every recorded round ``t`` (0-based),
+    for measurements of the policy's state along the way; it must not change that state.
     On CPU the inputs are checked every round before the policy sees them; on a GPU the
     first bad round is tracked on the device and checked at every recorded round, so the
     check adds no host synchronisation per round.
@@ -175,6 +178,8 @@ def simulate(env: BanditEnvironment, policy, record_every: int, progress: bool =
                 _raise_nonfinite(name, int(first_bad))
             regret_curve.append(regret.clone())
             reward_curve.append(reward.clone())
+            if on_record is not None:
+                on_record(t, policy)
         bar(t)
     return {
         "rounds": rounds.astype(np.int64),
