@@ -18,7 +18,8 @@ UNDEFINED = re.compile(r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|T
 
 
 def paper_macros(run_files: Iterable[str | Path]) -> str:
-    """``\\regret<Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>`` and versions."""
+    """``\\regret<Exp><Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>``,
+    the information regime ``\\regime<Exp>`` (cold or warm) and its ``\\nLogged<Exp>`` (``M``, 0 when cold), and versions."""
     values: dict[str, str] = {}
     versions: dict[str, str] = {}
     for path in run_files:
@@ -30,6 +31,8 @@ def paper_macros(run_files: Iterable[str | Path]) -> str:
         values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
         values[macro_name("n", "runs", exp)] = str(row["n_runs"])
         values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
+        values[macro_name("regime", exp)] = sidecar.get("regime", "cold")
+        values[macro_name("n", "logged", exp)] = f"{int(sidecar.get('n_logged', 0) if sidecar.get('regime') == 'warm' else 0):,}".replace(",", "{,}")
     for package, version in versions.items():
         values[macro_name("version", package)] = escape(version)
     return macros(values)
