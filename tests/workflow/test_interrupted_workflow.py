@@ -16,23 +16,29 @@ from hare.experiments.manifest import is_provenance_file, read_manifest, reprodu
 from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
-N_RUN_JOBS = len(expand_jobs(yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())))
+def _batches() -> dict[str, list[str]]:
+    """``{batch: [result .npz, ...]}``: the smoke config's jobs grouped as the workflow's batch rules group them
+    (one rule ``run_<folder>_<experiment>_<environment>`` per batch)."""
+    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())
+    batches: dict[str, list[str]] = {}
+    for job in expand_jobs(config):
+        folder = job.stem.split("/", 1)[0]
+        batches.setdefault(f"run_{folder}_{job.experiment}_{job.environment}", []).append(f"results/{job.stem}.npz")
+    return batches
 
 
-def _finished_runs(workdir: Path) -> dict[str, int]:
-    """``{run .npz: mtime}`` of run jobs (reported and tuning) whose result and sidecar exist and that Snakemake recorded as finished."""
+BATCHES = _batches()
+
+
+def _finished_batches(workdir: Path) -> dict[str, dict[str, int]]:
+    """``{batch: {run .npz: mtime}}`` of batches whose every result and sidecar exist and that Snakemake recorded as finished."""
     incomplete = _incomplete(workdir)
-    return {
-        str(npz.relative_to(workdir)): npz.stat().st_mtime_ns
-        for folder in RUN_JOB_FOLDERS
-        if (workdir / "results" / folder).is_dir()
-        for npz in (workdir / "results" / folder).rglob("*.npz")
-        if npz.with_suffix(".json").exists() and str(npz.relative_to(workdir)) not in incomplete
-    }
-
-
-RUN_JOB_FOLDERS = ("runs", "tuning")
-"""The ``{folder}`` values of rule ``run_job``: both count towards its job total."""
+    finished = {}
+    for batch, outputs in BATCHES.items():
+        paths = [workdir / npz for npz in outputs]
+        if all(p.exists() and p.with_suffix(".json").exists() for p in paths) and not incomplete & {*outputs, *(o[:-4] + ".json" for o in outputs)}:
+            finished[batch] = {npz: (workdir / npz).stat().st_mtime_ns for npz in outputs}
+    return finished
 
 
 def _incomplete(workdir: Path) -> set[str]:
@@ -45,12 +51,12 @@ def _incomplete(workdir: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def interrupted_run(repository, tmp_path_factory):
-    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two run jobs finished, unlocked and resumed."""
+    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two experiment batches finished, unlocked and resumed."""
     workdir = copy_repository(repository, tmp_path_factory.mktemp("interrupted"))
     command = [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
     process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while len(_finished_runs(workdir)) < 2:
+    while len(_finished_batches(workdir)) < 2:
         assert process.poll() is None, "snakemake ended before it could be interrupted"
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -58,7 +64,7 @@ def interrupted_run(repository, tmp_path_factory):
     process.wait()
     time.sleep(0.5)
 
-    complete = _finished_runs(workdir)
+    complete = _finished_batches(workdir)
     stray = [p.name for p in (workdir / "results").rglob(".*.tmp")]
     unlock = subprocess.run([*command, "--unlock"], cwd=workdir, capture_output=True, text=True)
     assert unlock.returncode == 0, unlock.stderr[-2000:]
@@ -78,14 +84,16 @@ def _job_count(log: str, rule: str) -> int:
 
 def test_the_kill_left_work_to_redo(interrupted_run):
     _, complete, _, _ = interrupted_run
-    assert 2 <= len(complete) < N_RUN_JOBS
+    assert 2 <= len(complete) < len(BATCHES)
 
 
-def test_the_resumed_run_redoes_only_the_missing_jobs(interrupted_run):
+def test_the_resumed_run_redoes_only_the_missing_batches(interrupted_run):
     workdir, complete, _, log = interrupted_run
-    assert _job_count(log, "run_job") == N_RUN_JOBS - len(complete)
-    for relative, mtime in complete.items():
-        assert (workdir / relative).stat().st_mtime_ns == mtime, f"{relative} was recomputed"
+    for batch in BATCHES:
+        assert _job_count(log, batch) == (0 if batch in complete else 1), batch
+    for outputs in complete.values():
+        for relative, mtime in outputs.items():
+            assert (workdir / relative).stat().st_mtime_ns == mtime, f"{relative} was recomputed"
 
 
 def test_no_temporary_file_survives(interrupted_run):

@@ -183,7 +183,6 @@ def _local_profile(repository: Path, dest: Path) -> Path:
     """profiles/slurm with the site settings of this one-node cluster: its partition, no GPU, small jobs."""
     profile = yaml.safe_load((repository / "profiles" / "slurm" / "config.yaml").read_text())
     profile["default-resources"].update({"slurm_partition": PARTITION, "mem_mb": 1000, "runtime": 30})
-    profile["set-resources"]["run_job"] = {"slurm_partition": PARTITION, "mem_mb": 1500, "runtime": 30, "cpus_per_task": 1}
     profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "slurm-status-command": "squeue", "slurm-init-seconds-before-status-checks": 2, "slurm-keep-successful-logs": True})
     dest.mkdir(parents=True)
     (dest / "config.yaml").write_text(yaml.safe_dump(profile))
@@ -208,7 +207,7 @@ def test_jobs_went_through_sbatch(slurm_run):
     slurm_logs = list((workdir / ".snakemake" / "slurm_logs").rglob("*.log"))
     assert job_ids, log[-3000:]
     assert len(slurm_logs) >= 7, "every rule (run jobs included) should have a Slurm log"
-    assert any("run_job" in str(p) for p in slurm_logs)
+    assert any("run_runs_" in str(p) for p in slurm_logs) and any("run_tuning_" in str(p) for p in slurm_logs)
 
 
 def test_slurm_results_equal_a_local_run(slurm_run, reference_run):
