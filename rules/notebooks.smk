@@ -1,6 +1,7 @@
 TERMS_JSON = "results/checks/regret_terms.json"
 TERMS_NPZ = "results/checks/regret_terms.npz"
 PERSONALIZATION_JSON = "results/checks/personalization.json"
+CONVERGENCE_JSON = "results/checks/convergence.json"
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
 # check files included, which are passed again as named parameters.
@@ -10,6 +11,7 @@ NOTEBOOK_INPUTS = {
     "ablations": lambda: {"runs": run_files("hare_ablations") + run_files("sensitivity"), "experiments": ["hare_ablations", "sensitivity"]},
     "decomposition": lambda: {"runs": [TERMS_JSON, TERMS_NPZ], "terms_json": TERMS_JSON, "terms_npz": TERMS_NPZ},
     "personalization": lambda: {"runs": [PERSONALIZATION_JSON], "personalization_json": PERSONALIZATION_JSON},
+    "convergence": lambda: {"runs": [CONVERGENCE_JSON], "convergence_json": CONVERGENCE_JSON},
     "runtime": lambda: {"runs": run_files(), "scaling_experiment": "scaling"},
 }
 NOTEBOOK_FIGURES = {
@@ -18,6 +20,7 @@ NOTEBOOK_FIGURES = {
     "ablations": ["paper/figures/hare_ablations.pdf", "paper/figures/sensitivity.pdf"],
     "decomposition": ["paper/figures/decomposition.pdf"],
     "personalization": ["paper/figures/personalization.pdf"],
+    "convergence": ["paper/figures/convergence.pdf"],
     "runtime": ["paper/figures/runtime.pdf"],
 }
 

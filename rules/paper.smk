@@ -43,6 +43,7 @@ rule paper_pdf:
             "paper/generated/oful.tex",
             "paper/generated/regret_terms.tex",
             "paper/generated/regret_terms_grid.tex",
+            "paper/generated/convergence.tex",
             "paper/generated/table_bench.tex",
             "paper/generated/table_bench_neural.tex",
             "paper/generated/table_bench_hare.tex",

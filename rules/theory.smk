@@ -65,6 +65,24 @@ rule decomposition_grid:
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
+rule convergence:
+    """Do Sigma and the attention, updated online together, converge? Cluster-choice stability on fixed probes and the local regret slope."""
+    output:
+        json="results/checks/convergence.json",
+        tex="paper/generated/convergence.tex",
+        npz="results/checks/convergence.npz",
+    params:
+        config=lambda wc: json.dumps(config["theory"]["convergence"], sort_keys=True),
+        hare=HARE,
+    log:
+        "results/logs/theory/convergence.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} convergence --config-json {params.config:q} "
+        "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
+
+
 rule personalization:
     """Synthesize mode on the text environment: cross-user divergence, attention entropy, novelty, perplexity."""
     output:

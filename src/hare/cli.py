@@ -104,7 +104,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     from hare.experiments.selection import write_selection
 
     selection = write_selection(args.runs, args.out)
-    print(f"selected {selection['label']} ({selection['criterion']})")
+    tie = f"; tied with {', '.join(t for t in selection['ties'] if t != selection['label'])}, broken by {selection['tie_rule']}" if len(selection["ties"]) > 1 else ""
+    print(f"selected {selection['label']} ({selection['criterion']}{tie})")
     return 0
 
 
@@ -243,13 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
     p.set_defaults(func=cmd_run_batch)
 
-    p = sub.add_parser("select", help="choose hyperparameters from tuning runs")
+    p = sub.add_parser("select", help="choose hyperparameters from tuning runs (the selection lists tied points)")
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_select)
 
-    p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX)")
-    p.add_argument("runs", nargs="+")
+    p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
+    p.add_argument("runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)")
     p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published", "replay"))
     p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
     p.add_argument("--published", default=None, help="CSV of published numbers (kind published)")
@@ -323,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 PASSTHROUGH = {
     "decomposition": ("hare.theory.decomposition", "the measured regret decomposition against its bounds"),
     "decomposition-grid": ("hare.theory.decomposition_grid", "the measured regret decomposition over a (C, d_k) grid"),
+    "convergence": ("hare.experiments.convergence", "stability of HARE's cluster choices and the local regret slope along a run"),
     "bench": ("hare.experiments.bench", "policy throughput benchmark against peer libraries"),
     "bench-neural": ("hare.experiments.bench_neural", "NeuralUCB exploration modes: loop vs Jacobian vs diagonal"),
     "bench-hare": ("hare.experiments.bench_hare", "HARE select-mode latency and memory against N, C, H, d_k"),

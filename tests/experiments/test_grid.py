@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from hare.experiments.grid import expand_jobs, policy_points
+from hare.experiments.grid import ConfigError, expand_jobs, policy_points
 
 
 @pytest.fixture
@@ -82,3 +82,118 @@ def test_job_spec_changes_only_with_its_own_config(smoke_config):
     before = {j.stem: j.spec for j in expand_jobs(smoke_config)}
     after = {j.stem: j.spec for j in expand_jobs(changed)}
     assert {s for s in before if before[s] != after[s]} == {"runs/regret/synthetic_linear/linucb", "runs/regret/mushroom/linucb"}
+
+
+def _budget_config(**policies):
+    """A tuned experiment over the given policy entries (validated without the schema)."""
+    return {
+        "base_seed": 7,
+        "environments": {"mushroom": {"kind": "classification", "dataset": "mushroom"}},
+        "experiments": {"tuned": {"environments": ["mushroom"], "horizon": 50, "n_runs": 2, "n_tuning_runs": 2, "tune": True, "policies": dict(policies)}},
+    }
+
+
+def _validate(config):
+    from hare.experiments.grid import validate_config
+
+    validate_config(config)
+
+
+def test_every_tunable_hyperparameter_is_a_field_of_its_config():
+    import dataclasses
+
+    from hare.policies.base import policy_class, policy_names
+
+    for name in policy_names():
+        config_class = policy_class(name).config_class
+        assert set(config_class.tunable) <= {f.name for f in dataclasses.fields(config_class)}, name
+        assert "tunable" not in {f.name for f in dataclasses.fields(config_class)}, name
+    assert policy_class("random").config_class.tunable == ()
+    assert policy_class("linucb").config_class.tunable == ("alpha",)
+    assert policy_class("knn_kl_ucb").config_class.tunable == policy_class("knn_ucb").config_class.tunable == ("theta",)
+
+
+def test_equal_grids_and_untunable_policies_pass():
+    _validate(_budget_config(
+        random={}, linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}}, lin_ts={"grid": {"nu": [0.01, 0.1, 1.0]}},
+        neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0, 10.0]}}, ucb1={"fixed": "the original rule, alpha = 1"},
+    ))
+
+
+def test_grids_of_different_sizes_are_rejected_naming_the_odd_entry():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}}, eps_greedy={"grid": {"epsilon": [0.01, 0.1, 0.2]}}, lin_ts={"grid": {"nu": [0.1, 1.0]}})
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid and 1 other.* have 3"):
+        _validate(config)
+
+
+def test_grid_sizes_must_agree_across_experiments():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}})
+    config["experiments"]["other"] = copy.deepcopy(config["experiments"]["tuned"])
+    config["experiments"]["other"]["policies"] = {"lin_ts": {"grid": {"nu": [0.1, 1.0]}}}
+    with pytest.raises(ConfigError, match=r"experiments\.other\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid has 3"):
+        _validate(config)
+
+
+def test_a_product_grid_counts_its_points():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0, 100.0]}}, neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0], "lam": [0.1, 1.0]}})
+    _validate(config)
+    config["experiments"]["tuned"]["policies"]["neural_ucb"]["grid"]["lam"] = [0.01, 0.1, 1.0]
+    with pytest.raises(ConfigError, match=r"policies\.(neural_ucb\.grid: 6|linucb\.grid: 4) points"):
+        _validate(config)
+
+
+def test_a_tunable_policy_without_grid_needs_a_fixed_reason():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}})
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.kernel_ucb\.grid: required in a tuned experiment.*\['alpha'\].*fixed"):
+        _validate(config)
+    config["experiments"]["tuned"]["policies"]["kernel_ucb"]["fixed"] = "kept at seed 002's value"
+    _validate(config)
+
+
+def test_fixed_beside_a_grid_or_empty_is_rejected():
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.fixed: an entry with a grid is tuned"):
+        _validate(_budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}, "fixed": "no"}))
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.fixed: must be a non-empty reason"):
+        _validate(_budget_config(linucb={"fixed": " "}))
+
+
+def test_a_grid_over_an_untunable_hyperparameter_is_rejected():
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.grid: \['lam'\] is not tunable for policy 'linucb'"):
+        _validate(_budget_config(linucb={"grid": {"alpha": [0.1, 1.0], "lam": [1.0]}}))
+    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.eps\.grid: \['decay'\] is not tunable.*'eps_greedy'.*\['epsilon'\]"):
+        _validate(_budget_config(eps={"policy": "eps_greedy", "grid": {"epsilon": [0.1, 0.2], "decay": [0.0]}}))
+
+
+def test_experiments_without_tuning_are_free_to_sweep():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}})
+    config["experiments"]["sweep"] = {"environments": ["mushroom"], "horizon": 50, "n_runs": 2, "n_tuning_runs": 2,
+                                      "policies": {"lnucb_ta": {"grid": {"kappa": [0.0, 0.5, 1.0, 0.25, 0.75]}}, "linucb": {"params": {"alpha": 1.0}}}}
+    _validate(config)
+
+
+def test_the_fixed_reason_travels_in_the_job_spec():
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "seed 002's value"})
+    jobs = {j.stem: j for j in expand_jobs(config)}
+    assert jobs["runs/tuned/mushroom/kernel_ucb"].spec["fixed"] == "seed 002's value"
+    assert "fixed" not in jobs["runs/tuned/mushroom/linucb"].spec
+
+
+def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):
+    import yaml
+
+    from hare.experiments.config import schema_errors
+
+    config = yaml.safe_load((repository / "config" / "smoke.yaml").read_text())
+    experiments = sorted(config["experiments"])
+    config["tables"]["classification"]["experiment"] = experiments[:2]
+    config["tables"]["synthetic"]["experiment"] = "all"
+    first = next(iter(config["experiments"][experiments[0]]["policies"].values()))
+    first.pop("grid", None)
+    first["fixed"] = "a reason"
+    assert not [e for e in schema_errors(config) if e.startswith(("tables.", f"experiments.{experiments[0]}.policies"))]
+    for bad in ([], [experiments[0], experiments[0]], 3, "Not-a-name"):
+        config["tables"]["classification"]["experiment"] = bad
+        assert any(e.startswith("tables.classification.experiment") for e in schema_errors(config)), bad
+    config["tables"]["classification"]["experiment"] = experiments[:2]
+    first["fixed"] = ""
+    assert any(".fixed" in e for e in schema_errors(config))

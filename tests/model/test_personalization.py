@@ -23,7 +23,7 @@ def env():
 def test_random_projections_are_user_blind_learned_ones_are_not(env):
     items, queries = env.pool.embeddings, env.query_bank
     random = random_projections(2, 8, env.query_dim, env.user_dim, items.shape[1], seed=0)
-    learned, fit = learned_projections(env, 2, 8, 1000, 200, 0.03, 0)
+    learned, fit = learned_projections(env.logged(1000), items, env.n_users, env.user_dim, 2, 8, 200, 0.03, 0)
     sim_random = pairwise_cosine(user_outputs(random, env.users, queries, items))
     sim_learned = pairwise_cosine(user_outputs(learned, fit.user_states, queries, items))
     # Measured: random 0.99993 (near-uniform attention, z close to the pool mean), learned 0.964.

@@ -23,14 +23,15 @@ from hare.theory.decomposition import (
 )
 
 ENV = {"n_items": 24, "n_clusters": 4, "item_dim": 8, "query_dim": 6, "user_dim": 3, "key_dim": 4, "n_users": 3}
-HARE = {"fit_steps": 40, "n_logged": 300}
+HARE = {"fit_steps": 40}
+N_LOGGED = 300
 HORIZONS = [30, 60, 120]
 N_RUNS = 3
 SEED = 7
 
 
 def small_run(**kwargs):
-    return run_decomposition(ENV, HARE, HORIZONS, N_RUNS, SEED, n_boot=100, n_eps_queries=256, **kwargs)
+    return run_decomposition(ENV, HARE, HORIZONS, N_RUNS, SEED, n_boot=100, n_eps_queries=256, n_logged=N_LOGGED, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,8 @@ def test_measured_elliptical_potential_is_below_its_closed_form(result):
 
 
 def test_variants_see_identical_environment_draws(result):
-    """Each variant run alone, on its own environment object with the same keys, reproduces the lock-step curves."""
+    """Each variant run alone, on its own environment object with the same keys and warm-started through
+    simulate with the same logs, reproduces the lock-step curves."""
     env_keys = run_keys(SEED, range(N_RUNS), "decomposition", "environment")
     policy_keys = run_keys(SEED, range(N_RUNS), "decomposition", "policy")
     config = SyntheticConfig(**ENV)
@@ -63,7 +65,9 @@ def test_variants_see_identical_environment_draws(result):
         optimal = np.stack([env.round(t).optimal_arms.numpy() for t in range(HORIZONS[-1])], 1)
         np.testing.assert_array_equal(optimal, result["arrays"]["optimal_arms"])
         policy = build_policy("hare", {"key_dim": ENV["key_dim"], **HARE, **overrides}, env, policy_keys)
-        alone = simulate(env, policy, record_every=HORIZONS[0])
+        logs = env.logged(N_LOGGED)
+        assert logs.digest() == result["warm_start"]["digest"]
+        alone = simulate(env, policy, record_every=HORIZONS[0], logs=logs)
         recorded = alone["rounds"].tolist()
         columns = [recorded.index(h) for h in HORIZONS]
         np.testing.assert_array_equal(alone["cumulative_regret"][:, columns], result["arrays"][f"regret_{variant}"])
@@ -117,14 +121,19 @@ def test_writers_produce_every_term(result, tmp_path):
 
 def test_main_writes_json_tex_and_npz(tmp_path):
     config = {"env_params": ENV, "hare_params": HARE, "horizons": [20, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
-              "baselines": False, "n_eps_queries": 128}
+              "baselines": False, "n_eps_queries": 128, "n_logged": 200}
     paths = [tmp_path / name for name in ("r.json", "r.tex", "r.npz")]
     assert decomposition.main(["--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
     arrays = read_npz(paths[2])
     for name in ("term_approx", "term_user", "term_explore", "regret_full", "horizons"):
         assert name in arrays
     assert arrays["term_user"].shape == (2, 2)
-    assert json.loads(paths[0].read_text())["config"]["horizons"] == [20, 40]
+    payload = json.loads(paths[0].read_text())
+    assert payload["config"]["horizons"] == [20, 40] and payload["config"]["n_logged"] == 200
+    assert payload["warm_start"]["n_logged"] == 200
+    tex = paths[1].read_text()
+    for name in ("ApproxOnlineMean", "ApproxFrozenMean", "ApproxRemovedFraction", "NLogged"):
+        assert f"\\newcommand{{\\decomposition{name}}}" in tex
 
 
 def test_rerun_gives_identical_json(result, tmp_path):
@@ -137,18 +146,21 @@ def test_rerun_gives_identical_json(result, tmp_path):
 
 
 def test_grid_over_clusters_and_key_dim():
-    grid = decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64)
+    grid = decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64,
+                                                n_logged=N_LOGGED)
     cells = {(cell["n_clusters"], cell["key_dim"]): cell for cell in grid["cells"]}
     assert set(cells) == {(2, 4), (3, 4)}
     for (clusters, key_dim), cell in cells.items():
         assert cell["constants"]["n_clusters"] == clusters and cell["constants"]["key_dim"] == key_dim
         assert {row["T"] for row in cell["rows"]} == {20}
+        assert set(cell["approx_by_mean"]) == {"R_approx_online", "R_approx_frozen", "removed_by_online_mean", "removed_fraction"}
     json.dumps(grid)
 
 
 @pytest.fixture(scope="module")
 def grid():
-    return decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4, 2], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64)
+    return decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4, 2], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64,
+                                                n_logged=N_LOGGED)
 
 
 def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
@@ -173,10 +185,70 @@ def test_grid_main_writes_json_and_tex(tmp_path):
     from hare.theory import decomposition_grid
 
     config = {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2, "base_seed": 1, "n_boot": 10,
-              "n_eps_queries": 64, "env_params": ENV, "hare_params": HARE}
+              "n_eps_queries": 64, "env_params": ENV, "hare_params": HARE, "n_logged": 100}
     out_json, out_tex = tmp_path / "g.json", tmp_path / "g.tex"
     assert decomposition_grid.main(["--config-json", json.dumps(config), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
     payload = json.loads(out_json.read_text())
     assert payload["config"] == config and payload["horizons"] == [10, 20]
     assert {row["T"] for row in payload["cells"][0]["rows"]} == {20}
     assert r"\toprule" in out_tex.read_text()
+
+
+def test_every_policy_is_warm_started_with_the_same_logs(result):
+    """The variants, the diagnostic, the mean ablation and the baselines all learned from the same M logs before round 1."""
+    warm = result["warm_start"]
+    assert warm["n_logged"] == N_LOGGED == result["config"]["n_logged"]
+    expected = {*VARIANTS, "selection_gap", "full_mean_frozen", "w_star_mean_frozen", "linucb", "lnucb_ta"}
+    assert set(warm["policies"]) == expected == set(result["regret"])
+    env = SyntheticBandit(SyntheticConfig(**ENV), 1, 1, run_keys(0, [0], "other"))
+    assert env.logged(N_LOGGED).digest() == warm["digest"]
+
+
+def test_mean_ablation_reports_r_approx_under_both_means(result):
+    ablation, arrays = result["mean_ablation"], result["arrays"]
+    assert ablation["main_mean"] == "online" and ablation["T"] == HORIZONS
+    np.testing.assert_array_equal(arrays["term_approx_mean_online"], arrays["term_approx"])
+    frozen = arrays["regret_full_mean_frozen"] - arrays["regret_w_star_mean_frozen"]
+    np.testing.assert_array_equal(arrays["term_approx_mean_frozen"], frozen)
+    np.testing.assert_allclose(ablation["R_approx_frozen"]["mean"], frozen.mean(0), rtol=0, atol=1e-12)
+    removed = frozen - arrays["term_approx"]
+    np.testing.assert_allclose(ablation["removed_by_online_mean"]["mean"], removed.mean(0), rtol=0, atol=1e-12)
+    for fraction, r, f in zip(ablation["removed_fraction"], removed.mean(0), frozen.mean(0), strict=True):
+        assert fraction is None if f <= 0 else fraction == pytest.approx(r / f)
+    # The frozen-mean policies are really different policies (their arms differ somewhere).
+    assert not np.array_equal(arrays["regret_full_mean_frozen"], arrays["regret_full"])
+
+
+def test_warm_started_bounds_run_to_m_plus_t():
+    """sqrt(T/(M+T)) bound(M+T) is the bound itself without a warm start, and the user sum shifts its rounds by M."""
+    from hare.theory.bounds import BOUNDS, user_regret_sum
+
+    constants = {"C": 3, "d_k": 4, "lam": 1.0, "delta": 0.05, "sigma": 0.1, "S": 1.0, "B_x": 2.0}
+    T = np.array([10.0, 100.0])
+    np.testing.assert_allclose(decomposition.warm_bound("hare_explore_oful", T, 0, **constants),
+                               np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T, **constants), dtype=float))
+    warm = decomposition.warm_bound("hare_explore_oful", T, 50, **constants)
+    cold_at_total = np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T + 50, **constants), dtype=float)
+    np.testing.assert_allclose(warm, np.sqrt(T / (T + 50)) * cold_at_total)
+    lam_min = np.linspace(1.0, 3.0, 6)
+    user = {"L_u": 2.0, "sigma": 0.1, "d_u": 3, "delta": 0.05}
+    shifted = decomposition.warm_user_regret_sum(lam_min, 4, **user)
+    by_hand = np.cumsum([2.0 * 0.1 * np.sqrt(3 * np.log((4 + s) / 0.05) / lam_min[s - 1]) for s in range(1, 7)])
+    np.testing.assert_allclose(shifted, by_hand)
+    np.testing.assert_allclose(decomposition.warm_user_regret_sum(lam_min, 0, **user), user_regret_sum(lam_min, **user))
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"n_logged": 0}, "n_logged"),
+    ({"n_logged": True}, "n_logged"),
+    ({"hare_params": {"n_logged": 300}}, "hare_params.n_logged"),
+    ({"hare_params": {"heads": 2}}, "unknown hyperparameter"),
+    ({"hare_params": {"mean": "sometimes"}}, "mean"),
+    ({"env_params": {"n_items": 0}}, "env_params"),
+    ({"baselines": ["neural_ucb"]}, "baselines"),
+])
+def test_settings_are_validated(settings, match):
+    with pytest.raises(ValueError, match=match):
+        decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, **settings})
+    decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
+    decomposition.check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)

@@ -94,8 +94,12 @@ def drop_unavailable_optional(config: dict[str, Any], raw_root: Path = Path("res
                 entry["environments"] = [env for env in entry["environments"] if env not in dropped_envs]
         if not experiment["environments"]:
             del pruned["experiments"][name]
+    kept = (*pruned["experiments"], "all")
+    for table in pruned.get("tables", {}).values():
+        if isinstance(table.get("experiment"), list):
+            table["experiment"] = [name for name in table["experiment"] if name in kept]
     pruned["tables"] = {name: table for name, table in pruned.get("tables", {}).items()
-                        if table.get("experiment") in (*pruned["experiments"], "all")}
+                        if (table.get("experiment") or None) and all(name in kept for name in (table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]))}
     for status in skipped:
         print(f"hare: optional dataset {status.dataset!r} skipped: {status.reason}. "
               f"Its environments ({', '.join(sorted(e for e in dropped_envs if environments[e].get('dataset') == status.dataset))}) "

@@ -2,6 +2,16 @@
 
 Every table states what its numbers are: total pseudo-regret (or reward) of the
 reported runs, mean ± standard deviation over runs (ddof = 1), with the run count.
+
+Every table also states, from the run sidecars alone:
+
+* its information regime: the caption ends with a sentence generated from the runs'
+  ``regime`` and ``n_logged`` (runs without them, older files, are cold); a table whose
+  runs come from both regimes gets a Regime column;
+* the value each hyperparameter of a row took: for a tuned policy the point chosen on the
+  tuning runs (a dagger where the selection had ties), for an entry the config keeps
+  ``fixed`` its set value and the reason, otherwise the set value of the policy's
+  tunable hyperparameters. The CSV carries the same in extra columns.
 """
 
 from __future__ import annotations
@@ -9,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,13 +28,70 @@ import numpy as np
 
 from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
-from hare.report.names import display_name
+from hare.report.names import display_name, parameter_symbol
 
-FIELDS = ("experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward")
+FIELDS = (
+    "experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward",
+    "regime", "n_logged", "choice", "chosen", "tuned_grid", "selected_from", "ties", "fixed",
+)
+"""CSV columns. ``choice``: ``tuned`` (chosen on tuning runs), ``fixed`` (kept by the config, reason in ``fixed``),
+``set`` (not tuned: an experiment without tuning) or ``none`` (no tunable hyperparameter); ``chosen``: JSON of the
+values of the tuned (or tunable) hyperparameters; ``ties``: JSON list of the tuning labels tied with the chosen one
+(empty without a tie)."""
 TIMING_FIELDS = ("wall_time_s", "peak_rss_mb", "device")
 """Measured, not reproducible bit for bit: only the compute, scaling and replay tables carry them."""
 TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published", "replay")
 SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
+TIE_MARK = r"$^\dagger$"
+REGIMES = ("cold", "warm")
+
+
+def regime_of_run(sidecar: dict) -> tuple[str, int]:
+    """``(regime, n_logged)`` of a run: the sidecar's record, else its job's, else cold (older files)."""
+    job = sidecar.get("job", {})
+    regime = sidecar.get("regime") or job.get("regime") or "cold"
+    if regime not in REGIMES:
+        raise ValueError(f"run of {job.get('label')!r}: unknown regime {regime!r}")
+    n_logged = sidecar.get("n_logged", job.get("n_logged", 0)) if regime == "warm" else 0
+    return regime, int(n_logged or 0)
+
+
+def _tunable(policy: str) -> tuple[str, ...]:
+    from hare.policies.base import policy_class
+
+    try:
+        return tuple(policy_class(policy).config_class.tunable)
+    except KeyError:
+        return ()
+
+
+def _set_values(policy: str, params: dict, names: tuple[str, ...]) -> dict:
+    """The values ``names`` take for ``params`` (the policy's defaults filled in)."""
+    from hare.policies.base import make_config
+
+    try:
+        config = make_config(policy, params)
+        return {name: getattr(config, name) for name in names}
+    except (KeyError, TypeError, ValueError):
+        return {name: params[name] for name in names if name in params}
+
+
+def hyperparameter_choice(job: dict) -> dict:
+    """How a report run's hyperparameters were set, from its job specification (the sidecar's ``job``)."""
+    if "tuned_grid" in job:
+        grid = job["tuned_grid"]
+        ties = list(job.get("selection_ties") or [])
+        return {
+            "choice": "tuned", "chosen": json.dumps({k: job["params"].get(k) for k in sorted(grid)}, sort_keys=True),
+            "tuned_grid": json.dumps(grid, sort_keys=True), "selected_from": job.get("selected_from", ""),
+            "ties": json.dumps(ties if len(ties) > 1 else []), "fixed": "",
+        }
+    tunable = _tunable(job["policy"])
+    choice = "fixed" if "fixed" in job else "set" if tunable else "none"
+    return {
+        "choice": choice, "chosen": json.dumps(_set_values(job["policy"], job["params"], tunable), sort_keys=True),
+        "tuned_grid": "", "selected_from": "", "ties": json.dumps([]), "fixed": job.get("fixed", ""),
+    }
 
 
 def summarise_run(npz_path: str | Path) -> dict:
@@ -37,6 +105,7 @@ def summarise_run(npz_path: str | Path) -> dict:
     totals = arrays["total_regret"]
     mean = float(totals.mean())
     std = float(totals.std(ddof=1)) if totals.size > 1 else float("nan")
+    regime, n_logged = regime_of_run(sidecar)
     return {
         "experiment": job["experiment"],
         "environment": job["environment"]["name"],
@@ -49,6 +118,9 @@ def summarise_run(npz_path: str | Path) -> dict:
         "std": std,
         "std_over_mean_pct": 100.0 * std / mean if mean > 0 else float("nan"),
         "mean_reward": float(arrays["total_reward"].mean()),
+        "regime": regime,
+        "n_logged": n_logged,
+        **hyperparameter_choice(job),
         "wall_time_s": float(sidecar["wall_time_s"]),
         "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
         "device": sidecar["device"],
@@ -63,6 +135,7 @@ def _summarise_replay(arrays: dict, sidecar: dict) -> dict:
     """A replay run (Li et al. 2011): rewards of accepted rounds and off-policy estimates, no regret."""
     job = sidecar["job"]
     mean_reward = arrays["total_mean_reward"]
+    regime, n_logged = regime_of_run(sidecar)
     return {
         "experiment": job["experiment"],
         "environment": job["environment"]["name"],
@@ -75,6 +148,9 @@ def _summarise_replay(arrays: dict, sidecar: dict) -> dict:
         "std": float("nan"),
         "std_over_mean_pct": float("nan"),
         "mean_reward": float(arrays["total_reward"].mean()),
+        "regime": regime,
+        "n_logged": n_logged,
+        **hyperparameter_choice(job),
         "std_reward": _std(arrays["total_reward"]),
         "accepted": float(arrays["total_accepted"].mean()),
         "reward_per_accepted": float(np.nanmean(mean_reward)),
@@ -87,13 +163,117 @@ def _summarise_replay(arrays: dict, sidecar: dict) -> dict:
     }
 
 
+def _value_text(value) -> str:
+    """A hyperparameter value for a table cell: numbers in their shortest form (0.01, 1e-05, 10)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return f"{value:g}"
+    return escape(str(value))
+
+
+def _params_text(row: dict) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in json.loads(row["params"]).items())
+    return f"\\texttt{{{escape(params)}}}" + (TIE_MARK if tied(row) else "")
+
+
+def tied(row: dict) -> bool:
+    """Did the tuning runs of this row's selection tie between several points?"""
+    return len(json.loads(row.get("ties") or "[]")) > 1
+
+
+def _regimes(rows: list[dict]) -> list[tuple[str, int]]:
+    return sorted({(r["regime"], r["n_logged"]) for r in rows})
+
+
+def regime_sentence(rows: list[dict]) -> str:
+    """The sentence a table's caption ends with: the information regime(s) of its runs."""
+    regimes = _regimes(rows)
+    warm = [m for regime, m in regimes if regime == "warm"]
+    cold = any(regime == "cold" for regime, _ in regimes)
+    if len(regimes) == 1:
+        if cold:
+            return "Regime: cold, no policy sees a logged interaction."
+        return f"Regime: warm, every policy first learns from the same $M = {warm[0]}$ logged interactions."
+    parts = ["cold (no policy sees a logged interaction)"] if cold else []
+    if len(warm) == 1:
+        parts.append(f"warm (every policy first learns from the same $M = {warm[0]}$ logged interactions)")
+    else:
+        sizes = ", ".join(f"${m}$" for m in warm[:-1]) + f" or ${warm[-1]}$"
+        parts.append(f"warm (every policy of a row first learns from the same $M$ logged interactions, $M =$ {sizes})")
+    return f"Regimes: {' and '.join(parts)}; the Regime column gives each row's."
+
+
+def _regime_cell(regime: str, n_logged: int, rows: list[dict]) -> str:
+    several_m = len({m for reg, m in _regimes(rows) if reg == "warm"}) > 1
+    return f"warm ($M={n_logged}$)" if regime == "warm" and several_m else regime
+
+
+def _with_regime(rows: list[dict], header: list[str], align: str, body: list[list[str]]) -> tuple[list[str], str, list[list[str]]]:
+    """A Regime column in front when the rows (one per body line) come from more than one regime."""
+    if len(_regimes(rows)) < 2:
+        return header, align, body
+    return ["Regime", *header], "l" + align, [[_regime_cell(r["regime"], r["n_logged"], rows), *line] for r, line in zip(rows, body, strict=True)]
+
+
+def _fixed_marks(rows: list[dict]) -> dict[str, str]:
+    """A superscript letter per distinct ``fixed`` reason, in row order."""
+    reasons = list(dict.fromkeys(r["fixed"] for r in rows if r.get("choice") == "fixed"))
+    return {reason: "abcdefghijklmnopqrstuvwxyz"[i % 26] * (1 + i // 26) for i, reason in enumerate(reasons)}
+
+
+def _choice_cell(cells: list[dict | None], marks: dict[str, str]) -> tuple[str, bool]:
+    """The hyperparameter values of one table row: one value where every dataset agrees, else one per dataset (in column order).
+
+    Returns the cell's LaTeX and whether some value is listed per dataset.
+    """
+    present = [r for r in cells if r is not None]
+    values = [json.loads(r["chosen"]) if r is not None else None for r in cells]
+    names = list(dict.fromkeys(name for v in values if v is not None for name in v))
+    parts = []
+    per_dataset = False
+    for name in names:
+        per = [_value_text(v[name]) if v is not None and name in v else "--" for v in values]
+        distinct = {text for text, r in zip(per, cells, strict=True) if r is not None}
+        per_dataset = per_dataset or len(distinct) > 1
+        parts.append(f"{parameter_symbol(name)}={next(iter(distinct)) if len(distinct) == 1 else '/'.join(per)}")
+    text = ", ".join(parts) or "--"
+    choices = {r["choice"] for r in present}
+    if "fixed" in choices:
+        reason = next(r["fixed"] for r in present if r["choice"] == "fixed")
+        text += f" (fixed$^{{{marks[reason]}}}$)"
+    elif "set" in choices:
+        text += " (set)"
+    return text, per_dataset
+
+
+def hyperparameter_note(rows: list[dict], per_dataset: bool = False) -> str:
+    """What the Hyperparameters column's values, marks and daggers mean (only the parts the rows use)."""
+    notes = []
+    choices = {r["choice"] for r in rows}
+    if "tuned" in choices:
+        sizes = sorted({math.prod(len(v) for v in json.loads(r["tuned_grid"]).values()) for r in rows if r["choice"] == "tuned"})
+        budget = f"every tuned policy searched the same {sizes[0]} grid points" if len(sizes) == 1 else f"grids of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]} points"
+        notes.append(f"Hyperparameters: the values chosen on tuning runs with disjoint seeds (lowest mean total regret; {budget})"
+                     + ("; values separated by / are per dataset, in column order" if per_dataset else ""))
+    elif per_dataset:
+        notes.append("Hyperparameters separated by / are per dataset, in column order")
+    marks = _fixed_marks(rows)
+    if marks:
+        notes.append("fixed: not tuned, kept at the configured value (" + "; ".join(f"$^{{{mark}}}$ {escape(reason)}" for reason, mark in marks.items()) + ")")
+    if "set" in choices:
+        notes.append("set: not tuned in this experiment, the configured value")
+    if any(tied(r) for r in rows):
+        notes.append(f"{TIE_MARK}: grid points tied on the tuning runs; the first in sorted label order was taken (the CSV lists the tied points)")
+    return "; ".join(notes) + ("." if notes else "")
+
+
 def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """Replay evaluation on logged data: accepted rounds, cumulative and per-round reward, off-policy estimates, time."""
     body = []
     for r in rows:
-        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
         body.append([
-            escape(display_name(r["policy_name"])), f"\texttt{{{escape(params)}}}", format_number(r["accepted"], 1),
+            escape(display_name(r["policy_name"])), _params_text(r), format_number(r["accepted"], 1),
             f"{format_number(r['mean_reward'], 2)} $\\pm$ {format_number(r['std_reward'], 2)}",
             f"{format_number(r['reward_per_accepted'], 4)} $\\pm$ {format_number(r['reward_per_accepted_std'], 4)}",
             format_number(r["ope_ipw"], 4), format_number(r["ope_dr"], 4), format_number(r["wall_time_s"], 1),
@@ -102,11 +282,13 @@ def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
     notes = (f"Replay evaluation (Li et al.\\ 2011) over $n={n}$ runs, each streaming the logged rows in its own order: accepted rounds, "
              "clicks on accepted rounds and clicks per accepted round (mean $\\pm$ std over runs), off-policy estimates of the final greedy policy's "
              "click rate (IPW, doubly robust), and wall time of all runs batched (s).")
-    return booktabs_table(["Policy", "Hyperparameters", "Accepted", "Clicks", "Click rate", "IPW", "DR", "Time (s)"], body, "llrrrrrr", caption, label, notes, resize=True)
+    notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
+    header, align, body = _with_regime(rows, ["Policy", "Hyperparameters", "Accepted", "Clicks", "Click rate", "IPW", "DR", "Time (s)"], "llrrrrrr", body)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
 def summarise_runs(run_files: Iterable[str | Path]) -> list[dict]:
-    return sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["policy"]))
+    return sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["regime"], r["n_logged"], r["policy"]))
 
 
 def rows_to_csv(rows: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
@@ -123,45 +305,77 @@ def _spread(row: dict, with_pct: bool) -> str:
     return text + (f" ({format_number(row['std_over_mean_pct'])}\\%)" if with_pct else "")
 
 
+def _header_runs(rows: list[dict], key: str) -> str:
+    return "/".join(str(v) for v in sorted({r[key] for r in rows}))
+
+
 def regret_table_tex(rows: list[dict], caption: str, label: str, with_pct: bool = True) -> str:
-    """Policies as rows, environments as columns, total regret ``mean ± std (std/mean %)``; best mean per column in bold."""
+    """Policies as rows (grouped by regime when the runs come from both), environments as columns, total regret
+    ``mean ± std (std/mean %)``; best mean per column in bold; the hyperparameters each row used (chosen, fixed or set)
+    in a column, a dagger on a cell whose selection had ties; the caption ends with the regime sentence."""
     environments = sorted({r["environment"] for r in rows})
-    policies = sorted({r["policy"] for r in rows})
-    cell = {(r["policy"], r["environment"]): r for r in rows}
+    cell: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["regime"], r["n_logged"], r["policy"], r["environment"])
+        if key in cell:
+            raise ValueError(f"table {label!r}: two runs of {r['policy']!r} on {r['environment']!r} in the {r['regime']} regime "
+                             f"(experiments {cell[key]['experiment']!r} and {r['experiment']!r}); a row holds one run per dataset")
+        cell[key] = r
+    keys = sorted({(r["regime"], r["n_logged"], r["policy"]) for r in rows})
+    with_regime = len(_regimes(rows)) > 1
     best = {env: min(r["mean"] for r in rows if r["environment"] == env) for env in environments}
-    body = []
-    for policy in policies:
-        line = [escape(display_name(policy))]
-        for env in environments:
-            r = cell.get((policy, env))
+    marks = _fixed_marks([cell[(*key, env)] for key in keys for env in environments if (*key, env) in cell])
+    body: list[list[str]] = []
+    per_dataset = False
+    previous = keys[0][:2]
+    for key in keys:
+        cells = [cell.get((*key, env)) for env in environments]
+        if key[:2] != previous:
+            body.append([])
+            previous = key[:2]
+        choice, differs = _choice_cell(cells, marks)
+        per_dataset = per_dataset or differs
+        line = ([_regime_cell(key[0], key[1], rows)] if with_regime else []) + [escape(display_name(key[2])), choice]
+        for r in cells:
             if r is None:
                 line.append("--")
                 continue
             text = _spread(r, with_pct)
-            line.append(rf"\textbf{{{text}}}" if np.isclose(r["mean"], best[env]) else text)
+            text = rf"\textbf{{{text}}}" if np.isclose(r["mean"], best[r["environment"]]) else text
+            line.append(text + (TIE_MARK if tied(r) else ""))
         body.append(line)
-    first = {env: next(r for r in rows if r["environment"] == env) for env in environments}
-    header = ["Policy", *(escape(display_name(env)) + f" ($T={first[env]['horizon']}$, $n={first[env]['n_runs']}$)" for env in environments)]
-    notes = f"Total pseudo-regret, {SPREAD_NOTE}" + (" and std/mean in \\%" if with_pct else "") + "; lower is better; best per column in bold."
-    return booktabs_table(header, body, "l" + "r" * len(environments), caption, label, notes, resize=len(environments) > 2)
+    by_env = {env: [r for r in rows if r["environment"] == env] for env in environments}
+    sizes = {env: f"$T={_header_runs(by_env[env], 'horizon')}$, $n={_header_runs(by_env[env], 'n_runs')}$" for env in environments}
+    shared = len(set(sizes.values())) == 1
+    header = [
+        *(["Regime"] if with_regime else []), "Policy", "Hyperparameters",
+        *(escape(display_name(env)) if shared else rf"\begin{{tabular}}[b]{{@{{}}c@{{}}}}{escape(display_name(env))}\\ {sizes[env]}\end{{tabular}}" for env in environments),
+    ]
+    notes = ("Total pseudo-regret" + (f" ({sizes[environments[0]]} for every dataset)" if shared else "") + f", {SPREAD_NOTE}"
+             + (" and std/mean in \\%" if with_pct else "") + "; lower is better; best per column in bold.")
+    extra = hyperparameter_note(rows, per_dataset)
+    notes += (" " + extra) if extra else ""
+    align = ("l" if with_regime else "") + "ll" + "r" * len(environments)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=len(environments) > 1)
 
 
 def sensitivity_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """One row per (environment, policy point): its hyperparameters, regret and mean reward; best point per policy in bold."""
     best = {}
     for r in rows:
-        key = (r["environment"], r["policy_name"])
+        key = (r["environment"], r["regime"], r["n_logged"], r["policy_name"])
         best[key] = min(best.get(key, float("inf")), r["mean"])
     body = []
     for r in rows:
-        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
         text = _spread(r, with_pct=False)
-        bold = np.isclose(r["mean"], best[(r["environment"], r["policy_name"])])
-        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}"]
+        bold = np.isclose(r["mean"], best[(r["environment"], r["regime"], r["n_logged"], r["policy_name"])])
+        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), _params_text(r)]
         body.append([*names, rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
     n = rows[0]["n_runs"] if rows else 0
     notes = f"Total pseudo-regret, {SPREAD_NOTE}, $n={n}$; mean reward per round; best point of each policy in bold."
-    return booktabs_table(["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], body, "lllrr", caption, label, notes, resize=True)
+    notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
+    header, align, body = _with_regime(rows, ["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], "lllrr", body)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
 def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
@@ -169,11 +383,12 @@ def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
     body = []
     for r in rows:
         per_round_ms = 1000.0 * r["wall_time_s"] / r["horizon"]
-        params = ", ".join(f"{k}={v}" for k, v in json.loads(r["params"]).items())
-        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), f"\\texttt{{{escape(params)}}}"]
+        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), _params_text(r)]
         body.append([*names, format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
     notes = f"Wall time per round for all $n$ runs batched on {escape(rows[0]['device']) if rows else '--'}; total reward and regret {SPREAD_NOTE}."
-    return booktabs_table(["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], body, "lllrrr", caption, label, notes, resize=True)
+    notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
+    header, align, body = _with_regime(rows, ["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], "lllrrr", body)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
 def compute_table_tex(rows: list[dict], caption: str, label: str) -> str:
@@ -181,11 +396,16 @@ def compute_table_tex(rows: list[dict], caption: str, label: str) -> str:
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
         groups[(r["experiment"], r["device"])].append(r)
-    body = [[escape(exp), escape(dev), str(len(g)), format_number(sum(r["wall_time_s"] for r in g), 1), format_number(max(r["peak_rss_mb"] for r in g), 0)] for (exp, dev), g in sorted(groups.items())]
+    ordered = sorted(groups.items())
+    body = [[escape(exp), escape(dev), str(len(g)), format_number(sum(r["wall_time_s"] for r in g), 1), format_number(max(r["peak_rss_mb"] for r in g), 0)] for (exp, dev), g in ordered]
+    header, align = ["Experiment", "Device", "Jobs", "Wall time (s)", "Peak RSS (MB)"], "llrrr"
+    if len(_regimes(rows)) > 1:
+        header, align = ["Regime", *header], "l" + align
+        body = [[", ".join(_regime_cell(reg, m, rows) for reg, m in _regimes(g)), *line] for (_, g), line in zip(ordered, body, strict=True)]
     total = sum(r["wall_time_s"] for r in rows)
-    body.append([r"\textbf{total}", "", str(len(rows)), format_number(total, 1), ""])
+    body.append([*([""] if len(header) == 6 else []), r"\textbf{total}", "", str(len(rows)), format_number(total, 1), ""])
     notes = "Simulation wall time summed over jobs (process start, data loading and the workflow's other rules excluded); peak resident memory of the largest job."
-    return booktabs_table(["Experiment", "Device", "Jobs", "Wall time (s)", "Peak RSS (MB)"], body, "llrrr", caption, label, notes)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes)
 
 
 def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
@@ -207,11 +427,13 @@ def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
 
 
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    marks = _fixed_marks(rows)
     body = [
         [
             escape(display_name(r["policy_name"])),
             escape(display_name(r["environment"])),
-            f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)",
+            _choice_cell([r], marks)[0],
+            f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)" + (TIE_MARK if tied(r) else ""),
             f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} ($T={r['published_horizon']}$, $n={r['published_n_runs']}$)",
             format_number(r["difference"]),
         ]
@@ -221,14 +443,20 @@ def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
         "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol). "
         "Differences in horizon, run count or preprocessing make the columns comparable only where $T$ and $n$ agree."
     )
-    return booktabs_table(["Policy", "Dataset", "This artifact", "Published", "Difference"], body, "llrrr", caption, label, notes, resize=True)
+    extra = hyperparameter_note(rows)
+    notes += (" " + extra) if extra else ""
+    header, align, body = _with_regime(rows, ["Policy", "Dataset", "Hyperparameters", "This artifact", "Published", "Difference"], "lllrrr", body)
+    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
 def write_table(
     kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str,
     policies: list[str] | None = None, published_csv: str | Path | None = None,
 ) -> list[dict]:
-    """Build the table of ``kind`` from run files; ``policies`` keeps only those config names."""
+    """Build the table of ``kind`` from run files (of one experiment or several); ``policies`` keeps only those config names.
+
+    The caption written to the ``.tex`` is ``caption`` followed by the regime sentence of the runs (:func:`regime_sentence`).
+    """
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
     rows = summarise_runs(run_files)
@@ -253,9 +481,10 @@ def write_table(
     else:
         if published_csv is None:
             raise ValueError("a published table needs --published")
+        sentence = regime_sentence(rows)
         rows = published_rows(rows, published_csv)
         fields = FIELDS + ("published_mean", "published_std", "published_n_runs", "published_horizon", "difference", "source")
-        tex = published_table_tex(rows, caption, label) if rows else booktabs_table(["Policy"], [["no published counterpart in this configuration"]], "l", caption, label)
+        tex = published_table_tex(rows, caption, label) if rows else booktabs_table(["Policy"], [["no published counterpart in this configuration"]], "l", f"{caption} {sentence}", label)
     write_text(csv_path, rows_to_csv(rows, fields))
     write_text(tex_path, tex)
     return rows

@@ -2,7 +2,10 @@
 
 HARE_SPEC: cluster-level covariance costs ``O(C d_k^2)`` per head instead of ``O(N d_k^2)``
 per item; this benchmark measures it. One round is ``select`` + ``update`` on an
-``n_runs``-run HARE-Sim instance with random projections (no fit in the timing). Latency is
+``n_runs``-run HARE-Sim instance with random projections (no fit and no logs: the cold regime's
+HARE) and the cluster index's ``mean`` (``online`` by default: the ridge estimate
+``Sigma^{-1}(lam theta0 + b)`` of every cluster, one more ``O(H C d_k^2)`` product per round;
+``--mean frozen`` times the ablation). Latency is
 the median over ``rounds`` timed rounds after ``warmup`` rounds; peak memory is the CUDA
 peak on a GPU and the growth of the process's peak resident set on CPU (a lower bound
 there, since earlier cases may have raised the peak already), and ``state_bytes`` is the
@@ -34,12 +37,12 @@ def _sync(device: torch.device) -> None:
 
 
 def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs: int = 1, rounds: int = 20, warmup: int = 3,
-               device: str = "cpu") -> dict:
+               device: str = "cpu", mean: str = "online") -> dict:
     """Median seconds per round and peak memory (bytes) of one HARE configuration."""
     dev = torch.device(device)
     config = SyntheticConfig(n_items=n_items, n_clusters=min(n_clusters, n_items), item_dim=16, key_dim=key_dim)
     env = SyntheticBandit(config, n_runs, rounds + warmup, run_keys(0, range(n_runs), "bench-env"), device=dev)
-    params = {"projections": "random", "n_heads": n_heads, "key_dim": key_dim, "n_clusters": n_clusters}
+    params = {"projections": "random", "n_heads": n_heads, "key_dim": key_dim, "n_clusters": n_clusters, "mean": mean}
     policy = build_policy("hare", params, env, run_keys(0, range(n_runs), "bench-policy")).to(dev)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if dev.type == "cuda":
@@ -56,7 +59,7 @@ def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs
             times.append(time.perf_counter() - start)
     peak = torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     state = sum(buffer.numel() * buffer.element_size() for buffer in policy.buffers())
-    return {"n_items": n_items, "n_clusters": n_clusters, "n_heads": n_heads, "key_dim": key_dim, "n_runs": n_runs,
+    return {"n_items": n_items, "n_clusters": n_clusters, "n_heads": n_heads, "key_dim": key_dim, "n_runs": n_runs, "mean": mean,
             "seconds_per_round": statistics.median(times), "peak_memory_bytes": int(peak),
             "state_bytes": int(state), "device": str(dev)}
 
@@ -83,10 +86,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
     parser.add_argument("--max-items", type=int, default=None, help="largest pool size")
     parser.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
+    parser.add_argument("--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)")
     args = parser.parse_args(argv)
     results = []
     for case in grid(args.quick, args.max_items):
-        results.append(bench_case(**case, rounds=args.rounds, device=args.device))
+        results.append(bench_case(**case, rounds=args.rounds, device=args.device, mean=args.mean))
         print(json.dumps(results[-1]), flush=True)
     payload = {"torch": torch.__version__, "cases": results}
     write_json(args.out, payload)
@@ -102,7 +106,8 @@ def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
     """
     body = [[str(c["n_items"]), str(c["n_clusters"]), str(c["n_heads"]), str(c["key_dim"]), f"{1000 * c['seconds_per_round']:.2f}", f"{c['state_bytes'] / 2**20:.2f}"] for c in results["cases"]]
     device = results["cases"][0]["device"] if results["cases"] else "cpu"
-    caption = f"HARE select mode: median latency per round and policy state memory ({device}, one run)."
+    means = sorted({c.get("mean", "online") for c in results["cases"]}) or ["online"]
+    caption = f"HARE select mode ({' and '.join(means)} mean): median latency per round and policy state memory ({device}, one run)."
     notes = "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; latency includes select and update."
     return booktabs_table(["$N$", "$C$", "$H$", "$d_k$", "ms/round", "state (MiB)"], body, "rrrrrr", caption, label, notes)
 

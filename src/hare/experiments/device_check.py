@@ -36,9 +36,10 @@ CASES = [
 
 def run_case(policy: str, params: dict, device: str, n_runs: int, horizon: int) -> tuple[np.ndarray, float]:
     env = SyntheticBandit(SyntheticConfig(n_items=200, n_clusters=10, n_users=20), n_runs, horizon, run_keys(0, range(n_runs), "env"), device)
+    logs = env.logged(1000) if params.get("projections") == "learned" else None
     pol = build_policy(policy, params, env, run_keys(0, range(n_runs), "policy")).to(device)
     start = time.perf_counter()
-    result = simulate(env, pol, record_every=horizon)
+    result = simulate(env, pol, record_every=horizon, logs=logs)
     if device == "cuda":
         torch.cuda.synchronize()
     return result["total_regret"], time.perf_counter() - start

@@ -11,7 +11,7 @@ Config shape (validated first by ``config/schema.yaml``)::
     experiments:  {<exp>: {environments: [<env>...], horizon: <int>, n_runs: <int>,
                            regime: cold|warm, n_logged: <int, warm only>,
                            policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]},
-                                                environments: [<env>...]}}}}
+                                                fixed: "<reason>", environments: [<env>...]}}}}
 
 ``environments`` in a policy entry restricts it to some of the experiment's environments.
 ``regime`` (default ``cold``) is the experiment's information regime (paper: sec:regimes): in
@@ -20,15 +20,23 @@ logged interactions of the environment; in ``cold`` no policy sees a log.
 
 A policy entry with a ``grid`` expands to one job per point of the Cartesian
 product, labelled ``<label>@<param>=<value>,...``.
+
+Equal tuning budget (:func:`_check_tuning_budget`): in an experiment with ``tune: true`` every
+entry whose policy declares tunable hyperparameters (``PolicyConfig.tunable``) has a ``grid``
+over some or all of them and over nothing else, and every such grid of the config has the same
+number of points. An entry may instead keep its set values with ``fixed: "<reason>"`` (never
+beside a grid); the reason travels in its job specification and the tables show it.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from hare.policies.base import make_config, policy_names
+from hare.policies.base import make_config, policy_class, policy_names
 
 RUN_ROLES = ("report", "tuning")
 
@@ -134,7 +142,10 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                     report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
                     jobs.append(report)
                 else:
-                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"]) for point_label, params in points)
+                    untuned = [_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"]) for point_label, params in points]
+                    for job in untuned if "fixed" in entry else ():
+                        job.spec["fixed"] = entry["fixed"]
+                    jobs.extend(untuned)
     return jobs
 
 
@@ -173,6 +184,7 @@ def validate_config(config: dict[str, Any]) -> None:
                         policy_config.check_environment(config["environments"][env_name]["kind"])
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
+    _check_tuning_budget(config)
     for name, env in config["environments"].items():
         if env["kind"] in ("classification", "replay") and not env.get("dataset"):
             raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
@@ -182,13 +194,68 @@ def validate_config(config: dict[str, Any]) -> None:
 
         settings = _dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
         _dataclass_from(TextConfig, settings.text or {}, "personalization.text")
-    if "decomposition_grid" in config.get("theory", {}):
-        _check_decomposition_grid(config["theory"]["decomposition_grid"], "theory.decomposition_grid")
+    for name in ("decomposition", "decomposition_grid"):
+        if name in config.get("theory", {}):
+            from hare.theory.decomposition import check_settings
+
+            if name == "decomposition_grid":
+                _check_decomposition_grid(config["theory"][name], f"theory.{name}")
+            try:
+                check_settings(config["theory"][name], grid=name == "decomposition_grid")
+            except ValueError as error:
+                raise ConfigError(f"theory.{name}.{error}") from error
     for name, table in config.get("tables", {}).items():
         named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
                 raise ConfigError(f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}")
+
+
+def _check_tuning_budget(config: dict[str, Any]) -> None:
+    """Equal, declared tuning: in every experiment with ``tune: true``, each entry whose policy has a
+    non-empty ``tunable`` has a grid over a non-empty subset of it (nothing else) or a ``fixed`` reason,
+    and all these grids of the config have the same number of points. ``fixed`` never sits beside a grid.
+    """
+    sizes: dict[str, int] = {}
+    for experiment, exp in config["experiments"].items():
+        tune = bool(exp.get("tune", False))
+        for label, entry in exp["policies"].items():
+            where = f"experiments.{experiment}.policies.{label}"
+            name = entry.get("policy", label)
+            grid = entry.get("grid") or {}
+            if "fixed" in entry:
+                if grid:
+                    raise ConfigError(f"{where}.fixed: an entry with a grid is tuned, not fixed; drop the grid or the fixed reason")
+                if not isinstance(entry["fixed"], str) or not entry["fixed"].strip():
+                    raise ConfigError(f"{where}.fixed: must be a non-empty reason why the entry is not tuned (got {entry['fixed']!r})")
+            if not tune:
+                continue
+            tunable = tuple(policy_class(name).config_class.tunable)
+            if not grid:
+                if tunable and "fixed" not in entry:
+                    raise ConfigError(
+                        f"{where}.grid: required in a tuned experiment (tune: true): policy {name!r} tunes {list(tunable)}; give a grid over "
+                        f"them (or some of them) with as many points as the config's other tuned grids, or opt out with fixed: \"<reason>\""
+                    )
+                continue
+            outside = sorted(set(grid) - set(tunable))
+            if outside:
+                raise ConfigError(
+                    f"{where}.grid: {outside} {'is' if len(outside) == 1 else 'are'} not tunable for policy {name!r} "
+                    f"(its tunable hyperparameters: {list(tunable) or 'none'}); set {'it' if len(outside) == 1 else 'them'} in params instead"
+                )
+            sizes[f"{where}.grid"] = math.prod(len(values) for values in grid.values())
+    counts = Counter(sizes.values())
+    if len(counts) > 1:
+        order = list(sizes.values())
+        common = max(counts, key=lambda size: (counts[size], -order.index(size)))
+        odd = next(path for path, size in sizes.items() if size != common)
+        agree = [path for path, size in sizes.items() if size == common]
+        others = agree[0] + (f" and {len(agree) - 1} other tuned grid(s)" if len(agree) > 1 else "")
+        raise ConfigError(
+            f"{odd}: {sizes[odd]} points, but {others} {'have' if len(agree) > 1 else 'has'} {common}; "
+            f"every tuned grid of a config must have the same number of points (equal tuning budget)"
+        )
 
 
 def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> None:

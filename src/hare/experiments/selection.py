@@ -1,13 +1,17 @@
 """Hyperparameter selection on tuning runs (seeds disjoint from the reported runs).
 
 The chosen point minimises the mean total regret over the tuning runs (seed 002 §5.1
-grids; ties go to the first point in the grid's sorted order). The reported runs of
-the same policy then use the chosen point; no reported seed ever influences it.
+grids). Points whose mean total regret equals the lowest one (within a relative
+:data:`TIE_TOLERANCE`) tie; the selection lists them all (``ties``) and takes the first
+in sorted label order (:data:`TIE_RULE`), so a table can mark a choice that a tie made.
+The reported runs of the same policy then use the chosen point; no reported seed ever
+influences it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,10 +19,17 @@ from typing import Any
 from hare.io import read_npz, write_json
 
 CRITERION = "lowest mean total regret over the tuning runs"
+TIE_RULE = "the first of the tied points in sorted label order"
+TIE_TOLERANCE = 1e-12
+"""Relative tolerance under which two mean total regrets are equal."""
 
 
 def select_point(tuning_runs: Iterable[str | Path]) -> dict[str, Any]:
-    """Summary of every grid point and the chosen one, from tuning ``.npz`` files and their sidecars."""
+    """Summary of every grid point and the chosen one, from tuning ``.npz`` files and their sidecars.
+
+    ``ties``: the labels of every point whose mean total regret equals the chosen one's (the chosen
+    one included, so a tie is ``len(ties) > 1``); ``tie_rule``: how a tie was broken (``None`` without one).
+    """
     points = []
     for path in map(Path, tuning_runs):
         sidecar = json.loads(path.with_suffix(".json").read_text())
@@ -29,8 +40,16 @@ def select_point(tuning_runs: Iterable[str | Path]) -> dict[str, Any]:
     if not points:
         raise ValueError("no tuning runs to select from")
     points.sort(key=lambda p: p["label"])
-    best = min(points, key=lambda p: p["mean_total_regret"])
-    return {"criterion": CRITERION, "params": best["params"], "label": best["label"], "points": points}
+    finite = [p["mean_total_regret"] for p in points if math.isfinite(p["mean_total_regret"])]
+    if not finite:
+        raise ValueError(f"no tuning run has a finite mean total regret: {[p['label'] for p in points]}")
+    lowest = min(finite)
+    tied = [p for p in points if math.isclose(p["mean_total_regret"], lowest, rel_tol=TIE_TOLERANCE, abs_tol=0.0)]
+    best = tied[0]
+    return {
+        "criterion": CRITERION, "params": best["params"], "label": best["label"], "points": points,
+        "ties": [p["label"] for p in tied], "tie_rule": TIE_RULE if len(tied) > 1 else None,
+    }
 
 
 def write_selection(tuning_runs: Iterable[str | Path], out: str | Path) -> dict[str, Any]:
@@ -40,7 +59,11 @@ def write_selection(tuning_runs: Iterable[str | Path], out: str | Path) -> dict[
 
 
 def apply_selection(spec: dict[str, Any], selection_path: str | Path | None) -> dict[str, Any]:
-    """The job specification with the tuned hyperparameters filled in (a tuned job needs its selection)."""
+    """The job specification with the tuned hyperparameters filled in (a tuned job needs its selection).
+
+    It records the chosen tuning label (``selected_from``) and every label tied with it
+    (``selection_ties``, the chosen one included), so the report run's sidecar tells a table both.
+    """
     if "tuned_grid" not in spec:
         if selection_path is not None:
             raise ValueError(f"job {spec['label']!r} is not tuned but a selection was given ({selection_path})")
@@ -51,4 +74,5 @@ def apply_selection(spec: dict[str, Any], selection_path: str | Path | None) -> 
     unknown = sorted(set(selection["params"]) - set(spec["params"]) - set(spec["tuned_grid"]))
     if unknown:
         raise ValueError(f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec['label']!r}")
-    return {**spec, "params": {**spec["params"], **selection["params"]}, "selected_from": selection["label"]}
+    ties = selection.get("ties", [selection["label"]])
+    return {**spec, "params": {**spec["params"], **selection["params"]}, "selected_from": selection["label"], "selection_ties": ties}

@@ -11,6 +11,16 @@ Per head ``h``, for queries ``q_h`` over a pool of ``N`` items in ``C`` clusters
 factor for the LNUCB-TA schedule). The bonus of every cluster is one batched quadratic form
 against the ``(n_runs, H, C)`` covariance state: cost ``O(H C d_k^2)`` per query, no loop over
 items or clusters.
+
+The mean the bonus explores around (HARE_SPEC, select mode): every ``(h, j)`` also keeps
+``b_{h,j} = sum w_{h,j} q_h y`` (the ``response`` of the same :class:`RidgeState`, so the same
+``Sigma`` and maintained inverse serve the bonus and the estimate), and
+
+    theta0_{h,j} = mean_{n in j} k_{h,n} / sqrt(d_k)         (<q_h, theta0_{h,j}> = mean_{n in j} s_{h,n})
+    theta_{h,j}  = Sigma_{h,j}^{-1} (lam theta0_{h,j} + b_{h,j})
+
+is the ridge estimate shrunk to the attention's own cluster score. With no data
+``theta = theta0``.
 """
 
 from __future__ import annotations
@@ -77,6 +87,24 @@ class UncertaintyAttention(nn.Module):
         """``mean_{n in j} s_{h,n} = <q_h, mean_{n in j} k_{h,n}> / sqrt(d_k)``: ``(n_runs, *Q, H, C)``."""
         return torch.einsum("...hk,hck->...hc", queries.to(torch.float64), self.cluster_mean_keys) * self.scale
 
+    def prior_parameters(self) -> torch.Tensor:
+        """``theta0_{h,j} = mean_{n in j} k_{h,n} / sqrt(d_k)``, ``(H, C, d_k)``: the cluster score as a linear function of ``q_h``."""
+        return self.cluster_mean_keys * self.scale
+
+    def cluster_estimates(self) -> torch.Tensor:
+        """``theta_{h,j} = Sigma_{h,j}^{-1} (lam theta0_{h,j} + b_{h,j})``, ``(n_runs, H, C, d_k)``.
+
+        One product per (run, head, cluster) with the maintained symmetric inverse, taken in row form
+        ``(lam theta0 + b)^T Sigma^{-1}`` with the run as a batch dimension (no GEMM across runs).
+        """
+        covariance = self.covariance
+        target = covariance.response + self.prior_parameters() * covariance.lam  # (n_runs, H, C, d_k)
+        return torch.matmul(target.unsqueeze(-2), covariance.inverse).squeeze(-2)
+
+    def online_scores(self, queries: torch.Tensor) -> torch.Tensor:
+        """``<theta_{h,j}, q_h>`` for every cluster: ``(n_runs, H, d_k) -> (n_runs, H, C)`` (row-wise products)."""
+        return (self.cluster_estimates() * queries.to(torch.float64)[:, :, None, :]).sum(-1)
+
     def cluster_mass(self, weights: torch.Tensor) -> torch.Tensor:
         """Attention mass of every cluster ``sum_{n in j} A_{h,n}``: ``(..., H, N) -> (..., H, C)``."""
         mass = torch.zeros(*weights.shape[:-1], self.n_clusters, dtype=weights.dtype, device=weights.device)
@@ -98,11 +126,15 @@ class UncertaintyAttention(nn.Module):
         synthesis = heads.flatten(-2) @ self.output
         return AttentionOutput(synthesis, weights, scores, bonuses, q)
 
-    def update(self, queries: torch.Tensor, cluster_weights: torch.Tensor) -> None:
-        """``Sigma_{h,j} += w_{h,j} q_h q_h^T`` for every head and cluster at once (HARE_SPEC step 5).
+    def update(self, queries: torch.Tensor, cluster_weights: torch.Tensor, responses: torch.Tensor | None = None) -> None:
+        """``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` for every head and cluster at once
+        (HARE_SPEC step 5).
 
         queries ``(n_runs, H, d_k)``; cluster_weights ``(n_runs, H, C)``: one-hot on the dominant
-        cluster, or the attention mass of every cluster.
+        cluster, or the attention mass of every cluster; responses ``y`` broadcastable to
+        ``(n_runs, H, C)`` (the reward on the link's scale; None: 0, the covariance alone).
         """
         per_cluster = queries[:, :, None, :].expand(-1, -1, self.n_clusters, -1)  # (n_runs, H, C, d_k)
-        self.covariance.update(per_cluster, torch.zeros_like(cluster_weights, dtype=torch.float64), cluster_weights)
+        weights = cluster_weights.to(torch.float64)
+        y = torch.zeros_like(weights) if responses is None else responses.to(torch.float64).expand_as(weights)
+        self.covariance.update(per_cluster, y, weights)

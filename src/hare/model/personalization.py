@@ -13,14 +13,17 @@
 * **perplexity**: held-out pool texts, conditioned on their own embeddings vs unconditioned
   (prefix from ``z = 0, u = 0``).
 
-:func:`personalization_report` runs the deterministic experiment on HARE-Text: learned
-projections fitted on the uniform-logging data, a decoder pre-trained on 80 % of the pool
-(``n mod 5 != 0``; the rest held out), then ``horizon`` rounds of ``hare_synthesize`` with
-learned projections in which every run decodes ``z_t ⊕ u_t`` (``u_t`` the posterior mean of the
-active user) by sampling with uniforms from the run's counter RNG, the environment rewards the
-text (:meth:`TextBandit.text_outcome`), HARE learns from that reward, and every
-``finetune_every`` rounds the run's own copy of the decoder takes one reward-weighted step on the
-texts of those rounds. Results go to JSON atomically.
+:func:`personalization_report` runs the deterministic experiment on HARE-Text: the environment's
+first ``n_logged`` logged interactions (uniform logging, :meth:`TextBandit.logged`) are the warm
+start; learned projections are fitted on them (the same memoised fit the warm-started policy makes);
+a decoder is pre-trained on 80 % of the pool (``n mod 5 != 0``; the rest held out); then
+``hare_synthesize`` with learned projections is warm-started on the same logs
+(:meth:`HARE.warm_start`: the fit, then every logged interaction through its update) and plays
+``horizon`` online rounds (shown as rounds ``M + t``) in which every run decodes ``z_t ⊕ u_t``
+(``u_t`` the posterior mean of the active user) by sampling with uniforms from the run's counter
+RNG, the environment rewards the text (:meth:`TextBandit.text_outcome`), HARE learns from that
+reward, and every ``finetune_every`` rounds the run's own copy of the decoder takes one
+reward-weighted step on the texts of those rounds. Results go to JSON atomically.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import argparse
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -90,8 +93,8 @@ class PersonalizationConfig:
     """Settings of :func:`personalization_report`.
 
     text: :class:`TextConfig` fields; n_runs, horizon, seed; HARE (``hare_synthesize``) with
-    ``n_heads``, ``key_dim``, ``alpha`` and learned projections fitted on ``n_logged`` logs for
-    ``fit_steps`` Adam steps at ``fit_lr``; random_init_std: std of the random projections (None:
+    ``n_heads``, ``key_dim``, ``alpha`` and learned projections fitted on the warm start's ``n_logged``
+    logged interactions for ``fit_steps`` Adam steps at ``fit_lr``; random_init_std: std of the random projections (None:
     ``1/sqrt(fan_in)``); decoder: :class:`~hare.model.decoder.DecoderConfig` shape fields;
     pretrain_steps, pretrain_lr; finetune_lr and finetune_every (rounds per reward-weighted step);
     n_eval_queries: queries of the divergence measurement (the first of the bank); novelty_threshold;
@@ -139,7 +142,9 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
 
     random_proj = random_projections(c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=c.seed,
                                      init_std=c.random_init_std)
-    learned, fit = learned_projections(env, c.n_heads, c.key_dim, c.n_logged, c.fit_steps, c.fit_lr, c.seed)
+    logs = env.logged(c.n_logged)
+    link = getattr(env.config, "link", "identity")
+    learned, fit = learned_projections(logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, c.seed, link)
     queries = env.query_bank[: c.n_eval_queries]
     outputs = {
         "random": user_outputs(random_proj, env.users, queries, items),
@@ -167,7 +172,7 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
         text_divergence[kind] = pairwise_cosine(emb)
         decoded_embeddings.append(emb.reshape(q * u_count, -1))
 
-    online = _online(env, decoder, c, HARESynthesize, HARESynthesizeConfig)
+    online = _online(env, decoder, c, HARESynthesize, HARESynthesizeConfig, logs)
     entropy_windows = window_means(online["entropy"], c.entropy_window)
     query = 0
     example_users = torch.arange(env.n_users)
@@ -206,18 +211,21 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     return report
 
 
-def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_class, config_class) -> dict:
-    """``horizon`` rounds of HARE synthesize mode with decoding, text rewards and reward-weighted fine-tuning."""
-    policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha, n_logged=c.n_logged,
+def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_class, config_class, logs) -> dict:
+    """HARE synthesize mode warm-started on ``logs``, then ``horizon`` online rounds (shown as ``M + t``) with
+    decoding, text rewards and reward-weighted fine-tuning."""
+    policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha,
                                  fit_steps=c.fit_steps, fit_lr=c.fit_lr, projection_seed=c.seed)
     policy = policy_class(policy_config, env, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-policy"))
+    policy.warm_start(logs)
+    offset = len(logs)
     decoders = RunDecoders(decoder, c.n_runs)
     rng = CounterRNG(run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-decode"))
     max_len = decoder.config.max_len
     entropy, text_mean, z_mean, text_regret, embeddings, losses = [], [], [], [], [], []
     buffer: list[tuple] = []
     for t in range(c.horizon):
-        observation = env.round(t).observation
+        observation = replace(env.round(t).observation, t=offset + t)
         out = policy.attend(observation)
         entropy.append(attention_entropy(out.weights))
         z = policy.synthesize(observation)

@@ -32,6 +32,8 @@ from hare.random import CounterRNG
 class PolicyConfig:
     """Base of every hyperparameter dataclass; subclasses validate in ``__post_init__``."""
 
+    tunable: ClassVar[tuple[str, ...]] = ()  # exploration/regularisation hyperparameters a tuned grid may search (hare.experiments.grid)
+
     def require(self, condition: bool, field: str, message: str) -> None:
         if not condition:
             raise ValueError(f"{type(self).__name__}.{field}: {message} (got {getattr(self, field)!r})")

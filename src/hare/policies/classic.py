@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -19,7 +20,7 @@ from hare.random import CounterRNG
 
 @dataclass(frozen=True)
 class RandomConfig(PolicyConfig):
-    """Uniform random arm selection: no hyperparameters."""
+    """Uniform random arm selection: no hyperparameters (nothing to tune)."""
 
 
 @register_policy("random")
@@ -71,7 +72,12 @@ class ArmStatistics(Policy):
 
 @dataclass(frozen=True)
 class UCB1Config(PolicyConfig):
-    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in seed 002, Table 5)."""
+    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in seed 002, Table 5).
+
+    Tunable: alpha (the exploration weight; seed 002 Table 5 searches it; ``alpha = 1`` is Auer et al.'s rule).
+    """
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     alpha: float = 1.0
 
@@ -135,8 +141,10 @@ class KLUCBConfig(PolicyConfig):
 
     c: weight of the ``log log t`` term of the exploration budget (``c = 3`` in the regret theorem,
     ``c = 0`` recommended in practice by Garivier & Cappé; seed 002 tunes it over {0.1, ..., 10}).
-    iterations: bisection steps.
+    iterations: bisection steps. Tunable: c (the exploration budget's weight; seed 002 Table 5 searches it).
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("c",)
 
     c: float = 0.0
     iterations: int = 60
@@ -181,7 +189,10 @@ class EpsilonGreedyConfig(PolicyConfig):
 
     epsilon: exploration probability at ``t = 0`` (seed 002 grid {0.01, 0.05, 0.1}; Table 5 adds 0.2, 0.25, 0.5).
     decay: ``epsilon_t = epsilon / (1 + decay * t)``; 0 keeps epsilon constant.
+    Tunable: epsilon (seed 002 §5.1); decay is a schedule, not searched.
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("epsilon",)
 
     epsilon: float = 0.1
     decay: float = 0.0
@@ -251,7 +262,11 @@ def beta_variates(rng: CounterRNG, stream: str, counter: int, a: torch.Tensor, b
 @dataclass(frozen=True)
 class BetaThompsonConfig(PolicyConfig):
     """Beta-Bernoulli Thompson sampling hyperparameters: the prior Beta(a0, b0) of every arm
-    (seed 002, Table 5, tunes (a0, b0) over (1,1), (2,2), (0.5,0.5), (3,1), (1,3), (4,4))."""
+    (seed 002, Table 5, tunes (a0, b0) over (1,1), (2,2), (0.5,0.5), (3,1), (1,3), (4,4)).
+    Tunable: a0, b0 (the prior's pseudo-counts set how long it explores).
+    """
+
+    tunable: ClassVar[tuple[str, ...]] = ("a0", "b0")
 
     a0: float = 1.0
     b0: float = 1.0

@@ -6,21 +6,50 @@ Per round, for the active user ``i_t`` and query ``x_t``, in every head ``h``:
     s_{h,n} = <q_h, W_K^h e_n> / sqrt(d_k),   U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)
     A_h     = softmax(s_h + alpha_{h} U_{h,c(.)}),         z = concat_h(A_h V_h) W_O
 
-* **select** (config ``hare``): cluster ``j_t = argmax_j mean_h(mean_{n in j} s_{h,n} + alpha_h U_{h,j})``,
-  then the item of ``j_t`` with the largest head-mean attention; its reward is observed.
-* **synthesize** (config ``hare_synthesize``): the output is ``z``; the environment rewards
-  ``z`` itself (:meth:`SyntheticBandit.synthesis_outcome`).
+* **select** (config ``hare``): cluster ``j_t = argmax_j mean_h(m_{h,j} + alpha_h U_{h,j})`` (the
+  UCB rule :func:`~hare.policies.base.upper_confidence_bound`), then the item of ``j_t`` with the
+  largest head-mean attention; its reward is observed. The mean ``m`` (``mean``):
 
-Update: ``Sigma_{h,j} += w_{h,j} q_h q_h^T`` with ``w`` one-hot on the dominant cluster (select:
-``j_t``; synthesize: the cluster with the largest attention mass in head ``h``) or the attention
-mass of every cluster (``attention_weighted``). The user posterior regresses the reward on the
-feature that carries the user in the reward model ``r ~ mean_h <q_h, k_h(e)> / sqrt(d_k)``:
+  - ``online`` (HARE_SPEC, "The mean the bonus explores around"): ``m_{h,j} = <theta_{h,j}, q_h>``,
+    ``theta_{h,j} = Sigma_{h,j}^{-1}(lam theta0_{h,j} + b_{h,j})``, ``theta0_{h,j} = mean_{n in j}
+    W_K^h e_n / sqrt(d_k)``, ``b_{h,j} = sum w_{h,j} q_h y``: LinUCB per cluster on the projected
+    query, shrunk to the attention's own cluster score, with the same ``Sigma`` as the bonus;
+  - ``frozen`` (ablation): ``m_{h,j} = mean_{n in j} s_{h,n} = <theta0_{h,j}, q_h>``.
+
+  With no data both are equal. ``y`` is the reward on the link's scale: ``y = r`` for the identity
+  link; for the logistic link the GLM working response around the prior logit
+  ``s0_j = mean_h <theta0_{h,j}, q_h>`` (the reward model's logit is the head mean of the scores):
+  ``y_j = s0_j + (r - sigmoid(s0_j)) / max(sigmoid'(s0_j), eps)``, ``eps =`` :data:`LOGISTIC_SLOPE_FLOOR`,
+  i.e. one Newton (IRLS) step of the logistic likelihood from the prior, in the unweighted form
+  that keeps one ``Sigma`` for the bonus and the estimate; the floor caps the correction at
+  ``1/eps`` where the prior logit saturates (the role of GLM-UCB's ``kappa``).
+* **synthesize** (config ``hare_synthesize``): the output is ``z``; the environment rewards
+  ``z`` itself (:meth:`SyntheticBandit.synthesis_outcome`). ``b`` is kept up to date there too,
+  but only select mode reads it.
+
+Update: ``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` with ``w`` one-hot on the
+dominant cluster (select: ``j_t``; synthesize: the cluster with the largest attention mass in head
+``h``) or the attention mass of every cluster (``attention_weighted``). The user posterior
+regresses the reward on the feature that carries the user in the reward model
+``r ~ mean_h <q_h, k_h(e)> / sqrt(d_k)``:
 
     phi(e) = mean_h W_Qu^{hT} W_K^h e / sqrt(d_k),   offset(x, e) = mean_h <W_Qx^h x, W_K^h e> / sqrt(d_k),
 
 with ``e`` the pulled item (select) or ``z`` (synthesize), target ``r - offset``. With
 ``online_lr > 0`` the query projections (per run) take one SGD step on
-``(r - offset - phi^T u)^2 / 2`` after each round; keys stay fixed so item keys are computed once.
+``(r - offset - phi^T u)^2 / 2`` after each round; keys stay fixed so item keys (and ``theta0``)
+are computed once. The online mean combines with it: ``q`` changes from round to round, and
+``Sigma`` and ``b`` accumulate the ``q`` of the round in which each reward was observed (a ridge
+fit on the queries as they were played; the projection step comes after the round's update).
+
+Information (paper: the regimes): the constructor never reads the environment's logs.
+``projections: learned`` means fitted on the logs HARE is warm-started with: the constructor
+starts from the random projections of ``projection_seed``, and :meth:`HARE.warm_start` fits them
+on the logs (memoised per fit inputs and settings), rebuilds the attention, and then feeds every
+logged interaction through :meth:`HARE.update` like every other policy. ``pool: log_prototypes``
+(classification, whose pool is one uninformative one-hot item per class) replaces the pool by
+class prototypes of the logs in the warm start (:func:`log_prototypes`). Both need the warm
+regime; ``check_regime('cold')`` rejects them, and selecting before the warm start is an error.
 
 Alpha schedules: ``fixed`` (``alpha``), ``inverse_sqrt`` (``alpha / sqrt(t)``, ``t`` the 1-based
 round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (seed 002, Algorithm 3, with clusters as arms:
@@ -31,25 +60,34 @@ since a bonus weight is non-negative).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, Observation
+from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.attention import AttentionOutput, UncertaintyAttention
 from hare.model.clustering import kmeans
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.model.user_state import UserPosterior
-from hare.policies.base import Policy, PolicyConfig, register_policy
-from hare.random import run_keys
+from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
 
 ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta")
 PROJECTION_KINDS = ("random", "learned", "oracle")
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
 MODES = ("select", "synthesize")
+MEANS = ("frozen", "online")
+POOLS = ("environment", "log_prototypes")
+
+LOGISTIC_SLOPE_FLOOR = 0.05
+"""``eps`` of the logistic working response ``y = s0 + (r - sigmoid(s0)) / max(sigmoid'(s0), eps)``:
+``sigmoid' >= eps`` for ``|s0| <= 2.9``, and the correction never exceeds ``1/eps = 20``."""
+
+COLD_REGIME_ADVICE = "use projections: random with online learning (online_lr > 0, mean: online) in the cold regime"
 
 
 @dataclass(frozen=True)
@@ -60,26 +98,37 @@ class HAREConfig(PolicyConfig):
     alpha: bonus weight ``alpha_0`` (0 gives attention-only); alpha_schedule: one of
     ``fixed | inverse_sqrt | per_head | lnucb_ta``; alphas: per-head weights (``per_head``
     only, one per head); kappa: LNUCB-TA's global/local mix.
+    mean: the mean of the select-mode cluster index: ``online`` (ridge estimate
+    ``theta_{h,j} = Sigma_{h,j}^{-1}(lam theta0_{h,j} + b_{h,j})`` learned from the observed rewards,
+    shrunk to the attention's cluster score) or ``frozen`` (the attention's cluster score, the ablation).
     n_heads, key_dim: attention shape for random and learned projections (oracle projections
     take ``d_k`` from the environment and copy ``W*`` into every head).
     n_clusters: 0 keeps the environment's clusters; ``C >= 1`` re-clusters the pool by k-means
     (``C = 1`` one cluster, ``C = N`` one covariance per item).
-    lam: ridge of the cluster covariances; refactor_every: rounds between Cholesky re-inversions.
+    lam: ridge of the cluster covariances (and the prior weight of ``theta0``); refactor_every:
+    rounds between Cholesky re-inversions.
     covariance_update: ``dominant`` or ``attention_weighted``.
-    projections: ``random | learned | oracle``; projection_seed: seed of random init and fit;
+    projections: ``random | learned | oracle``; ``learned`` is fitted in :meth:`HARE.warm_start` on the
+    logs of the warm start (warm regime only); projection_seed: seed of random init and fit;
     random_init_std: std of random projections (None: ``1 / sqrt(fan_in)``; 0.02 is the transformer init);
-    n_logged, fit_steps, fit_lr: offline fit of learned projections on the environment's
-    uniform-logging data; online_lr: SGD step size of online query-projection updates (0: frozen).
+    fit_steps, fit_lr: the offline fit of learned projections; online_lr: SGD step size of online
+    query-projection updates (0: frozen).
+    pool: ``environment`` (the environment's item embeddings) or ``log_prototypes`` (warm regime
+    only, one cluster per item: item ``a`` becomes the L2-normalised mean of the logged queries whose
+    logged arm was ``a`` with reward > 0; see :func:`log_prototypes`).
     user_state: ``posterior`` (Bayesian estimate), ``oracle`` (true ``u*``, needs oracle
     projections), ``off`` ("HARE-nouser"); user_prior: prior variance; noise_sigma: reward
     noise assumed by the posterior.
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     mode: str = "select"
     alpha: float = 1.0
     alpha_schedule: str = "fixed"
     alphas: tuple[float, ...] | None = None
     kappa: float = 0.5
+    mean: str = "online"
     n_heads: int = 1
     key_dim: int = 8
     n_clusters: int = 0
@@ -89,10 +138,10 @@ class HAREConfig(PolicyConfig):
     projections: str = "oracle"
     projection_seed: int = 0
     random_init_std: float | None = None
-    n_logged: int = 2000
     fit_steps: int = 600
     fit_lr: float = 0.03
     online_lr: float = 0.0
+    pool: str = "environment"
     user_state: str = "posterior"
     user_prior: float = 1.0
     noise_sigma: float = 0.1
@@ -109,6 +158,7 @@ class HAREConfig(PolicyConfig):
         else:
             self.require(self.alphas is None, "alphas", "only used by alpha_schedule='per_head'")
         self.require(0 <= self.kappa <= 1, "kappa", "must be in [0, 1]")
+        self.require(self.mean in MEANS, "mean", f"must be one of {MEANS}")
         self.require(self.n_heads >= 1, "n_heads", "must be >= 1")
         self.require(self.key_dim >= 1, "key_dim", "must be >= 1")
         self.require(self.n_clusters >= 0, "n_clusters", "must be >= 0 (0: the environment's clusters)")
@@ -117,10 +167,14 @@ class HAREConfig(PolicyConfig):
         self.require(self.covariance_update in COVARIANCE_UPDATES, "covariance_update", f"must be one of {COVARIANCE_UPDATES}")
         self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
         self.require(self.random_init_std is None or self.random_init_std > 0, "random_init_std", "must be > 0 or None")
-        self.require(self.n_logged >= 1, "n_logged", "must be >= 1")
         self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
         self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
         self.require(self.online_lr >= 0, "online_lr", "must be >= 0")
+        self.require(self.pool in POOLS, "pool", f"must be one of {POOLS}")
+        self.require(self.pool != "log_prototypes" or self.projections != "oracle", "pool",
+                     "'log_prototypes' replaces the item embeddings, on which oracle projections W* are not defined")
+        self.require(self.pool != "log_prototypes" or self.n_clusters == 0, "pool",
+                     "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)")
         self.require(self.user_state in USER_STATES, "user_state", f"must be one of {USER_STATES}")
         self.require(self.user_state != "oracle" or self.projections == "oracle", "user_state",
                      "'oracle' needs projections='oracle' (true u* live in the coordinates of W*)")
@@ -131,40 +185,92 @@ class HAREConfig(PolicyConfig):
         if self.projections == "oracle" and kind != "synthetic":
             raise ValueError(f"HAREConfig.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
 
+    def check_regime(self, regime: str) -> None:
+        if regime != "cold":
+            return
+        if self.projections == "learned":
+            raise ValueError("HAREConfig.projections: 'learned' projections are fitted on the warm start's logs, which the cold "
+                             f"regime withholds; {COLD_REGIME_ADVICE}")
+        if self.pool == "log_prototypes":
+            raise ValueError("HAREConfig.pool: 'log_prototypes' is built from the warm start's logs, which the cold regime "
+                             f"withholds; use pool: environment and {COLD_REGIME_ADVICE}")
+
+
+# --------------------------------------------------------------------------
+# Projections and pools from the warm start's logs
+# --------------------------------------------------------------------------
 
 _FIT_CACHE: dict[tuple, tuple[Projections, FitReport]] = {}
 
 
-def learned_projections(env: BanditEnvironment, n_heads: int, key_dim: int, n_logged: int, steps: int, lr: float,
-                        seed: int) -> tuple[Projections, FitReport]:
-    """Projections fitted on ``n_logged`` uniform-logging interactions of ``env`` (see :mod:`hare.model.projections`).
+def logged_interactions(logs: LoggedRounds):
+    """The warm start's logs as the one logged set (leading dim 1, on the CPU) that :func:`fit_projections` expects:
+    queries, users (zeros when the logs carry none), items = the logged arms, rewards."""
+    from hare.envs.synthetic import LoggedInteractions
 
-    The logged set is drawn from keys of ``(instance, seed)``, never from the run keys, so every
-    run of a batch shares one fit. Fits are memoised per environment instance and settings.
+    if logs.queries is None:
+        raise ValueError("learned projections and log prototypes need logged queries (the environment logs none)")
+    queries = logs.queries.detach().cpu().to(torch.float64)
+    users = torch.zeros(len(logs), dtype=torch.int64) if logs.users is None else logs.users.detach().cpu().to(torch.int64)
+    return LoggedInteractions(queries[None], users[None], logs.arms.detach().cpu().to(torch.int64)[None],
+                              logs.rewards.detach().cpu().to(torch.float64)[None])
+
+
+def _digest(*tensors: torch.Tensor) -> str:
+    h = hashlib.sha256()
+    for tensor in tensors:
+        h.update(str(tuple(tensor.shape)).encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def learned_projections(logs: LoggedRounds, items: torch.Tensor, n_users: int, user_dim: int, n_heads: int, key_dim: int,
+                        steps: int, lr: float, seed: int, link: str = "identity") -> tuple[Projections, FitReport]:
+    """Projections fitted on the logged interactions ``logs`` over the pool ``items`` ``(N, d_e)``
+    (see :mod:`hare.model.projections`), on the CPU, float64.
+
+    Fits are memoised per (digest of the fit's inputs: logged queries, users, arms, rewards and the
+    pool; the settings), so every policy and every run warm-started with the same logs shares one fit.
     """
-    sample = getattr(env, "sample_logged", None)
-    if sample is None:
-        raise ValueError("HAREConfig.projections='learned' needs an environment with a logged-data sampler")
-    cache_key = (getattr(env, "config", id(env)), n_heads, key_dim, n_logged, steps, lr, seed)
+    logged = logged_interactions(logs)
+    items = items.detach().cpu().to(torch.float64)
+    cache_key = (_digest(logged.queries, logged.users, logged.items, logged.rewards, items), n_users, user_dim, n_heads, key_dim,
+                 steps, lr, seed, link)
     if cache_key not in _FIT_CACHE:
-        logged = sample(n_logged, run_keys(seed, [0], "hare-logged"))
-        logged = type(logged)(*(field.cpu() for field in (logged.queries, logged.users, logged.items, logged.rewards)))
-        link = getattr(getattr(env, "config", None), "link", "identity")
         # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then device-independent.
-        _FIT_CACHE[cache_key] = fit_projections(logged, env.pool.embeddings.cpu(), env.n_users, env.user_dim, n_heads, key_dim,
-                                                steps=steps, lr=lr, seed=seed, link=link)
+        _FIT_CACHE[cache_key] = fit_projections(logged, items, n_users, user_dim, n_heads, key_dim, steps=steps, lr=lr, seed=seed, link=link)
     return _FIT_CACHE[cache_key]
 
 
-def build_projections(config, env: BanditEnvironment) -> Projections:
-    """The projections a config asks for (``random``, ``learned`` or ``oracle``), on the pool's device."""
+def log_prototypes(logs: LoggedRounds, n_items: int) -> torch.Tensor:
+    """Class prototypes of the logs, ``(n_items, query_dim)`` float64, rows unit-norm.
+
+    Item ``a`` is the L2-normalised mean of the logged queries whose logged arm was ``a`` and whose
+    reward was > 0 (classification: the class mean of the rows logged with their own label). An item
+    with no such row falls back to the normalised mean of all logged queries (it then carries no
+    class information, and the online rounds learn about it through the covariance and the mean).
+    """
+    if logs.queries is None:
+        raise ValueError("pool='log_prototypes' needs logged queries (the environment logs none)")
+    x = logs.queries.to(torch.float64)
+    positive = (logs.rewards > 0).to(torch.float64)
+    membership = F.one_hot(logs.arms, n_items).to(torch.float64) * positive[:, None]  # (M, N)
+    sums = membership.T @ x  # (N, d_x)
+    counts = membership.sum(0)  # (N,)
+    fallback = x.mean(0, keepdim=True).expand_as(sums)
+    prototypes = torch.where(counts[:, None] > 0, sums / counts.clamp_min(1.0)[:, None], fallback)
+    return F.normalize(prototypes, dim=-1)
+
+
+def build_projections(config, env: BanditEnvironment, item_dim: int | None = None) -> Projections:
+    """The projections a config starts from, on the pool's device: ``oracle``, or ``random`` of
+    ``projection_seed`` for ``random`` and for ``learned`` (fitted later, in the warm start; the
+    constructor reads no log). item_dim: the item dimension (default: the pool's)."""
     device = env.pool.embeddings.device
     if config.projections == "oracle":
         return oracle_projections(env, config.n_heads).to(device)
-    if config.projections == "learned":
-        return learned_projections(env, config.n_heads, config.key_dim, config.n_logged, config.fit_steps, config.fit_lr,
-                                   config.projection_seed)[0].to(device)
-    return random_projections(config.n_heads, config.key_dim, env.query_dim, env.user_dim, env.pool.embeddings.shape[1],
+    item_dim = env.pool.embeddings.shape[1] if item_dim is None else item_dim
+    return random_projections(config.n_heads, config.key_dim, env.query_dim, env.user_dim, item_dim,
                               seed=config.projection_seed, init_std=getattr(config, "random_init_std", None)).to(device)
 
 
@@ -177,6 +283,14 @@ def pool_clusters(env: BanditEnvironment, n_clusters: int) -> torch.Tensor:
     return kmeans(env.pool.embeddings.to(torch.float64), n_clusters)[0]
 
 
+def _link(env: BanditEnvironment) -> str:
+    return getattr(getattr(env, "config", None), "link", "identity")
+
+
+class WarmStartRequired(RuntimeError):
+    """A policy whose projections or pool come from the warm start's logs was asked to act before its warm start."""
+
+
 @register_policy("hare")
 class HARE(Policy):
     """HARE over the environment's item pool (arms are items); select or synthesize mode."""
@@ -187,17 +301,22 @@ class HARE(Policy):
         super().__init__(config, env, keys)
         if env.pool is None:
             raise ValueError("HARE needs an environment with an item pool")
-        self.projections = build_projections(config, env)
-        items = env.pool.embeddings.to(torch.float64)
-        clusters = pool_clusters(env, config.n_clusters)
-        self.n_clusters = int(clusters.max()) + 1
-        self.n_heads = self.projections.n_heads
-        self.key_dim = self.projections.key_dim
-        self.attention = UncertaintyAttention(self.projections.keys(items), self.projections.values(items), self.projections.output,
-                                              clusters, env.n_runs, config.lam, config.refactor_every, self.n_clusters)
-        self.clusters = self.attention.clusters
-        self.register_buffer("query_context", self.projections.query_context.expand(env.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_x)
-        self.register_buffer("query_user", self.projections.query_user.expand(env.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_u)
+        self.link = _link(env)
+        self.n_users, self.user_dim = env.n_users, env.user_dim
+        self.needs_warm_start = config.projections == "learned" or config.pool == "log_prototypes"
+        self.fit_report: FitReport | None = None
+        if config.pool == "log_prototypes":
+            # Placeholders of the final shapes (one cluster per item, item_dim = query_dim); the warm start builds the pool.
+            items = torch.zeros(env.n_arms, env.query_dim, dtype=torch.float64, device=env.pool.embeddings.device)
+            clusters = torch.arange(env.n_arms, device=env.pool.embeddings.device)
+            projections = build_projections(config, env, item_dim=env.query_dim)
+        else:
+            items = env.pool.embeddings.to(torch.float64)
+            clusters = pool_clusters(env, config.n_clusters)
+            projections = build_projections(config, env)
+        # The pool a learned fit needs (plain attribute, not state: the fit runs on the CPU).
+        self._pool_items = items.detach().cpu() if config.projections == "learned" and config.pool == "environment" else None
+        self._build(projections, items, clusters)
         self.user_mode = config.user_state if env.n_users >= 1 and env.user_dim > 0 else "off"
         if self.user_mode == "oracle" and not hasattr(env, "user_states"):
             raise ValueError("HAREConfig.user_state='oracle' needs an environment exposing true user states")
@@ -208,7 +327,54 @@ class HARE(Policy):
             self.register_buffer("head_alpha", torch.tensor(config.alphas, dtype=torch.float64))
         self.register_buffer("cluster_pulls", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
         self.register_buffer("cluster_reward_sum", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
+
+    def _build(self, projections: Projections, items: torch.Tensor, clusters: torch.Tensor) -> None:
+        """Attention, per-run query projections and cluster map from ``projections`` over ``items`` ``(N, d_e)``."""
+        config = self.config
+        self.projections = projections
+        self.n_clusters = int(clusters.max()) + 1
+        self.n_heads = projections.n_heads
+        self.key_dim = projections.key_dim
+        self.attention = UncertaintyAttention(projections.keys(items), projections.values(items), projections.output,
+                                              clusters, self.n_runs, config.lam, config.refactor_every, self.n_clusters)
+        self.register_buffer("query_context", projections.query_context.expand(self.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_x)
+        self.register_buffer("query_user", projections.query_user.expand(self.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_u)
         self._cache: tuple[Observation, AttentionOutput] | None = None
+
+    @property
+    def clusters(self) -> torch.Tensor:
+        """Cluster of every item, ``(N,)`` int64 (the attention's, on its device)."""
+        return self.attention.clusters
+
+    # -- warm start ---------------------------------------------------------------------------
+
+    def warm_start(self, logs: LoggedRounds) -> None:
+        """Learn from the warm start's ``M`` logged interactions before round 1.
+
+        With ``pool: log_prototypes`` the pool becomes the prototypes of the logs; with
+        ``projections: learned`` the projections are fitted on the logs (over that pool); the
+        attention is rebuilt from them. Then every logged interaction goes through :meth:`update`
+        in logged order (covariances, ``b``, user posterior), as for every policy.
+        """
+        if self.needs_warm_start:  # no update can have happened yet: attend refuses until the pool and projections exist
+            self._fit_on_logs(logs)
+        super().warm_start(logs)
+
+    def _fit_on_logs(self, logs: LoggedRounds) -> None:
+        config = self.config
+        device = self.run_keys.device
+        if config.pool == "log_prototypes":
+            items = log_prototypes(logs, self.n_arms)
+            clusters = torch.arange(self.n_arms)
+        else:
+            items = self._pool_items
+            clusters = self.clusters.cpu()
+        projections = self.projections
+        if config.projections == "learned":
+            projections, self.fit_report = learned_projections(logs, items, self.n_users, self.user_dim, config.n_heads, config.key_dim,
+                                                               config.fit_steps, config.fit_lr, config.projection_seed, self.link)
+        self._build(projections.to(device), items.to(device), clusters.to(device))
+        self.needs_warm_start = False
 
     # -- posterior pieces -------------------------------------------------------------------
 
@@ -245,6 +411,10 @@ class HARE(Policy):
 
     def attend(self, observation: Observation) -> AttentionOutput:
         """The attention pass of round ``observation.t`` (memoised until the matching update)."""
+        if self.needs_warm_start:
+            what = "projections: learned" if self.config.projections == "learned" else "pool: log_prototypes"
+            raise WarmStartRequired(f"HARE with {what} is built from the warm start's logs: call warm_start(logs) before the first "
+                                    f"round (in the cold regime there are no logs: {COLD_REGIME_ADVICE})")
         if self._cache is not None and self._cache[0] is observation:
             return self._cache[1]
         out = self.attention(self.queries(observation), self.alpha(observation.t))
@@ -253,9 +423,16 @@ class HARE(Policy):
 
     # -- select mode ------------------------------------------------------------------------
 
+    def cluster_means(self, out: AttentionOutput) -> torch.Tensor:
+        """The mean of the cluster index per head, ``(n_runs, H, C)``: ``<theta_{h,j}, q_h>`` (``mean: online``)
+        or ``mean_{n in j} s_{h,n}`` (``mean: frozen``)."""
+        if self.config.mean == "online":
+            return self.attention.online_scores(out.queries)
+        return self.attention.cluster_scores(out.queries)
+
     def cluster_index(self, out: AttentionOutput, t: int) -> torch.Tensor:
-        """``mean_h(mean_{n in j} s_{h,n} + alpha_h U_{h,j})``, ``(n_runs, C)`` (seed 001 proof step 1)."""
-        return (self.attention.cluster_scores(out.queries) + self.alpha(t) * out.bonuses).mean(1)
+        """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)`` (seed 001 proof step 1; module docstring)."""
+        return upper_confidence_bound(self.cluster_means(out), out.bonuses, self.alpha(t)).mean(1)
 
     def select(self, observation: Observation) -> torch.Tensor:
         if self.config.mode != "select":
@@ -288,16 +465,30 @@ class HARE(Policy):
 
     # -- shared learning step ---------------------------------------------------------------
 
+    def link_responses(self, out: AttentionOutput, rewards: torch.Tensor) -> torch.Tensor:
+        """``y``, the reward on the link's scale, broadcastable to ``(n_runs, H, C)`` (module docstring).
+
+        Identity link: ``r``. Logistic link: the working response around the prior logit of each
+        cluster, ``s0_j = mean_h <theta0_{h,j}, q_h>``: ``y_j = s0_j + (r - sigmoid(s0_j)) / max(sigmoid'(s0_j), eps)``.
+        """
+        if self.link != "logistic":
+            return rewards[:, None, None]
+        prior = self.attention.cluster_scores(out.queries).mean(1)  # (n_runs, C)
+        mu = torch.sigmoid(prior)
+        slope = (mu * (1.0 - mu)).clamp_min(LOGISTIC_SLOPE_FLOOR)
+        return (prior + (rewards[:, None] - mu) / slope)[:, None, :]
+
     def _learn(self, observation: Observation, out: AttentionOutput, dominant: torch.Tensor, pulled_keys: torch.Tensor,
                reward_cluster: torch.Tensor, rewards: torch.Tensor) -> None:
-        """Covariance, user-posterior, LNUCB-TA statistics and online projection updates.
+        """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection updates.
 
         dominant ``(n_runs, H, C)``; pulled_keys ``W_K^h e`` of what was played, ``(n_runs, H, d_k)``;
         reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
+        ``Sigma`` and ``b`` take the round's query ``q`` (before this round's projection step).
         """
         weights = self.attention.cluster_mass(out.weights) if self.config.covariance_update == "attention_weighted" else dominant
-        self.attention.update(out.queries, weights)
         rewards = rewards.to(torch.float64)
+        self.attention.update(out.queries, weights, self.link_responses(out, rewards))
         self.cluster_pulls += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64)
         self.cluster_reward_sum += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64) * rewards[:, None]
         scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))
@@ -334,13 +525,13 @@ class HARESynthesize(HARE):
 @dataclass(frozen=True)
 class RAGCosineConfig(PolicyConfig):
     """RAG-cosine hyperparameters: the projections that map the query into item space
-    (``random | learned | oracle``, as for HARE) and their settings."""
+    (``random | learned | oracle``, as for HARE; ``learned`` is fitted in the warm start, warm
+    regime only) and their settings."""
 
     projections: str = "oracle"
     n_heads: int = 1
     key_dim: int = 8
     projection_seed: int = 0
-    n_logged: int = 2000
     fit_steps: int = 600
     fit_lr: float = 0.03
 
@@ -348,6 +539,17 @@ class RAGCosineConfig(PolicyConfig):
         self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
         self.require(self.n_heads >= 1, "n_heads", "must be >= 1")
         self.require(self.key_dim >= 1, "key_dim", "must be >= 1")
+        self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
+        self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
+
+    def check_environment(self, kind: str) -> None:
+        if self.projections == "oracle" and kind != "synthetic":
+            raise ValueError(f"RAGCosineConfig.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+
+    def check_regime(self, regime: str) -> None:
+        if regime == "cold" and self.projections == "learned":
+            raise ValueError("RAGCosineConfig.projections: 'learned' projections are fitted on the warm start's logs, which the "
+                             "cold regime withholds; use projections: random in the cold regime")
 
 
 @register_policy("rag_cosine")
@@ -357,7 +559,7 @@ class RAGCosine(Policy):
     The query is mapped by the attention's own projections with the user term dropped,
     ``p(x) = mean_h W_K^{hT} W_Qx^h x`` (``d_e``), so ``<p(x), e_n>`` is the user-free attention
     score up to ``sqrt(d_k)``; the item is ``argmax_n cos(p(x), e_n)``. No user state, no
-    exploration, nothing learned online.
+    exploration, nothing learned online. Learned projections are fitted in :meth:`warm_start`.
     """
 
     config_class = RAGCosineConfig
@@ -366,11 +568,32 @@ class RAGCosine(Policy):
         super().__init__(config, env, keys)
         if env.pool is None:
             raise ValueError("rag_cosine needs an environment with an item pool")
+        self.needs_warm_start = config.projections == "learned"
+        self.link = _link(env)
+        self.n_users, self.user_dim = env.n_users, env.user_dim
+        self._pool_items = env.pool.embeddings.detach().cpu().to(torch.float64) if self.needs_warm_start else None
         projections = build_projections(config, env)
-        self.register_buffer("query_to_item", torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads)
+        self.register_buffer("query_to_item", self._mapping(projections))
         self.register_buffer("items", F.normalize(env.pool.embeddings.to(torch.float64), dim=-1))
 
+    @staticmethod
+    def _mapping(projections: Projections) -> torch.Tensor:
+        return torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads
+
+    def warm_start(self, logs: LoggedRounds) -> None:
+        """Fit learned projections on the logs (as HARE does), then the logged rounds (nothing to learn from them)."""
+        if self.needs_warm_start:
+            c = self.config
+            projections, _ = learned_projections(logs, self._pool_items, self.n_users, self.user_dim, c.n_heads, c.key_dim,
+                                                 c.fit_steps, c.fit_lr, c.projection_seed, self.link)
+            self.query_to_item = self._mapping(projections).to(self.run_keys.device)
+            self.needs_warm_start = False
+        super().warm_start(logs)
+
     def select(self, observation: Observation) -> torch.Tensor:
+        if self.needs_warm_start:
+            raise WarmStartRequired("rag_cosine with projections: learned is fitted on the warm start's logs: call warm_start(logs) "
+                                    "before the first round (in the cold regime use projections: random)")
         projected = F.normalize(observation.queries.to(torch.float64) @ self.query_to_item.T, dim=-1)  # (n_runs, d_e)
         return self.tie_break(projected @ self.items.T, observation.t)
 

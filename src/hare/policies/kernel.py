@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -166,7 +167,9 @@ class KernelModelConfig(PolicyConfig):
 @dataclass(frozen=True)
 class KernelUCBConfig(KernelModelConfig):
     """KernelUCB hyperparameters: those of :class:`KernelModelConfig` and the bonus weight alpha
-    (seed 002 §5.1 tunes it over {1, 0.1, 0.01})."""
+    (seed 002 §5.1 tunes it over {1, 0.1, 0.01}). Tunable: alpha (lam = 1 as in §5.1)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     alpha: float = 1.0
 
@@ -178,7 +181,9 @@ class KernelUCBConfig(KernelModelConfig):
 @dataclass(frozen=True)
 class KernelTSConfig(KernelModelConfig):
     """KernelTS hyperparameters: those of :class:`KernelModelConfig` and the posterior scale nu
-    (seed 002 §5.1 tunes it over {1, 0.1, 0.01})."""
+    (seed 002 §5.1 tunes it over {1, 0.1, 0.01}). Tunable: nu (lam = 1 as in §5.1)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("nu",)
 
     nu: float = 0.1
 

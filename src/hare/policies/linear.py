@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -83,8 +83,10 @@ class LinUCBConfig(PolicyConfig):
     """LinUCB hyperparameters.
 
     alpha: bonus weight; lam: ridge regulariser; refactor_every: rounds between
-    exact re-inversions of the covariance.
+    exact re-inversions of the covariance. Tunable: alpha (lam = 1 as in seed 002 §5.1).
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     alpha: float = 1.0
     lam: float = 1.0
@@ -138,8 +140,10 @@ class LinTSConfig(PolicyConfig):
 
     nu: posterior scale ``v`` (seed 002 §5.1 grid {1, 0.1, 0.01}; Table 5 grid {0.1, ..., 10});
     lam: ridge regulariser (1 in seed 002 §5.1); refactor_every: rounds between exact re-inversions;
-    sampling: one of :data:`SAMPLING_MODES`.
+    sampling: one of :data:`SAMPLING_MODES`. Tunable: nu (lam = 1 as in seed 002 §5.1).
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("nu",)
 
     nu: float = 0.1
     lam: float = 1.0
@@ -215,7 +219,10 @@ class LinThompsonUCBConfig(PolicyConfig):
 
     alpha: UCB bonus weight; nu: posterior sampling scale; lam: ridge regulariser;
     refactor_every: rounds between exact re-inversions; sampling: one of :data:`SAMPLING_MODES`.
+    Tunable: alpha (the UCB bonus; nu stays at its set value, so the budget is one hyperparameter as LinUCB's).
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     alpha: float = 1.0
     nu: float = 0.1

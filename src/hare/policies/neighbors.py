@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -178,7 +179,10 @@ class KNNUCBConfig(PolicyConfig):
 
     theta: exploration constant in ``sqrt(theta log t / k)`` (the ``rho``/``c`` of seed 002 Table 5);
     lipschitz: ``phi``, the weight of the neighbourhood radius; max_neighbors: largest ``k`` searched.
+    Tunable: theta (seed 002 Table 5 searches it for both kNN-UCB and kNN-KL-UCB).
     """
+
+    tunable: ClassVar[tuple[str, ...]] = ("theta",)
 
     theta: float = 1.0
     lipschitz: float = 1.0
@@ -258,7 +262,9 @@ class KNNKLUCB(KNNUCB):
 
 @dataclass(frozen=True)
 class LinKNNUCBConfig(PolicyConfig):
-    """(Lin+kNN)-UCB: bonus weight ``alpha``, ridge ``lam``, fixed number of neighbours ``k``."""
+    """(Lin+kNN)-UCB: bonus weight ``alpha``, ridge ``lam``, fixed number of neighbours ``k``. Tunable: alpha (as LinUCB)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
     alpha: float = 1.0
     lam: float = 1.0
@@ -319,7 +325,10 @@ class LNUCBTAConfig(PolicyConfig):
     """LNUCB-TA (seed 002). alpha_0: initial exploration rate; kappa: global/local attention weight;
     theta_min, theta_max: range of the adaptive ``k``; lam: ridge regulariser; global_mean: ``g`` as
     the mean reward of all past rounds (``rounds``) or the mean of the per-arm means, eq. 101 (``arms``).
-    Defaults are seed 002 App. B (``kappa = 0.5``, ``theta_min = 1``, ``theta_max = 5``)."""
+    Defaults are seed 002 App. B (``kappa = 0.5``, ``theta_min = 1``, ``theta_max = 5``).
+    Tunable: alpha_0 (seed 002 Table 5 searches it; kappa and the k range keep App. B's values)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha_0",)
 
     alpha_0: float = 1.0
     kappa: float = 0.5
@@ -427,7 +436,10 @@ class EnhancedConfig(PolicyConfig):
 
 @dataclass(frozen=True)
 class BetaThompsonEnhancedConfig(EnhancedConfig):
-    """Beta prior ``(prior_alpha, prior_beta)``; seed 002 App. B best: (0.5, 0.5)."""
+    """Beta prior ``(prior_alpha, prior_beta)``; seed 002 App. B best: (0.5, 0.5).
+    Tunable: prior_alpha, prior_beta (as the base Beta-Thompson; gamma and the k range keep their values)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("prior_alpha", "prior_beta")
 
     prior_alpha: float = 1.0
     prior_beta: float = 1.0
@@ -442,7 +454,9 @@ class BetaThompsonEnhancedConfig(EnhancedConfig):
 
 @dataclass(frozen=True)
 class EpsGreedyEnhancedConfig(EnhancedConfig):
-    """Exploration probability ``epsilon``; seed 002 App. B best: 0.25."""
+    """Exploration probability ``epsilon``; seed 002 App. B best: 0.25. Tunable: epsilon (as the base eps-greedy)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("epsilon",)
 
     epsilon: float = 0.1
 
@@ -453,7 +467,9 @@ class EpsGreedyEnhancedConfig(EnhancedConfig):
 
 @dataclass(frozen=True)
 class LinThompsonEnhancedConfig(EnhancedConfig):
-    """Posterior scale ``v`` and ridge ``lam``; seed 002 App. B best ``v = 2``."""
+    """Posterior scale ``v`` and ridge ``lam``; seed 002 App. B best ``v = 2``. Tunable: v (as LinTS's nu)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("v",)
 
     v: float = 1.0
     lam: float = 1.0

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -135,7 +136,12 @@ class GradientPosteriorConfig(NeuralNetworkConfig):
 
 @dataclass(frozen=True)
 class NeuralUCBConfig(GradientPosteriorConfig):
-    """NeuralUCB: ``alpha`` is the bonus weight ``gamma`` of Zhou et al. (seed 002 grid for ``nu``)."""
+    """NeuralUCB: ``alpha`` is the bonus weight ``gamma`` of Zhou et al. (seed 002 grid for ``nu``).
+
+    Tunable: alpha and lam (seed 002 §5.1 searches both for the neural policies; a grid may range over alpha alone).
+    """
+
+    tunable: ClassVar[tuple[str, ...]] = ("alpha", "lam")
 
     alpha: float = 0.1
 
@@ -146,7 +152,12 @@ class NeuralUCBConfig(GradientPosteriorConfig):
 
 @dataclass(frozen=True)
 class NeuralTSConfig(GradientPosteriorConfig):
-    """NeuralTS: ``nu`` scales the posterior standard deviation (Zhang et al. 2021; seed 002 grid)."""
+    """NeuralTS: ``nu`` scales the posterior standard deviation (Zhang et al. 2021; seed 002 grid).
+
+    Tunable: nu and lam (seed 002 §5.1 searches both for the neural policies; a grid may range over nu alone).
+    """
+
+    tunable: ClassVar[tuple[str, ...]] = ("nu", "lam")
 
     nu: float = 0.1
 
@@ -158,7 +169,10 @@ class NeuralTSConfig(GradientPosteriorConfig):
 @dataclass(frozen=True)
 class BootstrapNNConfig(NeuralNetworkConfig):
     """BootstrapNN: ``n_networks`` networks, each past point in each network's data with
-    probability ``inclusion_probability`` (seed 002 §5.1: 10 and 0.8)."""
+    probability ``inclusion_probability`` (seed 002 §5.1: 10 and 0.8). Tunable: inclusion_probability
+    (the bootstrap's diversity is its only exploration; §5.1 fixes it, so a config that follows §5.1 says ``fixed``)."""
+
+    tunable: ClassVar[tuple[str, ...]] = ("inclusion_probability",)
 
     n_networks: int = 10
     inclusion_probability: float = 0.8

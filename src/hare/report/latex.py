@@ -43,7 +43,8 @@ def macros(values: dict[str, str]) -> str:
 def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str, notes: str = "", resize: bool = False) -> str:
     """A ``table`` float with a booktabs ``tabular``; cells are inserted verbatim (already escaped).
 
-    ``resize`` scales a wide tabular down to the text width (never up).
+    An empty row is a ``\\midrule`` (between groups of rows). ``resize`` scales a wide tabular
+    down to the text width (never up).
     """
     lines = [
         r"\begin{table}[t]",
@@ -56,7 +57,7 @@ def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
         r"\toprule",
         " & ".join(header) + r" \\",
         r"\midrule",
-        *(" & ".join(row) + r" \\" for row in rows),
+        *(" & ".join(row) + r" \\" if row else r"\midrule" for row in rows),
         r"\bottomrule",
         r"\end{tabular}" + ("}" if resize else ""),
     ]

@@ -19,6 +19,26 @@ With ``R(pi)`` the cumulative pseudo-regret ``sum_t max_n mu_t(n) - mu_t(n_t)``:
 so ``R_approx + R_user + R_explore = R(pi_full)`` exactly, run by run and round by round.
 One run of length ``max(T)`` gives every horizon of the grid as a prefix.
 
+Information: every policy of the comparison (the three variants, the diagnostic and mean-ablation
+HARE policies, LinUCB and LNUCB-TA) is warm-started with the same ``n_logged`` logged interactions
+of the environment (:meth:`SyntheticBandit.logged`, uniform logging), through
+:meth:`~hare.policies.base.Policy.warm_start` (``pi_full`` fits ``W_hat`` on them there, then feeds
+them through its update like every other policy), and the online rounds are shown as ``M + t``
+(as :func:`hare.experiments.run.simulate` does). Regret counts the online rounds only.
+
+The mean the bonus explores around (HARE_SPEC): the variants use ``hare_params``' ``mean``
+(default ``online``). ``pi_full`` and ``pi_W*`` also play with the other mean, so the output
+holds ``R_approx`` under both, on the same runs:
+
+    "mean_ablation": {"T", "main_mean", "R_approx_online": {"mean", "std"}, "R_approx_frozen": {"mean", "std"},
+                      "removed_by_online_mean": {"mean", "std"},   (R_approx_frozen - R_approx_online, per run)
+                      "removed_fraction": [...],                    (mean removed / mean R_approx_frozen; None if <= 0)
+                      "policies": {"online": [full, w_star], "frozen": [full, w_star]}}
+
+(policy names in ``regret``: ``full``/``w_star`` for the main mean, ``full_mean_<other>`` and
+``w_star_mean_<other>`` for the other one). The macros ``\\decompositionApproxOnlineMean``,
+``\\decompositionApproxFrozenMean`` and ``\\decompositionApproxRemovedFraction`` give them at the largest ``T``.
+
 Constants, all computed from the instance (identity link, linear variant; otherwise the
 range below is the empirical one over the rounds played and is labelled so):
 
@@ -56,6 +76,17 @@ range below is the empirical one over the rounds played and is labelled so):
 * ``lambda_max``: largest eigenvalue of the cluster covariances ``Sigma_{h,j}`` of
   ``pi_W*,u*`` at each horizon (seed 001 term 2 as stated).
 
+Warm start and the bounds: the online rounds are rounds ``M+1..M+T`` of ridge states that
+start from the ``M`` logged interactions. The width sums and log-determinants then run to
+``M + T``, so the OFUL-type bounds (``hare_explore_oful``, ``linucb_oful``) are evaluated as
+``sqrt(T / (M + T)) * bound(M + T)`` (their form ``2 beta_T sqrt(C T 2 d log(1 + T B^2/(lam d)))``
+with ``T`` kept outside and ``M + T`` inside the radius and the logarithm; Cauchy-Schwarz runs
+over the ``T`` online rounds only); the user sum takes ``log((M + s)/delta)`` for online round
+``s``. With ``mean: online`` the ridge estimate is shrunk to ``theta0_j``, so the radius's
+parameter norm is ``S_prior = max_j max_{n in j} ||k_n - mean_{m in j} k_m|| / sqrt(d_k)``
+(``||theta*_j - theta0_j||`` for any ``theta*_j`` in the hull of cluster ``j``'s item parameters),
+not ``S``; the constant used is reported as ``explore_parameter_norm``.
+
 Bounds at every ``T`` of the grid: ``R_approx <= L_f T epsilon_attn`` (``hare_approx``);
 ``R_explore`` against ``hare_explore_oful`` and the seed's ``hare_explore``; ``R_user``
 against :func:`hare.theory.bounds.user_regret_sum` on the measured ``lambda_min(t)`` of each
@@ -90,7 +121,7 @@ import argparse
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -101,13 +132,14 @@ from hare.experiments.run import deterministic_kernels
 from hare.io import write_json, write_npz, write_text
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
-from hare.policies.hare import HAREConfig, learned_projections
+from hare.policies.hare import MEANS, HAREConfig
 from hare.random import CounterRNG, run_keys
 from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
 from hare.theory.bounds import BOUNDS, SEED_ISSUES, user_regret_sum
 
 __all__ = [
     "VARIANTS",
+    "check_settings",
     "fit_exponent",
     "instance_constants",
     "is_vacuous",
@@ -162,6 +194,7 @@ def instance_constants(env: SyntheticBandit) -> dict[str, Any]:
         "L_f": delta_max / 2.0,
         "L_u": 2.0 * float(grad_u.norm(dim=1).max()),
         "S": float(keys.norm(dim=1).max()) / root,
+        "S_prior": _prior_parameter_norm(keys, env.pool.clusters.to(keys.device), int(c.n_clusters)) / root,
         "query_norm_bound": query_bound,
         "max_abs_mean_reward": float((a.norm(dim=1)[None] + b.abs()).max()) if exact else float("nan"),
         "n_clusters": int(c.n_clusters),
@@ -170,6 +203,13 @@ def instance_constants(env: SyntheticBandit) -> dict[str, Any]:
         "n_items": int(c.n_items),
         "noise_sigma": float(c.noise_sigma),
     }
+
+
+def _prior_parameter_norm(keys: torch.Tensor, clusters: torch.Tensor, n_clusters: int) -> float:
+    """``max_j max_{n in j} ||k_n - mean_{m in j} k_m||`` for keys ``(N, d_k)`` in clusters ``(N,)``."""
+    sums = torch.zeros(n_clusters, keys.shape[1], dtype=keys.dtype, device=keys.device).index_add_(0, clusters, keys)
+    sizes = torch.bincount(clusters, minlength=n_clusters).clamp_min(1).to(keys.dtype)
+    return float((keys - (sums / sizes[:, None])[clusters]).norm(dim=1).max())
 
 
 # --------------------------------------------------------------------------
@@ -262,10 +302,48 @@ def _hare_config(hare_params: dict[str, Any], variant: str) -> dict[str, Any]:
     return params
 
 
-def _epsilon_attention(env: SyntheticBandit, config: HAREConfig, base_seed: int, n_queries: int) -> dict[str, float]:
-    learned, report = learned_projections(env, config.n_heads, config.key_dim, config.n_logged, config.fit_steps, config.fit_lr, config.projection_seed)
+def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
+    """Validate a ``theory.decomposition`` (``grid=False``) or ``theory.decomposition_grid`` section before any run.
+
+    Checks ``n_logged`` (an integer >= 1, the warm start every policy gets), ``env_params`` (a valid
+    :class:`SyntheticConfig`), ``hare_params`` (valid :class:`HAREConfig` fields for every variant, both
+    means and, for a grid, every ``key_dims`` entry, in the warm regime on a synthetic environment;
+    ``n_logged`` is not one of them) and ``baselines``. Raises ``ValueError`` naming the key.
+    """
+    n_logged = settings.get("n_logged", 1000)
+    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
+        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+    hare_params = settings.get("hare_params") or {}
+    if not isinstance(hare_params, dict):
+        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    if "n_logged" in hare_params:
+        raise ValueError("hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
+                         "not a HARE hyperparameter")
+    try:
+        env_config = SyntheticConfig(**(settings.get("env_params") or {}))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"env_params: {error}") from error
+    key_dims = (settings.get("key_dims") or [env_config.key_dim]) if grid else [env_config.key_dim]
+    for key_dim in key_dims:
+        params = {"key_dim": key_dim, **hare_params} if not grid else {**hare_params, "key_dim": key_dim}
+        for variant in VARIANTS:
+            for mean in (None, *MEANS):  # as given, then under both means (the mean ablation)
+                try:
+                    config = HAREConfig(**{**_hare_config(params, variant), **({} if mean is None else {"mean": mean})})
+                    config.check_regime("warm")
+                    config.check_environment("synthetic")
+                except (TypeError, ValueError) as error:
+                    raise ValueError(f"hare_params ({variant}{'' if mean is None else f', mean {mean}'}): {error}") from error
+    baselines = settings.get("baselines", True)
+    if not isinstance(baselines, bool) and (not isinstance(baselines, list | tuple) or set(baselines) - {"linucb", "lnucb_ta"}):
+        raise ValueError(f"baselines: true, false or a list of linucb, lnucb_ta (got {baselines!r})")
+
+
+def _epsilon_attention(env: SyntheticBandit, full, base_seed: int, n_queries: int) -> dict[str, float]:
+    """``epsilon_attn`` of the projections ``pi_full`` fitted in its warm start (with its fitted user table)."""
+    learned, report = full.projections, full.fit_report
     device = env.pool.embeddings.device
-    oracle = oracle_projections(env, config.n_heads).to(device)
+    oracle = oracle_projections(env, full.n_heads).to(device)
     rng = CounterRNG(run_keys(base_seed, [0], "decomposition", "epsilon-attn").to(device))
     queries = torch.nn.functional.normalize(rng.normal("query", 0, (n_queries, env.query_dim))[0], dim=-1)
     users = rng.randint("user", 0, env.n_users, (n_queries,))[0]
@@ -273,8 +351,9 @@ def _epsilon_attention(env: SyntheticBandit, config: HAREConfig, base_seed: int,
     return {"epsilon_attn": eps, "epsilon_train": float(report.epsilon_train), "n_queries": int(n_queries)}
 
 
-def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray) -> dict[str, np.ndarray]:
-    """Play every policy on the same rounds; record regret and the measured quantities at ``horizons``."""
+def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray, offset: int = 0) -> dict[str, np.ndarray]:
+    """Play every policy on the same rounds (shown as ``offset + t`` after a warm start of ``offset`` logged
+    interactions); record regret and the measured quantities at ``horizons``."""
     n_runs, horizon = env.n_runs, int(horizons[-1])
     record = {int(h) - 1: k for k, h in enumerate(horizons)}
     device = env.pool.embeddings.device
@@ -298,7 +377,7 @@ def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarr
     lam = explore.config.lam
     for t in range(horizon):
         round_ = env.round(t)
-        observation = round_.observation
+        observation = replace(round_.observation, t=offset + t) if offset else round_.observation
         optimal[:, t] = round_.optimal_arms.cpu().numpy()
         gap_seen = torch.maximum(gap_seen, (round_.mean_rewards.max(1).values - round_.mean_rewards.min(1).values).max())
         abs_seen = torch.maximum(abs_seen, round_.mean_rewards.abs().max())
@@ -341,23 +420,45 @@ def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarr
 
 
 def _explore_constants(constants: dict[str, Any], config: HAREConfig, delta: float) -> dict[str, float]:
+    """Constants of ``hare_explore_oful``; the parameter norm is ``S_prior`` for the online mean (module docstring)."""
     return {"C": constants["n_clusters"], "d_k": constants["key_dim"], "lam": config.lam, "delta": delta,
-            "sigma": constants["noise_sigma"], "S": constants["S"], "B_x": constants["query_norm_bound"]}
+            "sigma": constants["noise_sigma"], "S": constants["S_prior" if config.mean == "online" else "S"],
+            "B_x": constants["query_norm_bound"]}
 
 
-def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float, query_bound: float) -> dict[str, Any]:
-    """Measured capped width sum of ``pi_W*,u*`` against ``2 log det`` and its closed form (Lemmas 10-11)."""
+def warm_bound(key: str, T: np.ndarray, n_logged: int, **constants: float) -> np.ndarray:
+    """An OFUL-type bound (``hare_explore_oful``, ``linucb_oful``) for online rounds ``M+1..M+T`` after a warm
+    start of ``M`` rounds: ``sqrt(T / (M + T)) * bound(M + T)`` (module docstring); ``bound(T)`` when ``M = 0``."""
+    total = np.asarray(T, dtype=float) + n_logged
+    return np.sqrt(np.asarray(T, dtype=float) / total) * np.asarray(BOUNDS[key].numeric(T=total, **constants), dtype=float) * np.ones_like(total)
+
+
+def warm_user_regret_sum(lambda_min: np.ndarray, n_logged: int, **constants: float) -> np.ndarray:
+    """:func:`user_regret_sum` over online rounds ``s = 1..T`` shown as ``M + s``: the union over rounds
+    takes ``log((M + s)/delta)``; ``lambda_min`` ``(T,)`` is measured in the online rounds."""
+    padded = np.concatenate([np.ones(n_logged), np.asarray(lambda_min, dtype=float)])
+    total = user_regret_sum(padded, **constants)
+    return total[n_logged:] - (total[n_logged - 1] if n_logged else 0.0)
+
+
+def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float, query_bound: float, n_logged: int = 0) -> dict[str, Any]:
+    """Measured capped width sum of ``pi_W*,u*`` against ``2 log det`` and its closed form (Lemmas 10-11).
+
+    The online widths are summed over the ``T`` online rounds; the covariances also hold the ``M``
+    logged rounds of the warm start, so the per-cluster counts and the over-clusters form run to ``M + T``."""
     counts = sim["cluster_counts"]  # (n_runs, H, C, n_T)
     closed = np.zeros(counts.shape[:2] + counts.shape[3:])
     for index in np.ndindex(*counts.shape):
         pulls = counts[index]
         if pulls > 0:
             closed[index[0], index[1], index[3]] += BOUNDS["elliptical_potential"].numeric(T=pulls, d=d_k, lam=lam, B_x=query_bound)
-    aggregate = np.array([d_k * 2 * math.log(1 + h * query_bound**2 / (lam * d_k)) for h in horizons]) * counts.shape[2]
+    aggregate = np.array([d_k * 2 * math.log(1 + (h + n_logged) * query_bound**2 / (lam * d_k)) for h in horizons]) * counts.shape[2]
     measured, log_det = sim["potential"], 2 * sim["log_det_ratio"]
     return {
-        "description": "sum_t min(1, U_{t,j_t}^2) of pi_W*,u* (widths before the update) <= sum_j 2 log det(Sigma_j)/det(lam I) "
-                       "<= sum_j 2 d_k log(1 + T_j B_q^2/(lam d_k)) <= C 2 d_k log(1 + T B_q^2/(lam d_k)); mean over runs and heads.",
+        "description": "sum_t min(1, U_{t,j_t}^2) of pi_W*,u* over the online rounds (widths before the update) <= sum_j 2 log "
+                       "det(Sigma_j)/det(lam I) <= sum_j 2 d_k log(1 + T_j B_q^2/(lam d_k)) <= C 2 d_k log(1 + (M + T) B_q^2/(lam d_k)), "
+                       "T_j counting the M warm-start rounds too; mean over runs and heads.",
+        "n_logged": int(n_logged),
         "T": horizons.tolist(),
         "measured_mean": measured.mean((0, 1)).tolist(),
         "measured_max": measured.max((0, 1)).tolist(),
@@ -370,7 +471,8 @@ def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float,
     }
 
 
-def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.ndarray, baseline_params: dict[str, dict], delta: float, max_gap: float) -> dict[str, Any]:
+def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.ndarray, baseline_params: dict[str, dict], delta: float, max_gap: float,
+                     n_logged: int = 0) -> dict[str, Any]:
     from hare.theory.oful_check import linear_parameters
 
     theta = linear_parameters(env)
@@ -380,11 +482,12 @@ def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.nda
         params = baseline_params.get("linucb", {})
         constants = {"d": n_arms * dim, "lam": float(params.get("lam", 1.0)), "delta": delta, "sigma": env.config.noise_sigma,
                      "S": float(theta.norm()), "B_x": math.sqrt(2.0)}
-        bound = np.asarray(BOUNDS["linucb_oful"].numeric(T=horizons.astype(float), **constants), dtype=float) * np.ones(len(horizons))
+        bound = warm_bound("linucb_oful", horizons.astype(float), n_logged, **constants)
         out["linucb"] = {
             "bound_key": "linucb_oful", "constants": constants, "alpha": float(params.get("alpha", 1.0)),
             "caveat": "The OFUL bound is for OFUL's radius beta_t(delta); LinUCB runs with a fixed alpha. Disjoint arms are one "
-                      "linear bandit in dimension n_arms * dim with features x (x) e_a (oful_check).",
+                      "linear bandit in dimension n_arms * dim with features x (x) e_a (oful_check). Warm-started on the M logged "
+                      "rounds: evaluated as sqrt(T/(M+T)) bound(M+T).",
             "rows": _summary(sim["curves"]["linucb"], bound, horizons, max_gap),
         }
     if "lnucb_ta" in sim["curves"]:
@@ -408,20 +511,24 @@ def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.nda
 
 def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], horizons: list[int], n_runs: int, base_seed: int,
                       device: str = "cpu", *, delta: float = 0.05, tolerance: float = 0.1, n_boot: int = 2000,
-                      n_eps_queries: int = 4096, baselines: bool = True, baseline_params: dict[str, dict] | None = None,
-                      keep_arrays: bool = True) -> dict[str, Any]:
+                      n_eps_queries: int = 4096, baselines: bool | Sequence[str] = True, baseline_params: dict[str, dict] | None = None,
+                      keep_arrays: bool = True, n_logged: int = 1000) -> dict[str, Any]:
     """Measure the three terms of seed 001 on HARE-Sim and check each against its bound (module docstring).
 
     env_params: :class:`SyntheticConfig` fields; hare_params: :class:`HAREConfig` fields shared by the
     three variants (``projections`` and ``user_state`` are set per variant; ``key_dim`` defaults to
-    the environment's). Returns a JSON-ready dict; with ``keep_arrays`` the per-run arrays are under
-    ``"arrays"`` (numpy, dropped by :func:`write_checks`).
+    the environment's); n_logged: ``M``, the logged interactions every policy is warm-started with;
+    baselines: True (LinUCB and LNUCB-TA), False, or the names to play. Returns a JSON-ready dict;
+    with ``keep_arrays`` the per-run arrays are under ``"arrays"`` (numpy, dropped by :func:`write_checks`).
     """
     horizons_arr = np.array(sorted({int(h) for h in horizons}), dtype=np.int64)
     if horizons_arr.size < 1 or horizons_arr[0] < 1:
         raise ValueError("horizons must be positive integers")
     if n_runs < 1:
         raise ValueError("n_runs must be >= 1")
+    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
+        raise ValueError(f"n_logged must be an integer >= 1: pi_full fits its projections on the warm start's logs (got {n_logged!r})")
+    baseline_names = ("linucb", "lnucb_ta") if baselines is True else tuple(baselines or ())
     baseline_params = {"linucb": {"alpha": 1.0, "lam": 1.0}, "lnucb_ta": {}, **(baseline_params or {})}
     env_config = SyntheticConfig(**env_params)
     hare_params = {"key_dim": env_config.key_dim, **hare_params}
@@ -429,22 +536,29 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     env_keys = run_keys(base_seed, range(n_runs), "decomposition", "environment")
     policy_keys = run_keys(base_seed, range(n_runs), "decomposition", "policy")
     env = SyntheticBandit(env_config, n_runs, int(horizons_arr[-1]), env_keys, device)
+    logs = env.logged(n_logged)
     policies: dict[str, Any] = {}
     for variant in VARIANTS:
         policies[variant] = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
     greedy = {**_hare_config(hare_params, "w_star_u_star"), "alpha": 0.0, "alpha_schedule": "fixed", "alphas": None}
     policies["selection_gap"] = build_policy("hare", greedy, env, policy_keys).to(device)
-    if baselines:
-        for name in ("linucb", "lnucb_ta"):
-            policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
+    main_mean = policies["full"].config.mean
+    other_mean = next(m for m in MEANS if m != main_mean)
+    ablation = {variant: f"{variant}_mean_{other_mean}" for variant in ("full", "w_star")}
+    for variant, name in ablation.items():
+        policies[name] = build_policy("hare", {**_hare_config(hare_params, variant), "mean": other_mean}, env, policy_keys).to(device)
+    for name in baseline_names:
+        policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
+    for policy in policies.values():
+        policy.warm_start(logs)
     config = policies["full"].config
     constants = instance_constants(env)
-    sim = _simulate(env, policies, horizons_arr)
+    sim = _simulate(env, policies, horizons_arr, offset=len(logs))
     if not constants["exact"]:
         constants.update(max_gap=sim["max_gap_seen"], L_f=sim["max_gap_seen"] / 2.0, max_abs_mean_reward=sim["max_abs_mean_seen"])
     constants["max_gap_source"] = "instance supremum over unit queries" if constants["exact"] else "empirical over the rounds played"
     max_gap = constants["max_gap"]
-    eps = _epsilon_attention(env, config, base_seed, n_eps_queries)
+    eps = _epsilon_attention(env, policies["full"], base_seed, n_eps_queries)
 
     curves = sim["curves"]
     terms = {
@@ -456,12 +570,13 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     explore_constants = _explore_constants(constants, config, delta)
     d_u = constants["user_dim"]
     idx = horizons_arr - 1
-    user_seed = np.stack([user_regret_sum(run, L_u=constants["L_u"], sigma=constants["noise_sigma"], d_u=d_u, delta=delta)[idx] for run in sim["lambda_min_active"]])
+    user_seed = np.stack([warm_user_regret_sum(run, n_logged, L_u=constants["L_u"], sigma=constants["noise_sigma"], d_u=d_u, delta=delta)[idx]
+                          for run in sim["lambda_min_active"]])
     user_rescaled = user_seed / constants["noise_sigma"]
     lambda_max = np.maximum(sim["lambda_max"].max(0), 1.0 + 1e-12)
     bounds = {
         ("approx", "hare_approx"): np.asarray(BOUNDS["hare_approx"].numeric(T=T, L_f=constants["L_f"], eps_attn=eps["epsilon_attn"])) * np.ones_like(T),
-        ("explore", "hare_explore_oful"): np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T, **explore_constants)) * np.ones_like(T),
+        ("explore", "hare_explore_oful"): warm_bound("hare_explore_oful", T, n_logged, **explore_constants),
         ("explore", "hare_explore"): np.asarray(BOUNDS["hare_explore"].numeric(T=T, alpha=config.alpha, d_k=constants["key_dim"], C=constants["n_clusters"], lambda_max=lambda_max, delta=delta)),
         ("user", "user_regret_sum"): user_seed,
         ("user", "user_regret_sum_rescaled"): user_rescaled,
@@ -500,17 +615,36 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     }
 
     oful_radius = []
-    for horizon in T:
+    for horizon in T + n_logged:
         log_det = constants["key_dim"] * math.log(1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"]))
-        radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + log_det) + math.sqrt(config.lam) * constants["S"]
+        radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + log_det) + math.sqrt(config.lam) * explore_constants["S"]
         oful_radius.append(radius)
+    by_mean = {main_mean: terms["approx"], other_mean: curves[ablation["full"]] - curves[ablation["w_star"]]}
+    removed = by_mean["frozen"] - by_mean["online"]
+    frozen_mean = by_mean["frozen"].mean(0)
+    mean_ablation = {
+        "description": "R_approx = R(pi_full) - R(pi_W*) with the online mean (ridge estimate shrunk to the attention's cluster "
+                       "score) and with the frozen mean (the attention's cluster score), on the same runs and warm start; "
+                       "removed_by_online_mean = R_approx(frozen) - R_approx(online) per run, removed_fraction = its mean over "
+                       "the mean R_approx(frozen) (None where that is not positive).",
+        "T": horizons_arr.tolist(),
+        "main_mean": main_mean,
+        "R_approx_online": {"mean": by_mean["online"].mean(0).tolist(), "std": _std(by_mean["online"])},
+        "R_approx_frozen": {"mean": frozen_mean.tolist(), "std": _std(by_mean["frozen"])},
+        "removed_by_online_mean": {"mean": removed.mean(0).tolist(), "std": _std(removed)},
+        "removed_fraction": [float(r / f) if f > 0 else None for r, f in zip(removed.mean(0), frozen_mean, strict=True)],
+        "policies": {main_mean: ["full", "w_star"], other_mean: [ablation["full"], ablation["w_star"]]},
+    }
     residual = float(np.abs(terms["approx"] + terms["user"] + terms["explore"] - curves["full"]).max())
     result: dict[str, Any] = {
         "check": "regret_terms",
         "description": "Seed 001 three-term regret decomposition measured by telescoping over oracle variants of HARE on the same runs.",
         "config": {"env_params": dict(env_params), "hare_params": {k: v for k, v in hare_params.items()}, "horizons": horizons_arr.tolist(),
                    "n_runs": int(n_runs), "base_seed": int(base_seed), "delta": delta, "tolerance": tolerance, "n_boot": int(n_boot),
-                   "baseline_params": baseline_params if baselines else None},
+                   "n_logged": int(n_logged), "baseline_params": baseline_params if baseline_names else None},
+        "warm_start": {"n_logged": int(n_logged), "digest": logs.digest(), "policies": sorted(policies),
+                       "description": "every policy learned from the same logged interactions through warm_start before round 1; "
+                                      "online rounds are shown as M + t, regret counts the online rounds"},
         "variants": {name: dict(spec) for name, spec in VARIANTS.items()},
         "constants": constants,
         "measured": {
@@ -524,7 +658,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "query_norm_bound": constants["query_norm_bound"],
             "query_norm_within_bound": bool(sim["query_norm"]["w_star_u_star"].max() <= constants["query_norm_bound"] * (1 + 1e-12)),
             "max_gap_seen": sim["max_gap_seen"],
-            "elliptical_potential": _elliptical(sim, horizons_arr, constants["key_dim"], config.lam, constants["query_norm_bound"]),
+            "elliptical_potential": _elliptical(sim, horizons_arr, constants["key_dim"], config.lam, constants["query_norm_bound"], n_logged),
             "decomposition_residual": residual,
         },
         "regret": {name: {"mean": curves[name].mean(0).tolist(), "std": _std(curves[name])} for name in curves},
@@ -536,10 +670,19 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "alpha": config.alpha,
             "oful_radius_at_T": oful_radius,
             "alpha_at_least_radius": bool(all(config.alpha >= r for r in oful_radius)),
+            "explore_parameter_norm": {"value": explore_constants["S"], "name": "S_prior" if config.mean == "online" else "S",
+                                       "description": "the radius's sqrt(lam) ||theta*_j - prior_j||: max_j max_{n in j} ||k_n - "
+                                                      "mean_{m in j} k_m||/sqrt(d_k) for the online mean (shrunk to theta0_j), "
+                                                      "max_n ||k_n||/sqrt(d_k) otherwise"},
+            "warm_start_bounds": "OFUL-type bounds of the M+1..M+T online rounds: sqrt(T/(M+T)) bound(M+T); user sum with log((M+s)/delta)",
             "notes": [
-                ("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE selects clusters by "
-                "the mean attention score of the cluster plus alpha U with alpha fixed (seed issue seed001_step2_reduction), so R_explore "
-                "also carries the gap between the best item and the best cluster mean score."),
+                (("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE's online mean is "
+                  "that ridge estimate (shrunk to the attention's cluster score theta0) with a fixed alpha in place of beta_T, and the "
+                  "reduction still assumes each cluster's reward linear in q (seed issue seed001_step2_reduction): R_explore also "
+                  "carries the gap between the best item and its cluster's linear fit.") if config.mean == "online" else
+                 ("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; with mean: frozen "
+                  "HARE selects clusters by the mean attention score of the cluster plus alpha U with alpha fixed (seed issue "
+                  "seed001_step2_reduction), so R_explore also carries the gap between the best item and the best cluster mean score.")),
                 "L_f bounds the attention-weighted reward; select mode plays the argmax item, which is not Lipschitz in the attention.",
                 ("L_u assumes an argmax decision on scores computed with u_hat; HARE's cluster rule with a history-dependent bonus does not "
                 "make R(W*) - R(W*,u*) a per-round function of ||u_hat - u*||."),
@@ -551,6 +694,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         "shared_environment": "one environment object serves every policy in lock step; round t is a pure function of the run "
                               "keys and t, so queries, active users and reward noise are identical across policies",
     }
+    result["mean_ablation"] = mean_ablation
     gap = curves["selection_gap"]
     result["diagnostics"] = {
         "selection_gap": {
@@ -563,13 +707,14 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "exponent": fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS)) if horizons_arr.size >= 2 else None,
         },
     }
-    if baselines:
-        result["baselines"] = _baseline_checks(sim, env, horizons_arr, baseline_params, delta, max_gap)
+    if baseline_names:
+        result["baselines"] = _baseline_checks(sim, env, horizons_arr, baseline_params, delta, max_gap, n_logged)
     if keep_arrays:
         result["arrays"] = {
             "horizons": horizons_arr,
             **{f"regret_{name}": curves[name] for name in curves},
             **{f"term_{term}": terms[term] for term in TERMS},
+            **{f"term_approx_mean_{mean}": value for mean, value in by_mean.items()},
             "lambda_min_active": sim["lambda_min_active"],
             "optimal_arms": sim["optimal_arms"],
             "bound_user_regret_sum": user_seed,
@@ -581,8 +726,10 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
 def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, Any], n_clusters: Sequence[int], key_dims: Sequence[int],
                            horizons: list[int], n_runs: int, base_seed: int, device: str = "cpu", **kwargs: Any) -> dict[str, Any]:
     """:func:`run_decomposition` for every ``(C, d_k)`` of a grid (environment ``n_clusters`` and ``key_dim``;
-    the learned projections get the same ``key_dim`` as ``W*``). Returns ``{"cells": [...]}`` with each
-    cell's constants, rows at the largest horizon, exponents and checks."""
+    the learned projections get the same ``key_dim`` as ``W*``; ``n_logged`` and the other options pass
+    through). Returns ``{"cells": [...]}`` with each cell's constants, rows at the largest horizon,
+    exponents, checks and ``approx_by_mean`` (``R_approx`` with the online and the frozen mean, their
+    difference and the fraction removed, at the largest horizon)."""
     cells = []
     for clusters in n_clusters:
         for key_dim in key_dims:
@@ -597,6 +744,9 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
                 "rows": [row for row in result["rows"] if row["T"] == last],
                 "exponents": result["exponents"],
                 "exponent_checks": result["exponent_checks"],
+                "approx_by_mean": {key: result["mean_ablation"][key]["mean"][-1]
+                                   for key in ("R_approx_online", "R_approx_frozen", "removed_by_online_mean")}
+                | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
             })
     return {"check": "regret_terms_grid", "horizons": sorted({int(h) for h in horizons}), "n_runs": int(n_runs), "cells": cells}
 
@@ -662,6 +812,12 @@ def _exponent_macros(result: dict[str, Any]) -> dict[str, str]:
     values[macro_name("decomposition", "epsilon", "attn")] = f"{result['measured']['epsilon_attn']:.3g}"
     values[macro_name("decomposition", "n", "runs")] = str(result["config"]["n_runs"])
     values[macro_name("decomposition", "horizon")] = str(result["config"]["horizons"][-1])
+    values[macro_name("decomposition", "n", "logged")] = str(result["config"]["n_logged"])
+    ablation = result["mean_ablation"]
+    values[macro_name("decomposition", "approx", "online", "mean")] = format_number(ablation["R_approx_online"]["mean"][-1], 1)
+    values[macro_name("decomposition", "approx", "frozen", "mean")] = format_number(ablation["R_approx_frozen"]["mean"][-1], 1)
+    fraction = ablation["removed_fraction"][-1]
+    values[macro_name("decomposition", "approx", "removed", "fraction")] = "--" if fraction is None else f"{fraction:.2f}"
     return values
 
 
@@ -695,7 +851,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m hare.theory.decomposition --config-json '{...}' --out-json ... --out-tex ... [--out-npz ...]``.
 
     The config holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
-    optionally ``device``, ``delta``, ``tolerance``, ``n_boot``, ``baselines``, ``baseline_params``, ``n_eps_queries``.
+    optionally ``n_logged`` (the warm start's ``M``), ``device``, ``delta``, ``tolerance``, ``n_boot``,
+    ``baselines``, ``baseline_params``, ``n_eps_queries``.
     """
     parser = argparse.ArgumentParser(prog="python -m hare.theory.decomposition", description=__doc__.splitlines()[0])
     parser.add_argument("--config-json", required=True)
@@ -704,7 +861,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out-npz")
     args = parser.parse_args(argv)
     config = json.loads(args.config_json)
-    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries") if k in config}
+    check_settings(config)
+    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged") if k in config}
     result = run_decomposition(config.get("env_params", {}), config.get("hare_params", {}), config["horizons"], int(config["n_runs"]),
                                int(config.get("base_seed", 0)), config.get("device", "cpu"), **options)
     write_checks(result, args.out_json, args.out_tex)

@@ -7,6 +7,10 @@ term, the primary bound of :data:`GRID_BOUNDS` at the largest horizon ``T``:
 
     term | measured mean +- std over runs | bound | ratio mean / bound | holds | vacuous | exponent [CI]
 
+Every policy of every cell is warm-started with the same ``n_logged`` logged interactions of
+the cell's environment (:func:`hare.theory.decomposition.run_decomposition`), and each cell's JSON
+holds ``approx_by_mean``: ``R_approx`` with the online and the frozen mean at the largest ``T``.
+
 ``vacuous`` means ``bound >= T * Delta`` (``Delta`` the largest per-round regret of the
 cell's instance); the exponent is the least-squares slope of ``log mean_runs R(T)`` on
 ``log T`` with its percentile bootstrap interval over runs.
@@ -25,6 +29,7 @@ from hare.theory.decomposition import (
     BOUND_LABELS,
     TERM_LABELS,
     TERMS,
+    check_settings,
     mean_std,
     run_decomposition_grid,
 )
@@ -92,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``hare decomposition-grid --config-json '{...}' --out-json ... --out-tex ...``.
 
     The config holds ``n_clusters``, ``key_dims``, ``horizons``, ``n_runs``, ``base_seed`` and
-    optionally ``env_params``, ``hare_params``, ``device``, ``delta``, ``tolerance``, ``n_boot``,
+    optionally ``n_logged`` (the warm start's ``M``, every policy of every cell learns from the same
+    environment's logs), ``env_params``, ``hare_params``, ``device``, ``delta``, ``tolerance``, ``n_boot``,
     ``n_eps_queries``. The LinUCB and LNUCB-TA baselines are not played in the grid.
     """
     parser = argparse.ArgumentParser(prog="hare decomposition-grid", description=__doc__.splitlines()[0])
@@ -101,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out-tex", required=True)
     args = parser.parse_args(argv)
     config = json.loads(args.config_json)
-    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries") if k in config}
+    check_settings(config, grid=True)
+    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged") if k in config}
     grid = run_decomposition_grid(config.get("env_params", {}), config.get("hare_params", {}), config["n_clusters"], config["key_dims"],
                                   config["horizons"], int(config["n_runs"]), int(config.get("base_seed", 0)), config.get("device", "cpu"),
                                   baselines=False, **options)
