@@ -70,7 +70,7 @@ for job in scaling:
 scaling_environments = sorted({job["environment"] for job in scaling})
 
 experiments = sorted({job["experiment"] for job in jobs})
-markers = dict(zip(experiments, "osD^vP*Xh", strict=False))
+markers = {experiment: "osD^vP*Xh<>"[i % 11] for i, experiment in enumerate(experiments)}
 policies = sorted({job["policy"] for job in jobs}, key=lambda name: display_name(name).lower())
 
 fig, axes = figure(n_cols=2, height_in=2.4)

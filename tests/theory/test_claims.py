@@ -47,6 +47,17 @@ def test_claims_give_the_expected_pass_and_fail_rows(fixture_results):
     assert r"\newcommand{\claimsPassed}{2}" in tex
 
 
+def test_an_undefined_measurement_fails_the_claim(fixture_results):
+    """A check that could not define its quantity (null in its JSON, e.g. the exponent of a non-positive curve) fails."""
+    write_json(fixture_results / "checks" / "exponent.json", {"exponent": None})
+    register = _register(fixture_results, [
+        {"key": "exponent_small", "statement": "exponent at most 0.6", "inputs": {"c": "checks/exponent.json"}, "measured": "c.exponent", "compare": "<=", "threshold": 0.6},
+    ])
+    (result,) = evaluate_register(register, fixture_results)
+    assert not result.passed and result.measured != result.measured
+    assert "**FAIL**" in claims_markdown(result and [result])
+
+
 def test_missing_input_file_is_an_error_naming_it(fixture_results):
     register = _register(fixture_results, [{"key": "k", "statement": "s", "inputs": {"x": "runs/absent.npz"}, "measured": "mean(x.total_regret)", "compare": "<", "threshold": 1}])
     with pytest.raises(ClaimError, match=r"claim 'k'.*runs/absent\.npz"):

@@ -125,6 +125,12 @@ def evaluate_expression(expression: str | float | int, names: dict[str, Any]) ->
     return visit(tree)
 
 
+def _number(value: Any) -> float:
+    """A measured quantity as a float; ``None`` (a quantity the check could not define, e.g. the growth
+    exponent of a curve that is not positive) becomes NaN, and a claim on it fails."""
+    return math.nan if value is None else float(value)
+
+
 def evaluate_claim(claim: dict[str, Any], root: Path) -> ClaimResult:
     key = claim.get("key", "?")
     try:
@@ -133,8 +139,8 @@ def evaluate_claim(claim: dict[str, Any], root: Path) -> ClaimResult:
         compare = claim["compare"]
         if compare not in COMPARISONS:
             raise ValueError(f"compare must be one of {sorted(COMPARISONS)}, got {compare!r}")
-        measured = float(evaluate_expression(claim["measured"], names))
-        threshold = float(evaluate_expression(claim["threshold"], names))
+        measured = _number(evaluate_expression(claim["measured"], names))
+        threshold = _number(evaluate_expression(claim["threshold"], names))
     except (FileNotFoundError, KeyError, NameError, ValueError, TypeError, IndexError) as error:
         raise ClaimError(f"claim {key!r}: {error}") from error
     passed = bool(COMPARISONS[compare](measured, threshold)) and math.isfinite(measured)
