@@ -34,6 +34,14 @@ def test_regret_markdown_bolds_the_best_mean_per_column(results):
     assert "| linucb | **120.5 ± 3.2** | 30.0 ± 2.0 |" in table
     assert "| random | 250.0 ± 10.0 | **20.0 ± 1.0** |" in table
     assert "5 runs of T = 500" in table
+    assert "Regime: cold, no policy saw a logged interaction." in table
+
+
+def test_regret_markdown_names_the_warm_start(results):
+    warm = results / "tables" / "warm.csv"
+    lines = CSV.splitlines()
+    warm.write_text("\n".join([lines[0] + ",regime,n_logged", *(line + ",warm,1000" for line in lines[1:])]) + "\n")
+    assert "Regime: warm, every policy first learned from the same M = 1000 logged interactions." in regret_markdown(warm)
 
 
 def test_claims_summary_lists_every_fail(results):
@@ -44,8 +52,10 @@ def test_claims_summary_lists_every_fail(results):
 def test_update_replaces_only_the_block(results, tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{BEGIN}\nSTALE\n{END}\noutro\n")
-    update_readme(readme, results_block(results, "classification", "paper/readme/x.png", 754, "2 CPU cores", "config/default.yaml"))
+    (results / "tables" / "other.csv").write_text(CSV)
+    update_readme(readme, results_block(results, "classification,other", "paper/readme/x.png", 754, "2 CPU cores", "config/default.yaml"))
     text = readme.read_text()
+    assert "#### Table `classification`" in text and "#### Table `other`" in text
     assert text.startswith("intro\n") and text.endswith("outro\n") and "STALE" not in text
     assert "**12 min 34 s**" in text and "![Regret curves" in text and "| linucb |" in text
 

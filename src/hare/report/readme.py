@@ -1,14 +1,15 @@
 """The README's results block, filled from a finished build (never typed by hand).
 
 ``hare readme`` replaces everything between ``<!-- results:begin -->`` and ``<!-- results:end -->``
-in ``README.md`` with, from the results tree of one build: the main table (total regret on the
-classification benchmarks, mean ± std over the reported runs, from ``results/tables/<table>.csv``),
+in ``README.md`` with, from the results tree of one build: the main tables (total regret, mean ± std
+over the reported runs, from ``results/tables/<table>.csv``, each headed by its information regime
+and ``M`` as the run files record them),
 the claims summary (``results/claims.md``: passed / total and every FAIL with its numbers), a figure
 (the first page of a notebook's PDF, rendered to PNG with ``pdftoppm`` into ``paper/readme/``) and
 the measured wall time of the build, as given (``--wall-seconds``, measured by the caller around
 ``snakemake``) with the machine it ran on.
 
-    hare readme --results results --table classification --figure paper/figures/regret_curves.pdf \
+    hare readme --results results --table classification,classification_warm --figure paper/figures/regret_curves.pdf \
         --wall-seconds 1012 --machine "2 CPU cores, idle" --config config/default.yaml
 """
 
@@ -50,7 +51,16 @@ def regret_markdown(csv_path: Path) -> str:
         lines.append(f"| {policy} | " + " | ".join(cells) + " |")
     counts = sorted({(r["n_runs"], r["horizon"]) for r in rows})
     runs = ", ".join(f"{n} runs of T = {t}" for n, t in counts)
-    return "\n".join(lines) + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold.\n"
+    return "\n".join(lines) + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. {regime_sentence(rows)}\n"
+
+
+def regime_sentence(rows: list[dict[str, str]]) -> str:
+    """What every policy of the table knew before round 1, from the CSV's ``regime`` and ``n_logged`` columns
+    (tables of files without them are cold)."""
+    regimes = sorted({(r.get("regime") or "cold", int(r.get("n_logged") or 0)) for r in rows})
+    parts = [f"warm, every policy first learned from the same M = {m} logged interactions" if regime == "warm"
+             else "cold, no policy saw a logged interaction" for regime, m in regimes]
+    return ("Regime: " if len(parts) == 1 else "Regimes: ") + "; ".join(parts) + "."
 
 
 def claims_summary(claims_md: Path) -> str:
@@ -90,6 +100,8 @@ def build_commit(results: Path) -> str:
 
 
 def results_block(results: Path, table: str, figure_png: str, wall_seconds: float, machine: str, config: str) -> str:
+    """The block; ``table`` is one table name or several, comma-separated, each rendered under its name."""
+    tables = [name.strip() for name in table.split(",") if name.strip()]
     minutes, seconds = divmod(round(wall_seconds), 60)
     return "\n".join([
         BEGIN,
@@ -99,7 +111,7 @@ def results_block(results: Path, table: str, figure_png: str, wall_seconds: floa
         "",
         f"![Regret curves of the default build]({figure_png})",
         "",
-        regret_markdown(results / "tables" / f"{table}.csv"),
+        *(f"#### Table `{name}`\n\n" + regret_markdown(results / "tables" / f"{name}.csv") for name in tables),
         claims_summary(results / "claims.md"),
         "This block is written by `hare readme` from the build's own files (see `src/hare/report/readme.py`).",
         END,
@@ -118,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hare readme", description=__doc__.split("\n\n")[0])
     parser.add_argument("--readme", type=Path, default=Path("README.md"))
     parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--table", default="classification")
+    parser.add_argument("--table", default="classification,classification_warm,synthetic,synthetic_warm", help="table names, comma-separated")
     parser.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
     parser.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
     parser.add_argument("--wall-seconds", type=float, required=True)
