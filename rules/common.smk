@@ -92,8 +92,13 @@ def tuning_runs(wildcards):
     return [f"results/{job.stem}.npz" for job in tuning_jobs_of(list(JOBS.values()), reported)]
 
 
-def claim_inputs():
-    return sorted({path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()})
+def claim_inputs(produced=True):
+    """Inputs of the claims register this configuration produces (``produced=False``: those it does not, whose
+    claims are NOT RUN). Run files are produced when a report job writes them; other inputs (checks, benchmarks)
+    come from rules every configuration has."""
+    reported = set(run_files())
+    paths = {path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()}
+    return sorted(p for p in paths if (not p.startswith("results/runs/") or p in reported) == produced)
 
 
 def figure_report(path):

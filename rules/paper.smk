@@ -10,10 +10,11 @@ rule claims:
         "results/logs/paper/claims.log",
     params:
         hare=HARE,
+        not_run=" ".join(shlex.quote(p) for p in claim_inputs(produced=False)),
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} claims --register {input.register:q} --root . --markdown {output.markdown:q} --tex {output.tex:q} 2>&1 | tee {log:q}"
+        "{params.hare} claims --register {input.register:q} --root . --markdown {output.markdown:q} --tex {output.tex:q} --not-run {params.not_run} 2>&1 | tee {log:q}"
 
 
 rule paper_macros:

@@ -58,6 +58,22 @@ def test_an_undefined_measurement_fails_the_claim(fixture_results):
     assert "**FAIL**" in claims_markdown(result and [result])
 
 
+def test_claims_on_inputs_the_config_does_not_produce_are_not_run(fixture_results):
+    register = _register(fixture_results, [
+        {"key": "good_beats_missing", "statement": "good < missing", "inputs": {"g": "runs/good.npz", "m": "runs/missing.npz"},
+         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(m.total_regret)"},
+        {"key": "good_beats_bad", "statement": "good < bad", "inputs": {"g": "runs/good.npz", "b": "runs/bad.npz"},
+         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(b.total_regret)"},
+    ])
+    results = evaluate_register(register, fixture_results, frozenset({"runs/missing.npz"}))
+    assert [r.status for r in results] == ["NOT RUN", "PASS"]
+    markdown = claims_markdown(results)
+    assert "1/2 PASS" in markdown and "| `good_beats_missing` | good < missing | -- | < | NOT RUN |" in markdown
+    assert r"\newcommand{\claimStatusGoodBeatsMissing}{NOT RUN}" in claims_tex(results)
+    with pytest.raises(ClaimError, match="missing.npz"):
+        evaluate_register(register, fixture_results)
+
+
 def test_missing_input_file_is_an_error_naming_it(fixture_results):
     register = _register(fixture_results, [{"key": "k", "statement": "s", "inputs": {"x": "runs/absent.npz"}, "measured": "mean(x.total_regret)", "compare": "<", "threshold": 1}])
     with pytest.raises(ClaimError, match=r"claim 'k'.*runs/absent\.npz"):

@@ -83,6 +83,12 @@ class ClaimResult:
     threshold: float
     passed: bool
     sources: tuple[str, ...]
+    not_run: bool = False
+
+    @property
+    def status(self) -> str:
+        """``PASS``, ``FAIL``, or ``NOT RUN`` (the configuration produces no input the claim needs)."""
+        return "NOT RUN" if self.not_run else "PASS" if self.passed else "FAIL"
 
 
 def load_input(path: Path) -> Any:
@@ -131,8 +137,13 @@ def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
-def evaluate_claim(claim: dict[str, Any], root: Path) -> ClaimResult:
+def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[str] = frozenset()) -> ClaimResult:
+    """One claim's result. A claim reading any of ``not_run_inputs`` (inputs the running configuration
+    does not produce) is ``NOT RUN``: listed, never dropped; any other missing input is an error."""
     key = claim.get("key", "?")
+    paths = tuple(str(p) for p in (claim.get("inputs") or {}).values())
+    if not_run_inputs & set(paths):
+        return ClaimResult(key, claim["statement"], math.nan, claim.get("compare", "?"), math.nan, False, paths, not_run=True)
     try:
         inputs = {name: root / path for name, path in (claim.get("inputs") or {}).items()}
         names = {name: load_input(path) for name, path in inputs.items()}
@@ -203,15 +214,21 @@ def load_register(path: str | Path) -> list[dict[str, Any]]:
     return claims
 
 
-def evaluate_register(path: str | Path, root: str | Path) -> list[ClaimResult]:
-    return [evaluate_claim(claim, Path(root)) for claim in load_register(path)]
+def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset()) -> list[ClaimResult]:
+    return [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in load_register(path)]
 
 
 def claims_markdown(results: list[ClaimResult]) -> str:
     passed = sum(r.passed for r in results)
-    lines = [f"# Claims: {passed}/{len(results)} PASS", "", "| claim | statement | measured | threshold | result | source |", "|---|---|---|---|---|---|"]
+    not_run = sum(r.not_run for r in results)
+    lines = [f"# Claims: {passed}/{len(results)} PASS", ""]
+    if not_run:
+        lines += [f"{not_run} claim(s) NOT RUN: this configuration produces none of their inputs.", ""]
+    lines += ["| claim | statement | measured | threshold | result | source |", "|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| `{r.key}` | {r.statement} | {r.measured:.6g} | {r.compare} {r.threshold:.6g} | {'PASS' if r.passed else '**FAIL**'} | {', '.join(f'`{s}`' for s in r.sources)} |")
+        measured, threshold = ("--", r.compare) if r.not_run else (f"{r.measured:.6g}", f"{r.compare} {r.threshold:.6g}")
+        result = {"PASS": "PASS", "FAIL": "**FAIL**", "NOT RUN": "NOT RUN"}[r.status]
+        lines.append(f"| `{r.key}` | {r.statement} | {measured} | {threshold} | {result} | {', '.join(f'`{s}`' for s in r.sources)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -225,7 +242,7 @@ def claims_tex(results: list[ClaimResult]) -> str:
     values = {}
     rows = []
     for r in results:
-        status = "PASS" if r.passed else r"\textbf{FAIL}"
+        status = {"PASS": "PASS", "FAIL": r"\textbf{FAIL}", "NOT RUN": "NOT RUN"}[r.status]
         values[macro_name("claim", "status", r.key)] = status
         values[macro_name("claim", "measured", r.key)] = format_number(r.measured, 2)
         values[macro_name("claim", "threshold", r.key)] = format_number(r.threshold, 2)
@@ -240,8 +257,9 @@ def claims_tex(results: list[ClaimResult]) -> str:
     return macros(values) + "\\newcommand{\\claimsTable}{%\n" + table + "}\n"
 
 
-def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path) -> list[ClaimResult]:
-    results = evaluate_register(register, root)
+def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path,
+                 not_run_inputs: frozenset[str] = frozenset()) -> list[ClaimResult]:
+    results = evaluate_register(register, root, not_run_inputs)
     write_text(markdown_path, claims_markdown(results))
     write_text(tex_path, claims_tex(results))
     return results
