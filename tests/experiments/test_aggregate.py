@@ -178,3 +178,14 @@ def test_horizon_and_run_count_go_to_the_notes_when_shared_else_under_each_datas
     runs.append(_run(tmp_path, "cls", "shuttle", "random", [5.0, 6.0], horizon=80))
     _, tex, _ = _table(tmp_path, runs)
     assert r"\begin{tabular}[b]{@{}c@{}}Shuttle\\ $T=80$, $n=2$\end{tabular}" in tex and "for every dataset" not in tex
+
+
+def test_warm_runs_fed_different_logs_are_refused():
+    from hare.experiments.aggregate import check_same_warm_start
+
+    row = {"experiment": "x_warm", "environment": "mushroom", "regime": "warm"}
+    same = [{**row, "policy": "linucb", "warm_start_digest": "aa"}, {**row, "policy": "hare", "warm_start_digest": "aa"}]
+    check_same_warm_start(same)
+    check_same_warm_start([*same, {**row, "environment": "adult", "policy": "hare", "warm_start_digest": "bb"}])
+    with pytest.raises(ValueError, match=r"'x_warm', environment 'mushroom': the warm runs were fed different logs \(aa: hare; bb: linucb\)"):
+        check_same_warm_start([same[1], {**same[0], "warm_start_digest": "bb"}])

@@ -120,6 +120,7 @@ def summarise_run(npz_path: str | Path) -> dict:
         "mean_reward": float(arrays["total_reward"].mean()),
         "regime": regime,
         "n_logged": n_logged,
+        "warm_start_digest": sidecar.get("warm_start_digest"),
         **hyperparameter_choice(job),
         "wall_time_s": float(sidecar["wall_time_s"]),
         "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
@@ -288,7 +289,23 @@ def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
 
 
 def summarise_runs(run_files: Iterable[str | Path]) -> list[dict]:
-    return sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["regime"], r["n_logged"], r["policy"]))
+    """Rows of every run file; the warm runs of one (experiment, environment) must record the same warm start."""
+    rows = sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["regime"], r["n_logged"], r["policy"]))
+    check_same_warm_start(rows)
+    return rows
+
+
+def check_same_warm_start(rows: list[dict]) -> None:
+    """``ValueError`` naming the experiment, environment and policies when the warm runs of one (experiment,
+    environment) were fed different logs (their sidecars' ``warm_start_digest`` differ)."""
+    digests: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for r in rows:
+        if r["regime"] == "warm":
+            digests.setdefault((r["experiment"], r["environment"]), {}).setdefault(str(r.get("warm_start_digest")), []).append(r["policy"])
+    for (experiment, environment), by_digest in digests.items():
+        if len(by_digest) > 1:
+            detail = "; ".join(f"{digest}: {', '.join(sorted(policies))}" for digest, policies in sorted(by_digest.items()))
+            raise ValueError(f"experiment {experiment!r}, environment {environment!r}: the warm runs were fed different logs ({detail})")
 
 
 def rows_to_csv(rows: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
