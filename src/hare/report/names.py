@@ -34,6 +34,10 @@ DISPLAY_NAMES = {
     "knn_kl_ucb": "kNN-KL-UCB",
     "lin_knn_ucb": "Lin-kNN-UCB",
     "hare_learned": "HARE (learned W)",
+    "hare_frozen_mean": "HARE, frozen attention mean",
+    "hare_online_mean": "HARE, online mean",
+    "hare_online_projections": "HARE, online mean and projections",
+    "hare_alpha_zero": "HARE, online mean and projections, alpha = 0",
     "open_bandit": "Open Bandit",
 }
 
