@@ -97,6 +97,16 @@ class LoggedInteractions:
     rewards: torch.Tensor
 
 
+def user_query_logs(env: BanditEnvironment, n_logged: int) -> LoggedRounds:
+    """The warm-start logs of an environment with a ``sample_logged`` sampler of (query, user, item, reward)
+    whose arms share the context ``[x, onehot(user)]`` (HARE-Sim, the text environment): one logged set
+    drawn from :data:`WARM_START_STREAM`, contexts ``(M, n_arms, query_dim + n_users)`` as an expanded view."""
+    logs = env.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(env.device))
+    x, users = logs.queries[0], logs.users[0]
+    contexts = torch.cat([x, F.one_hot(users, env.n_users).to(x.dtype)], dim=1)
+    return env.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, env.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
+
+
 class SyntheticBandit(BanditEnvironment):
     """``n_runs`` runs of HARE-Sim over ``horizon`` rounds."""
 
@@ -196,12 +206,8 @@ class SyntheticBandit(BanditEnvironment):
         return LoggedInteractions(queries, users, items, rewards)
 
     def logged(self, n_logged: int) -> LoggedRounds:
-        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`);
-        contexts ``[x, onehot(user)]`` as in :meth:`round`."""
-        logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.device))
-        x, users = logs.queries[0], logs.users[0]
-        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return self.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, self.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
+        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`)."""
+        return user_query_logs(self, n_logged)
 
     def round(self, t: int) -> BanditRound:
         x = self.queries(t)

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
-from hare.envs.synthetic import LoggedInteractions
+from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
+from hare.envs.synthetic import LoggedInteractions, user_query_logs
 from hare.random import CounterRNG, run_keys
 
 ENCODERS = ("hashing", "minilm")
@@ -317,12 +317,8 @@ class TextBandit(BanditEnvironment):
         return LoggedInteractions(queries, users, items, rewards)
 
     def logged(self, n_logged: int) -> LoggedRounds:
-        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`);
-        contexts ``[x, onehot(user)]`` as in :meth:`round`."""
-        logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.device))
-        x, users = logs.queries[0], logs.users[0]
-        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return self.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, self.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
+        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`)."""
+        return user_query_logs(self, n_logged)
 
     def round(self, t: int) -> BanditRound:
         x, users = self.queries(t), self.active_users(t)
