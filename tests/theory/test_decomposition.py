@@ -252,3 +252,13 @@ def test_settings_are_validated(settings, match):
         decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, **settings})
     decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
     decomposition.check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)
+
+
+def test_one_item_per_cluster_gives_a_finite_exploration_bound():
+    """With one item per cluster the online mean's prior is the true parameter (S_prior = 0); the bound is its S -> 0 limit."""
+    from hare.policies.hare import HAREConfig
+    from hare.theory.decomposition import S_FLOOR, _explore_constants
+
+    constants = {"n_clusters": 60, "key_dim": 4, "noise_sigma": 0.1, "S": 1.3, "S_prior": 0.0, "query_norm_bound": 2.0}
+    assert _explore_constants(constants, HAREConfig(mean="online"), 0.05)["S"] == S_FLOOR
+    assert _explore_constants(constants, HAREConfig(mean="frozen"), 0.05)["S"] == 1.3

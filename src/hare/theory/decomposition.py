@@ -419,10 +419,17 @@ def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarr
     }
 
 
+S_FLOOR = 1e-12
+"""``S_prior`` is 0 when every cluster holds one item (the prior is then the true parameter); the bound's
+symbols are positive, so its ``S -> 0`` limit is evaluated at ``S = S_FLOOR``, which moves it by
+``sqrt(lam) * 1e-12`` at most."""
+
+
 def _explore_constants(constants: dict[str, Any], config: HAREConfig, delta: float) -> dict[str, float]:
-    """Constants of ``hare_explore_oful``; the parameter norm is ``S_prior`` for the online mean (module docstring)."""
+    """Constants of ``hare_explore_oful``; the parameter norm is ``S_prior`` for the online mean (module docstring),
+    floored at :data:`S_FLOOR`."""
     return {"C": constants["n_clusters"], "d_k": constants["key_dim"], "lam": config.lam, "delta": delta,
-            "sigma": constants["noise_sigma"], "S": constants["S_prior" if config.mean == "online" else "S"],
+            "sigma": constants["noise_sigma"], "S": max(constants["S_prior" if config.mean == "online" else "S"], S_FLOOR),
             "B_x": constants["query_norm_bound"]}
 
 
