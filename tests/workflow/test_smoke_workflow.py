@@ -101,7 +101,9 @@ def test_lint_is_clean(repository):
 
 def test_bad_config_fails_before_any_job(repository, tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text((repository / "config" / "smoke.yaml").read_text().replace("linucb: {params: {alpha: 1.0", "linucb: {params: {alpha: -1.0"))
+    good = (repository / "config" / "smoke.yaml").read_text()
+    bad.write_text(good.replace("linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]}}", "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]}}"))
+    assert bad.read_text() != good, "the smoke config no longer has the line this test breaks"
     result = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", str(bad), "--dry-run"], cwd=repository, capture_output=True, text=True)
     assert result.returncode != 0
     assert "alpha" in result.stdout + result.stderr
