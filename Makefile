@@ -2,7 +2,8 @@
 #   make all    set everything up, run the whole workflow on the embedded default config, write the
 #               HTML report, print the claims
 #   make test   set everything up, run the test suite
-# Variables: PYTHON (interpreter for the venv), CONFIG, CORES, TORCH_INDEX (CUDA wheels, see README).
+# Variables: PYTHON (interpreter for the venv), CONFIG, CORES, TORCH_INDEX (an index of CUDA torch wheels: torch alone is
+# installed from it first, then everything else with pip's defaults; see README).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -34,7 +35,8 @@ setup: $(STAMP) tex
 $(STAMP): envs/requirements.txt envs/requirements-test.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) --extra-index-url https://pypi.org/simple) -r envs/requirements-test.txt
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --index-url $(TORCH_INDEX) $$(grep -m1 '^torch==' envs/requirements.txt))
+	$(BIN)/python -m pip install --quiet -r envs/requirements-test.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
