@@ -101,14 +101,20 @@ class LoggedRounds:
         return Observation(m, contexts, users, queries), self.arms[m].expand(n_runs), self.rewards[m].expand(n_runs)
 
     def digest(self) -> str:
-        """sha256 (first 16 hex digits) of every field's values: equal digests mean identical logs."""
-        h = hashlib.sha256()
-        for name in ("contexts", "users", "queries", "arms", "rewards"):
-            value = getattr(self, name)
-            h.update(name.encode())
-            if value is not None:
-                h.update(value.detach().cpu().contiguous().numpy().tobytes())
-        return h.hexdigest()[:16]
+        """:func:`tensor_digest` of every field: equal digests mean identical logs."""
+        return tensor_digest(self.contexts, self.users, self.queries, self.arms, self.rewards)
+
+
+def tensor_digest(*tensors: torch.Tensor | None) -> str:
+    """sha256 (first 16 hex digits) of the shapes and values of ``tensors`` in order (``None`` counts as absent)."""
+    h = hashlib.sha256()
+    for tensor in tensors:
+        if tensor is None:
+            h.update(b"none")
+            continue
+        h.update(str(tuple(tensor.shape)).encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 class LoggedDataUnavailable(RuntimeError):

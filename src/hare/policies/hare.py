@@ -60,7 +60,6 @@ since a bonus weight is non-negative).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -68,7 +67,7 @@ from typing import ClassVar
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
+from hare.envs.base import BanditEnvironment, LoggedRounds, Observation, tensor_digest
 from hare.model.attention import AttentionOutput, UncertaintyAttention
 from hare.model.clustering import kmeans
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
@@ -88,6 +87,19 @@ LOGISTIC_SLOPE_FLOOR = 0.05
 ``sigmoid' >= eps`` for ``|s0| <= 2.9``, and the correction never exceeds ``1/eps = 20``."""
 
 COLD_REGIME_ADVICE = "use projections: random with online learning (online_lr > 0, mean: online) in the cold regime"
+
+
+def check_projections_environment(config: PolicyConfig, kind: str) -> None:
+    """Oracle projections ``W*`` exist only where the environment has them (HARE-Sim)."""
+    if config.projections == "oracle" and kind != "synthetic":
+        raise ValueError(f"{type(config).__name__}.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+
+
+def check_projections_regime(config: PolicyConfig, regime: str, advice: str) -> None:
+    """Learned projections are fitted on the warm start's logs, which the cold regime withholds."""
+    if regime == "cold" and config.projections == "learned":
+        raise ValueError(f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which the "
+                         f"cold regime withholds; {advice}")
 
 
 @dataclass(frozen=True)
@@ -182,16 +194,11 @@ class HAREConfig(PolicyConfig):
         self.require(self.noise_sigma > 0, "noise_sigma", "must be > 0")
 
     def check_environment(self, kind: str) -> None:
-        if self.projections == "oracle" and kind != "synthetic":
-            raise ValueError(f"HAREConfig.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+        check_projections_environment(self, kind)
 
     def check_regime(self, regime: str) -> None:
-        if regime != "cold":
-            return
-        if self.projections == "learned":
-            raise ValueError("HAREConfig.projections: 'learned' projections are fitted on the warm start's logs, which the cold "
-                             f"regime withholds; {COLD_REGIME_ADVICE}")
-        if self.pool == "log_prototypes":
+        check_projections_regime(self, regime, COLD_REGIME_ADVICE)
+        if regime == "cold" and self.pool == "log_prototypes":
             raise ValueError("HAREConfig.pool: 'log_prototypes' is built from the warm start's logs, which the cold regime "
                              f"withholds; use pool: environment and {COLD_REGIME_ADVICE}")
 
@@ -216,14 +223,6 @@ def logged_interactions(logs: LoggedRounds):
                               logs.rewards.detach().cpu().to(torch.float64)[None])
 
 
-def _digest(*tensors: torch.Tensor) -> str:
-    h = hashlib.sha256()
-    for tensor in tensors:
-        h.update(str(tuple(tensor.shape)).encode())
-        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 def learned_projections(logs: LoggedRounds, items: torch.Tensor, n_users: int, user_dim: int, n_heads: int, key_dim: int,
                         steps: int, lr: float, seed: int, link: str = "identity") -> tuple[Projections, FitReport]:
     """Projections fitted on the logged interactions ``logs`` over the pool ``items`` ``(N, d_e)``
@@ -234,7 +233,7 @@ def learned_projections(logs: LoggedRounds, items: torch.Tensor, n_users: int, u
     """
     logged = logged_interactions(logs)
     items = items.detach().cpu().to(torch.float64)
-    cache_key = (_digest(logged.queries, logged.users, logged.items, logged.rewards, items), n_users, user_dim, n_heads, key_dim,
+    cache_key = (tensor_digest(logged.queries, logged.users, logged.items, logged.rewards, items), n_users, user_dim, n_heads, key_dim,
                  steps, lr, seed, link)
     if cache_key not in _FIT_CACHE:
         # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then device-independent.
@@ -543,13 +542,10 @@ class RAGCosineConfig(PolicyConfig):
         self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
 
     def check_environment(self, kind: str) -> None:
-        if self.projections == "oracle" and kind != "synthetic":
-            raise ValueError(f"RAGCosineConfig.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+        check_projections_environment(self, kind)
 
     def check_regime(self, regime: str) -> None:
-        if regime == "cold" and self.projections == "learned":
-            raise ValueError("RAGCosineConfig.projections: 'learned' projections are fitted on the warm start's logs, which the "
-                             "cold regime withholds; use projections: random in the cold regime")
+        check_projections_regime(self, regime, "use projections: random in the cold regime")
 
 
 @register_policy("rag_cosine")

@@ -31,8 +31,8 @@ def paper_macros(run_files: Iterable[str | Path]) -> str:
         values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
         values[macro_name("n", "runs", exp)] = str(row["n_runs"])
         values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
-        values[macro_name("regime", exp)] = sidecar.get("regime", "cold")
-        values[macro_name("n", "logged", exp)] = f"{int(sidecar.get('n_logged', 0) if sidecar.get('regime') == 'warm' else 0):,}".replace(",", "{,}")
+        values[macro_name("regime", exp)] = row["regime"]
+        values[macro_name("n", "logged", exp)] = f"{row['n_logged']:,}".replace(",", "{,}")
     for package, version in versions.items():
         values[macro_name("version", package)] = escape(version)
     return macros(values)
