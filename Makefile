@@ -14,11 +14,11 @@ TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
 
-.PHONY: all test setup tex workflow report lint clean
+.PHONY: all test setup tex workflow report lint clean claim
 
 all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
-	@cat results/claims.md
+	@sed -n 1,3p results/claims.md
 
 workflow:
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
@@ -26,6 +26,12 @@ workflow:
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow
 	$(BIN)/snakemake --report results/report.html --configfile $(CONFIG)
+
+# One claim alone: builds only the inputs of paper/claims.yaml's claim KEY, then prints its verdict and interval.
+claim: setup
+	@test -n "$(KEY)" || { echo "usage: make claim KEY=<claim key of results/claims.md or paper/claims.yaml>"; exit 2; }
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) results/claims/$(KEY).md
+	@cat results/claims/$(KEY).md
 
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadgroup
@@ -51,4 +57,4 @@ lint:
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
 clean:
-	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/report.html paper/generated paper/figures .snakemake
+	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/claims results/report.html paper/generated paper/figures .snakemake

@@ -11,7 +11,9 @@ DATASETS = sorted({job.spec["environment"]["dataset"] for job in JOBS.values() i
 EXPERIMENTS = sorted({job.experiment for job in JOBS.values()})
 TABLES = sorted(config["tables"])
 NOTEBOOKS = ["regret_curves"]
-CLAIMS = load_register(Path(workflow.basedir, "paper", "claims.yaml"))
+CLAIMS = load_register(Path(workflow.basedir, "paper", "claims.yaml"), [config])
+CLAIM_KEYS = {claim["key"]: claim for claim in CLAIMS}
+CONFIG_FILES = " ".join(shlex.quote(str(p)) for p in workflow.configfiles)
 
 wildcard_constraints:
     experiment="[a-z][a-z0-9_]*",
@@ -21,6 +23,7 @@ wildcard_constraints:
     folder="runs|tuning",
     notebook="[a-z][a-z0-9_]*",
     table="[a-z][a-z0-9_]*",
+    key="[a-z0-9_]+",
 
 
 def job_resources():
@@ -92,13 +95,14 @@ def tuning_runs(wildcards):
     return [f"results/{job.stem}.npz" for job in tuning_jobs_of(list(JOBS.values()), reported)]
 
 
-def claim_inputs(produced=True):
-    """Inputs of the claims register this configuration produces (``produced=False``: those it does not, whose
-    claims are NOT RUN). Run files are produced when a report job writes them; other inputs (checks, benchmarks)
-    come from rules every configuration has."""
+def claim_inputs(key=None):
+    """Inputs of the claims register (of one claim with ``key``) this configuration produces. Run files are produced
+    when a report job writes them; a claim on a run file the configuration does not produce is NOT RUN and needs
+    nothing built. Other inputs (checks, benchmarks) come from rules every configuration has."""
     reported = set(run_files())
-    paths = {path for claim in CLAIMS for path in (claim.get("inputs") or {}).values()}
-    return sorted(p for p in paths if (not p.startswith("results/runs/") or p in reported) == produced)
+    claims = CLAIMS if key is None else [CLAIM_KEYS[key]] if key in CLAIM_KEYS else []
+    paths = {path for claim in claims for path in (claim.get("inputs") or {}).values()}
+    return sorted(p for p in paths if not p.startswith("results/runs/") or p in reported)
 
 
 def figure_report(path):

@@ -1,3 +1,4 @@
+import math
 import re
 import shutil
 import subprocess
@@ -5,79 +6,151 @@ import subprocess
 import numpy as np
 import pytest
 import yaml
+from scipy import stats
 
 from hare.io import write_json, write_npz
 from hare.theory.claims import (
     ClaimError,
     claims_markdown,
     claims_tex,
+    decide,
     evaluate_expression,
     evaluate_register,
     load_register,
+    not_produced,
+    t_interval,
 )
+
+
+def _sidecar(experiment="exp", environment="env", n_runs=3, base_seed=1, role="report"):
+    return {"job": {"experiment": experiment, "environment": {"name": environment}, "base_seed": base_seed, "role": role, "n_runs": n_runs, "regime": "cold"},
+            "warm_start_digest": None}
+
+
+def _run(root, path, total_regret, **sidecar):
+    write_npz(root / path, total_regret=np.asarray(total_regret, dtype=float), total_reward=-np.asarray(total_regret, dtype=float))
+    write_json((root / path).with_suffix(".json"), _sidecar(n_runs=len(total_regret), **sidecar))
 
 
 @pytest.fixture
 def fixture_results(tmp_path):
-    write_npz(tmp_path / "runs" / "good.npz", total_regret=np.array([1.0, 2.0, 3.0]))
-    write_npz(tmp_path / "runs" / "bad.npz", total_regret=np.array([10.0, 12.0]))
-    write_json(tmp_path / "checks" / "bound.json", {"measured_max": [1.0, 5.0], "bound": [2.0, 4.0]})
+    _run(tmp_path, "runs/good.npz", [1.0, 2.0, 3.0])
+    _run(tmp_path, "runs/bad.npz", [10.0, 12.0, 11.0])
+    _run(tmp_path, "runs/close.npz", [1.5, 1.0, 3.8])
+    write_json(tmp_path / "checks" / "bound.json", {"measured_max": [1.0, 5.0], "bound": [2.0, 4.0], "trivial": [3.0, 6.0],
+                                                   "exponent": {"estimate": 0.55, "ci_low": 0.4, "ci_high": 0.7}})
     return tmp_path
 
 
-def _register(tmp_path, claims):
+def _register(tmp_path, claims, **extra):
     path = tmp_path / "claims.yaml"
-    path.write_text(yaml.safe_dump({"claims": claims}))
+    path.write_text(yaml.safe_dump({"claims": claims, **extra}))
     return path
 
 
-def test_claims_give_the_expected_pass_and_fail_rows(fixture_results):
-    register = _register(fixture_results, [
-        {"key": "good_beats_bad", "statement": "good < bad", "inputs": {"g": "runs/good.npz", "b": "runs/bad.npz"},
-         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(b.total_regret)"},
-        {"key": "bound_holds", "statement": "bound holds at T", "inputs": {"c": "checks/bound.json"}, "measured": "c.measured_max[-1]", "compare": "<=", "threshold": "c.bound[-1]"},
-        {"key": "ratio", "statement": "ratio", "inputs": {"g": "runs/good.npz"}, "measured": "max(g.total_regret) / 3", "compare": "==", "threshold": 1},
-    ])
+def _paired(key, a, b, threshold=0, compare="<"):
+    return {"key": key, "statement": f"{a} below {b}", "inputs": {"a": f"runs/{a}.npz", "b": f"runs/{b}.npz"},
+            "per_run": "a.total_regret - b.total_regret", "compare": compare, "threshold": threshold}
+
+
+def test_t_interval_matches_the_closed_form():
+    x = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
+    mean, low, high = t_interval(x)
+    half = stats.t.ppf(0.975, 4) * x.std(ddof=1) / math.sqrt(5)
+    assert mean == pytest.approx(1.3) and low == pytest.approx(1.3 - half) and high == pytest.approx(1.3 + half)
+    assert all(math.isnan(v) for v in t_interval([2.0])[1:])
+
+
+@pytest.mark.parametrize(("low", "high", "compare", "threshold", "status"), [
+    (-3, -1, "<", 0, "PASS"), (1, 3, "<", 0, "FAIL"), (-1, 1, "<", 0, "INCONCLUSIVE"), (0, 1, "<", 0, "FAIL"),
+    (0, 1, "<=", 0, "INCONCLUSIVE"), (-1, 0, "<=", 0, "PASS"), (0.9, 1.0, ">=", 0.8, "PASS"), (0.7, 0.9, ">=", 0.8, "INCONCLUSIVE"),
+    (math.nan, 1, "<", 0, "FAIL"),
+])
+def test_status_is_decided_on_the_whole_interval(low, high, compare, threshold, status):
+    assert decide(low, high, compare, threshold) == status
+
+
+def test_paired_comparisons_give_pass_fail_and_inconclusive(fixture_results):
+    register = _register(fixture_results, [_paired("good_vs_bad", "good", "bad"), _paired("bad_vs_good", "bad", "good"), _paired("good_vs_close", "good", "close")])
     results = evaluate_register(register, fixture_results)
-    assert [(r.key, r.passed) for r in results] == [("good_beats_bad", True), ("bound_holds", False), ("ratio", True)]
-    assert results[0].measured == 2.0 and results[0].threshold == 11.0
-    assert "**FAIL**" in claims_markdown(results) and "2/3 PASS" in claims_markdown(results)
-    tex = claims_tex(results)
-    assert r"\newcommand{\claimStatusBoundHolds}{\textbf{FAIL}}" in tex
-    assert r"\newcommand{\claimsPassed}{2}" in tex
+    assert [r.status for r in results] == ["PASS", "FAIL", "INCONCLUSIVE"]
+    d = np.array([1.0, 2.0, 3.0]) - np.array([10.0, 12.0, 11.0])
+    assert results[0].measured == pytest.approx(d.mean()) and (results[0].low, results[0].high) == pytest.approx(t_interval(d)[1:])
+    markdown = claims_markdown(results)
+    assert "1/3 PASS" in markdown and "**INCONCLUSIVE**" in markdown and "**FAIL**" in markdown
+
+
+def test_a_planted_interval_straddling_the_threshold_is_inconclusive(tmp_path):
+    """Means differ (HARE lower on average) but the runs' spread puts 0 inside the 95% interval."""
+    _run(tmp_path, "runs/hare.npz", [10.0, 28.0, 14.0, 21.0, 9.0])
+    _run(tmp_path, "runs/linucb.npz", [20.0, 12.0, 22.0, 15.0, 19.0])
+    (result,) = evaluate_register(_register(tmp_path, [_paired("hare_vs_linucb", "hare", "linucb")]), tmp_path)
+    assert result.measured < 0 < result.high and result.status == "INCONCLUSIVE"
+
+
+def test_a_bound_above_the_trivial_bound_is_vacuous(fixture_results):
+    bound = {"key": "bound_holds", "statement": "worst run below the bound", "inputs": {"c": "checks/bound.json"},
+             "measured": "c.measured_max[-1]", "exact": "largest over runs", "compare": "<=", "threshold": "c.bound[-1]"}
+    vacuous = {**bound, "key": "bound_vacuous", "threshold": 7.0, "trivial_bound": "c.trivial[-1]"}
+    useful = {**bound, "key": "bound_useful", "trivial_bound": "c.trivial[-1]"}
+    results = evaluate_register(_register(fixture_results, [bound, vacuous, useful]), fixture_results)
+    assert [r.status for r in results] == ["FAIL", "VACUOUS", "FAIL"]
+    assert r"\csname claimstatus@bound_vacuous\endcsname{VACUOUS}" in claims_tex(results)
+
+
+def test_a_reported_interval_decides_the_claim(fixture_results):
+    claim = {"key": "exponent_half", "statement": "exponent at most 0.5", "inputs": {"c": "checks/bound.json"},
+             "measured": "c.exponent.estimate", "interval": ["c.exponent.ci_low", "c.exponent.ci_high"], "compare": "<=", "threshold": 0.5}
+    (result,) = evaluate_register(_register(fixture_results, [claim]), fixture_results)
+    assert (result.measured, result.low, result.high, result.status) == (0.55, 0.4, 0.7, "INCONCLUSIVE")
+
+
+def test_bootstrap_resamples_runs_jointly(tmp_path):
+    """A statistic of two paired run files: a ratio of spreads. Joint resampling keeps the pairing: a file against
+    itself gives exactly 1 in every resample."""
+    rng = np.random.default_rng(0)
+    _run(tmp_path, "runs/a.npz", rng.normal(0, 1, 8))
+    _run(tmp_path, "runs/b.npz", rng.normal(0, 5, 8))
+    claim = {"key": "spread", "statement": "a spreads less than b", "inputs": {"a": "runs/a.npz", "b": "runs/b.npz"},
+             "bootstrap": "std(a.total_reward) / std(b.total_reward)", "compare": "<", "threshold": 1}
+    same = {**claim, "key": "same", "inputs": {"a": "runs/a.npz", "b": "runs/a.npz"}}
+    spread, itself = evaluate_register(_register(tmp_path, [claim, same]), tmp_path)
+    assert spread.low < spread.measured < spread.high < 1 and spread.status == "PASS"
+    assert itself.low == itself.high == 1.0 and itself.status == "FAIL"
+
+
+def test_unpaired_run_files_are_refused(fixture_results):
+    _run(fixture_results, "runs/other_env.npz", [1.0, 2.0, 3.0], environment="elsewhere")
+    with pytest.raises(ClaimError, match=r"not paired runs \(they differ in \['environment'\]\)"):
+        evaluate_register(_register(fixture_results, [_paired("k", "other_env", "bad")]), fixture_results)
+
+
+def test_a_claim_needs_exactly_one_kind_of_uncertainty(fixture_results):
+    point = {"key": "p", "statement": "s", "inputs": {"g": "runs/good.npz"}, "measured": "mean(g.total_regret)", "compare": "<", "threshold": 5}
+    with pytest.raises(ClaimError, match=r"claim 'p': give exactly one of"):
+        evaluate_register(_register(fixture_results, [point]), fixture_results)
 
 
 def test_an_undefined_measurement_fails_the_claim(fixture_results):
-    """A check that could not define its quantity (null in its JSON, e.g. the exponent of a non-positive curve) fails."""
-    write_json(fixture_results / "checks" / "exponent.json", {"exponent": None})
-    register = _register(fixture_results, [
-        {"key": "exponent_small", "statement": "exponent at most 0.6", "inputs": {"c": "checks/exponent.json"}, "measured": "c.exponent", "compare": "<=", "threshold": 0.6},
-    ])
-    (result,) = evaluate_register(register, fixture_results)
-    assert not result.passed and result.measured != result.measured
-    assert "**FAIL**" in claims_markdown(result and [result])
+    write_json(fixture_results / "checks" / "exponent.json", {"exponent": None, "low": 0.1, "high": 0.2})
+    claim = {"key": "exponent_small", "statement": "exponent at most 0.6", "inputs": {"c": "checks/exponent.json"},
+             "measured": "c.exponent", "interval": ["c.low", "c.high"], "compare": "<=", "threshold": 0.6}
+    (result,) = evaluate_register(_register(fixture_results, [claim]), fixture_results)
+    assert result.status == "FAIL" and math.isnan(result.measured)
 
 
 def test_claims_on_inputs_the_config_does_not_produce_are_not_run(fixture_results):
-    register = _register(fixture_results, [
-        {"key": "good_beats_missing", "statement": "good < missing", "inputs": {"g": "runs/good.npz", "m": "runs/missing.npz"},
-         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(m.total_regret)"},
-        {"key": "good_beats_bad", "statement": "good < bad", "inputs": {"g": "runs/good.npz", "b": "runs/bad.npz"},
-         "measured": "mean(g.total_regret)", "compare": "<", "threshold": "mean(b.total_regret)"},
-    ])
+    register = _register(fixture_results, [_paired("good_vs_missing", "good", "missing"), _paired("good_vs_bad", "good", "bad")])
     results = evaluate_register(register, fixture_results, frozenset({"runs/missing.npz"}))
     assert [r.status for r in results] == ["NOT RUN", "PASS"]
-    markdown = claims_markdown(results)
-    assert "1/2 PASS" in markdown and "| `good_beats_missing` | good < missing | -- | < | NOT RUN |" in markdown
-    assert r"\newcommand{\claimStatusGoodBeatsMissing}{NOT RUN}" in claims_tex(results)
+    assert "| `good_vs_missing` |  | good below missing | -- | < | NOT RUN |" in claims_markdown(results)
     with pytest.raises(ClaimError, match="missing.npz"):
         evaluate_register(register, fixture_results)
 
 
 def test_missing_input_file_is_an_error_naming_it(fixture_results):
-    register = _register(fixture_results, [{"key": "k", "statement": "s", "inputs": {"x": "runs/absent.npz"}, "measured": "mean(x.total_regret)", "compare": "<", "threshold": 1}])
     with pytest.raises(ClaimError, match=r"claim 'k'.*runs/absent\.npz"):
-        evaluate_register(register, fixture_results)
+        evaluate_register(_register(fixture_results, [_paired("k", "absent", "good")]), fixture_results)
 
 
 @pytest.mark.parametrize("expression", ["__import__('os')", "g.__class__", "lambda: 1", "[x for x in g]", "open('f')"])
@@ -87,26 +160,9 @@ def test_evaluator_rejects_anything_outside_the_whitelist(expression):
 
 
 def test_duplicate_keys_are_rejected(tmp_path):
-    claim = {"key": "k", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}
+    claim = {"key": "k", "statement": "s", "measured": 1, "exact": "constant", "compare": "<", "threshold": 2}
     with pytest.raises(ClaimError, match="duplicate"):
         evaluate_register(_register(tmp_path, [claim, claim]), tmp_path)
-
-
-def test_paper_claim_keys_exist_in_the_register(repository):
-    """Every claim the prose names (\\claimStatus<Key>, \\claim{key}) is in the register."""
-    import re
-
-    from hare.report.latex import macro_name
-
-    keys = {c["key"] for c in load_register(repository / "paper" / "claims.yaml")}
-    macros = {macro_name("claim", kind, k) for k in keys for kind in ("status", "measured", "threshold")}
-    lines = [line for p in (repository / "paper").rglob("*.tex") if "generated" not in p.parts for line in p.read_text().splitlines()]
-    tex = "\n".join(line for line in lines if not line.lstrip().startswith("%") and "newcommand" not in line and "DeclareUrlCommand" not in line)
-    used_macros = set(re.findall(r"\\(claim(?:Status|Measured|Threshold)[A-Za-z]+)", tex))
-    used_keys = {k.replace(r"\_", "_") for k in re.findall(r"\\claim\{([^}]*)\}", tex)}
-    assert used_macros <= macros, used_macros - macros
-    assert used_keys <= keys, used_keys - keys
-    assert used_keys, "the prose refers to no claim"
 
 
 FAMILY = {
@@ -114,30 +170,52 @@ FAMILY = {
     "key": "{policy}_below_{split}",
     "statement": "{policy} below {split}",
     "inputs": {"x": "runs/{split}/{policy}.npz", "c": "checks/bound.json"},
-    "measured": "mean(x.total_regret)",
+    "per_run": "x.total_regret",
     "compare": "<",
     "threshold": 5,
 }
 
 
 def test_family_expands_to_one_claim_per_combination(tmp_path):
-    claims = load_register(_register(tmp_path, [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}]))
+    claims = load_register(_register(tmp_path, [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "exact": "c", "compare": "<", "threshold": 2}]))
     assert [c["key"] for c in claims] == ["good_below_a", "good_below_b", "bad_below_a", "bad_below_b", "plain"]
     assert claims[1]["inputs"] == {"x": "runs/b/good.npz", "c": "checks/bound.json"}
     assert claims[2]["statement"] == "bad below a" and "for_each" not in claims[2]
 
 
+def test_family_expands_over_the_running_and_reference_configs(tmp_path):
+    """A config reference unites the running config with the register's reference configs: a dataset only the reference
+    config runs is still a member, NOT RUN in the smaller build."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "big.yaml").write_text(yaml.safe_dump({"experiments": {"cls": {"environments": ["mushroom", "adult"], "policies": {"hare": {}, "linucb": {}, "random": {}}}}}))
+    family = {"for_each": {"environment": {"config": "experiments.cls.environments"}, "baseline": {"config": "experiments.cls.policies", "exclude": ["hare"]}},
+              "key": "hare_vs_{baseline}_{environment}", "statement": "s", "inputs": {"a": "results/runs/cls/{environment}/hare.npz", "b": "results/runs/cls/{environment}/{baseline}.npz"},
+              "per_run": "a.total_regret - b.total_regret", "compare": "<", "threshold": 0}
+    register = tmp_path / "paper" / "claims.yaml"
+    register.parent.mkdir()
+    register.write_text(yaml.safe_dump({"reference_configs": ["config/big.yaml"], "claims": [family]}, sort_keys=False))
+    running = {"experiments": {"cls": {"environments": ["shuttle", "mushroom"], "policies": {"hare": {}, "lnucb_ta": {}}}}}
+    keys = [c["key"] for c in load_register(register, [running])]
+    assert keys == [f"hare_vs_{b}_{e}" for e in ("shuttle", "mushroom", "adult") for b in ("lnucb_ta", "linucb", "random")]
+
+
+def test_bad_config_reference_is_an_error_naming_the_claim(tmp_path):
+    family = {**FAMILY, "for_each": {"policy": {"config": "experiments.none.policies"}, "split": ["a"]}}
+    with pytest.raises(ClaimError, match=r"claim '\{policy\}_below_\{split\}', for_each.policy: \['experiments.none.policies'\] name nothing"):
+        load_register(_register(tmp_path, [family]), [{"experiments": {}}])
+
+
 def test_family_members_are_evaluated(fixture_results):
     family = {**FAMILY, "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
     results = evaluate_register(_register(fixture_results, [family]), fixture_results)
-    assert [(r.key, r.passed, r.sources) for r in results] == [("good_below_runs", True, ("runs/good.npz",)), ("bad_below_runs", False, ("runs/bad.npz",))]
+    assert [(r.key, r.status) for r in results] == [("good_below_runs", "PASS"), ("bad_below_runs", "FAIL")]
 
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"statement": "{policy} below {seed}"}, r"claim '\{policy\}_below_\{split\}': unknown placeholder\(s\) \['seed'\]"),
     ({"inputs": {"x": "runs/{env}.npz"}}, r"unknown placeholder\(s\) \['env'\]"),
     ({"key": "{policy}_below"}, r"claim '\{policy\}_below': for_each variable\(s\) \['split'\] do not appear in the key"),
-    ({"for_each": {"policy": []}}, r"for_each must map each placeholder to a non-empty list"),
+    ({"for_each": {"policy": []}}, r"for_each.policy must be a non-empty list"),
 ])
 def test_bad_family_is_an_error_naming_the_claim(tmp_path, change, message):
     with pytest.raises(ClaimError, match=message):
@@ -145,9 +223,73 @@ def test_bad_family_is_an_error_naming_the_claim(tmp_path, change, message):
 
 
 def test_family_member_colliding_with_a_claim_is_a_duplicate(tmp_path):
-    plain = {"key": "good_below_a", "statement": "s", "measured": 1, "compare": "<", "threshold": 2}
+    plain = {"key": "good_below_a", "statement": "s", "measured": 1, "exact": "c", "compare": "<", "threshold": 2}
     with pytest.raises(ClaimError, match=r"duplicate claim keys \['good_below_a'\]"):
         load_register(_register(tmp_path, [FAMILY, plain]))
+
+
+def test_family_counts_per_status_are_macros(fixture_results):
+    family = {**FAMILY, "family": "below", "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
+    tex = claims_tex(evaluate_register(_register(fixture_results, [family]), fixture_results))
+    assert r"\csname claimfamily@below@PASS\endcsname{1}" in tex and r"\csname claimfamily@below@FAIL\endcsname{1}" in tex
+    assert r"\csname claimfamily@below@total\endcsname{2}" in tex
+
+
+# --- the paper's register ---------------------------------------------------------------------------------------
+
+def _paper_register(repository):
+    from hare.theory.claims import load_configs
+
+    configs = load_configs([repository / "config" / "default.yaml"])
+    return repository / "paper" / "claims.yaml", configs
+
+
+def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repository, tmp_path):
+    """Plant every run file the register reads with the same per-run regrets (every policy plays like Random, on the
+    same draws): no claim on run files may pass. A comparison that passes here could not fail."""
+    register, configs = _paper_register(repository)
+    claims = load_register(register, configs)
+    regrets = np.random.default_rng(0).uniform(200, 260, size=5)
+    run_claims = [c for c in claims if all(str(p).startswith("results/runs/") for p in c["inputs"].values())]
+    for path in {p for c in run_claims for p in c["inputs"].values()}:
+        experiment, environment = path.split("/")[2:4]
+        write_npz(tmp_path / path, total_regret=regrets, total_reward=500 - regrets)
+        write_json((tmp_path / path).with_suffix(".json"), _sidecar(experiment, environment, n_runs=5))
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": run_claims}))
+    results = evaluate_register(tmp_path / "claims.yaml", tmp_path)
+    assert len(results) > 100
+    assert [r.key for r in results if r.status == "PASS"] == []
+
+
+def test_every_register_claim_names_its_source_section(repository):
+    register, configs = _paper_register(repository)
+    claims = load_register(register, configs)
+    assert all(c.get("section") for c in claims), [c["key"] for c in claims if not c.get("section")]
+
+
+def test_the_smoke_config_lists_what_it_skips_as_not_run(repository):
+    from hare.theory.claims import load_configs
+
+    register = repository / "paper" / "claims.yaml"
+    smoke = load_configs([repository / "config" / "smoke.yaml"])
+    claims = load_register(register, smoke)
+    skipped = not_produced(register, smoke)
+    assert "results/runs/classification/adult/hare.npz" in skipped
+    assert any(c["key"] == "hare_vs_lnucb_ta_adult_classification" for c in claims)
+    assert "results/runs/classification/mushroom/hare.npz" not in skipped
+
+
+def test_paper_claim_keys_exist_in_the_register(repository):
+    """Every claim the prose names (\\claimref, \\claimverdict, \\asserts) is in the register, and the prose uses no
+    other way of citing a claim."""
+    register, configs = _paper_register(repository)
+    keys = {c["key"] for c in load_register(register, configs)}
+    lines = [line for p in (repository / "paper").rglob("*.tex") if "generated" not in p.parts for line in p.read_text().splitlines()]
+    tex = "\n".join(line for line in lines if not line.lstrip().startswith("%") and "newcommand" not in line)
+    used_keys = set(re.findall(r"\\(?:claimref|claimverdict|asserts)\{([a-z0-9_]+)\}", tex))
+    assert used_keys, "the prose refers to no claim"
+    assert used_keys <= keys, used_keys - keys
+    assert not re.findall(r"\\claim(?:Status|Measured|Threshold)[A-Z]", tex)
 
 
 @pytest.fixture
@@ -161,17 +303,47 @@ def test_claims_table_lists_every_claim_with_breakable_keys(many_claims):
     assert many_claims.count(r"\texttt{good\_\allowbreak{}below\_\allowbreak{}s") == 80
 
 
+PREAMBLE = (
+    "\\documentclass{article}\n\\usepackage[margin=1in]{geometry}\n\\usepackage[T1]{fontenc}\n\\usepackage{lmodern}\n"
+    "\\usepackage{amsmath,booktabs,longtable}\n\\usepackage[hidelinks]{hyperref}\n"
+)
+
+
+def _paper_macros(repository):
+    """The claim macros of paper/main.tex's preamble (from its \\claim declaration to \\makeatother)."""
+    main = (repository / "paper" / "main.tex").read_text()
+    start = main.index("\\DeclareUrlCommand\\claim")
+    return main[start:main.index("\\makeatother", start) + len("\\makeatother")]
+
+
+def _pdflatex(tmp_path, body):
+    (tmp_path / "main.tex").write_text(body)
+    return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_long_claims_table_compiles_across_pages(many_claims, tmp_path):
     """In the paper's page geometry, without overfull lines."""
     (tmp_path / "claims.tex").write_text(many_claims)
-    (tmp_path / "main.tex").write_text(
-        "\\documentclass{article}\n\\usepackage[margin=1in]{geometry}\n\\usepackage{amsmath,booktabs,longtable}\n\\input{claims.tex}\n"
-        "\\begin{document}\n\\claimsTable{}\n\\end{document}\n"
-    )
-    completed = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
-                               cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    completed = _pdflatex(tmp_path, PREAMBLE + "\\input{claims.tex}\n\\begin{document}\n\\claimsTable{}\n\\end{document}\n")
     assert completed.returncode == 0, completed.stdout[-2000:]
     pages = re.search(r"Output written on main\.pdf \((\d+) pages?", completed.stdout)
     assert pages and int(pages.group(1)) >= 2
     assert "Overfull \\hbox" not in (tmp_path / "main.log").read_text()
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_prose_asserting_a_claim_that_does_not_pass_fails_the_build(repository, fixture_results, tmp_path):
+    """\\claimverdict picks the verb from the status; \\asserts on a claim that is not PASS stops the compilation."""
+    results = evaluate_register(_register(fixture_results, [_paired("good_vs_bad", "good", "bad"), _paired("good_vs_close", "good", "close")]), fixture_results)
+    (tmp_path / "claims.tex").write_text(claims_tex(results))
+    head = PREAMBLE + "\\input{claims.tex}\n" + _paper_macros(repository) + "\n\\begin{document}\n"
+    fine = _pdflatex(tmp_path, head + "Good \\claimverdict{good_vs_bad}{beats}{does not beat} bad (\\claimref{good_vs_bad}); "
+                     "good \\claimverdict{good_vs_close}{beats}{may not beat} close (\\claimref{good_vs_close}).\\asserts{good_vs_bad}\n\\end{document}\n")
+    assert fine.returncode == 0, fine.stdout[-2000:]
+    text = subprocess.run(["pdftotext", "main.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    assert "beats bad" in " ".join(text.split()) and "may not beat close" in " ".join(text.split())
+    broken = _pdflatex(tmp_path, head + "Good beats close.\\asserts{good_vs_close}\n\\end{document}\n")
+    assert broken.returncode != 0 and "the prose asserts claim good_vs_close, whose status is INCONCLUSIVE" in broken.stdout
+    unknown = _pdflatex(tmp_path, head + "\\claimref{no_such_claim}\n\\end{document}\n")
+    assert unknown.returncode != 0 and "unknown claim key no_such_claim" in unknown.stdout

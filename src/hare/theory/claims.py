@@ -1,57 +1,86 @@
-"""The claims register: every quantitative claim of the paper, decided by result files.
+"""The claims register: every quantitative claim of the paper, decided on a 95% interval.
 
-``paper/claims.yaml`` lists claims::
+``paper/claims.yaml`` lists claims. Each names its result files (``inputs``), the measured
+quantity, how its uncertainty is computed, and the threshold it is compared with::
 
-    claims:
-      - key: linucb_beats_random
-        statement: LinUCB has lower mean total regret than Random on HARE-Sim.
-        inputs: {linucb: results/runs/.../linucb.npz, random: results/runs/.../random.npz}
-        measured: mean(linucb.total_regret)
-        compare: "<"
-        threshold: mean(random.total_regret)
+    - key: hare_beats_linucb_mushroom_classification
+      section: this paper, Table classification
+      statement: HARE has lower total regret than LinUCB on Mushroom (paired over runs).
+      inputs: {a: results/runs/classification/mushroom/hare.npz, b: results/runs/classification/mushroom/linucb.npz}
+      per_run: a.total_regret - b.total_regret
+      compare: "<"
+      threshold: 0
 
-A *family* stands for one claim per combination of its ``for_each`` values::
+Uncertainty, exactly one of:
 
-      - for_each: {baseline: [linucb, random], environment: [mushroom]}
-        key: hare_beats_{baseline}_{environment}
-        statement: HARE has lower mean total regret than {baseline} on {environment}.
-        inputs:
-          hare: results/runs/classification/{environment}/hare.npz
-          other: results/runs/classification/{environment}/{baseline}.npz
-        measured: mean(hare.total_regret)
-        compare: "<"
-        threshold: mean(other.total_regret)
+``per_run: <expr>``
+    a vector over runs, ``d_1 .. d_n``; measured ``mean(d)`` with the Student-t interval
+    ``mean(d) +- t_{0.975, n-1} sd(d) / sqrt(n)``. A difference of two policies' arrays is the
+    paired difference: the engine checks from the sidecars that every run-file input of the
+    claim shares its environment draws (same experiment, environment, base seed, role, runs).
+``bootstrap: <expr>``
+    a statistic of the run files (e.g. a ratio of standard deviations over runs); measured on
+    all runs, interval the 2.5 and 97.5 percentiles over :data:`N_BOOT` resamples of the run
+    indices, drawn jointly for every run-file input (they are paired, as above).
+``measured: <expr>`` with ``interval: [<low expr>, <high expr>]``
+    a quantity whose interval the check that produced it computed (``ci_low``, ``ci_high``).
+``measured: <expr>`` with ``exact: <reason>``
+    a quantity without sampling uncertainty (a count, a closed form); the interval is the point.
 
-:func:`expand_claims` replaces every ``{name}`` in ``key``, ``statement``, the ``inputs``
-paths, ``measured`` and ``threshold`` by each value of the Cartesian product of the
-``for_each`` lists (first list outermost), giving ``prod_k len(list_k)`` claims in the
-family's place. A placeholder that names no ``for_each`` variable, or a ``for_each``
-variable that the key does not use (its claims would share a key), is a
-:class:`ClaimError` naming the family's key.
+Status, for ``compare`` in ``< <= > >=`` against ``threshold`` (:func:`decide`):
 
-Expressions are evaluated by a small whitelist evaluator over the loaded inputs
-(``.json`` as nested mappings, ``.npz`` as arrays): arithmetic, attribute or item
-access, and the functions in :data:`FUNCTIONS`. Nothing is ``eval``'d. A claim that
-fails is reported as FAIL with its numbers; it never stops the build.
+=============  ===========================================================================
+PASS           the whole interval satisfies the comparison
+FAIL           the whole interval violates it, or the measurement is undefined (NaN, null)
+INCONCLUSIVE   the interval straddles the threshold
+VACUOUS        the threshold is a bound (``trivial_bound: <expr>`` given) at or above the
+               trivial bound ``T * Delta_max``: the bound says nothing, whatever is measured
+NOT RUN        the running configuration produces none of the claim's run files
+=============  ===========================================================================
+
+A *family* stands for one claim per combination of its ``for_each`` values (``family: <name>`` groups
+members, also of several entries, for the counts per status the paper prints). A value list is
+either literal or a reference to the configurations, ``{config: <dotted path>, exclude: [...]}``:
+a list (``experiments.classification.environments``) or a mapping whose keys are taken
+(``experiments.classification.policies``), united over the running configuration and the
+register's ``reference_configs`` (the default and paper configurations), in order of first
+appearance. A member whose run files the running configuration does not produce is listed as
+NOT RUN, never dropped: the smoke build shows what it skips. :func:`expand_claims` replaces
+every ``{name}`` in the templated fields by each value of the Cartesian product of the lists
+(first list outermost).
+
+Expressions are evaluated by a whitelist evaluator over the loaded inputs (``.json`` as nested
+mappings, ``.npz`` as arrays): arithmetic, attribute or item access, and :data:`FUNCTIONS`.
+Nothing is ``eval``'d. A claim that fails is reported as FAIL with its numbers; it never stops
+the build.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import itertools
 import json
 import math
 import operator
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+from scipy import stats
 
 from hare.io import read_npz, write_text
-from hare.report.latex import booktabs_longtable, escape, format_number, macro_name, macros
+from hare.report.latex import booktabs_longtable, escape, format_number, macros
+
+LEVEL = 0.95
+N_BOOT = 4000
+STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+UNCERTAINTY_KINDS = ("per_run", "bootstrap", "interval", "exact")
+PAIRING_FIELDS = ("experiment", "environment", "base_seed", "role", "n_runs", "regime", "n_logged")
 
 FUNCTIONS = {
     "mean": lambda x: float(np.mean(x)),
@@ -62,33 +91,65 @@ FUNCTIONS = {
     "sqrt": np.sqrt,
     "log": np.log,
     "len": len,
-    "all": lambda x: bool(np.all(x)),
-    "any": lambda x: bool(np.any(x)),
 }
-COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Pow: operator.pow}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
 class ClaimError(ValueError):
-    """A claim cannot be evaluated (missing file, bad expression); the message names the claim."""
+    """A claim cannot be evaluated (missing file, bad expression, unpaired runs); the message names the claim."""
 
 
 @dataclass(frozen=True)
 class ClaimResult:
+    """One claim's verdict: the measured value, its interval ``[low, high]``, the threshold and the status."""
+
     key: str
+    section: str
     statement: str
     measured: float
+    low: float
+    high: float
     compare: str
     threshold: float
-    passed: bool
+    status: str
+    method: str
     sources: tuple[str, ...]
-    not_run: bool = False
+    trivial_bound: float | None = None
+    family: str = ""
 
     @property
-    def status(self) -> str:
-        """``PASS``, ``FAIL``, or ``NOT RUN`` (the configuration produces no input the claim needs)."""
-        return "NOT RUN" if self.not_run else "PASS" if self.passed else "FAIL"
+    def passed(self) -> bool:
+        return self.status == "PASS"
+
+    @property
+    def not_run(self) -> bool:
+        return self.status == "NOT RUN"
+
+
+def decide(low: float, high: float, compare: str, threshold: float) -> str:
+    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold``, FAIL when none
+    does (or the interval is undefined), INCONCLUSIVE otherwise."""
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(threshold)) or low > high:
+        return "FAIL"
+    holds = COMPARISONS[compare]
+    if holds(low, threshold) and holds(high, threshold):
+        return "PASS"
+    if not holds(low, threshold) and not holds(high, threshold):
+        return "FAIL"
+    return "INCONCLUSIVE"
+
+
+def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the Student-t interval ``mean +- t_{(1+level)/2, n-1} s / sqrt(n)`` over ``values``
+    ``(n,)``; NaN bounds with fewer than two values (no spread to estimate)."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    mean = float(x.mean()) if x.size else math.nan
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return mean, mean - half, mean + half
 
 
 def load_input(path: Path) -> Any:
@@ -132,81 +193,201 @@ def evaluate_expression(expression: str | float | int, names: dict[str, Any]) ->
 
 
 def _number(value: Any) -> float:
-    """A measured quantity as a float; ``None`` (a quantity the check could not define, e.g. the growth
-    exponent of a curve that is not positive) becomes NaN, and a claim on it fails."""
+    """A quantity as a float; ``None`` (a quantity its check could not define) becomes NaN, and the claim fails."""
     return math.nan if value is None else float(value)
 
 
+def _uncertainty_kind(claim: dict[str, Any]) -> str:
+    kinds = [kind for kind in UNCERTAINTY_KINDS if kind in claim]
+    if len(kinds) != 1:
+        raise ClaimError(f"claim {claim.get('key', '?')!r}: give exactly one of {list(UNCERTAINTY_KINDS)}, got {kinds or 'none'}")
+    if kinds[0] in ("interval", "exact") and "measured" not in claim:
+        raise ClaimError(f"claim {claim.get('key', '?')!r}: {kinds[0]!r} needs 'measured'")
+    return kinds[0]
+
+
+def check_paired(key: str, sidecars: dict[str, dict[str, Any]]) -> None:
+    """Refuse a claim whose run files did not face the same environment draws: every sidecar must agree on
+    :data:`PAIRING_FIELDS` (and a warm start on its digest)."""
+    def signature(car: dict[str, Any]) -> dict[str, Any]:
+        job = car.get("job", car)
+        env = job.get("environment")
+        return {
+            **{f: job.get(f) for f in PAIRING_FIELDS if f != "environment"},
+            "environment": env.get("name") if isinstance(env, dict) else env,
+            "warm_start_digest": car.get("warm_start_digest"),
+        }
+
+    signatures = {path: signature(car) for path, car in sidecars.items()}
+    first_path, first = next(iter(signatures.items()))
+    for path, sig in signatures.items():
+        differing = sorted(f for f in first if first[f] != sig[f])
+        if differing:
+            raise ClaimError(f"claim {key!r}: {path} and {first_path} are not paired runs (they differ in {differing})")
+
+
+def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], seed: int) -> tuple[float, float, float]:
+    """``(statistic on all runs, low, high)``: the percentile interval of ``expression`` over :data:`N_BOOT`
+    resamples of the run indices, the same indices for every run-file input ``run_inputs``."""
+    n_runs = {len(names[name]["total_regret"]) for name in run_inputs}
+    if len(n_runs) != 1:
+        raise ValueError(f"bootstrap inputs have different run counts {sorted(n_runs)}")
+    (n,) = n_runs
+    estimate = _number(evaluate_expression(expression, names))
+    rng = np.random.default_rng(seed)
+    draws = []
+    for index in rng.integers(0, n, size=(N_BOOT, n)):
+        resampled = dict(names)
+        for name in run_inputs:
+            resampled[name] = {field: (array[index] if np.ndim(array) >= 1 and len(array) == n else array) for field, array in names[name].items()}
+        draws.append(_number(evaluate_expression(expression, resampled)))
+    values = np.asarray(draws)
+    values = values[np.isfinite(values)]
+    if values.size < N_BOOT // 2:
+        return estimate, math.nan, math.nan
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return estimate, float(low), float(high)
+
+
+def _key_seed(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
 def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[str] = frozenset()) -> ClaimResult:
-    """One claim's result. A claim reading any of ``not_run_inputs`` (inputs the running configuration
-    does not produce) is ``NOT RUN``: listed, never dropped; any other missing input is an error."""
+    """One claim's :class:`ClaimResult` (module docstring). A claim reading any of ``not_run_inputs`` (run files
+    the running configuration does not produce) is NOT RUN; any other missing input is an error."""
     key = claim.get("key", "?")
-    paths = tuple(str(p) for p in (claim.get("inputs") or {}).values())
-    if not_run_inputs & set(paths):
-        return ClaimResult(key, claim["statement"], math.nan, claim.get("compare", "?"), math.nan, False, paths, not_run=True)
+    paths = {name: str(path) for name, path in (claim.get("inputs") or {}).items()}
+    compare = claim.get("compare")
+    if compare not in COMPARISONS:
+        raise ClaimError(f"claim {key!r}: compare must be one of {sorted(COMPARISONS)}, got {compare!r}")
+    kind = _uncertainty_kind(claim)
+    section = str(claim.get("section", ""))
+    sources = tuple(paths.values())
+    if not_run_inputs & set(sources):
+        nan = math.nan
+        return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, str(claim.get("family", "")))
     try:
-        inputs = {name: root / path for name, path in (claim.get("inputs") or {}).items()}
-        names = {name: load_input(path) for name, path in inputs.items()}
-        compare = claim["compare"]
-        if compare not in COMPARISONS:
-            raise ValueError(f"compare must be one of {sorted(COMPARISONS)}, got {compare!r}")
-        measured = _number(evaluate_expression(claim["measured"], names))
+        names = {name: load_input(root / path) for name, path in paths.items()}
+        run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_regret" in names[name]]
+        if kind in ("per_run", "bootstrap") and len(run_inputs) > 1:
+            check_paired(key, {paths[n]: load_input((root / paths[n]).with_suffix(".json")) for n in run_inputs})
         threshold = _number(evaluate_expression(claim["threshold"], names))
+        if kind == "per_run":
+            measured, low, high = t_interval(evaluate_expression(claim["per_run"], names))
+            method = f"t interval over {len(np.atleast_1d(evaluate_expression(claim['per_run'], names)))} runs"
+        elif kind == "bootstrap":
+            measured, low, high = _bootstrap(claim["bootstrap"], names, run_inputs, _key_seed(key))
+            method = f"percentile bootstrap over runs ({N_BOOT} resamples)"
+        elif kind == "interval":
+            measured = _number(evaluate_expression(claim["measured"], names))
+            low, high = (_number(evaluate_expression(e, names)) for e in claim["interval"])
+            method = "interval of the check"
+        else:
+            measured = _number(evaluate_expression(claim["measured"], names))
+            low = high = measured
+            method = f"exact: {claim['exact']}"
+        trivial = _number(evaluate_expression(claim["trivial_bound"], names)) if "trivial_bound" in claim else None
     except (FileNotFoundError, KeyError, NameError, ValueError, TypeError, IndexError) as error:
         raise ClaimError(f"claim {key!r}: {error}") from error
-    passed = bool(COMPARISONS[compare](measured, threshold)) and math.isfinite(measured)
-    return ClaimResult(key, claim["statement"], measured, compare, threshold, passed, tuple(str(p) for p in (claim.get("inputs") or {}).values()))
+    if math.isnan(measured):
+        low = high = math.nan
+    status = "VACUOUS" if trivial is not None and threshold >= trivial else decide(low, high, compare, threshold)
+    return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial, str(claim.get("family", "")))
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_TEMPLATED = ("key", "statement", "measured", "threshold")
+_TEMPLATED = ("key", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact")
 
 
 def _placeholders(claim: dict[str, Any]) -> set[str]:
-    texts = [claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values())
+    texts = [claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values()) + list(claim.get("interval") or [])
     return {name for text in texts if isinstance(text, str) for name in _PLACEHOLDER.findall(text)}
 
 
 def _fill(value: Any, binding: dict[str, str]) -> Any:
-    return _PLACEHOLDER.sub(lambda m: binding[m.group(1)], value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: binding[m.group(1)], value)
+    if isinstance(value, list):
+        return [_fill(v, binding) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, binding) for k, v in value.items()}
+    return value
 
 
-def expand_family(claim: dict[str, Any]) -> list[dict[str, Any]]:
+def config_values(reference: dict[str, Any], configs: Sequence[dict[str, Any]], where: str) -> list[str]:
+    """The values a ``{config: path, exclude: [...]}`` reference names, united over ``configs`` in order of first
+    appearance: a list's items or a mapping's keys at the dotted ``path``."""
+    paths = reference.get("config")
+    paths = [paths] if isinstance(paths, str) else paths
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or set(reference) - {"config", "exclude"}:
+        raise ClaimError(f"{where}: a config reference is {{config: <dotted path or list of them>, exclude: [...]}}, got {reference!r}")
+    values: list[str] = []
+    for config in configs:
+        for path in paths:
+            node: Any = config
+            for part in path.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            for value in (list(node) if isinstance(node, (list, dict)) else []):
+                if str(value) not in values:
+                    values.append(str(value))
+    exclude = {str(v) for v in reference.get("exclude") or []}
+    values = [v for v in values if v not in exclude]
+    if not values:
+        raise ClaimError(f"{where}: {paths} name nothing in any configuration")
+    return values
+
+
+def expand_family(claim: dict[str, Any], configs: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """The claims of one family (module docstring); a claim without ``for_each`` is returned as is."""
     if "for_each" not in claim:
         return [claim]
     key = claim.get("key", "?")
     variables = claim["for_each"]
-    if not isinstance(variables, dict) or not variables or any(not isinstance(v, list) or not v for v in variables.values()):
-        raise ClaimError(f"claim {key!r}: for_each must map each placeholder to a non-empty list, got {variables!r}")
-    unknown = sorted(_placeholders(claim) - set(variables))
+    if not isinstance(variables, dict) or not variables:
+        raise ClaimError(f"claim {key!r}: for_each must map each placeholder to a list or a config reference, got {variables!r}")
+    lists = {}
+    for name, values in variables.items():
+        lists[name] = config_values(values, configs, f"claim {key!r}, for_each.{name}") if isinstance(values, dict) else values
+        if not isinstance(lists[name], list) or not lists[name]:
+            raise ClaimError(f"claim {key!r}: for_each.{name} must be a non-empty list or a config reference, got {values!r}")
+    unknown = sorted(_placeholders(claim) - set(lists))
     if unknown:
-        raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(variables)}")
-    unused = sorted(set(variables) - set(_PLACEHOLDER.findall(str(key))))
+        raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(lists)}")
+    unused = sorted(set(lists) - set(_PLACEHOLDER.findall(str(key))))
     if unused:
         raise ClaimError(f"claim {key!r}: for_each variable(s) {unused} do not appear in the key")
-    names = list(variables)
+    names = list(lists)
     expanded = []
-    for values in itertools.product(*(variables[name] for name in names)):
+    for values in itertools.product(*(lists[name] for name in names)):
         binding = {name: str(value) for name, value in zip(names, values, strict=True)}
-        member = {field: _fill(value, binding) for field, value in claim.items() if field != "for_each"}
-        member["inputs"] = {name: _fill(path, binding) for name, path in (claim.get("inputs") or {}).items()}
-        expanded.append(member)
+        expanded.append({field: _fill(value, binding) for field, value in claim.items() if field != "for_each"})
     return expanded
 
 
-def expand_claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def expand_claims(claims: list[dict[str, Any]], configs: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """Every family replaced by its members, in register order."""
-    return [member for claim in claims for member in expand_family(claim)]
+    return [member for claim in claims for member in expand_family(claim, configs)]
 
 
-def load_register(path: str | Path) -> list[dict[str, Any]]:
-    """The register's claims, families expanded; duplicate keys are a :class:`ClaimError`."""
+def reference_configs(register_path: str | Path) -> list[dict[str, Any]]:
+    """The configurations the register's ``reference_configs`` names (paths relative to the repository root,
+    the register's parent's parent)."""
+    path = Path(register_path)
+    register = yaml.safe_load(path.read_text()) or {}
+    root = path.resolve().parent.parent
+    return [yaml.safe_load((root / name).read_text()) for name in register.get("reference_configs") or []]
+
+
+def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The register's claims, families expanded over ``configs`` (the running configuration) and the register's
+    reference configurations; duplicate keys are a :class:`ClaimError`."""
     register = yaml.safe_load(Path(path).read_text())
     claims = register.get("claims") if isinstance(register, dict) else None
     if not claims:
         raise ClaimError(f"{path}: no 'claims' list")
-    claims = expand_claims(claims)
+    claims = expand_claims(claims, [*configs, *reference_configs(path)])
     keys = [c.get("key") for c in claims]
     duplicates = sorted({k for k in keys if keys.count(k) > 1})
     if duplicates:
@@ -214,52 +395,130 @@ def load_register(path: str | Path) -> list[dict[str, Any]]:
     return claims
 
 
-def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset()) -> list[ClaimResult]:
-    return [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in load_register(path)]
+def run_inputs_of(claims: Iterable[dict[str, Any]]) -> set[str]:
+    """Every run file (``results/runs/...``) the claims read."""
+    return {p for claim in claims for p in (claim.get("inputs") or {}).values() if str(p).startswith("results/runs/")}
 
 
-def claims_markdown(results: list[ClaimResult]) -> str:
-    passed = sum(r.passed for r in results)
-    not_run = sum(r.not_run for r in results)
-    lines = [f"# Claims: {passed}/{len(results)} PASS", ""]
-    if not_run:
-        lines += [f"{not_run} claim(s) NOT RUN: this configuration produces none of their inputs.", ""]
-    lines += ["| claim | statement | measured | threshold | result | source |", "|---|---|---|---|---|---|"]
+def load_configs(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The running configuration as the workflow sees it: merged, validated, optional datasets this build cannot
+    obtain left out (one mapping in a list)."""
+    from hare.data.availability import drop_unavailable_optional
+    from hare.experiments.config import load_config
+
+    available, _ = drop_unavailable_optional(load_config([Path(p) for p in paths]))
+    return [available]
+
+
+def produced_runs(config: dict[str, Any]) -> set[str]:
+    """The report run files ``results/runs/...npz`` the configuration produces."""
+    from hare.experiments.grid import expand_jobs
+
+    return {f"results/{job.stem}.npz" for job in expand_jobs(config) if job.role == "report"}
+
+
+def not_produced(register: str | Path, configs: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """Run files the register reads that none of ``configs`` produces: the claims reading them are NOT RUN."""
+    produced = set().union(*(produced_runs(c) for c in configs)) if configs else set()
+    return frozenset(run_inputs_of(load_register(register, configs)) - produced)
+
+
+def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset(),
+                      configs: Iterable[dict[str, Any]] = (), keys: Sequence[str] | None = None) -> list[ClaimResult]:
+    claims = load_register(path, configs)
+    if keys is not None:
+        known = {c["key"] for c in claims}
+        unknown = sorted(set(keys) - known)
+        if unknown:
+            raise ClaimError(f"unknown claim key(s) {unknown}; `hare claims --list` prints every key")
+        claims = [c for c in claims if c["key"] in set(keys)]
+    return [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
+
+
+def format_interval(r: ClaimResult, digits: int = 3) -> str:
+    if r.not_run or math.isnan(r.measured):
+        return "--"
+    if r.low == r.high:
+        return f"{r.measured:.{digits}g} (exact)"
+    return f"{r.measured:.{digits}g} [{r.low:.{digits}g}, {r.high:.{digits}g}]"
+
+
+def status_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
+    return {status: sum(r.status == status for r in results) for status in STATUSES}
+
+
+def claims_markdown(results: Sequence[ClaimResult]) -> str:
+    counts = status_counts(results)
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    lines = [
+        f"# Claims: {counts['PASS']}/{len(results)} PASS", "",
+        f"{summary}.", "",
+        "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies the comparison, "
+        "FAIL when none of it does, INCONCLUSIVE when it straddles the threshold, VACUOUS when the threshold is a bound at or above "
+        "the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.", "",
+        "| claim | section | statement | measured [95% interval] | threshold | status | method | source |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
-        measured, threshold = ("--", r.compare) if r.not_run else (f"{r.measured:.6g}", f"{r.compare} {r.threshold:.6g}")
-        result = {"PASS": "PASS", "FAIL": "**FAIL**", "NOT RUN": "NOT RUN"}[r.status]
-        lines.append(f"| `{r.key}` | {r.statement} | {measured} | {threshold} | {result} | {', '.join(f'`{s}`' for s in r.sources)} |")
+        threshold = r.compare if r.not_run else f"{r.compare} {r.threshold:.4g}" + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
+        status = r.status if r.status in ("PASS", "NOT RUN") else f"**{r.status}**"
+        lines.append(f"| `{r.key}` | {r.section} | {r.statement} | {format_interval(r)} | {threshold} | {status} | {r.method} | "
+                     + ", ".join(f"`{s}`" for s in r.sources) + " |")
     return "\n".join(lines) + "\n"
 
 
 def _breakable_key(key: str) -> str:
-    """``\\texttt`` of a claim key that may break after each underscore (long keys in a narrow column)."""
     return r"\texttt{" + escape(key).replace(r"\_", r"\_\allowbreak{}") + "}"
 
 
-def claims_tex(results: list[ClaimResult]) -> str:
-    """Macros ``\\claimStatus<Key>``, ``\\claimMeasured<Key>`` and the claims table ``\\claimsTable``."""
-    values = {}
+STATUS_CODES = {status: i for i, status in enumerate(STATUSES)}
+"""``\\claimverdict`` and ``\\asserts`` (paper/main.tex) branch on these codes."""
+
+
+def _tex_interval(r: ClaimResult) -> str:
+    if r.not_run or math.isnan(r.measured):
+        return "--"
+    if r.low == r.high:
+        return format_number(r.measured, 2)
+    return f"{format_number(r.measured, 2)} [{format_number(r.low, 2)}, {format_number(r.high, 2)}]"
+
+
+def claims_tex(results: Sequence[ClaimResult]) -> str:
+    """Per claim key ``k``: ``\\csname claimstatus@k\\endcsname`` (the status word), ``claimcode@k`` (its index in
+    :data:`STATUSES`) and ``claiminterval@k`` (measured [low, high]); the counts; and ``\\claimsTable``."""
+    lines = []
     rows = []
     for r in results:
-        status = {"PASS": "PASS", "FAIL": r"\textbf{FAIL}", "NOT RUN": "NOT RUN"}[r.status]
-        values[macro_name("claim", "status", r.key)] = status
-        values[macro_name("claim", "measured", r.key)] = format_number(r.measured, 2)
-        values[macro_name("claim", "threshold", r.key)] = format_number(r.threshold, 2)
-        rows.append([_breakable_key(r.key), escape(r.statement), format_number(r.measured, 2), f"${escape(r.compare).replace('<', '<').replace('>', '>')}$ {format_number(r.threshold, 2)}", status])
-    n_pass = sum(r.passed for r in results)
-    values["claimsPassed"] = str(n_pass)
-    values["claimsTotal"] = str(len(results))
+        lines += [
+            rf"\expandafter\def\csname claimstatus@{r.key}\endcsname{{{r.status}}}",
+            rf"\expandafter\def\csname claimcode@{r.key}\endcsname{{{STATUS_CODES[r.status]}}}",
+            rf"\expandafter\def\csname claiminterval@{r.key}\endcsname{{{_tex_interval(r)}}}",
+        ]
+        threshold = "" if r.not_run else f"${escape(r.compare)}$ {format_number(r.threshold, 2)}"
+        status = r.status if r.status in ("PASS", "NOT RUN") else rf"\textbf{{{r.status}}}"
+        rows.append([_breakable_key(r.key), escape(r.section), escape(r.statement), _tex_interval(r), threshold, status])
+    families = sorted({r.family for r in results if r.family})
+    for family in families:
+        for status, n in status_counts([r for r in results if r.family == family]).items():
+            lines.append(rf"\expandafter\def\csname claimfamily@{family}@{status}\endcsname{{{n}}}")
+        lines.append(rf"\expandafter\def\csname claimfamily@{family}@total\endcsname{{{sum(r.family == family for r in results)}}}")
+    counts = status_counts(results)
+    values = {"claimsTotal": str(len(results)), "claimsPassed": str(counts["PASS"])}
+    values.update({"claims" + "".join(w.capitalize() for w in status.replace(" ", "_").split("_")): str(n) for status, n in counts.items()})
     table = booktabs_longtable(
-        ["Claim", "Statement", "Measured", "Threshold", "Result"], rows, "p{0.25\\linewidth}p{0.36\\linewidth}rrl",
-        f"Claims register: {n_pass} of {len(results)} claims pass. Each claim is decided by the result files named in \\texttt{{paper/claims.yaml}}.", "tab:claims",
+        ["Claim", "Source", "Statement", "Measured [95\\% interval]", "Threshold", "Status"], rows,
+        "p{0.19\\linewidth}p{0.09\\linewidth}p{0.27\\linewidth}p{0.13\\linewidth}rl",
+        f"Claims register: {counts['PASS']} of {len(results)} claims pass. Each is decided on the 95\\% interval of its measured "
+        "quantity; the result files are named in \\texttt{paper/claims.yaml} and \\texttt{results/claims.md}.", "tab:claims",
     )
-    return macros(values) + "\\newcommand{\\claimsTable}{%\n" + table + "}\n"
+    return macros(values) + "\n".join(lines) + "\n\\newcommand{\\claimsTable}{%\n" + table + "}\n"
 
 
-def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path,
-                 not_run_inputs: frozenset[str] = frozenset()) -> list[ClaimResult]:
-    results = evaluate_register(register, root, not_run_inputs)
+def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path | None,
+                 not_run_inputs: frozenset[str] = frozenset(), configs: Iterable[dict[str, Any]] = (),
+                 keys: Sequence[str] | None = None) -> list[ClaimResult]:
+    results = evaluate_register(register, root, not_run_inputs, configs, keys)
     write_text(markdown_path, claims_markdown(results))
-    write_text(tex_path, claims_tex(results))
+    if tex_path is not None:
+        write_text(tex_path, claims_tex(results))
     return results

@@ -1,0 +1,36 @@
+"""`make claim KEY=<key>`: the Snakemake target behind it builds only what that claim's inputs need."""
+
+import re
+import subprocess
+
+import pytest
+
+from repository_copy import SNAKEMAKE, copy_repository
+
+
+def _planned_rules(workdir, *targets):
+    dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run", *(f"results/claims/{t}.md" for t in targets)],
+                         cwd=workdir, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    stats = dry.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {name: int(count) for name, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE) if name != "total"}
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(repository, tmp_path_factory):
+    return copy_repository(repository, tmp_path_factory.mktemp("claim"))
+
+
+def test_a_comparison_claim_needs_only_its_experiment_and_dataset(fresh_clone):
+    rules = _planned_rules(fresh_clone, "hare_vs_linucb_mushroom_classification")
+    assert set(rules) == {"fetch_dataset", "prepare_dataset", "run_tuning_classification_mushroom", "select_hyperparameters", "run_runs_classification_mushroom", "claim"}
+    assert rules["fetch_dataset"] == rules["prepare_dataset"] == rules["claim"] == 1
+
+
+def test_a_check_claim_needs_only_its_check_and_the_runs_it_reads(fresh_clone):
+    rules = _planned_rules(fresh_clone, "oful_bound_holds")
+    assert set(rules) == {"oful_check", "run_tuning_synthetic_synthetic_linear", "select_hyperparameters", "run_runs_synthetic_synthetic_linear", "claim"}
+
+
+def test_a_claim_the_config_does_not_run_needs_nothing_but_its_verdict(fresh_clone):
+    assert _planned_rules(fresh_clone, "hare_vs_linucb_adult_classification") == {"claim": 1}
