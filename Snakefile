@@ -46,6 +46,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/experiments.smk"
 include: "rules/theory.smk"
+include: "rules/theory_scaling.smk"
 include: "rules/notebooks.smk"
 include: "rules/paper.smk"
 

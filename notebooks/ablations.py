@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from hare.experiments.aggregate import summarise_run
-from hare.report.names import display_name
+from hare.report.names import display_name, parameter_label
 from hare.report.style import apply_style, color_for, figure, save
 
 apply_style()
@@ -85,7 +85,7 @@ def plot_experiment(experiment: str, path: str) -> None:
         ax.errorbar(x, means, yerr=stds, fmt="o", color=color, markersize=3, capsize=2, linewidth=0.9)
         long = sum(map(len, names)) > 24 // n_cols * 3
         ax.set_xticks(x, names, rotation=30 if long else 0, ha="right" if long else "center")
-        ax.set_xlabel(", ".join(key.replace("_", " ") for key in keys if key))
+        ax.set_xlabel(", ".join(parameter_label(key) for key in keys if key))
         ax.set_xlim(-0.6, len(points) - 0.4)
         n = points[0][1]["n_runs"]
         title = display_name(group) + (f", {display_name(env)}" if len(environments) > 1 else "")

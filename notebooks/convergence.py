@@ -39,7 +39,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from hare.report.style import OKABE_ITO, apply_style, color_for, figure, save
 
@@ -88,6 +88,7 @@ for index, (label, variant) in enumerate(variants.items()):
     handles.append(line)
 for ax in (ax_choice, ax_slope):
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("online round $t$")

@@ -102,7 +102,7 @@ def claim_inputs(key=None):
     reported = set(run_files())
     claims = CLAIMS if key is None else [CLAIM_KEYS[key]] if key in CLAIM_KEYS else []
     paths = {path for claim in claims for path in (claim.get("inputs") or {}).values()}
-    return sorted(p for p in paths if not p.startswith("results/runs/") or p in reported)
+    return sorted(p for p in paths if not p.startswith("results/runs/") or str(Path(p).with_suffix(".npz")) in reported)
 
 
 def figure_report(path):

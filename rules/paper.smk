@@ -62,6 +62,8 @@ rule paper_pdf:
             "paper/generated/oful.tex",
             "paper/generated/regret_terms.tex",
             "paper/generated/regret_terms_grid.tex",
+            "paper/generated/approx_budget.tex",
+            "paper/generated/heads_alpha.tex",
             "paper/generated/convergence.tex",
             "paper/generated/table_bench.tex",
             "paper/generated/table_bench_neural.tex",

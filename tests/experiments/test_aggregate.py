@@ -189,3 +189,10 @@ def test_warm_runs_fed_different_logs_are_refused():
     check_same_warm_start([*same, {**row, "environment": "adult", "policy": "hare", "warm_start_digest": "bb"}])
     with pytest.raises(ValueError, match=r"'x_warm', environment 'mushroom': the warm runs were fed different logs \(aa: hare; bb: linucb\)"):
         check_same_warm_start([same[1], {**same[0], "warm_start_digest": "bb"}])
+
+
+def test_config_captions_are_escaped_for_latex(tmp_path):
+    """A caption is plain text from the config: TeX specials (theta_min, 10%, R&D) are typeset, not interpreted."""
+    runs = [_run(tmp_path, "cls", "adult", "random", [50.0, 52.0])]
+    write_table("regret", runs, tmp_path / "t.csv", tmp_path / "t.tex", "Range (theta_min, theta_max), 10% & more.", "tab:t")
+    assert r"\caption{Range (theta\_min, theta\_max), 10\% \& more." in (tmp_path / "t.tex").read_text()

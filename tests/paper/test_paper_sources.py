@@ -1,12 +1,14 @@
 """Static checks of the paper sources (no LaTeX run).
 
-* every ``\\claim{key}`` and ``\\claimStatus<Key>`` names a key of ``paper/claims.yaml``;
+* every ``\\claimref{key}``, ``\\claimverdict{key}`` and ``\\asserts{key}`` names a key of ``paper/claims.yaml``, and
+  claims are cited in no other way;
 * every ``\\seedissue{key}`` names a key of ``hare.theory.bounds.SEED_ISSUES``;
 * every ``\\cite...{keys}`` key exists in ``paper/refs.bib``;
 * no number of two or more digits is typed in prose (outside macros, comments, labels,
   references, citations, URLs and the small explicit allowlist below);
 * every ``\\input{generated/...}`` names a file that a rule of ``rules/*.smk`` produces;
-* every input of every claim (families expanded) is a file that every config produces.
+* every check input of every claim is produced by every config, and every run file a claim reads is produced by
+  at least one config (a typo would otherwise make a claim NOT RUN everywhere).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ TEX_FILES = [PAPER / "main.tex", *sorted((PAPER / "sections").glob("*.tex"))]
 
 # Commands whose (first) braced argument is an identifier, not prose: stripped before the digit check.
 IDENTIFIER_COMMANDS = (
-    "label", "ref", "eqref", "cite", "citep", "citet", "citealp", "claim", "seedissue", "sha",
+    "label", "ref", "eqref", "cite", "citep", "citet", "citealp", "claim", "claimref", "claimverdict", "asserts", "claimfamilycount", "familycounts", "seedissue", "sha",
     "input", "include", "includegraphics", "href", "url", "bibliography", "bibliographystyle",
     "usepackage", "documentclass",
 )
@@ -54,9 +56,9 @@ def sources() -> dict[Path, str]:
 
 @pytest.fixture(scope="module")
 def claims() -> list[dict]:
-    from hare.theory.claims import load_register
+    from hare.theory.claims import load_configs, load_register
 
-    return load_register(PAPER / "claims.yaml")
+    return load_register(PAPER / "claims.yaml", load_configs([ROOT / "config" / "default.yaml"]))
 
 
 @pytest.fixture(scope="module")
@@ -71,23 +73,22 @@ def test_sections_exist():
         assert f"\\input{{sections/{section}}}" in _read(PAPER / "main.tex")
 
 
+CLAIM_CITATION = re.compile(r"\\(?:claimref|claimverdict|asserts)\{([a-z0-9_]+)\}")
+
+
 def test_claim_keys_exist(sources, claim_keys):
-    used = {key for text in sources.values() for key in re.findall(r"\\claim\{([^}\\]*)\}", text)}
+    used = {key for text in sources.values() for key in CLAIM_CITATION.findall(text)}
     assert used, "the paper refers to no claim"
     assert used <= claim_keys, f"unknown claim keys: {sorted(used - claim_keys)}"
 
 
-def test_claim_status_macros_exist(sources, claim_keys):
-    camel = {_camel(key) for key in claim_keys}
-    for prefix in ("claimStatus", "claimMeasured", "claimThreshold"):
-        used = {m for text in sources.values() for m in re.findall(rf"\\{prefix}([A-Za-z]+)", text)}
-        assert used <= camel, f"{prefix} macros without a claim: {sorted(used - camel)}"
-
-
-def test_every_claim_reference_carries_its_status(sources):
+def test_claims_are_cited_only_with_their_status(sources):
+    """A claim key appears in prose only through \\claimref (key, status, interval), \\claimverdict (the verb follows the
+    status) or \\asserts (the build fails unless PASS); no bare \\claim{key} and no number macro without its status."""
     for path, text in sources.items():
-        for key in re.findall(r"\\claim\{([^}\\]*)\}", text):
-            assert f"\\claimStatus{_camel(key)}" in text, f"{path.name}: \\claim{{{key}}} without its status macro"
+        prose = "\n".join(line for line in text.splitlines() if "newcommand" not in line and "DeclareUrlCommand" not in line)
+        assert not re.findall(r"\\claim\{", prose), f"{path.name}: a bare \\claim{{...}} without its status"
+        assert not re.findall(r"\\claim(?:Status|Measured|Threshold)[A-Z]", prose), f"{path.name}: a retired claim macro"
 
 
 def test_seed_issue_keys_exist(sources):
@@ -200,8 +201,15 @@ def _produced_results(config: dict) -> set[str]:
 
 
 @pytest.mark.parametrize("name", ["smoke", "default", "paper"])
-def test_claim_inputs_are_produced_by_every_config(claims, name):
+def test_claim_check_inputs_are_produced_by_every_config(claims, name):
     produced = _produced_results(yaml.safe_load(_read(ROOT / "config" / f"{name}.yaml")))
-    assert "results/runs/classification/mushroom/hare.npz" in produced and "results/bench/policies.json" in produced
-    missing = {c["key"]: path for c in claims for path in c["inputs"].values() if path not in produced}
+    missing = {c["key"]: path for c in claims for path in c["inputs"].values() if not path.startswith("results/runs/") and path not in produced}
     assert not missing, f"config/{name}.yaml does not produce the inputs of {missing}"
+
+
+def test_every_run_file_a_claim_reads_is_produced_by_some_config(claims):
+    produced = set().union(*(_produced_results(yaml.safe_load(_read(ROOT / "config" / f"{n}.yaml"))) for n in ("smoke", "default", "paper")))
+    orphans = {c["key"]: path for c in claims for path in c["inputs"].values() if path.startswith("results/runs/") and str(Path(path).with_suffix(".npz")) not in produced}
+    assert not orphans, f"run files no config produces (these claims would be NOT RUN everywhere): {orphans}"
+
+

@@ -98,6 +98,11 @@ def test_a_bound_above_the_trivial_bound_is_vacuous(fixture_results):
     assert r"\csname claimstatus@bound_vacuous\endcsname{VACUOUS}" in claims_tex(results)
 
 
+def test_an_undefined_interval_of_a_defined_measurement_is_inconclusive():
+    assert decide(math.nan, math.nan, "<", 0, measured=-3.0) == "INCONCLUSIVE"
+    assert decide(math.nan, math.nan, "<", 0, measured=math.nan) == "FAIL"
+
+
 def test_a_reported_interval_decides_the_claim(fixture_results):
     claim = {"key": "exponent_half", "statement": "exponent at most 0.5", "inputs": {"c": "checks/bound.json"},
              "measured": "c.exponent.estimate", "interval": ["c.exponent.ci_low", "c.exponent.ci_high"], "compare": "<=", "threshold": 0.5}
@@ -253,8 +258,9 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     run_claims = [c for c in claims if all(str(p).startswith("results/runs/") for p in c["inputs"].values())]
     for path in {p for c in run_claims for p in c["inputs"].values()}:
         experiment, environment = path.split("/")[2:4]
-        write_npz(tmp_path / path, total_regret=regrets, total_reward=500 - regrets)
-        write_json((tmp_path / path).with_suffix(".json"), _sidecar(experiment, environment, n_runs=5))
+        npz = (tmp_path / path).with_suffix(".npz")
+        write_npz(npz, total_regret=regrets, total_reward=500 - regrets)
+        write_json(npz.with_suffix(".json"), {**_sidecar(experiment, environment, n_runs=5), "wall_time_s": 1.0})
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": run_claims}))
     results = evaluate_register(tmp_path / "claims.yaml", tmp_path)
     assert len(results) > 100
@@ -277,19 +283,6 @@ def test_the_smoke_config_lists_what_it_skips_as_not_run(repository):
     assert "results/runs/classification/adult/hare.npz" in skipped
     assert any(c["key"] == "hare_vs_lnucb_ta_adult_classification" for c in claims)
     assert "results/runs/classification/mushroom/hare.npz" not in skipped
-
-
-def test_paper_claim_keys_exist_in_the_register(repository):
-    """Every claim the prose names (\\claimref, \\claimverdict, \\asserts) is in the register, and the prose uses no
-    other way of citing a claim."""
-    register, configs = _paper_register(repository)
-    keys = {c["key"] for c in load_register(register, configs)}
-    lines = [line for p in (repository / "paper").rglob("*.tex") if "generated" not in p.parts for line in p.read_text().splitlines()]
-    tex = "\n".join(line for line in lines if not line.lstrip().startswith("%") and "newcommand" not in line)
-    used_keys = set(re.findall(r"\\(?:claimref|claimverdict|asserts)\{([a-z0-9_]+)\}", tex))
-    assert used_keys, "the prose refers to no claim"
-    assert used_keys <= keys, used_keys - keys
-    assert not re.findall(r"\\claim(?:Status|Measured|Threshold)[A-Z]", tex)
 
 
 @pytest.fixture

@@ -85,6 +85,8 @@ def test_exponent_fit_recovers_a_known_slope():
     exact = fit_exponent(horizons, np.vstack([2.0 * horizons**0.5] * 3), n_boot=50)
     assert exact["estimate"] == pytest.approx(0.5, abs=1e-12)
     assert fit_exponent(horizons, -np.ones((2, horizons.size)), n_boot=10)["estimate"] is None
+    mixed = fit_exponent(horizons, np.vstack([-3.0 * horizons, 1.0 * horizons]), n_boot=200, seed=0)
+    assert mixed["estimate"] is None and mixed["ci_low"] is None and mixed["ci_high"] is None and mixed["n_boot_valid"] > 0
 
 
 def test_vacuous_flag_on_a_hand_example():
@@ -120,7 +122,7 @@ def test_writers_produce_every_term(result, tmp_path):
 
 
 def test_main_writes_json_tex_and_npz(tmp_path):
-    config = {"env_params": ENV, "hare_params": HARE, "horizons": [20, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
+    config = {"env_params": ENV, "hare_params": HARE, "horizons": [10, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
               "baselines": False, "n_eps_queries": 128, "n_logged": 200}
     paths = [tmp_path / name for name in ("r.json", "r.tex", "r.npz")]
     assert decomposition.main(["--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
@@ -129,7 +131,7 @@ def test_main_writes_json_tex_and_npz(tmp_path):
         assert name in arrays
     assert arrays["term_user"].shape == (2, 2)
     payload = json.loads(paths[0].read_text())
-    assert payload["config"]["horizons"] == [20, 40] and payload["config"]["n_logged"] == 200
+    assert payload["config"]["horizons"] == [10, 40] and payload["config"]["n_logged"] == 200
     assert payload["warm_start"]["n_logged"] == 200
     tex = paths[1].read_text()
     for name in ("ApproxOnlineMean", "ApproxFrozenMean", "ApproxRemovedFraction", "NLogged"):
@@ -246,11 +248,14 @@ def test_warm_started_bounds_run_to_m_plus_t():
     ({"hare_params": {"mean": "sometimes"}}, "mean"),
     ({"env_params": {"n_items": 0}}, "env_params"),
     ({"baselines": ["neural_ucb"]}, "baselines"),
+    ({"horizons": [10, 39]}, "horizons: the grid spans 3.9x"),
+    ({"horizons": [40, 40]}, "horizons"),
+    ({"horizons": [0, 40]}, "horizons"),
 ])
 def test_settings_are_validated(settings, match):
     with pytest.raises(ValueError, match=match):
-        decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, **settings})
-    decomposition.check_settings({"horizons": [10, 20], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
+        decomposition.check_settings({"horizons": [10, 40], "n_runs": 2, **settings})
+    decomposition.check_settings({"horizons": [10, 40], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
     decomposition.check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)
 
 
@@ -262,3 +267,72 @@ def test_one_item_per_cluster_gives_a_finite_exploration_bound():
     constants = {"n_clusters": 60, "key_dim": 4, "noise_sigma": 0.1, "S": 1.3, "S_prior": 0.0, "query_norm_bound": 2.0}
     assert _explore_constants(constants, HAREConfig(mean="online"), 0.05)["S"] == S_FLOOR
     assert _explore_constants(constants, HAREConfig(mean="frozen"), 0.05)["S"] == 1.3
+
+
+CONTRACT = {"estimate", "ci_low", "ci_high", "level", "n", "method"}
+
+
+def test_t_interval_by_hand():
+    from scipy.stats import t as student_t
+
+    values = np.array([1.0, 2.0, 4.0])
+    out = decomposition.t_interval(values)
+    half = student_t.ppf(0.975, 2) * np.std(values, ddof=1) / np.sqrt(3)
+    assert out["estimate"] == pytest.approx(7 / 3) and out["n"] == 3 and out["level"] == 0.95
+    assert out["ci_low"] == pytest.approx(7 / 3 - half) and out["ci_high"] == pytest.approx(7 / 3 + half)
+    clipped = decomposition.t_interval(np.array([0.9, 1.0, 1.0]), bounds=(0.0, 1.0))
+    assert clipped["ci_high"] == 1.0 and clipped["ci_low"] < clipped["estimate"] < 1.0
+    assert decomposition.t_interval([3.0])["ci_low"] is None and decomposition.t_interval([3.0])["estimate"] == 3.0
+    assert decomposition.t_interval([1.0, float("nan")])["estimate"] is None
+
+
+def test_every_exponent_follows_the_uncertainty_contract(result):
+    assert {"approx", "user", "explore", "explore_selection_gap", "explore_minus_selection_gap"} <= set(result["exponents"])
+    for fit in result["exponents"].values():
+        assert CONTRACT <= set(fit) and fit["n"] == N_RUNS and fit["level"] == 0.95
+        assert fit["method"].startswith("percentile bootstrap over runs")
+        if fit["ci_low"] is not None:
+            assert fit["ci_low"] <= fit["ci_high"]
+
+
+def test_selection_gap_is_reported_on_its_own(result):
+    arrays, split = result["arrays"], result["explore_split"]
+    gap = arrays["regret_selection_gap"]
+    np.testing.assert_allclose(split["selection_gap"]["mean"], gap.mean(0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(split["remainder"]["mean"], (arrays["term_explore"] - gap).mean(0), rtol=0, atol=1e-12)
+    expected = fit_exponent(HORIZONS, gap, n_boot=100, seed=SEED + 3)
+    assert result["exponents"]["explore_selection_gap"] == expected == split["selection_gap"]["exponent"]
+    assert result["diagnostics"]["selection_gap"]["exponent"] == expected
+
+
+def test_user_vs_explore_is_the_paired_difference_at_the_horizon(result):
+    arrays, out = result["arrays"], result["user_vs_explore"]
+    difference = arrays["term_user"][:, -1] - arrays["term_explore"][:, -1]
+    assert out["T"] == HORIZONS[-1] and CONTRACT <= set(out["difference"])
+    assert out["difference"]["estimate"] == pytest.approx(difference.mean())
+    assert out["difference"]["ci_low"] <= out["difference"]["estimate"] <= out["difference"]["ci_high"]
+    assert (out["d_u"], out["d_k"], out["C"]) == (ENV["user_dim"], ENV["key_dim"], ENV["n_clusters"])
+    assert out["d_k_sqrt_C"] == pytest.approx(ENV["key_dim"] * np.sqrt(ENV["n_clusters"]))
+
+
+def test_every_bound_states_its_value_and_the_trivial_bound_at_the_horizon(result):
+    at_horizon, max_gap, last = result["bounds_at_horizon"], result["constants"]["max_gap"], HORIZONS[-1]
+    pairs = {(row["term"], row["bound_key"]) for row in result["rows"]}
+    assert pairs == {(term, key) for term, bounds in at_horizon.items() for key in bounds}
+    for bounds in at_horizon.values():
+        for entry in bounds.values():
+            assert entry["T"] == last and entry["trivial_at_horizon"] == pytest.approx(last * max_gap)
+            if not entry["bound_per_run"]:
+                assert entry["vacuous"] == (entry["bound_at_horizon"] >= entry["trivial_at_horizon"])
+            assert CONTRACT <= set(entry["measured_at_horizon"])
+
+
+def test_table_lists_the_selection_gap_and_its_exponent(result, tmp_path):
+    write_checks(result, tmp_path / "r.json", tmp_path / "r.tex")
+    tex = (tmp_path / "r.tex").read_text()
+    payload = json.loads((tmp_path / "r.json").read_text())
+    assert "explore_selection_gap" in payload["exponents"] and "user_vs_explore" in payload
+    assert r"\label{tab:regret-exponents}" in tex and tex.count("selection gap ($\\alpha = 0$)") == len(HORIZONS) + 1
+    fit = result["exponents"]["explore_selection_gap"]
+    assert f"{fit['estimate']:.2f} & [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]" in tex
+    assert r"\newcommand{\decompositionExponentExploreSelectionGapEstimate}" in tex

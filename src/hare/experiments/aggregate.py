@@ -376,17 +376,23 @@ def regret_table_tex(rows: list[dict], caption: str, label: str, with_pct: bool 
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=len(environments) > 1)
 
 
+def _group(row: dict) -> str:
+    """The config label of a row without its grid point (``hare_heads@n_heads=2`` -> ``hare_heads``): what the
+    table names it by, so that two entries of one registered policy keep their own names."""
+    return row["policy"].partition("@")[0]
+
+
 def sensitivity_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """One row per (environment, policy point): its hyperparameters, regret and mean reward; best point per policy in bold."""
     best = {}
     for r in rows:
-        key = (r["environment"], r["regime"], r["n_logged"], r["policy_name"])
+        key = (r["environment"], r["regime"], r["n_logged"], _group(r))
         best[key] = min(best.get(key, float("inf")), r["mean"])
     body = []
     for r in rows:
         text = _spread(r, with_pct=False)
-        bold = np.isclose(r["mean"], best[(r["environment"], r["regime"], r["n_logged"], r["policy_name"])])
-        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), _params_text(r)]
+        bold = np.isclose(r["mean"], best[(r["environment"], r["regime"], r["n_logged"], _group(r))])
+        names = [escape(display_name(r["environment"])), escape(display_name(_group(r))), _params_text(r)]
         body.append([*names, rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
     n = rows[0]["n_runs"] if rows else 0
     notes = f"Total pseudo-regret, {SPREAD_NOTE}, $n={n}$; mean reward per round; best point of each policy in bold."
@@ -400,7 +406,7 @@ def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
     body = []
     for r in rows:
         per_round_ms = 1000.0 * r["wall_time_s"] / r["horizon"]
-        names = [escape(display_name(r["environment"])), escape(display_name(r["policy_name"])), _params_text(r)]
+        names = [escape(display_name(r["environment"])), escape(display_name(_group(r))), _params_text(r)]
         body.append([*names, format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
     notes = f"Wall time per round for all $n$ runs batched on {escape(rows[0]['device']) if rows else '--'}; total reward and regret {SPREAD_NOTE}."
     notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
@@ -472,10 +478,12 @@ def write_table(
 ) -> list[dict]:
     """Build the table of ``kind`` from run files (of one experiment or several); ``policies`` keeps only those config names.
 
-    The caption written to the ``.tex`` is ``caption`` followed by the regime sentence of the runs (:func:`regime_sentence`).
+    The caption written to the ``.tex`` is ``caption`` (plain text from the config, TeX specials escaped) followed by
+    the regime sentence of the runs (:func:`regime_sentence`).
     """
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
+    caption = escape(caption)
     rows = summarise_runs(run_files)
     if policies:
         rows = [r for r in rows if r["policy_name"] in policies or r["policy"] in policies]

@@ -1,12 +1,14 @@
-"""Throughput of every registered policy, batched over runs, against sequential reference libraries.
+"""Speed of every registered policy, batched over runs, reported as ratios timed in one process.
 
-A benchmark, not a test: it reports rounds·runs per second (rounds of ``select`` + ``update``
-times the number of runs advanced together) for each policy, dataset, batch size and device, and
-the same disjoint-LinUCB workload (one run) in MABWiser and Open Bandit Pipeline (the peers) in the
-same process. Environment rounds are generated before the clock starts, so only policy work is
-timed. An entry stops after ``max_seconds`` and reports the rounds it completed; a policy that
-cannot run on a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUCB
-exploration modes (:mod:`hare.experiments.bench_neural`) are measured into the same file.
+A benchmark, not a test. Batched disjoint LinUCB is timed at each batch size, then a read of a
+float64 state of the size of its inverses, then the same workload (one run) in MABWiser and Open
+Bandit Pipeline (the peers), in turn, several times: each repeat gives LinUCB's fraction of the
+memory-bandwidth ceiling (:func:`ceiling_fraction`) and its rate over each peer's, and the JSON keeps
+both timings of every ratio. Every other policy is timed at each batch size in turn (its batching
+gain). Environment rounds are generated before the clock starts, so only policy work is timed. An
+entry stops after ``max_seconds`` and reports the rounds it completed; a policy that cannot run on
+a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUCB exploration modes
+(:mod:`hare.experiments.bench_neural`) are measured into the same file.
 
     python -m hare.experiments.bench --out results/bench/policies.json \
         --dataset mushroom=mushroom.npz --dataset mnist=mnist.npz --horizon 1000 --device cpu
@@ -79,8 +81,8 @@ def synchronise(device: str) -> None:
 
 
 def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 2, max_seconds: float = math.inf) -> tuple[int, float]:
-    """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after ``warmup``
-    untimed rounds on a fresh copy; stops after the first round that ends past ``max_seconds``."""
+    """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after up to ``warmup``
+    untimed rounds on a fresh copy; each phase stops after the first round that ends past ``max_seconds``."""
     keys = run_keys(0, range(env.n_runs), "bench", name).to(device)
     policy = None
     for repeat in ("warmup", "timed"):
@@ -94,27 +96,31 @@ def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[Ba
             arms = policy.select(current.observation)
             policy.update(current.observation, arms, current.reward(arms))
             played += 1
-            if repeat == "timed" and time.perf_counter() - start > max_seconds:
+            if time.perf_counter() - start > max_seconds:
                 break
         synchronise(device)
         elapsed = time.perf_counter() - start
     return played, elapsed
 
 
-def read_bandwidth_gbps(shape: tuple[int, ...], device: str, repeats: int = 50) -> float:
-    """Best of ``repeats`` timings of reading a float64 tensor of ``shape`` once (``sum``), in GB/s.
+def read_bandwidth_gbps(shape: tuple[int, ...], device: str, repeats: int = 50, max_seconds: float = 1.0) -> float:
+    """Best of up to ``repeats`` timings of reading a float64 tensor of ``shape`` once (``sum``), in GB/s.
 
     The tensor has the size of batched LinUCB's inverses, so the rate is that of the cache level the
-    state lives in: an upper bound on how fast one round can stream its state.
+    state lives in: an upper bound on how fast one round can stream its state. Stops after
+    ``max_seconds`` once five timings are taken.
     """
     buffer = torch.rand(shape, dtype=torch.float64, device=device)
     best = math.inf
-    for _ in range(repeats):
+    began = time.perf_counter()
+    for index in range(repeats):
         synchronise(device)
         start = time.perf_counter()
         buffer.sum()
         synchronise(device)
         best = min(best, time.perf_counter() - start)
+        if index >= 4 and time.perf_counter() - began > max_seconds:
+            break
     return buffer.numel() * 8 / best / 1e9
 
 
@@ -122,6 +128,33 @@ def linucb_traffic_floor(dim: int, n_arms: int) -> int:
     """Fewest bytes one float64 LinUCB run-round must move, ``8 (K + 3) d^2``: every arm's ``A^{-1}`` read
     for its width, the pulled arm's ``A^{-1}`` written back, its ``A`` read and written."""
     return 8 * (n_arms + 3) * dim * dim
+
+
+def ceiling_fraction(bytes_per_round: float, read_gbps: float, seconds_per_round: float) -> float:
+    """Fraction of the memory-bandwidth ceiling reached: ``(bytes / (read_gbps 1e9)) / seconds_per_round``.
+
+    ``bytes_per_round``: bytes one round of all ``B`` runs must move (``B`` times
+    :func:`linucb_traffic_floor`); the numerator is the time streaming them takes at the measured
+    rate, so 1 means the round runs as fast as its state can be read.
+    """
+    return bytes_per_round / (read_gbps * 1e9) / seconds_per_round
+
+
+def t_summary(values: list[float], method: str) -> dict[str, Any]:
+    """``{"estimate", "ci_low", "ci_high", "level", "n", "method"}`` of positive ratios ``values``: the
+    geometric mean ``exp(mean log r)`` and its 95% interval ``exp(mean log r ± t_{0.975, n-1} s / sqrt(n))``,
+    ``s`` the standard deviation of ``log r`` (``null`` bounds when ``n < 2``)."""
+    from scipy import stats
+
+    logs = np.log(np.asarray(values, dtype=np.float64))
+    n = int(logs.size)
+    if n == 0:
+        return {"estimate": None, "ci_low": None, "ci_high": None, "level": 0.95, "n": 0, "method": method}
+    centre = float(logs.mean())
+    if n < 2:
+        return {"estimate": math.exp(centre), "ci_low": None, "ci_high": None, "level": 0.95, "n": 1, "method": method}
+    half = float(stats.t.ppf(0.975, n - 1) * logs.std(ddof=1) / math.sqrt(n))
+    return {"estimate": math.exp(centre), "ci_low": math.exp(centre - half), "ci_high": math.exp(centre + half), "level": 0.95, "n": n, "method": method}
 
 
 def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, alpha: float) -> dict[str, Any]:
@@ -164,8 +197,11 @@ def device_name(device: str) -> str:
 
 
 COMPARISON_REPEATS = 5
-"""Timings of batched LinUCB and of the peers' LinUCB, interleaved, whose medians make the claimed
-speedup: on a shared virtual machine one timing of the same code varied by up to 40% within a minute."""
+"""Default number of interleaved repeats of the comparison (batched LinUCB, the read of its state, the
+peers): each repeat yields one back-to-back ratio, and the reported ratio is their mean with a t
+interval over repeats, since one timing of the same code on a shared machine varies by tens of percent."""
+
+PAIRED_METHOD = "t over repeats on log ratios (geometric mean), each repeat a back-to-back pair timed in one process on the same data"
 
 TIMING_ERRORS = (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError)
 
@@ -188,6 +224,91 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return rows[len(rows) // 2]
 
 
+def ceiling_entry(setting: dict[str, Any], timings: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``linucb_ceiling`` entry: per repeat, LinUCB's seconds per round and the read rate of its state
+    measured right after it, the ceiling time ``bytes_per_round / read rate`` and their
+    :func:`ceiling_fraction`; ``fraction`` summarises the repeats (:func:`t_summary`)."""
+    bytes_per_round = setting["n_runs"] * linucb_traffic_floor(setting["dim"], setting["n_arms"])
+    rows = []
+    for timing in timings:
+        if "skipped" in timing:
+            continue
+        per_round = timing["seconds"] / timing["rounds"]
+        rows.append({"rounds": timing["rounds"], "linucb_seconds_per_round": per_round, "read_gbps": timing["read_gbps"],
+                     "ceiling_seconds_per_round": bytes_per_round / (timing["read_gbps"] * 1e9),
+                     "fraction": ceiling_fraction(bytes_per_round, timing["read_gbps"], per_round)})
+    entry = {**setting, "traffic_floor_bytes": linucb_traffic_floor(setting["dim"], setting["n_arms"]), "bytes_per_round": bytes_per_round, "timings": rows}
+    if not rows:
+        return entry | {"skipped": next(t["skipped"] for t in timings if "skipped" in t)}
+    return entry | {"fraction": t_summary([row["fraction"] for row in rows], PAIRED_METHOD)}
+
+
+def peer_ratio_entry(setting: dict[str, Any], library: str, ours: list[dict[str, Any]], peers: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``peer_ratios`` entry: batched LinUCB's rounds·runs/s over ``library``'s (one sequential run
+    on run 0's rounds), repeat by repeat (each repeat times both back to back), and their summary."""
+    pairs = [{"linucb_rounds_runs_per_second": a["rounds"] * setting["n_runs"] / a["seconds"], "peer_rounds_runs_per_second": b["rounds_runs_per_second"],
+              "ratio": a["rounds"] * setting["n_runs"] / a["seconds"] / b["rounds_runs_per_second"]}
+             for a, b in zip(ours, peers, strict=True) if "skipped" not in a and "skipped" not in b]
+    entry = {**setting, "library": library, "timings": pairs}
+    if not pairs:
+        reasons = [row["skipped"] for row in [*peers, *ours] if "skipped" in row]
+        return entry | {"skipped": reasons[0] if reasons else "not timed"}
+    return entry | {"version": peers[0].get("version"), "ratio": t_summary([pair["ratio"] for pair in pairs], PAIRED_METHOD)}
+
+
+def compare_linucb(dataset: str, spec: DatasetSpec, n_runs_list: tuple[int, ...], horizon: int, devices: list[str], params: dict, alpha: float,
+                   max_seconds: float, repeats: int) -> dict[str, list]:
+    """Batched LinUCB at every ``B`` and device, the read rate of its state and the peers' LinUCB, in turn, ``repeats`` times.
+
+    Returns ``{"policies", "references", "bandwidth", "linucb_ceiling", "peer_ratios"}`` for ``dataset``:
+    the median LinUCB and peer rows, the median read rate per setting, and the per-repeat ratios.
+    """
+    env = make_environment(spec, 1, horizon, "cpu")
+    recorded = [env.round(t) for t in range(env.horizon)]
+    contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
+    rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
+    batched = {}
+    for dev in devices:
+        for n_runs in n_runs_list:
+            env = make_environment(spec, n_runs, horizon, dev)
+            batched[dev, n_runs] = (env, [env.round(t) for t in range(env.horizon)])
+    peer_runs: dict[str, list] = {library: [] for library in PEERS}
+    our_runs: dict[tuple[str, int], list] = {key: [] for key in batched}
+    for _ in range(repeats):
+        for (dev, n_runs), (env, rounds) in batched.items():
+            try:
+                played, seconds = time_policy("linucb", params.get("linucb", {}), env, rounds, dev, max_seconds=max_seconds)
+                gbps = read_bandwidth_gbps((n_runs, env.n_arms, env.dim, env.dim), dev)
+                our_runs[dev, n_runs].append({"rounds": played, "seconds": seconds, "rounds_runs_per_second": played * n_runs / seconds, "read_gbps": gbps})
+            except TIMING_ERRORS as error:
+                our_runs[dev, n_runs].append(skipped(error))
+        for library in PEERS:
+            peer_runs[library].append(reference_linucb(library, contexts, rewards, alpha))
+    out: dict[str, list] = {"policies": [], "references": [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()], "bandwidth": [], "linucb_ceiling": [], "peer_ratios": []}
+    for (dev, n_runs), (env, _) in batched.items():
+        setting = {"dataset": dataset, "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
+        median = median_row(our_runs[dev, n_runs])
+        out["policies"].append({**setting, "policy": "linucb", "params": params.get("linucb", {}), **{k: v for k, v in median.items() if k != "read_gbps"}})
+        out["linucb_ceiling"].append(ceiling_entry(setting, our_runs[dev, n_runs]))
+        out["peer_ratios"] += [peer_ratio_entry(setting, library, our_runs[dev, n_runs], peer_runs[library]) for library in PEERS]
+        rates = sorted(row["read_gbps"] for row in our_runs[dev, n_runs] if "read_gbps" in row)
+        if rates:
+            out["bandwidth"].append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * n_runs * env.n_arms * env.dim * env.dim, "read_gbps": rates[len(rates) // 2]})
+    return out
+
+
+def batching_gain(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Rounds·runs/s at the largest ``B`` over that at the smallest for one policy, dataset and device
+    (``rows``: its :func:`bench_policies` entries, timed back to back); ``None`` when either is skipped."""
+    timed = sorted((row for row in rows if "skipped" not in row), key=lambda row: row["n_runs"])
+    sizes = sorted({row["n_runs"] for row in rows})
+    if len(sizes) < 2 or len(timed) < 2 or timed[0]["n_runs"] != sizes[0] or timed[-1]["n_runs"] != sizes[-1]:
+        return None
+    low, high = timed[0], timed[-1]
+    return {"dataset": low["dataset"], "device": low["device"], "policy": low["policy"], "n_runs_low": low["n_runs"], "n_runs_high": high["n_runs"],
+            "rate_low": low["rounds_runs_per_second"], "rate_high": high["rounds_runs_per_second"], "gain": high["rounds_runs_per_second"] / low["rounds_runs_per_second"]}
+
+
 def bench_policies(
     names: tuple[str, ...] | list[str] | None,
     datasets: dict[str, DatasetSpec],
@@ -199,79 +320,67 @@ def bench_policies(
     max_seconds: float = 60.0,
     repeats: int = 1,
     comparison: dict[str, DatasetSpec] | None = None,
+    comparison_repeats: int = COMPARISON_REPEATS,
 ) -> dict[str, Any]:
-    """Throughput of each policy on each dataset, batch size and device, and the peers' LinUCB.
+    """Throughput of each policy on each dataset, batch size and device; batched LinUCB against its bandwidth ceiling and the peers.
 
     names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
     labels (n_rows,))`` or a :class:`SyntheticConfig`; comparison: more datasets of the same form on
-    which only batched LinUCB and the peers are timed (when ``"linucb"`` is in ``names``); device: one device or a list. Each
-    measurement is the median over ``repeats`` timings. LinUCB and the peers are timed first, on every
-    dataset, in a process that has run no other policy, ``max(COMPARISON_REPEATS, repeats)`` times in
-    turn (the peers alone ``repeats`` times when LinUCB is not benched); their medians are reported. Returns ``{"environment": ..., "policies": [...],
-    "references": [...], "bandwidth": [...]}``; a policy entry holds ``dataset, policy, device, n_runs,
-    horizon, dim, n_arms, rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error), a
-    reference entry ``dataset, library, rounds_runs_per_second`` or ``skipped``, a bandwidth entry (when
-    LinUCB is benched) the :func:`read_bandwidth_gbps` of LinUCB's inverses at the largest batch.
+    which only batched LinUCB and the peers are timed (when ``"linucb"`` is in ``names``); device: one
+    device or a list. When ``"linucb"`` is benched, :func:`compare_linucb` runs first on every dataset,
+    in a process that has run no other policy, ``comparison_repeats`` times. Every other policy is then
+    timed at each ``B`` in turn (median of ``repeats`` timings), so its batching gain is a back-to-back ratio.
+
+    Returns ``{"environment", "policies", "references", "bandwidth", "linucb_ceiling", "peer_ratios",
+    "batching_gains"}``: a policy entry holds ``dataset, policy, device, n_runs, horizon, dim, n_arms,
+    rounds, seconds, rounds_runs_per_second`` or ``skipped`` (the error); a reference entry ``dataset,
+    library, rounds_runs_per_second`` or ``skipped``; ``linucb_ceiling`` and ``peer_ratios`` come from
+    :func:`ceiling_entry` and :func:`peer_ratio_entry`, ``batching_gains`` from :func:`batching_gain`.
     """
+    if comparison_repeats < 1:
+        raise ValueError(f"bench.comparison_repeats must be at least 1, got {comparison_repeats}")
     names = list(names) if names is not None else benched_policies()
     devices = [device] if isinstance(device, str) else list(device)
     params = params or {}
-    policies, references, bandwidth = [], [], []
-    compared: dict[tuple[str, str, int], dict[str, Any]] = {}
-
-    def entry(dataset: str, name: str, dev: str, env: BanditEnvironment) -> dict[str, Any]:
-        return {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": env.n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
-
+    out: dict[str, list] = {"references": [], "bandwidth": [], "linucb_ceiling": [], "peer_ratios": []}
     comparison = {name: spec for name, spec in (comparison or {}).items() if name not in datasets and "linucb" in names}
-    comparison_repeats = max(COMPARISON_REPEATS, repeats) if "linucb" in names else repeats
-    for dataset, spec in {**datasets, **comparison}.items():
-        env = make_environment(spec, 1, horizon, "cpu")
-        recorded = [env.round(t) for t in range(env.horizon)]
-        contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
-        rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
-        batched = {}
-        if "linucb" in names:
-            for dev in devices:
-                for n_runs in n_runs_list:
-                    env = make_environment(spec, n_runs, horizon, dev)
-                    batched[dev, n_runs] = (env, [env.round(t) for t in range(env.horizon)])
-        peer_runs: dict[str, list] = {library: [] for library in PEERS}
-        our_runs: dict[tuple[str, int], list] = {key: [] for key in batched}
-        for _ in range(comparison_repeats):
-            for library in PEERS:
-                peer_runs[library].append(reference_linucb(library, contexts, rewards, alpha))
-            for (dev, n_runs), (env, rounds) in batched.items():
-                try:
-                    our_runs[dev, n_runs].append(median_timing("linucb", params.get("linucb", {}), env, rounds, dev, 1, max_seconds))
-                except TIMING_ERRORS as error:
-                    our_runs[dev, n_runs].append(skipped(error))
-        references += [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()]
-        for (dev, n_runs), (env, _) in batched.items():
-            compared[dataset, dev, n_runs] = {**entry(dataset, "linucb", dev, env), **median_row(our_runs[dev, n_runs])}
-        del batched
+    compared: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for dataset, spec in ({**datasets, **comparison}.items() if "linucb" in names else ()):
+        found = compare_linucb(dataset, spec, n_runs_list, horizon, devices, params, alpha, max_seconds, comparison_repeats)
+        compared |= {(row["dataset"], row["device"], row["n_runs"]): row for row in found.pop("policies")}
+        for key, rows in found.items():
+            out[key] += rows
+    if "linucb" not in names:
+        for dataset, spec in datasets.items():
+            env = make_environment(spec, 1, horizon, "cpu")
+            recorded = [env.round(t) for t in range(env.horizon)]
+            contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
+            rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
+            out["references"] += [{"dataset": dataset, **reference_linucb(library, contexts, rewards, alpha)} for library in PEERS]
+    policies = []
     for dataset, spec in {**datasets, **comparison}.items():
         timed = [name for name in names if dataset in datasets or name == "linucb"]
-        if not timed:
-            continue
         for dev in devices:
-            for n_runs in n_runs_list:
-                env = make_environment(spec, n_runs, horizon, dev)
-                rounds = [env.round(t) for t in range(env.horizon)] if timed != ["linucb"] else []
-                for name in timed:
+            envs = {n_runs: make_environment(spec, n_runs, horizon, dev) for n_runs in n_runs_list}
+            rounds = {n_runs: [env.round(t) for t in range(env.horizon)] for n_runs, env in envs.items()} if timed != ["linucb"] else {}
+            for name in timed:
+                for n_runs, env in envs.items():
+                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
                     if name == "linucb":
                         policies.append(compared[dataset, dev, n_runs])
                     else:
                         try:
-                            policies.append({**entry(dataset, name, dev, env), **median_timing(name, params.get(name, {}), env, rounds, dev, repeats, max_seconds)})
+                            policies.append(entry | median_timing(name, params.get(name, {}), env, rounds[n_runs], dev, repeats, max_seconds))
                         except TIMING_ERRORS as error:
-                            policies.append({**entry(dataset, name, dev, env), **skipped(error)})
+                            policies.append(entry | skipped(error))
                     row = policies[-1]
                     rate = f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"
                     print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {rate}", flush=True)
-                if "linucb" in names and n_runs == max(n_runs_list):
-                    shape = (n_runs, env.n_arms, env.dim, env.dim)
-                    bandwidth.append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * math.prod(shape), "read_gbps": read_bandwidth_gbps(shape, dev)})
-                del env, rounds
+            del envs, rounds
+    groups: dict[tuple[str, str, str], list] = {}
+    for row in policies:
+        groups.setdefault((row["dataset"], row["device"], row["policy"]), []).append(row)
+    gains = [gain for rows in groups.values() if (gain := batching_gain(rows)) is not None]
     return {
         "environment": {
             "devices": {dev: device_name(dev) for dev in devices},
@@ -280,21 +389,22 @@ def bench_policies(
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(),
             "repeats": repeats,
-            "comparison_repeats": comparison_repeats,
+            "comparison_repeats": comparison_repeats if "linucb" in names else 0,
             "max_seconds": max_seconds,
+            "horizon": horizon,
         },
         "policies": policies,
-        "references": references,
-        "bandwidth": bandwidth,
+        **out,
+        "batching_gains": gains,
     }
 
 
 def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cpu") -> dict[str, dict[str, Any]]:
-    """Per dataset: batched LinUCB's rounds·runs/s at ``n_runs`` on ``device`` over the fastest peer's.
+    """Per dataset: batched LinUCB's rounds·runs/s at ``n_runs`` on ``device`` over the fastest peer's (medians).
 
-    With a bandwidth entry for the dataset, also the bandwidth ceiling: ``ceiling_rate =
-    read_gbps / linucb_traffic_floor(d, K)`` run-rounds/s, the most any implementation of the float64
-    algorithm can play while streaming its state at the measured read rate, and ``ceiling_speedup``,
+    Kept for readers of the earlier format; the paper reports :func:`ceiling_fraction` and the
+    repeat-by-repeat ``peer_ratios`` instead. With a bandwidth entry for the dataset at ``n_runs``,
+    also ``ceiling_rate = read_gbps / linucb_traffic_floor(d, K)`` run-rounds/s and ``ceiling_speedup``,
     that rate over the peer's.
     """
     out = {}
@@ -305,7 +415,7 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
             fastest = max(peers, key=lambda row: row["rounds_runs_per_second"])
             rate, peer_rate = ours[0]["rounds_runs_per_second"], fastest["rounds_runs_per_second"]
             out[dataset] = {"linucb": rate, "peer": fastest["library"], "peer_rate": peer_rate, "speedup": rate / peer_rate}
-            measured = [row for row in results.get("bandwidth", []) if row["dataset"] == dataset and row["device"] == device]
+            measured = [row for row in results.get("bandwidth", []) if row["dataset"] == dataset and row["device"] == device and row.get("n_runs", n_runs) == n_runs]
             if measured and "dim" in ours[0]:
                 floor = linucb_traffic_floor(ours[0]["dim"], ours[0]["n_arms"])
                 ceiling = measured[0]["read_gbps"] * 1e9 / floor
@@ -313,75 +423,107 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
     return out
 
 
-def format_rate(rate: float) -> str:
-    """Rounds·runs/s for a table cell: ``950``, ``12.3k``, ``1.2M``."""
-    if rate >= 1e6:
-        return f"{rate / 1e6:.1f}M"
-    if rate >= 1e4:
-        return f"{rate / 1e3:.0f}k"
-    if rate >= 1e3:
-        return f"{rate / 1e3:.1f}k"
-    return f"{rate:.3g}" if rate < 10 else f"{rate:.0f}"
+PEER_LABELS = {"mabwiser": "MABWiser", "obp": "OBP"}
 
 
-PEER_LABELS = {"mabwiser": "MABWiser LinUCB", "obp": "OBP LinUCB"}
+def format_summary(summary: dict[str, Any] | None, digits: int = 2) -> str:
+    """``estimate [ci_low, ci_high]`` of a :func:`t_summary` for a table cell (``--`` when undefined)."""
+    if not summary or summary.get("estimate") is None:
+        return "--"
+    text = f"{summary['estimate']:.{digits}f}"
+    if summary.get("ci_low") is not None:
+        text += f" [{summary['ci_low']:.{digits}f}, {summary['ci_high']:.{digits}f}]"
+    return text
+
+
+def format_bytes(count: float) -> str:
+    """Bytes for a table cell in kB/MB/GB (powers of 10)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g}~{unit}"
+    return f"{count:.0f}~B"
+
+
+def bench_macros(results: dict[str, Any], device: str = "cpu") -> dict[str, str]:
+    """Macros the appendix text uses: repeats, horizon, and the range of the ceiling fractions on ``device``."""
+    from hare.report.latex import macro_name
+
+    fractions = [row["fraction"]["estimate"] for row in results.get("linucb_ceiling", []) if row["device"] == device and "fraction" in row]
+    env = results["environment"]
+    values = {
+        macro_name("bench", "comparison", "repeats"): str(env.get("comparison_repeats", 0)),
+        macro_name("bench", "horizon"): str(env.get("horizon", "--")),
+        macro_name("bench", "repeats"): str(env.get("repeats", 1)),
+        macro_name("bench", "ceiling", "fraction", "min"): f"{min(fractions):.2f}" if fractions else "--",
+        macro_name("bench", "ceiling", "fraction", "max"): f"{max(fractions):.2f}" if fractions else "--",
+        macro_name("bench", "settings"): str(len(fractions)),
+    }
+    return values
 
 
 def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", label: str = "tab:bench") -> str:
-    """Booktabs table of rounds·runs/s: one row per policy and peer, one column per (dataset, B) on ``device``.
+    """Macros (:func:`bench_macros`) and two booktabs tables of ratios measured in one run on ``device``.
 
-    ``results``: the JSON of :func:`bench_policies` (or its path). The notes state batched LinUCB's
-    speedup at the largest ``B`` over the fastest peer on each dataset.
+    ``tab:bench``: per benchmarked setting (dataset, ``B``), the bytes a round must move, batched
+    LinUCB's fraction of the bandwidth ceiling and its rate over each peer's, each a geometric mean over
+    back-to-back repeats with its t interval. ``tab:bench-batching``: every policy's rounds·runs/s at
+    the largest ``B`` over that at the smallest, timed in turn.
     """
-    from hare.report.latex import booktabs_table, escape
+    from hare.report.latex import booktabs_table, escape, macros
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text())
-    rows_in = [row for row in results["policies"] if row["device"] == device]
-    datasets = list(dict.fromkeys(row["dataset"] for row in rows_in))
-    batches = sorted({row["n_runs"] for row in rows_in})
-    columns = [(dataset, n_runs) for dataset in datasets for n_runs in batches]
-    cell = {(row["policy"], row["dataset"], row["n_runs"]): ("--" if "skipped" in row else format_rate(row["rounds_runs_per_second"])) for row in rows_in}
-    names = list(dict.fromkeys(row["policy"] for row in rows_in))
-    body = [[name.replace("_", r"\_"), *(cell.get((name, d, b), "") for d, b in columns)] for name in names]
-    for library in PEERS:
-        peer = {row["dataset"]: row for row in results["references"] if row["library"] == library}
-        body.append([PEER_LABELS[library], *((format_rate(peer[d]["rounds_runs_per_second"]) if d in peer and "skipped" not in peer[d] and b == 1 else "--") for d, b in columns)])
-    largest = batches[-1] if batches else 1
-    speedups = linucb_speedups(results, largest, device)
-    notes = "; ".join(
-        f"{d}: {s['speedup']:.1f}$\\times$ {PEER_LABELS[s['peer']]}" + (f" (bandwidth ceiling {s['ceiling_speedup']:.0f}$\\times$)" if "ceiling_speedup" in s else "")
-        for d, s in speedups.items()
-    )
-    header = ["Policy", *(rf"{d} $B{{=}}{b}$" for d, b in columns)]
-    caption = rf"Throughput in rounds$\cdot$runs/s on {device.upper()} ({escape(results['environment']['devices'].get(device, device))}); peers run one sequential run."
-    ceiling = ""
-    if any("ceiling_speedup" in v for v in speedups.values()):
-        ceiling = r" The ceiling is the measured read rate of the state over the fewest bytes a float64 round moves, $8(K{+}3)d^2$ per run."
-    repeats = results["environment"].get("comparison_repeats")
-    medians = f" LinUCB and the peers: medians of {repeats} timings taken in turn." if repeats else ""
-    linucb_only = [d for d in datasets if {row["policy"] for row in rows_in if row["dataset"] == d} == {"linucb"} and len(names) > 1]
-    only = f" On {', '.join(linucb_only)} only LinUCB and the peers are timed." if linucb_only else ""
-    notes = rf"Batched LinUCB at $B{{=}}{largest}$ over the fastest peer: {notes}.{ceiling}{medians}{only} ``--'': not run (missing oracle, memory) or not applicable." if notes else ""
-    return booktabs_table(header, body, "l" + "r" * len(columns), caption, label, notes)
+    text = macros(bench_macros(results, device))
+    ceilings = [row for row in results.get("linucb_ceiling", []) if row["device"] == device]
+    ratios = {(row["dataset"], row["n_runs"], row["library"]): row for row in results.get("peer_ratios", []) if row["device"] == device}
+    body = [[escape(row["dataset"]), str(row["n_runs"]), str(row["dim"]), str(row["n_arms"]), format_bytes(row["bytes_per_round"]),
+             format_summary(row.get("fraction")), *(format_summary(ratios.get((row["dataset"], row["n_runs"], library), {}).get("ratio"), 1) for library in PEERS)]
+            for row in ceilings]
+    machine = escape(results["environment"]["devices"].get(device, device))
+    caption = (rf"Batched LinUCB on {device.upper()} ({machine}): fraction of the memory-bandwidth ceiling, "
+               r"$\bigl(B\cdot 8(K{+}3)d^2 / \text{read rate}\bigr) / \text{seconds per round}$, and rounds$\cdot$runs/s over each peer's.")
+    notes = (r"Each value is the geometric mean over \benchComparisonRepeats{} repeats, each timing LinUCB, the read of a state of its size and the peers "
+             r"back to back in one process on the same rounds, with its 95\% $t$ interval (of the log ratio) over repeats. Peers play one sequential run. ``--'': not run.")
+    text += booktabs_table(["Dataset", "$B$", "$d$", "$K$", "Bytes/round", "Fraction of ceiling", *(f"vs.\\ {PEER_LABELS[lib]}" for lib in PEERS)],
+                           body, "lrrrrrrr", caption, label, notes, resize=True)
+    gains = [row for row in results.get("batching_gains", []) if row["device"] == device]
+    if gains:
+        datasets = list(dict.fromkeys(row["dataset"] for row in gains))
+        cell = {(row["policy"], row["dataset"]): f"{row['gain']:.1f}" for row in gains}
+        names = list(dict.fromkeys(row["policy"] for row in results["policies"] if row["device"] == device))
+        names = [name for name in names if any((name, d) in cell for d in datasets)]
+        low, high = gains[0]["n_runs_low"], gains[0]["n_runs_high"]
+        body = [[name.replace("_", r"\_"), *(cell.get((name, d), "--") for d in datasets)] for name in names]
+        caption = rf"Batching gain on {device.upper()}: rounds$\cdot$runs/s with $B{{=}}{high}$ runs over that with $B{{=}}{low}$, the two timed in turn in one process."
+        text += booktabs_table(["Policy", *(escape(d) for d in datasets)], body, "l" + "r" * len(datasets), caption, f"{label}-batching",
+                               r"``--'': not run on that dataset (missing oracle, memory).")
+    return text
 
 
 def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
-    """Booktabs table of NeuralUCB's exploration modes: selects/s and rounds/s with their speedups over
-    ``loop`` (``results["neural"]``, from :func:`hare.experiments.bench_neural.bench_neural`)."""
-    from hare.report.latex import booktabs_table
+    """Macros and a booktabs table of NeuralUCB's exploration modes: select and whole-round speed over
+    ``loop``, each a geometric mean over repeats of back-to-back ratios (``results["neural"]``, from
+    :func:`hare.experiments.bench_neural.bench_neural`)."""
+    from hare.report.latex import booktabs_table, macro_name, macros
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text())
     neural = results["neural"]
-    selects, rounds = neural["selects_per_second"], neural["rounds_per_second"]
-    body = [[mode, f"{selects[mode]:.1f}", f"{selects[mode] / selects['loop']:.1f}$\\times$",
-             f"{rounds[mode]:.1f}", f"{rounds[mode] / rounds['loop']:.1f}$\\times$"] for mode in selects]
+    ratios = neural["ratios"]
+    body = [[mode, format_summary(ratios[f"select_{mode}_over_loop"], 1), format_summary(ratios[f"round_{mode}_over_loop"], 1)] for mode in ("jacobian", "diagonal")]
     s = neural["settings"]
+    values = {
+        macro_name("bench", "neural", "select", "ratio"): f"{ratios['select_jacobian_over_loop']['estimate']:.1f}",
+        macro_name("bench", "neural", "round", "ratio"): f"{ratios['round_jacobian_over_loop']['estimate']:.1f}",
+        macro_name("bench", "neural", "repeats"): str(s.get("repeats", 1)),
+        macro_name("bench", "neural", "rounds"): str(s["rounds"]),
+    }
     caption = (rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
-               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): the selection "
-               r"alone (every arm's mean and bonus) and the whole round (selection and the update of $Z^{-1}$).")
-    return booktabs_table(["Mode", "Selects/s", "vs.\\ loop", "Rounds/s", "vs.\\ loop"], body, "lrrrr", caption, label)
+               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): speed over the $K$-pass loop of the selection "
+               r"alone (every arm's mean and bonus) and of the whole round (selection and the update of $Z^{-1}$).")
+    notes = (r"Geometric mean over \benchNeuralRepeats{} repeats, each timing the three modes in turn on the same rounds "
+             r"(\benchNeuralRounds{} timed rounds per mode), with its 95\% $t$ interval (of the log ratio) over repeats.")
+    return macros(values) + booktabs_table(["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes)
 
 
 def parse_dataset(text: str) -> tuple[str, Path]:
@@ -412,11 +554,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     parser.add_argument("--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played")
     parser.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
+    parser.add_argument("--comparison-repeats", type=int, default=COMPARISON_REPEATS, help="back-to-back repeats of batched LinUCB, its state read and the peers")
     parser.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
-    parser.add_argument("--tex", type=Path, default=None, help="also write the throughput table (LaTeX) here")
+    parser.add_argument("--tex", type=Path, default=None, help="also write the ceiling and batching tables (LaTeX) here")
     parser.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
     parser.add_argument("--neural-rounds", type=int, default=30, help="timed rounds per NeuralUCB mode (0: skip)")
+    parser.add_argument("--neural-repeats", type=int, default=3, help="repeats of the three NeuralUCB modes in turn")
     args = parser.parse_args(argv)
+    wall, cpu = time.perf_counter(), time.process_time()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     datasets: dict[str, DatasetSpec] = {}
@@ -431,21 +576,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for policy, key, value in args.param:
         params.setdefault(policy, {})[key] = value
     devices = args.device or available_devices()
-    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats, comparison=comparison)
+    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats,
+                            comparison=comparison, comparison_repeats=args.comparison_repeats)
     if args.neural_rounds > 0:
         from hare.experiments.bench_neural import bench_neural
 
-        result["neural"] = bench_neural(rounds=args.neural_rounds, device=devices[0])
+        result["neural"] = bench_neural(rounds=args.neural_rounds, device=devices[0], repeats=args.neural_repeats)
     result["linucb_speedups"] = {dev: linucb_speedups(result, max(args.n_runs), dev) for dev in devices}
+    result["environment"]["process"] = {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
     write_json(args.out, result)
     if args.tex:
         write_text(args.tex, bench_table_tex(result, devices[0]))
     if args.tex_neural and "neural" in result:
         write_text(args.tex_neural, bench_neural_table_tex(result))
-    for row in result["references"]:
-        rate = f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s" if "skipped" not in row else row["skipped"]
-        print(f"{row['dataset']:>12} {row['library'] + ' linucb':>22}      B=1   {rate}")
-    print(json.dumps(result["linucb_speedups"], indent=1))
+    for row in result["linucb_ceiling"]:
+        print(f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} fraction of ceiling {format_summary(row.get('fraction'))}")
+    print(json.dumps(result["environment"]["process"]))
     return result
 
 

@@ -5,7 +5,8 @@ with training switched off, so the numbers measure the exploration machinery tha
 modes. Two rates per mode: ``selects_per_second`` times ``select`` alone (the mean and the bonus of
 all ``K`` arms: the K-pass problem of seed 003 §3.6), ``rounds_per_second`` times ``select`` plus
 ``update`` (which adds the Sherman–Morrison update of the ``p x p`` inverse ``Z^{-1}``, the same in
-``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost).
+``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost). The
+modes are timed in turn, several times, and every ratio is taken within one repeat.
 
     python -m hare.experiments.bench_neural --out bench.json [--width 20 --rounds 30 --runs 1]
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import time
 
 import torch
@@ -53,20 +55,35 @@ def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim
     return {"select": rounds / select_seconds, "round": rounds / (select_seconds + update_seconds)}
 
 
-def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 10, dim: int = 20, device: str = "cpu") -> dict:
-    """Selects/s and rounds/s of the three exploration modes and their speedups over ``loop``."""
-    results = {mode: mode_rates(mode, width, runs, rounds, arms, dim, device) for mode in ("loop", "jacobian", "diagonal")}
-    selects = {mode: rates["select"] for mode, rates in results.items()}
-    rounds_rates = {mode: rates["round"] for mode, rates in results.items()}
+def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 10, dim: int = 20, device: str = "cpu", repeats: int = 3) -> dict:
+    """Selects/s and rounds/s of the three exploration modes and their speed over ``loop``.
+
+    Each of ``repeats`` repeats times ``loop``, ``jacobian`` and ``diagonal`` in turn on the same
+    rounds, so each repeat gives one back-to-back ratio ``rate(mode) / rate(loop)`` per mode;
+    ``ratios`` holds their geometric mean with a t interval (of the log ratio) over repeats, ``repeats`` every timing, and the
+    rates and ``*_speedup_*`` fields the medians over repeats.
+    """
+    from hare.experiments.bench import PAIRED_METHOD, t_summary
+
+    if repeats < 1:
+        raise ValueError(f"bench.neural_repeats must be at least 1, got {repeats}")
+    modes = ("loop", "jacobian", "diagonal")
+    timed = [{mode: mode_rates(mode, width, runs, rounds, arms, dim, device) for mode in modes} for _ in range(repeats)]
+    ratios = {f"{kind}_{mode}_over_loop": t_summary([rep[mode][kind] / rep["loop"][kind] for rep in timed], PAIRED_METHOD)
+              for kind in ("select", "round") for mode in ("jacobian", "diagonal")}
+    selects = {mode: statistics.median([rep[mode]["select"] for rep in timed]) for mode in modes}
+    rounds_rates = {mode: statistics.median([rep[mode]["round"] for rep in timed]) for mode in modes}
     return {
         "selects_per_second": selects,
         "rounds_per_second": rounds_rates,
-        "select_speedup_jacobian_over_loop": selects["jacobian"] / selects["loop"],
-        "select_speedup_diagonal_over_loop": selects["diagonal"] / selects["loop"],
-        "speedup_jacobian_over_loop": rounds_rates["jacobian"] / rounds_rates["loop"],
-        "speedup_diagonal_over_loop": rounds_rates["diagonal"] / rounds_rates["loop"],
+        "repeats": timed,
+        "ratios": ratios,
+        "select_speedup_jacobian_over_loop": statistics.median([rep["jacobian"]["select"] / rep["loop"]["select"] for rep in timed]),
+        "select_speedup_diagonal_over_loop": statistics.median([rep["diagonal"]["select"] / rep["loop"]["select"] for rep in timed]),
+        "speedup_jacobian_over_loop": statistics.median([rep["jacobian"]["round"] / rep["loop"]["round"] for rep in timed]),
+        "speedup_diagonal_over_loop": statistics.median([rep["diagonal"]["round"] / rep["loop"]["round"] for rep in timed]),
         "n_parameters": width * arms * dim + width,
-        "settings": {"width": width, "runs": runs, "rounds": rounds, "arms": arms, "dim": dim, "device": device},
+        "settings": {"width": width, "runs": runs, "rounds": rounds, "arms": arms, "dim": dim, "device": device, "repeats": repeats},
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
@@ -82,8 +99,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--arms", type=int, default=10)
     parser.add_argument("--dim", type=int, default=20)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device)
+    report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device, args.repeats)
     write_json(args.out, report)
     print(json.dumps(report, indent=2))
 

@@ -204,6 +204,14 @@ def validate_config(config: dict[str, Any]) -> None:
                 check_settings(config["theory"][name], grid=name == "decomposition_grid")
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
+    for name, module, check in (("approx_budget", "approx_budget", "check_approx_budget"), ("heads_alpha", "heads_alpha", "check_heads_alpha")):
+        if name in config.get("theory", {}):
+            import importlib
+
+            try:
+                getattr(importlib.import_module(f"hare.theory.{module}"), check)(config["theory"][name])
+            except ValueError as error:
+                raise ConfigError(f"theory.{name}.{error}") from error
     for name, table in config.get("tables", {}).items():
         named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
         for experiment in named:

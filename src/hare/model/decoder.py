@@ -17,6 +17,11 @@ Online (:func:`reward_weighted_step`): the reward-weighted likelihood
 one SGD step per call. The columns of ``W_p`` that read ``u`` start at zero, so a decoder
 pre-trained with ``u = 0`` is user-neutral until fine-tuning teaches it to use ``u``.
 
+The unconditioned baseline (:func:`train_run_decoders` with ``conditioned=False``) is the same
+model trained with the same budget on the constant condition ``z ⊕ u = 0``: its prefix is the learned
+constant ``b_p``, so it is a plain language model of the corpus with the conditioned decoder's exact
+parameter count.
+
 Independent runs (:class:`RunDecoders`): ``R`` decoders with their parameters stacked over a leading
 run dimension, decoded and fine-tuned together by :func:`run_forward` (batched matrix products over
 runs), each run with exactly the step its own loss gives; :meth:`RunDecoders.run` returns run ``b``
@@ -242,6 +247,75 @@ def train_decoder(texts: list[str], embeddings: torch.Tensor, users: torch.Tenso
     return decoder.eval()
 
 
+def train_run_decoders(texts: list[str], embeddings: torch.Tensor, seeds: list[int], users: torch.Tensor | None = None,
+                       steps: int = 300, lr: float = 3e-3, batch_size: int = 32, user_dim: int | None = None,
+                       tokenizer: WordTokenizer | None = None, conditioned: bool | list[bool] = True, **shape) -> RunDecoders:
+    """``R = len(seeds)`` decoders trained at once by maximum likelihood, run ``r`` as :func:`train_decoder` with ``seeds[r]``.
+
+    Each run has its own initialisation (:func:`init_parameters` of ``seeds[r]``) and minibatch stream
+    (``batch_size`` indices of ``texts`` per step from the counter RNG of ``seeds[r]``), and minimises
+
+        L_r = -sum_{b,l} m_{r,b,l} log p_r(y_{r,b,l} | y_{r,b,<l}, c_{r,b}) / sum_{b,l} m_{r,b,l}
+
+    by Adam at ``lr`` for ``steps`` steps. Adam acts elementwise and ``grad_{theta_r} sum_r L_r = grad L_r``
+    (no parameter is shared), so one Adam over the stacked parameters is ``R`` independent Adams.
+
+    conditioned: the condition ``c_{r,b}`` is ``e_n ⊕ u_n`` (``embeddings`` ``(N, d_z)``; ``users`` ``(N, d_u)`` or
+    zeros of ``user_dim``). ``conditioned=False`` gives the unconditioned baseline: the same architecture,
+    parameter count, initialisation, minibatches, steps and learning rate, with ``c = 0`` for every text,
+    so the prefix is the learned constant ``b_p`` (``W_p`` receives no gradient). A list gives the choice
+    per run (seeds may repeat, e.g. a conditioned and an unconditioned run of each seed trained together).
+    """
+    d_u = users.shape[1] if users is not None else (user_dim or 0)
+    tokenizer = tokenizer or WordTokenizer.from_texts(texts)
+    config = DecoderConfig(z_dim=embeddings.shape[1], user_dim=d_u, **shape)
+    runs = RunDecoders.stack([Decoder(config, tokenizer, seed) for seed in seeds])
+    all_inputs, all_targets = tokenizer.batch(texts, config.max_len)  # (N, L+1)
+    u_all = users.to(torch.float32) if users is not None else torch.zeros(len(texts), d_u)
+    conditions = torch.cat([embeddings.to(torch.float32), u_all], dim=-1)  # (N, d_z + d_u)
+    flags = [conditioned] * len(seeds) if isinstance(conditioned, bool) else list(conditioned)
+    if len(flags) != len(seeds):
+        raise ValueError(f"conditioned: one flag per seed (got {len(flags)} for {len(seeds)} seeds)")
+    keep = torch.tensor(flags, dtype=torch.float32)[:, None, None]  # (R, 1, 1)
+    rng = CounterRNG(torch.cat([run_keys(seed, [0], "hare-decoder-batches") for seed in seeds]))
+    params = {name: p.clone().requires_grad_(True) for name, p in runs.params.items()}
+    optimiser = torch.optim.Adam(params.values(), lr=lr)
+    with single_threaded(), torch.enable_grad():
+        for step in range(steps):
+            idx = rng.randint("batch", step, len(texts), (min(batch_size, len(texts)),))  # (R, B)
+            logp, mask = _run_token_log_probs(params, config, all_inputs[idx], all_targets[idx], conditions[idx] * keep)
+            loss = (-logp.sum((1, 2)) / mask.sum((1, 2))).sum()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    runs.params = {name: p.detach() for name, p in params.items()}
+    return runs
+
+
+def _run_token_log_probs(params: dict[str, torch.Tensor], config: DecoderConfig, inputs: torch.Tensor, targets: torch.Tensor,
+                         condition: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked ``log p_r(y_{r,b,l} | y_<l, c_{r,b})`` and the mask of real tokens, both ``(R, B, L+1)``;
+    inputs and targets ``(R, B, L+1)`` int64, condition ``(R, B, d_z + d_u)``."""
+    logits = run_forward(params, config, inputs, condition)
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
+    mask = (targets != 0).to(logp.dtype)
+    return logp * mask, mask
+
+
+@torch.no_grad()
+def run_perplexity(runs: RunDecoders, texts: list[str], condition: torch.Tensor) -> torch.Tensor:
+    """Per-run ``exp(-sum log p_r / number of predicted tokens)`` over the same ``texts`` (words and ``<eos>``).
+
+    condition: ``z ⊕ u`` ``(B, d_z + d_u)`` shared by the runs, or ``(R, B, d_z + d_u)``. Returns ``(R,)`` float64.
+    """
+    inputs, targets = runs.tokenizer.batch(texts, runs.config.max_len)
+    shape = (runs.n_runs, *inputs.shape)
+    condition = condition.to(torch.float32).expand(runs.n_runs, *condition.shape[-2:])
+    with single_threaded():
+        logp, mask = _run_token_log_probs(runs.params, runs.config, inputs.expand(shape), targets.expand(shape), condition)
+    return torch.exp(-logp.sum((1, 2)).to(torch.float64) / mask.sum((1, 2)).to(torch.float64))
+
+
 def reward_weighted_step(decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor,
                          lr: float = 1e-3) -> float:
     """One SGD step on ``L = -(1/B) sum_b r_b log p(y_b | z_b, u_b)``; returns ``L`` before the step."""
@@ -260,11 +334,6 @@ def perplexity(decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Ten
     """``exp(-sum log p / number of predicted tokens)`` over ``texts`` (words and ``<eos>``)."""
     logp, mask = decoder.token_log_probs(texts, z, u)
     return math.exp(-float(logp.sum()) / float(mask.sum()))
-
-
-def unconditioned_perplexity(decoder: Decoder, texts: list[str]) -> float:
-    """:func:`perplexity` with the prefix computed from ``z = 0, u = 0``."""
-    return perplexity(decoder, texts, torch.zeros(len(texts), decoder.config.z_dim), None)
 
 
 def _run_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -335,6 +404,13 @@ class RunDecoders:
         runs = cls(decoders[0], len(decoders))
         runs.params = {name: torch.stack([dict(d.named_parameters())[name].detach() for d in decoders]).clone() for name in runs.params}
         return runs
+
+    def select(self, runs: list[int]) -> RunDecoders:
+        """The runs ``runs`` (in that order) as a new :class:`RunDecoders`; parameters copied."""
+        chosen = copy.copy(self)
+        chosen.params = {name: p[runs].clone() for name, p in self.params.items()}
+        chosen.n_runs = len(runs)
+        return chosen
 
     def run(self, b: int) -> Decoder:
         """Run ``b`` as a plain :class:`Decoder` (eval mode; parameters copied)."""

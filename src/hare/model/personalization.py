@@ -7,23 +7,38 @@
   with ``o`` the attention output ``z`` or the embedding of the decoded text, for random
   projections (with the true ``u*``), learned projections (with their fitted user table) and
   RAG-cosine (user-free retrieval, so ``sim = 1`` by construction). Lower is more personal.
+  ``divergence_*`` are the numbers of the run of ``seed``.
+* **cross-user similarity of z over runs** (seed 001: 0.99999 with random projections, markedly less
+  with learned ones): ``sim`` of ``z`` per run ``r`` for random projections at std 0.02 (the usual
+  transformer initialisation, drawn from seed ``seed + r``) with the true ``u*``, and for learned
+  projections fitted from initialisation seed ``seed + r`` on the warm-start logs with their fitted
+  user table; the paired difference learned − random per run.
 * **attention entropy**: ``H_t = -sum_n a_{t,n} log a_{t,n}`` of the head-averaged attention
-  ``a_t = mean_h A_{h,t}`` of round ``t`` (``0 log 0 = 0``), averaged over runs and over windows of rounds.
+  ``a_t = mean_h A_{h,t}`` of round ``t`` (``0 log 0 = 0``), averaged over runs and over windows of rounds;
+  ``first_minus_last`` per run, then over runs.
 * **novelty**: fraction of decoded outputs whose nearest pool item has cosine below ``threshold``.
-* **perplexity**: held-out pool texts, conditioned on their own embeddings vs unconditioned
-  (prefix from ``z = 0, u = 0``).
+* **perplexity**: held-out pool texts. Per run ``r`` two decoders of the same architecture and parameter
+  count are trained with the same budget (initialisation and minibatches of seed ``seed + r``, steps,
+  batch, learning rate, texts): the conditioned decoder reads each text's own embedding, the
+  unconditioned baseline reads the constant ``z ⊕ u = 0`` in training and evaluation
+  (:func:`~hare.model.decoder.train_run_decoders`). Reported: both perplexities per run and the paired
+  difference conditioned − unconditioned. ``conditioned_at_zero_condition`` is the conditioned decoder
+  fed ``z = 0, u = 0`` (an input it never saw in training), kept for reference only.
+
+Every quantity reported over runs is ``{estimate, ci_low, ci_high, level, n, method, per_run}``: the
+mean over the ``n_runs`` runs with the t interval of level 0.95 (``null`` bounds for a single run).
 
 :func:`personalization_report` runs the deterministic experiment on HARE-Text: the environment's
 first ``n_logged`` logged interactions (uniform logging, :meth:`TextBandit.logged`) are the warm
 start; learned projections are fitted on them (the same memoised fit the warm-started policy makes);
-a decoder is pre-trained on 80 % of the pool (``n mod 5 != 0``; the rest held out); then
+the decoders are pre-trained on 80 % of the pool (``n mod 5 != 0``; the rest held out); then
 ``hare_synthesize`` with learned projections is warm-started on the same logs
 (:meth:`HARE.warm_start`: the fit, then every logged interaction through its update) and plays
 ``horizon`` online rounds (shown as rounds ``M + t``) in which every run decodes ``z_t ⊕ u_t``
-(``u_t`` the posterior mean of the active user) by sampling with uniforms from the run's counter
-RNG, the environment rewards the text (:meth:`TextBandit.text_outcome`), HARE learns from that
-reward, and every ``finetune_every`` rounds the run's own copy of the decoder takes one
-reward-weighted step on the texts of those rounds. Results go to JSON atomically.
+(``u_t`` the posterior mean of the active user) with its own pre-trained conditioned decoder by
+sampling with uniforms from the run's counter RNG, the environment rewards the text
+(:meth:`TextBandit.text_outcome`), HARE learns from that reward, and every ``finetune_every`` rounds
+the run's decoder takes one reward-weighted step on the texts of those rounds. Results go to JSON atomically.
 """
 
 from __future__ import annotations
@@ -36,10 +51,11 @@ from dataclasses import asdict, dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
+from scipy import stats
 
 from hare.envs.text import TextBandit, TextConfig, encode
 from hare.io import write_json
-from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, perplexity, single_threaded, train_decoder, unconditioned_perplexity
+from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, run_perplexity, single_threaded, train_run_decoders
 from hare.model.projections import Projections, random_projections
 from hare.random import CounterRNG, run_keys
 
@@ -88,6 +104,72 @@ def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> floa
     return float((nearest < threshold).to(torch.float64).mean())
 
 
+SEED_INIT_STD = 0.02
+"""Std of the random projections of seed 001's similarity of 0.99999 (the usual transformer initialisation)."""
+
+DECODER_BATCH = 32
+"""Minibatch size of the pre-training of both decoders (conditioned and unconditioned baseline)."""
+
+
+def mean_interval(values: torch.Tensor, level: float = 0.95) -> dict:
+    """Mean of per-run ``values`` ``(R,)`` with the t interval ``mean ± t_{(1+level)/2, R-1} s / sqrt(R)``.
+
+    ``s`` is the sample standard deviation over runs; bounds are ``None`` when ``R < 2``.
+    Non-finite values make every field ``None`` but ``per_run``.
+    """
+    v = values.detach().to(torch.float64).flatten()
+    n = int(v.numel())
+    per_run = [float(x) if math.isfinite(float(x)) else None for x in v]
+    out = {"estimate": None, "ci_low": None, "ci_high": None, "level": level, "n": n, "method": "t over runs", "per_run": per_run}
+    if n == 0 or not bool(torch.isfinite(v).all()):
+        return out
+    out["estimate"] = float(v.mean())
+    if n >= 2:
+        half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(v.std(unbiased=True)) / math.sqrt(n)
+        out["ci_low"], out["ci_high"] = out["estimate"] - half, out["estimate"] + half
+    return out
+
+
+def run_similarities(projections: list[Projections], user_states: list[torch.Tensor], queries: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """Cross-user similarity ``sim`` of ``z`` (module docstring) per run: one projection and user table ``(U, d_u)`` per run -> ``(R,)``."""
+    return torch.tensor([pairwise_cosine(user_outputs(p, u, queries, items)) for p, u in zip(projections, user_states, strict=True)],
+                        dtype=torch.float64)
+
+
+def first_minus_last(values: torch.Tensor, window: int) -> torch.Tensor:
+    """Mean of the first window minus mean of the last window (as :func:`window_means`) per run: ``(T, R)`` -> ``(R,)``."""
+    last = ((values.shape[0] - 1) // window) * window
+    return values[:window].mean(0) - values[last:].mean(0)
+
+
+def decoder_baseline(train_texts: list[str], train_z: torch.Tensor, held_texts: list[str], held_z: torch.Tensor, seeds: list[int],
+                     user_dim: int, tokenizer: WordTokenizer, steps: int, lr: float, shape: dict,
+                     batch_size: int = 32) -> tuple[dict, RunDecoders]:
+    """Held-out perplexities of the conditioned decoders and of the unconditioned baseline, one of each per seed.
+
+    Both are trained together by :func:`train_run_decoders` with the same seeds, texts ``train_texts`` (conditions ``train_z``
+    ``(N, d_z)``, ``u = 0``), steps, batch size and learning rate; the baseline has ``conditioned=False``. Evaluation on
+    ``held_texts`` with conditions ``held_z ⊕ 0`` (conditioned) and ``0`` (baseline). Returns the per-run
+    numbers ``(R,)`` (and the parameter counts) and the conditioned decoders.
+    """
+    both = train_run_decoders(train_texts, train_z, seeds + seeds, steps=steps, lr=lr, batch_size=batch_size, user_dim=user_dim,
+                              tokenizer=tokenizer, conditioned=[True] * len(seeds) + [False] * len(seeds), **shape)
+    conditioned, baseline = both.select(list(range(len(seeds)))), both.select(list(range(len(seeds), 2 * len(seeds))))
+    held_c = torch.cat([held_z.to(torch.float32), torch.zeros(len(held_texts), user_dim)], dim=-1)
+    train_c = torch.cat([train_z.to(torch.float32), torch.zeros(len(train_texts), user_dim)], dim=-1)
+    per_run = {
+        "conditioned": run_perplexity(conditioned, held_texts, held_c),
+        "unconditioned": run_perplexity(baseline, held_texts, torch.zeros_like(held_c)),
+        "conditioned_at_zero_condition": run_perplexity(conditioned, held_texts, torch.zeros_like(held_c)),
+        "train_conditioned": run_perplexity(conditioned, train_texts, train_c),
+        "train_unconditioned": run_perplexity(baseline, train_texts, torch.zeros_like(train_c)),
+    }
+    per_run["conditioned_minus_unconditioned"] = per_run["conditioned"] - per_run["unconditioned"]
+    counts = {"n_parameters_conditioned": sum(p[0].numel() for p in conditioned.params.values()),
+              "n_parameters_unconditioned": sum(p[0].numel() for p in baseline.params.values())}
+    return {**per_run, **counts}, conditioned
+
+
 @dataclass(frozen=True)
 class PersonalizationConfig:
     """Settings of :func:`personalization_report`.
@@ -122,6 +204,11 @@ class PersonalizationConfig:
     entropy_window: int = 50
     temperature: float = 1.0
 
+    def __post_init__(self) -> None:
+        for name in ("n_runs", "horizon", "n_logged", "pretrain_steps", "finetune_every", "n_eval_queries", "entropy_window"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"personalization.{name}: must be >= 1 (got {getattr(self, name)})")
+
 
 def _decode(decoder: Decoder, z: torch.Tensor, u: torch.Tensor) -> list[str]:
     with single_threaded():
@@ -153,15 +240,33 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     }
     users_for = {"random": env.users, "learned": fit.user_states, "rag_cosine": fit.user_states}
 
+    seeds = [c.seed + r for r in range(c.n_runs)]
+    random_runs = [random_projections(c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=s, init_std=SEED_INIT_STD)
+                   for s in seeds]
+    learned_runs = [learned_projections(logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, s, link)
+                    for s in seeds]
+    sim_random = run_similarities(random_runs, [env.users] * c.n_runs, queries, items)
+    sim_learned = run_similarities([p for p, _ in learned_runs], [f.user_states for _, f in learned_runs], queries, items)
+
     held_out = [n for n in range(env.n_arms) if n % 5 == 0]
     train = [n for n in range(env.n_arms) if n % 5]
     e32 = items.to(torch.float32)
-    decoder = train_decoder([env.texts[n] for n in train], e32[train], steps=c.pretrain_steps, lr=c.pretrain_lr, seed=c.seed,
-                            user_dim=env.user_dim, tokenizer=WordTokenizer.from_texts(env.texts), **c.decoder)
     held_texts = [env.texts[n] for n in held_out]
-    ppl = {"conditioned": perplexity(decoder, held_texts, e32[held_out]), "unconditioned": unconditioned_perplexity(decoder, held_texts),
-           "train_conditioned": perplexity(decoder, [env.texts[n] for n in train], e32[train]),
-           "n_held_out": len(held_out), "n_train": len(train)}
+    ppl_runs, decoders = decoder_baseline([env.texts[n] for n in train], e32[train], held_texts, e32[held_out], seeds, env.user_dim,
+                                          WordTokenizer.from_texts(env.texts), c.pretrain_steps, c.pretrain_lr, c.decoder,
+                                          batch_size=DECODER_BATCH)
+    decoder = decoders.run(0)
+    ppl = {key: mean_interval(ppl_runs[key]) for key in ("conditioned", "unconditioned", "conditioned_minus_unconditioned",
+                                                         "conditioned_at_zero_condition", "train_conditioned", "train_unconditioned")}
+    ppl["baseline"] = {
+        "unconditioned": "separately trained decoder, same architecture, initialisation seed, minibatches, steps, batch and "
+                         "learning rate as the conditioned one, condition z ⊕ u = 0 in training and evaluation",
+        "conditioned_at_zero_condition": "the conditioned decoder fed z = 0, u = 0 (an input it never saw in training); reference only",
+        "n_parameters_conditioned": ppl_runs["n_parameters_conditioned"],
+        "n_parameters_unconditioned": ppl_runs["n_parameters_unconditioned"],
+        "steps": c.pretrain_steps, "lr": c.pretrain_lr, "batch_size": DECODER_BATCH, "seeds": seeds,
+    }
+    ppl.update({"n_held_out": len(held_out), "n_train": len(train)})
 
     text_divergence, decoded_embeddings = {}, []
     for kind, z in outputs.items():
@@ -172,7 +277,7 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
         text_divergence[kind] = pairwise_cosine(emb)
         decoded_embeddings.append(emb.reshape(q * u_count, -1))
 
-    online = _online(env, decoder, c, HARESynthesize, HARESynthesizeConfig, logs)
+    online = _online(env, decoders, c, HARESynthesize, HARESynthesizeConfig, logs)
     entropy_windows = window_means(online["entropy"], c.entropy_window)
     query = 0
     example_users = torch.arange(env.n_users)
@@ -185,6 +290,13 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
         "fit_epsilon_train": fit.epsilon_train,
         "divergence_z": {kind: pairwise_cosine(z) for kind, z in outputs.items()},
         "divergence_text": text_divergence,
+        "similarity_z": {
+            "random_002": mean_interval(sim_random),
+            "learned": mean_interval(sim_learned),
+            "learned_minus_random": mean_interval(sim_learned - sim_random),
+            "random_init_std": SEED_INIT_STD,
+            "seeds": seeds,
+        },
         "perplexity": ppl,
         "novelty": {
             "threshold": c.novelty_threshold,
@@ -192,7 +304,8 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
             "online_sampled": novelty(online["embeddings"], items, c.novelty_threshold),
         },
         "attention_entropy": {"window": c.entropy_window, "by_window": entropy_windows,
-                              "max": math.log(env.n_arms), "first_minus_last": entropy_windows[0] - entropy_windows[-1]},
+                              "max": math.log(env.n_arms),
+                              "first_minus_last": mean_interval(first_minus_last(online["entropy"], c.entropy_window))},
         "online": {
             "text_mean_reward_by_window": window_means(online["text_mean"], c.entropy_window),
             "z_mean_reward_by_window": window_means(online["z_mean"], c.entropy_window),
@@ -211,17 +324,17 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     return report
 
 
-def _online(env: TextBandit, decoder: Decoder, c: PersonalizationConfig, policy_class, config_class, logs) -> dict:
+def _online(env: TextBandit, decoders: RunDecoders, c: PersonalizationConfig, policy_class, config_class, logs) -> dict:
     """HARE synthesize mode warm-started on ``logs``, then ``horizon`` online rounds (shown as ``M + t``) with
-    decoding, text rewards and reward-weighted fine-tuning."""
+    decoding by each run's pre-trained decoder of ``decoders``, text rewards and reward-weighted fine-tuning.
+    ``entropy`` is ``(T, R)``."""
     policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha,
                                  fit_steps=c.fit_steps, fit_lr=c.fit_lr, projection_seed=c.seed)
     policy = policy_class(policy_config, env, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-policy"))
     policy.warm_start(logs)
     offset = len(logs)
-    decoders = RunDecoders(decoder, c.n_runs)
     rng = CounterRNG(run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-decode"))
-    max_len = decoder.config.max_len
+    max_len = decoders.config.max_len
     entropy, text_mean, z_mean, text_regret, embeddings, losses = [], [], [], [], [], []
     buffer: list[tuple] = []
     for t in range(c.horizon):
@@ -258,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="result JSON (written atomically)")
     args = parser.parse_args(argv)
     report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
-    print(json.dumps({k: report[k] for k in ("divergence_z", "divergence_text", "perplexity", "novelty")}, indent=2))
+    print(json.dumps({k: report[k] for k in ("divergence_z", "similarity_z", "divergence_text", "perplexity", "novelty")}, indent=2))
     return 0
 
 

@@ -29,6 +29,7 @@ from hare.policies.base import (
     register_policy,
     upper_confidence_bound,
 )
+from hare.policies.linear import ROW_PRODUCTS_MIN_DIM, linear_means
 from hare.random import CounterRNG
 
 
@@ -326,7 +327,12 @@ class LNUCBTAConfig(PolicyConfig):
     theta_min, theta_max: range of the adaptive ``k``; lam: ridge regulariser; global_mean: ``g`` as
     the mean reward of all past rounds (``rounds``) or the mean of the per-arm means, eq. 101 (``arms``).
     Defaults are seed 002 App. B (``kappa = 0.5``, ``theta_min = 1``, ``theta_max = 5``).
-    Tunable: alpha_0 (seed 002 Table 5 searches it; kappa and the k range keep App. B's values)."""
+    Tunable: alpha_0 (seed 002 Table 5 searches it; kappa and the k range keep App. B's values).
+
+    Component switches of the seed 002 §5.3 ablation (Figure 2), both on by default:
+    attention: the temporal-attention exploration rate of Alg. 3 line 4 (eq. 4); off, every arm
+    explores at the constant ``alpha_0``. adaptive_knn: the kNN reward adjustment ``f_a`` of Alg. 2
+    (eq. 9's second term); off, ``f_a = 0``. Both off is LinUCB with ``alpha = alpha_0``."""
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha_0",)
 
@@ -337,8 +343,12 @@ class LNUCBTAConfig(PolicyConfig):
     lam: float = 1.0
     global_mean: str = "rounds"
     refactor_every: int = 1000
+    attention: bool = True
+    adaptive_knn: bool = True
 
     def __post_init__(self) -> None:
+        self.require(isinstance(self.attention, bool), "attention", "must be true or false")
+        self.require(isinstance(self.adaptive_knn, bool), "adaptive_knn", "must be true or false")
         self.require(self.alpha_0 >= 0, "alpha_0", "must be >= 0")
         self.require(0 <= self.kappa <= 1, "kappa", "must be in [0, 1]")
         self.require(self.theta_min >= 1, "theta_min", "must be >= 1")
@@ -377,12 +387,17 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
     (0 at ``t = 0``), the "global average of rewards" of Alg. 3; ``"arms"`` is eq. 101's
     ``(1/A) sum_a Ybar^a`` over the arms pulled so far. Buffers ``global_reward_sum``,
     ``global_rounds`` (float64 scalars).
+
+    Ablation (seed 002 §5.3): ``attention=False`` replaces ``alpha_a`` by ``alpha_0``;
+    ``adaptive_knn=False`` sets ``f_a = 0`` (no neighbour search); with both off the index is
+    LinUCB's ``x_a^T mu_a + alpha_0 sqrt(x_a^T Sigma_a^{-1} x_a)``.
     """
 
     config_class = LNUCBTAConfig
 
     def __init__(self, config: LNUCBTAConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
+        self.selection: dict = {}
         self.register_buffer("global_reward_sum", torch.zeros(env.n_runs, dtype=torch.float64))
         self.register_buffer("global_rounds", torch.zeros((), dtype=torch.float64))
 
@@ -394,22 +409,56 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         return (self.history.means() * pulled).sum(-1) / pulled.sum(-1).clamp_min(1.0)
 
     def exploration_rates(self) -> torch.Tensor:
-        """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``."""
+        """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``; ``alpha_0`` everywhere without attention."""
         c = self.config
+        if not c.attention:
+            return torch.full_like(self.history.means(), c.alpha_0)
         local = self.history.means()
         counts = self.history.counts.to(torch.float64)
         return c.alpha_0 / (counts + 1.0) * (c.kappa * self.global_attention()[:, None] + (1.0 - c.kappa) * local)
 
-    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
-        linear, width = self.linear_posterior(contexts)
+    def reward_estimate(self, contexts: torch.Tensor, linear: torch.Tensor) -> torch.Tensor:
+        """``l_a + f_a`` of eq. 9, ``(n_runs, n_arms)``; ``l_a`` alone without the adaptive kNN."""
+        if not self.config.adaptive_knn:
+            return linear
         adjustment, _ = self.knn_adjustment(contexts)
-        return upper_confidence_bound(linear + adjustment, width, self.exploration_rates())
+        return linear + adjustment
+
+    def linear_terms(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``l_a = x_a^T mu_a``, ``w_a = sqrt(x_a^T Sigma_a^{-1} x_a)`` ``(n_runs, n_arms)`` and, from
+        ``dim >= ROW_PRODUCTS_MIN_DIM`` on, ``v_a = Sigma_a^{-1} x_a`` ``(n_runs, n_arms, dim)`` (else ``None``):
+        the kernels of :class:`hare.policies.linear.LinUCB`, so that with both switches off the index and
+        the ridge updates are LinUCB's to the last bit."""
+        x = contexts.to(torch.float64)
+        if self.ridge.dim < ROW_PRODUCTS_MIN_DIM:
+            return linear_means(x, self.ridge.theta), self.ridge.quadratic_form(x).sqrt(), None
+        products = self.ridge.row_products(x)
+        return linear_means(x, self.ridge.theta), linear_means(x, products).clamp_min(0.0).sqrt(), products
+
+    def scores_and_products(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Eq. 9 for every arm ``(n_runs, n_arms)`` and the products of :meth:`linear_terms`."""
+        linear, width, products = self.linear_terms(contexts)
+        return upper_confidence_bound(self.reward_estimate(contexts, linear), width, self.exploration_rates()), products
+
+    def scores(self, contexts: torch.Tensor) -> torch.Tensor:
+        """Eq. 9 for every arm, ``(n_runs, n_arms)``."""
+        return self.scores_and_products(contexts)[0]
 
     def select(self, observation: Observation) -> torch.Tensor:
-        return self.tie_break(self.scores(observation.contexts), observation.t)
+        scores, products = self.scores_and_products(observation.contexts)
+        self.selection = {"observation": observation, "products": products}
+        return self.tie_break(scores, observation.t)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        super().update(observation, arms, rewards)
+        """Alg. 1 line 9. The ridge step reuses the pulled arm's ``Sigma^{-1} x`` from :meth:`select` when it
+        scored this same observation on the current state (as LinUCB does)."""
+        selection, self.selection = self.selection, {}
+        products = selection.get("products")
+        a_inv_x = None
+        if selection.get("observation") is observation and products is not None:
+            a_inv_x = products.gather(1, arms[:, None, None].expand(-1, 1, products.shape[-1])).squeeze(1)
+        self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards, a_inv_x)
+        NeighborPolicy.update(self, observation, arms, rewards)
         self.global_reward_sum += rewards.to(torch.float64)
         self.global_rounds += 1.0
 

@@ -1,4 +1,13 @@
-"""Display names of methods, environments and hyperparameters, shared by tables and figures."""
+"""Display names of methods, environments and hyperparameters: the one registry every table, figure and legend reads.
+
+A config label (an experiment's policy key, an environment's name) is shown as ``DISPLAY_NAMES[label]``;
+:func:`config_labels` lists the labels a config uses so that a test can require a name for each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 DISPLAY_NAMES = {
     "random": "Random",
@@ -38,6 +47,18 @@ DISPLAY_NAMES = {
     "hare_online_mean": "HARE, online mean",
     "hare_online_projections": "HARE, online mean and projections",
     "hare_alpha_zero": "HARE, online mean and projections, alpha = 0",
+    "hare_synthesize": "HARE (synthesize)",
+    "hare_alpha": "HARE, exploration weight",
+    "hare_heads": "HARE, attention heads",
+    "hare_clusters": "HARE, clusters",
+    "hare_projections": "HARE, query projections",
+    "hare_user_state": "HARE, user state",
+    "hare_user_state_oracle": "HARE (oracle W), user state",
+    "hare_schedule": "HARE, exploration schedule",
+    "hare_covariance": "HARE, covariance update",
+    "lnucb_ta_kappa": "LNUCB-TA, attention weight",
+    "lnucb_ta_theta": "LNUCB-TA, neighbourhood range",
+    "lnucb_ta_ablation": "LNUCB-TA, attention and adaptive kNN",
     "open_bandit": "Open Bandit",
 }
 
@@ -50,6 +71,8 @@ PARAMETER_SYMBOLS = {
     "lam": r"$\lambda$",
     "c": r"$c$",
     "theta": r"$\theta$",
+    "theta_min": r"$\theta_{\min}$",
+    "theta_max": r"$\theta_{\max}$",
     "kappa": r"$\kappa$",
     "gamma": r"$\gamma$",
     "a0": r"$a_0$",
@@ -75,3 +98,33 @@ def parameter_symbol(name: str) -> str:
     from hare.report.latex import escape
 
     return rf"\texttt{{{escape(name)}}}"
+
+
+def config_labels(config: Mapping[str, Any]) -> set[str]:
+    """Every label a workflow config shows to readers: environments, experiments' policy keys and the registered
+    policies they name, tables' policy lists, the theory checks' baselines, policies and variants, and benchmarked policies."""
+    labels = set(config.get("environments") or {})
+    for experiment in (config.get("experiments") or {}).values():
+        for label, entry in (experiment.get("policies") or {}).items():
+            labels.add(label)
+            labels.add((entry or {}).get("policy", label))
+    for table in (config.get("tables") or {}).values():
+        labels.update(table.get("policies") or [])
+    theory = config.get("theory") or {}
+    labels.update((theory.get("decomposition") or {}).get("baselines") or [])
+    if "policy" in (theory.get("oful") or {}):
+        labels.add(theory["oful"]["policy"])
+    variants = (theory.get("convergence") or {}).get("variants") or {}
+    labels.update(label for label, variant in variants.items() if "name" not in (variant or {}))
+    labels.update((config.get("bench") or {}).get("policies") or [])
+    return labels
+
+
+def missing_display_names(labels: Iterable[str]) -> list[str]:
+    """The labels (grid points stripped) that have no entry in :data:`DISPLAY_NAMES`, sorted."""
+    return sorted({label.partition("@")[0] for label in labels} - set(DISPLAY_NAMES))
+
+
+def parameter_label(name: str) -> str:
+    """A hyperparameter's name on a figure axis: its symbol in mathtext where it has one, else the words of its name."""
+    return PARAMETER_SYMBOLS.get(name, name.replace("_", " "))

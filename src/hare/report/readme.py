@@ -4,7 +4,7 @@
 in ``README.md`` with, from the results tree of one build: the main tables (total regret, mean ± std
 over the reported runs, from ``results/tables/<table>.csv``, each headed by its information regime
 and ``M`` as the run files record them),
-the claims summary (``results/claims.md``: passed / total and every FAIL with its numbers), a figure
+the claims summary (``results/claims.md``: passed / total, counts per status, every claim that does not pass), a figure
 (the first page of a notebook's PDF, rendered to PNG with ``pdftoppm`` into ``paper/readme/``) and
 the measured wall time of the build, as given (``--wall-seconds``, measured by the caller around
 ``snakemake``) with the machine it ran on.
@@ -24,21 +24,23 @@ import tempfile
 from pathlib import Path
 
 from hare.io import write_text
+from hare.report.names import display_name
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def regret_markdown(csv_path: Path) -> str:
-    """Policies as rows, environments as columns, ``mean ± std`` of total regret; the best mean per column in bold."""
+    """Policies as rows, environments as columns (both by display name), ``mean ± std`` of total regret; the best mean
+    per column in bold."""
     with open(csv_path, newline="") as handle:
         rows = list(csv.DictReader(handle))
     if not rows:
         raise ValueError(f"{csv_path}: no rows")
     environments = list(dict.fromkeys(r["environment"] for r in rows))
-    policies = list(dict.fromkeys(r["policy_name"] for r in rows))
-    cell = {(r["policy_name"], r["environment"]): r for r in rows}
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    cell = {(r["policy"], r["environment"]): r for r in rows}
     best = {env: min(float(r["mean"]) for r in rows if r["environment"] == env) for env in environments}
-    lines = ["| policy | " + " | ".join(environments) + " |", "|---|" + "---:|" * len(environments)]
+    lines = ["| policy | " + " | ".join(map(display_name, environments)) + " |", "|---|" + "---:|" * len(environments)]
     for policy in policies:
         cells = []
         for env in environments:
@@ -48,7 +50,7 @@ def regret_markdown(csv_path: Path) -> str:
                 continue
             text = f"{float(row['mean']):.1f} ± {float(row['std']):.1f}"
             cells.append(f"**{text}**" if float(row["mean"]) == best[env] else text)
-        lines.append(f"| {policy} | " + " | ".join(cells) + " |")
+        lines.append(f"| {display_name(policy)} | " + " | ".join(cells) + " |")
     counts = sorted({(r["n_runs"], r["horizon"]) for r in rows})
     runs = ", ".join(f"{n} runs of T = {t}" for n, t in counts)
     return "\n".join(lines) + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. {regime_sentence(rows)}\n"
@@ -64,18 +66,23 @@ def regime_sentence(rows: list[dict[str, str]]) -> str:
 
 
 def claims_summary(claims_md: Path) -> str:
-    """``N/M PASS`` and one line per FAIL (key, measured, threshold) from ``results/claims.md``."""
+    """``N/M PASS``, the counts per status, and every claim that is neither PASS nor NOT RUN (key, measured value
+    [95% interval], threshold, status) in a collapsed list, from ``results/claims.md``."""
     text = claims_md.read_text()
     header = re.search(r"^# Claims: (\d+)/(\d+) PASS", text, re.MULTILINE)
     if header is None:
         raise ValueError(f"{claims_md}: no '# Claims: N/M PASS' header")
-    fails = []
+    counts = re.search(r"^(\d+ [A-Z][A-Z ]*(?:, \d+ [A-Z][A-Z ]*)*)\.$", text, re.MULTILINE)
+    others = []
     for line in text.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) >= 5 and cells[4] == "**FAIL**":
-            fails.append(f"- FAIL {cells[0]}: measured {cells[2]}, needed {cells[3]}")
-    summary = f"Claims: **{header.group(1)}/{header.group(2)} PASS** (every claim with its source file in `results/claims.md` and the paper's appendix)."
-    return summary + ("\n\n" + "\n".join(fails) if fails else "") + "\n"
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 6 and cells[5].startswith("**") and cells[5] != "**status**":
+            others.append(f"- {cells[5].strip('*')} {cells[0]}: {cells[3]}, needed {cells[4]}")
+    summary = (f"Claims: **{header.group(1)}/{header.group(2)} PASS**" + (f" ({counts.group(1)})" if counts else "")
+               + "; each decided on its 95% interval (every claim with its source files in `results/claims.md` and the paper's appendix).")
+    if others:
+        summary += f"\n\n<details><summary>The {len(others)} claims that do not pass</summary>\n\n" + "\n".join(others) + "\n\n</details>"
+    return summary + "\n"
 
 
 def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:

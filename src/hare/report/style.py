@@ -8,6 +8,7 @@ date; ``SOURCE_DATE_EPOCH`` is honoured by matplotlib's PDF backend).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import matplotlib
@@ -21,8 +22,8 @@ METHOD_COLORS = {
     "random": "#7F7F7F",
     "linucb": "#0072B2",
     "hare": "#D55E00",
-    "hare_oracle": "#D55E00",
-    "hare_random": "#E69F00",
+    "hare_oracle": "#E69F00",
+    "hare_random": "#AA4499",
     "lin_ts": "#56B4E9",
     "ucb1": "#F0E442",
     "eps_greedy": "#999933",
@@ -34,6 +35,13 @@ METHOD_COLORS = {
     "lin_knn_ucb": "#44AA99",
     "eps_greedy_enhanced": "#DDCC77",
 }
+TOL_MUTED = ["#882255", "#44AA99", "#DDCC77", "#999933", "#AA4499", "#117733", "#332288", "#88CCEE"]
+HIGHLIGHT_PALETTE = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#882255", "#44AA99", "#999933", "#AA4499", "#117733",
+                     "#332288", "#661100", "#6699CC", "#994F00", "#E69F00", "#D55E00"]
+"""Colours for lines that must stand apart on white (Okabe-Ito and Tol's muted scheme without their pale yellows and
+cyan), oranges last: they are HARE's, so baselines take them only when every other colour is used."""
+BACKGROUND_GREY = "#C8C8C8"
+"""Colour of the policies a figure draws without a legend entry (behind the highlighted ones)."""
 
 
 def color_for(method: str) -> str:
@@ -42,6 +50,43 @@ def color_for(method: str) -> str:
     if base in METHOD_COLORS:
         return METHOD_COLORS[base]
     return OKABE_ITO[int(hashlib.sha256(base.encode()).hexdigest(), 16) % len(OKABE_ITO)]
+
+
+def is_hare_variant(label: str, policy: str | None = None) -> bool:
+    """Whether a config label is HARE or one of its variants (its registered policy is ``hare``, or its name says so)."""
+    base = label.split("@")[0]
+    return policy == "hare" or base == "hare" or base.startswith("hare_")
+
+
+def highlighted_policies(mean_regret: Mapping[str, float], policies: Mapping[str, str] | None = None, n_best: int = 3) -> list[str]:
+    """The labels a regret figure draws in colour: every HARE variant, LinUCB and the ``n_best`` baselines of lowest
+    mean total regret (HARE variants excluded from that count); HARE first, then LinUCB, then by mean regret.
+
+    ``mean_regret`` maps a label to its mean total regret; ``policies`` maps a label to its registered policy.
+    """
+    policies = policies or {}
+    hare = sorted((label for label in mean_regret if is_hare_variant(label, policies.get(label))), key=lambda label: mean_regret[label])
+    baselines = sorted((label for label in mean_regret if label not in hare), key=lambda label: (mean_regret[label], label))
+    linucb = [label for label in baselines if policies.get(label, label.split("@")[0]) == "linucb"]
+    best = [label for label in baselines[:n_best] if label not in linucb]
+    return hare + linucb + best
+
+
+def distinct_colors(labels: Iterable[str]) -> dict[str, str]:
+    """One colour per label, no two alike while the palette lasts: first each label's fixed colour (from
+    :data:`METHOD_COLORS`, in label order, where an earlier label has not taken it), then the first free entry of
+    :data:`HIGHLIGHT_PALETTE` for the others (put the important labels first)."""
+    labels = list(dict.fromkeys(labels))
+    colors: dict[str, str] = {}
+    for label in labels:
+        fixed = METHOD_COLORS.get(label.split("@")[0])
+        if fixed in HIGHLIGHT_PALETTE and fixed not in colors.values():
+            colors[label] = fixed
+    for label in labels:
+        if label not in colors:
+            free = [c for c in HIGHLIGHT_PALETTE if c not in colors.values()]
+            colors[label] = free[0] if free else color_for(label)
+    return {label: colors[label] for label in labels}
 
 
 def apply_style() -> None:

@@ -44,7 +44,7 @@ either literal or a reference to the configurations, ``{config: <dotted path>, e
 a list (``experiments.classification.environments``) or a mapping whose keys are taken
 (``experiments.classification.policies``), united over the running configuration and the
 register's ``reference_configs`` (the default and paper configurations), in order of first
-appearance. A member whose run files the running configuration does not produce is listed as
+appearance; its path may use a variable bound before it (``experiments.{experiment}.environments``). A member whose run files the running configuration does not produce is listed as
 NOT RUN, never dropped: the smoke build shows what it skips. :func:`expand_claims` replaces
 every ``{name}`` in the templated fields by each value of the Cartesian product of the lists
 (first list outermost).
@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import itertools
 import json
 import math
 import operator
@@ -93,7 +92,16 @@ FUNCTIONS = {
     "len": len,
 }
 COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def _divide(a: Any, b: Any) -> Any:
+    """``a / b`` with IEEE semantics (x / 0 is inf or NaN, never an exception): a resample whose spread is zero
+    gives an undefined ratio, dropped from the bootstrap, not a crash."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b)
+
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: _divide, ast.Pow: operator.pow}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -128,11 +136,14 @@ class ClaimResult:
         return self.status == "NOT RUN"
 
 
-def decide(low: float, high: float, compare: str, threshold: float) -> str:
-    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold``, FAIL when none
-    does (or the interval is undefined), INCONCLUSIVE otherwise."""
-    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(threshold)) or low > high:
+def decide(low: float, high: float, compare: str, threshold: float, measured: float | None = None) -> str:
+    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold``, FAIL when none does,
+    INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
+    whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
+    if (measured is not None and not math.isfinite(measured)) or not math.isfinite(threshold):
         return "FAIL"
+    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+        return "FAIL" if measured is None else "INCONCLUSIVE"
     holds = COMPARISONS[compare]
     if holds(low, threshold) and holds(high, threshold):
         return "PASS"
@@ -293,7 +304,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         raise ClaimError(f"claim {key!r}: {error}") from error
     if math.isnan(measured):
         low = high = math.nan
-    status = "VACUOUS" if trivial is not None and threshold >= trivial else decide(low, high, compare, threshold)
+    status = "VACUOUS" if trivial is not None and threshold >= trivial else decide(low, high, compare, threshold, measured)
     return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial, str(claim.get("family", "")))
 
 
@@ -347,23 +358,36 @@ def expand_family(claim: dict[str, Any], configs: Sequence[dict[str, Any]] = ())
     variables = claim["for_each"]
     if not isinstance(variables, dict) or not variables:
         raise ClaimError(f"claim {key!r}: for_each must map each placeholder to a list or a config reference, got {variables!r}")
-    lists = {}
     for name, values in variables.items():
-        lists[name] = config_values(values, configs, f"claim {key!r}, for_each.{name}") if isinstance(values, dict) else values
-        if not isinstance(lists[name], list) or not lists[name]:
+        if not (isinstance(values, dict) or (isinstance(values, list) and values)):
             raise ClaimError(f"claim {key!r}: for_each.{name} must be a non-empty list or a config reference, got {values!r}")
-    unknown = sorted(_placeholders(claim) - set(lists))
+    unknown = sorted(_placeholders(claim) - set(variables))
     if unknown:
-        raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(lists)}")
-    unused = sorted(set(lists) - set(_PLACEHOLDER.findall(str(key))))
+        raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(variables)}")
+    unused = sorted(set(variables) - set(_PLACEHOLDER.findall(str(key))))
     if unused:
         raise ClaimError(f"claim {key!r}: for_each variable(s) {unused} do not appear in the key")
-    names = list(lists)
     expanded = []
-    for values in itertools.product(*(lists[name] for name in names)):
-        binding = {name: str(value) for name, value in zip(names, values, strict=True)}
+    for binding in _bindings(list(variables.items()), {}, configs, key):
         expanded.append({field: _fill(value, binding) for field, value in claim.items() if field != "for_each"})
     return expanded
+
+
+def _bindings(variables: list[tuple[str, Any]], bound: dict[str, str], configs: Sequence[dict[str, Any]], key: str) -> Iterable[dict[str, str]]:
+    """Every binding of ``variables`` (first outermost). A config reference may use variables bound before it, e.g.
+    ``{config: "experiments.{experiment}.environments"}`` after ``experiment``."""
+    if not variables:
+        yield dict(bound)
+        return
+    (name, values), rest = variables[0], variables[1:]
+    if isinstance(values, dict):
+        texts = [v for v in values.values() for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
+        unbound = sorted({p for text in texts for p in _PLACEHOLDER.findall(text)} - set(bound))
+        if unbound:
+            raise ClaimError(f"claim {key!r}, for_each.{name}: the config reference uses {unbound}, not bound before it")
+        values = config_values(_fill(values, bound), configs, f"claim {key!r}, for_each.{name}")
+    for value in values:
+        yield from _bindings(rest, {**bound, name: str(value)}, configs, key)
 
 
 def expand_claims(claims: list[dict[str, Any]], configs: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
@@ -396,8 +420,13 @@ def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> l
 
 
 def run_inputs_of(claims: Iterable[dict[str, Any]]) -> set[str]:
-    """Every run file (``results/runs/...``) the claims read."""
+    """Every run file (``results/runs/...``, a ``.npz`` or its ``.json`` sidecar) the claims read."""
     return {p for claim in claims for p in (claim.get("inputs") or {}).values() if str(p).startswith("results/runs/")}
+
+
+def run_result(path: str) -> str:
+    """The ``.npz`` a run file belongs to: itself, or the result its ``.json`` sidecar describes."""
+    return str(Path(path).with_suffix(".npz"))
 
 
 def load_configs(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -420,7 +449,7 @@ def produced_runs(config: dict[str, Any]) -> set[str]:
 def not_produced(register: str | Path, configs: Sequence[dict[str, Any]]) -> frozenset[str]:
     """Run files the register reads that none of ``configs`` produces: the claims reading them are NOT RUN."""
     produced = set().union(*(produced_runs(c) for c in configs)) if configs else set()
-    return frozenset(run_inputs_of(load_register(register, configs)) - produced)
+    return frozenset(p for p in run_inputs_of(load_register(register, configs)) if run_result(p) not in produced)
 
 
 def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset(),
@@ -438,7 +467,7 @@ def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozen
 def format_interval(r: ClaimResult, digits: int = 3) -> str:
     if r.not_run or math.isnan(r.measured):
         return "--"
-    if r.low == r.high:
+    if r.method.startswith("exact"):
         return f"{r.measured:.{digits}g} (exact)"
     return f"{r.measured:.{digits}g} [{r.low:.{digits}g}, {r.high:.{digits}g}]"
 
@@ -478,7 +507,7 @@ STATUS_CODES = {status: i for i, status in enumerate(STATUSES)}
 def _tex_interval(r: ClaimResult) -> str:
     if r.not_run or math.isnan(r.measured):
         return "--"
-    if r.low == r.high:
+    if r.method.startswith("exact"):
         return format_number(r.measured, 2)
     return f"{format_number(r.measured, 2)} [{format_number(r.low, 2)}, {format_number(r.high, 2)}]"
 
@@ -503,7 +532,7 @@ def claims_tex(results: Sequence[ClaimResult]) -> str:
             lines.append(rf"\expandafter\def\csname claimfamily@{family}@{status}\endcsname{{{n}}}")
         lines.append(rf"\expandafter\def\csname claimfamily@{family}@total\endcsname{{{sum(r.family == family for r in results)}}}")
     counts = status_counts(results)
-    values = {"claimsTotal": str(len(results)), "claimsPassed": str(counts["PASS"])}
+    values = {"claimsTotal": str(len(results)), "claimsPassed": str(counts["PASS"]), "claimsLevel": f"{100 * LEVEL:g}\\%"}
     values.update({"claims" + "".join(w.capitalize() for w in status.replace(" ", "_").split("_")): str(n) for status, n in counts.items()})
     table = booktabs_longtable(
         ["Claim", "Source", "Statement", "Measured [95\\% interval]", "Threshold", "Status"], rows,

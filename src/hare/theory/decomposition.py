@@ -108,6 +108,19 @@ A fourth policy, ``pi_W*,u*`` with ``alpha = 0``, plays alongside as a diagnosti
 and no bonus, so its regret is the part of ``R_explore`` that comes from ranking clusters by
 their mean score rather than from exploration (seed issue ``seed001_explore_cluster_mean_gap``).
 
+Its growth exponent is reported on its own (``exponents["explore_selection_gap"]``, and
+``exponents["explore_minus_selection_gap"]`` for ``R_explore`` minus it, run by run), with the values
+under ``explore_split`` and a row per horizon plus an exponent table in the LaTeX fragment.
+
+Further outputs: ``bounds_at_horizon[term][bound_key]`` gives every bound at the largest ``T`` next to
+the trivial bound ``T Delta`` (``bound_at_horizon``, ``trivial_at_horizon``, ``vacuous``) and the
+measured term with a t interval over runs; ``user_vs_explore`` gives the paired difference
+``R_user - R_explore`` per run at the largest ``T`` (t interval over runs) with ``d_u``, ``d_k``, ``C``
+and ``d_k sqrt(C)`` (seed 001 expects ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``). Every
+interval follows the same mapping ``estimate, ci_low, ci_high, level, n, method`` (``None`` where
+undefined). The horizons of ``theory.decomposition`` must span a factor of at least
+:data:`MIN_HORIZON_SPAN` (:func:`check_settings`).
+
 LinUCB and LNUCB-TA play the same runs. LinUCB is checked against ``linucb_oful`` with the
 constants of :func:`hare.theory.oful_check.linear_parameters`; LNUCB-TA's Theorem 1 (seed
 002) has an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built
@@ -144,6 +157,7 @@ __all__ = [
     "instance_constants",
     "is_vacuous",
     "main",
+    "t_interval",
     "run_decomposition",
     "run_decomposition_grid",
     "write_checks",
@@ -230,7 +244,7 @@ def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000
     interval is the ``level`` percentile interval of the same slope over ``n_boot`` resamples
     of the runs (with replacement; ``numpy.random.default_rng(seed)``). Resamples whose mean
     curve is not positive at every horizon have no logarithm and are dropped
-    (``n_boot_valid``); a non-positive mean curve gives ``estimate = None``.
+    (``n_boot_valid``); a non-positive mean curve gives ``estimate``, ``ci_low`` and ``ci_high`` ``None``.
     """
     horizons = np.asarray(horizons, dtype=float)
     curves = np.atleast_2d(np.asarray(curves, dtype=float))
@@ -245,8 +259,34 @@ def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000
     valid = np.all(boot_means > 0, axis=1)
     slopes = _slope(log_t, np.log(boot_means[valid])) if valid.any() else np.empty(0)
     tail = 100 * (1 - level) / 2
-    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size else (None, None)
-    return {"estimate": estimate, "ci_low": low, "ci_high": high, "level": level, "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size and estimate is not None else (None, None)
+    return {"estimate": estimate, "ci_low": low, "ci_high": high, "level": level, "n": int(curves.shape[0]),
+            "method": f"percentile bootstrap over runs, n_boot={int(n_boot)}",
+            "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+
+
+def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
+
+    ``bounds`` clips the interval to a known range (e.g. ``(0, 1)`` for a fraction). Fewer than two values
+    or a non-finite value give ``None`` where the quantity is undefined.
+    """
+    from scipy.stats import t as student_t
+
+    values = np.asarray(values, dtype=float).ravel()
+    method = "t over runs" + ("" if bounds is None else f", clipped to [{bounds[0]:g}, {bounds[1]:g}]")
+    out = {"estimate": None, "ci_low": None, "ci_high": None, "level": level, "n": int(values.size), "method": method}
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return out
+    out["estimate"] = float(values.mean())
+    if values.size < 2:
+        return out
+    half = float(student_t.ppf((1 + level) / 2, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+    low, high = out["estimate"] - half, out["estimate"] + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    out["ci_low"], out["ci_high"] = float(low), float(high)
+    return out
 
 
 def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: float) -> bool | np.ndarray:
@@ -310,6 +350,8 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
     means and, for a grid, every ``key_dims`` entry, in the warm regime on a synthetic environment;
     ``n_logged`` is not one of them) and ``baselines``. Raises ``ValueError`` naming the key.
     """
+    if not grid:
+        _check_horizon_span(settings.get("horizons"))
     n_logged = settings.get("n_logged", 1000)
     if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
         raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
@@ -337,6 +379,22 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
     baselines = settings.get("baselines", True)
     if not isinstance(baselines, bool) and (not isinstance(baselines, list | tuple) or set(baselines) - {"linucb", "lnucb_ta"}):
         raise ValueError(f"baselines: true, false or a list of linucb, lnucb_ta (got {baselines!r})")
+
+
+MIN_HORIZON_SPAN = 4.0
+"""Smallest ``max(horizons) / min(horizons)`` a growth-exponent fit is run on: over a narrower grid the
+log-log slope of ``sqrt(T) log T`` alone moves by more than the exponents it is meant to separate."""
+
+
+def _check_horizon_span(horizons: Any) -> None:
+    """``horizons``: at least two distinct positive integers spanning a factor ``>= MIN_HORIZON_SPAN``."""
+    if not isinstance(horizons, list | tuple) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in horizons):
+        raise ValueError(f"horizons: must be a list of positive integers (got {horizons!r})")
+    if len(set(horizons)) < 2:
+        raise ValueError(f"horizons: an exponent fit needs at least two distinct horizons (got {horizons!r})")
+    span = max(horizons) / min(horizons)
+    if span < MIN_HORIZON_SPAN:
+        raise ValueError(f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got {horizons!r})")
 
 
 def _epsilon_attention(env: SyntheticBandit, full, base_seed: int, n_queries: int) -> dict[str, float]:
@@ -605,6 +663,10 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         for (term, key), bound in bounds.items():
             mean_bound = np.atleast_2d(bound).mean(0)
             exponents[term].setdefault("bound_exponents", {})[key] = float(_slope(np.log(T), np.log(mean_bound)))
+    gap = curves["selection_gap"]
+    if horizons_arr.size >= 2:
+        exponents["explore_selection_gap"] = fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS))
+        exponents["explore_minus_selection_gap"] = fit_exponent(horizons_arr, terms["explore"] - gap, n_boot=n_boot, seed=fit_seed + len(TERMS) + 1)
     checks = {}
     for term in ("explore", "user"):
         fit = exponents[term]
@@ -702,7 +764,9 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
                               "keys and t, so queries, active users and reward noise are identical across policies",
     }
     result["mean_ablation"] = mean_ablation
-    gap = curves["selection_gap"]
+    result["bounds_at_horizon"] = _bounds_at_horizon(rows, terms, curves["full"], horizons_arr, max_gap)
+    result["explore_split"] = _explore_split(terms["explore"], gap, horizons_arr, exponents)
+    result["user_vs_explore"] = _user_vs_explore(terms["user"], terms["explore"], horizons_arr, constants)
     result["diagnostics"] = {
         "selection_gap": {
             "description": "Regret of pi_W*,u* with alpha = 0: exact scores, no bonus; the cluster chosen by its mean score "
@@ -711,7 +775,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "T": horizons_arr.tolist(),
             "mean": gap.mean(0).tolist(),
             "std": _std(gap),
-            "exponent": fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS)) if horizons_arr.size >= 2 else None,
+            "exponent": exponents.get("explore_selection_gap"),
         },
     }
     if baseline_names:
@@ -728,6 +792,68 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "elliptical_measured": sim["potential"],
         }
     return result
+
+
+def _bounds_at_horizon(rows: list[dict[str, Any]], terms: dict[str, np.ndarray], total: np.ndarray, horizons: np.ndarray,
+                       max_gap: float) -> dict[str, dict[str, Any]]:
+    """Every (term, bound) pair at the largest horizon: ``{term: {bound_key: {...}}}`` with the measured term
+    (t interval over runs), ``bound_at_horizon`` (mean over runs for run-dependent bounds), ``trivial_at_horizon``
+    ``= T Delta`` and ``vacuous`` (the bound of every run ``>= T Delta``)."""
+    last = int(horizons[-1])
+    measured = {**terms, "total": total}
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["T"] != last:
+            continue
+        out.setdefault(row["term"], {})[row["bound_key"]] = {
+            "T": last,
+            "measured_at_horizon": t_interval(measured[row["term"]][:, -1]),
+            "bound_at_horizon": row["bound"],
+            "bound_per_run": row["bound_per_run"],
+            "trivial_at_horizon": float(last * max_gap),
+            "vacuous": row["vacuous"],
+            "holds": row["holds"],
+        }
+    return out
+
+
+def _explore_split(explore: np.ndarray, gap: np.ndarray, horizons: np.ndarray, exponents: dict[str, Any]) -> dict[str, Any]:
+    """``R_explore`` ``(n_runs, n_T)`` next to its selection-gap part ``gap`` (``pi_W*,u*`` with ``alpha = 0``, same draws)
+    and the remainder ``R_explore - gap``: values at every horizon and growth exponents (bootstrap over runs)."""
+    remainder = explore - gap
+    return {
+        "description": "selection_gap: regret of pi_W*,u* with alpha = 0 (exact scores, no bonus) on the same draws, the part of "
+                       "R_explore that comes from choosing the cluster by its mean score rather than the best item's cluster; "
+                       "remainder: R_explore - selection_gap per run (may be negative: the two are different policies).",
+        "T": horizons.tolist(),
+        "explore": {"mean": explore.mean(0).tolist(), "std": _std(explore), "exponent": exponents.get("explore")},
+        "selection_gap": {"mean": gap.mean(0).tolist(), "std": _std(gap), "exponent": exponents.get("explore_selection_gap"),
+                          "at_horizon": t_interval(gap[:, -1])},
+        "remainder": {"mean": remainder.mean(0).tolist(), "std": _std(remainder), "exponent": exponents.get("explore_minus_selection_gap"),
+                      "at_horizon": t_interval(remainder[:, -1])},
+        "selection_gap_fraction_at_horizon": t_interval(gap[:, -1] / explore[:, -1]) if np.all(explore[:, -1] > 0) else
+        {**t_interval([]), "note": "R_explore is not positive in every run at the horizon"},
+    }
+
+
+def _user_vs_explore(user: np.ndarray, explore: np.ndarray, horizons: np.ndarray, constants: dict[str, Any]) -> dict[str, Any]:
+    """Seed 001's comparison ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``: the paired difference
+    ``R_user - R_explore`` per run at the largest horizon (same draws), t interval over runs."""
+    d_u, d_k, n_clusters = constants["user_dim"], constants["key_dim"], constants["n_clusters"]
+    scale = d_k * math.sqrt(n_clusters)
+    difference = t_interval(user[:, -1] - explore[:, -1])
+    return {
+        "description": "R_user - R_explore per run at the largest horizon (paired: same environment draws and policy keys), "
+                       "t interval over runs; premise of seed 001: d_u << d_k sqrt(C).",
+        "T": int(horizons[-1]),
+        "difference": difference,
+        "R_user": t_interval(user[:, -1]),
+        "R_explore": t_interval(explore[:, -1]),
+        "difference_ci_high_le_zero": None if difference["ci_high"] is None else bool(difference["ci_high"] <= 0.0),
+        "d_u": int(d_u), "d_k": int(d_k), "C": int(n_clusters),
+        "d_k_sqrt_C": float(scale),
+        "d_u_over_d_k_sqrt_C": float(d_u / scale),
+    }
 
 
 def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, Any], n_clusters: Sequence[int], key_dims: Sequence[int],
@@ -751,6 +877,8 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
                 "rows": [row for row in result["rows"] if row["T"] == last],
                 "exponents": result["exponents"],
                 "exponent_checks": result["exponent_checks"],
+                "user_vs_explore": result["user_vs_explore"],
+                "bounds_at_horizon": result["bounds_at_horizon"],
                 "approx_by_mean": {key: result["mean_ablation"][key]["mean"][-1]
                                    for key in ("R_approx_online", "R_approx_frozen", "removed_by_online_mean")}
                 | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
@@ -762,7 +890,9 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
 # Writers
 # --------------------------------------------------------------------------
 
-TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$"}
+TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$",
+               "explore_selection_gap": r"$R_{\mathrm{explore}}$, selection gap ($\alpha = 0$)",
+               "explore_minus_selection_gap": r"$R_{\mathrm{explore}}$ $-$ selection gap"}
 BOUND_LABELS = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
     "hare_explore_oful": "OFUL, derived",
@@ -795,6 +925,11 @@ def _table_rows(result: dict[str, Any]) -> list[list[str]]:
     for row in result["rows"]:
         lines.append([TERM_LABELS[row["term"]], bound_label(row["bound_key"]), str(row["T"]), mean_std(row),
                       format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
+    split = result.get("explore_split")
+    if split:
+        gap = split["selection_gap"]
+        for horizon, mean, std in zip(split["T"], gap["mean"], gap["std"], strict=True):
+            lines.append([TERM_LABELS["explore_selection_gap"], "none", str(horizon), mean_std({"mean": mean, "std": std}), "--", "--", "n/a", "n/a"])
     for name, check in result.get("baselines", {}).items():
         for row in check["rows"]:
             if check.get("evaluated", True):
@@ -828,6 +963,20 @@ def _exponent_macros(result: dict[str, Any]) -> dict[str, str]:
     return values
 
 
+def _exponent_rows(result: dict[str, Any]) -> list[list[str]]:
+    """One row per fitted exponent: term, estimate, 95% bootstrap interval over runs, runs."""
+    def value(v):
+        return "--" if v is None else f"{v:.2f}"
+
+    lines = []
+    for term, fit in result["exponents"].items():
+        if fit is None:
+            continue
+        interval = "--" if fit["ci_low"] is None else f"[{value(fit['ci_low'])}, {value(fit['ci_high'])}]"
+        lines.append([TERM_LABELS.get(term, escape(term)), value(fit["estimate"]), interval, str(fit["n"])])
+    return lines
+
+
 def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
     """Write the result as ``regret_terms.json`` (arrays left out) and a LaTeX fragment, both atomically.
 
@@ -843,7 +992,15 @@ def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
         notes="Holds: the worst run is below the bound (run-dependent bounds: every run below its own). "
               "Vacuous: bound $\\geq T\\Delta$, $\\Delta$ the largest per-round regret of the instance.",
     )
-    write_text(out_tex, macros(_exponent_macros(result)) + table)
+    exponent_table = booktabs_table(
+        ["Term", "Exponent", "95\\% interval", "Runs"], _exponent_rows(result), "lrcr",
+        caption=f"Growth exponents $k$ in $R(T) \\propto T^k$ over $T \\in \\{{{', '.join(str(h) for h in result['config']['horizons'])}\\}}$: "
+                "least-squares slope of $\\log$ mean regret on $\\log T$, percentile bootstrap interval over runs.",
+        label="tab:regret-exponents",
+        notes="Selection gap: regret of $\\pi_{W^*,u^*}$ with $\\alpha = 0$ on the same draws, the part of "
+              "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by run.",
+    )
+    write_text(out_tex, macros(_exponent_macros(result)) + table + exponent_table)
 
 
 def write_arrays(result: dict[str, Any], out_npz) -> None:

@@ -1,0 +1,262 @@
+"""``R_approx`` against the logged budget ``M`` (seed 001, term 1).
+
+Seed 001 bounds the approximation term by ``R_approx <= L_f T epsilon_attn`` and argues that
+``epsilon_attn``, the attention error of projections fitted on ``M`` logged interactions,
+falls as ``M^{-1/2}``; at a fixed horizon ``T`` the term should then fall as ``M^{-1/2}``.
+
+For every ``M`` of the grid, the policies of :mod:`hare.theory.decomposition` that define
+the term play the same runs of linear HARE-Sim:
+
+* ``pi_full``  HARE with projections ``W_hat`` fitted on the ``M`` logs;
+* ``pi_W*``    HARE with the oracle projections ``W*``;
+
+both warm-started with the same ``M`` logged interactions
+(:func:`hare.experiments.run.simulate` with ``logs``: online rounds shown as ``M + t``), so
+
+    R_approx(M) = R_T(pi_full; M) - R_T(pi_W*; M)        per run, at the horizon T.
+
+The environment object (and so the queries, active users and reward noise of every online
+round, a pure function of the run keys and ``t``) is the same for every ``M`` and both
+policies; the run keys are those of :func:`hare.theory.decomposition.run_decomposition`.
+The logs are one logged set per ``M`` shared by every run (:meth:`SyntheticBandit.logged`),
+so ``W_hat`` is one fit per ``M``: the spread over runs is that of the online rounds, not
+that of the log draw.
+
+Exponent: the least-squares slope ``k`` of ``log mean_runs R_approx(M)`` on ``log M``
+(:func:`hare.theory.decomposition.fit_exponent` with ``M`` in place of ``T``), with a
+percentile bootstrap interval over runs. A non-positive mean ``R_approx`` at some ``M`` has
+no logarithm: the exponent is then ``null``. ``epsilon_attn(M)``
+(:func:`hare.theory.decomposition._epsilon_attention`) and its log-log slope are reported
+beside it (one fit per ``M``: no interval).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.run import deterministic_kernels, simulate
+from hare.io import write_json, write_text
+from hare.policies.base import build_policy
+from hare.random import run_keys
+from hare.report.latex import booktabs_table, format_number, macro_name, macros
+from hare.theory.decomposition import _epsilon_attention, _hare_config, _slope, check_settings, fit_exponent
+
+__all__ = ["check_approx_budget", "check_hare_sim", "exponent_record", "main", "run_approx_budget", "write_approx_budget"]
+
+MIN_POINTS = 4
+"""Fewest grid values an exponent is fitted on."""
+
+PREDICTED_EXPONENT = -0.5
+
+
+def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = MIN_POINTS) -> list:
+    """A list of at least ``minimum`` distinct positive numbers of type ``kind``; ``ValueError`` naming ``key`` otherwise."""
+    if not isinstance(values, list | tuple) or len(values) < minimum:
+        raise ValueError(f"{key}: an exponent needs a list of at least {minimum} values (got {values!r})")
+    allowed = (int,) if kind is int else (int, float)
+    if any(isinstance(v, bool) or not isinstance(v, allowed) or not v > 0 for v in values):
+        raise ValueError(f"{key}: every value must be a positive {'integer' if kind is int else 'number'} (got {values!r})")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{key}: values must be distinct (got {values!r})")
+    return list(values)
+
+
+def check_run_settings(settings: dict[str, Any]) -> None:
+    """``horizon`` (int >= 1), ``n_runs`` (int >= 2), ``n_boot`` (int >= 1), ``base_seed`` (int >= 0); ``ValueError`` naming the key."""
+    for key, low, required in (("horizon", 1, True), ("n_runs", 2, True), ("n_boot", 1, False), ("base_seed", 0, False)):
+        if key not in settings:
+            if required:
+                raise ValueError(f"{key}: required")
+            continue
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{key}: must be an integer >= {low} (got {value!r})")
+
+
+def check_approx_budget(settings: dict[str, Any]) -> None:
+    """Validate a ``theory.approx_budget`` section: ``budgets`` (>= 4 distinct positive integers, the ``M`` grid),
+    the run settings, and ``env_params``/``hare_params`` through :func:`hare.theory.decomposition.check_settings`
+    at every ``M``. Raises ``ValueError`` naming the key."""
+    budgets = check_positive_grid(settings.get("budgets"), "budgets")
+    check_run_settings(settings)
+    for budget in budgets:
+        check_hare_sim(settings.get("env_params") or {}, settings.get("hare_params") or {}, budget)
+
+
+def check_hare_sim(env_params: Any, hare_params: Any, n_logged: int) -> None:
+    """``env_params`` and ``hare_params`` through :func:`hare.theory.decomposition.check_settings` (every variant
+    and mean, warm regime, HARE's own ``key_dim``, default the environment's); ``ValueError`` naming the key."""
+    try:
+        key_dim = SyntheticConfig(**env_params).key_dim
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"env_params: {error}") from error
+    if not isinstance(hare_params, dict):
+        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    check_settings({"env_params": env_params, "hare_params": hare_params, "n_logged": n_logged, "baselines": False,
+                    "key_dims": [hare_params.get("key_dim", key_dim)]}, grid=True)
+
+
+def exponent_record(x: Sequence[float], samples: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any] | None:
+    """Exponent ``k`` of ``y ~ c x^k`` with the uncertainty-contract fields, or None if undefined.
+
+    ``samples`` ``(n_runs, n_x)``: one curve per run, fitted by :func:`fit_exponent` (slope of
+    ``log mean_runs y`` on ``log x``, percentile bootstrap over runs). ``samples``
+    ``(n_runs, n_groups, n_x)``: the pooled exponent, the mean over groups of the per-group
+    slopes (the common slope of a least-squares fit with one intercept per group, the grid of
+    ``x`` being shared), every group resampled with the same runs (paired). None when a mean
+    curve is not positive at every ``x``.
+    """
+    samples = np.asarray(samples, dtype=float)
+    n_runs = samples.shape[0]
+    if samples.ndim == 2:
+        fit = fit_exponent(x, samples, n_boot=n_boot, seed=seed, level=level)
+        method = f"least-squares log-log slope; percentile bootstrap over runs, n_boot={n_boot}"
+    else:
+        fit = _pooled_fit(np.asarray(x, dtype=float), samples, n_boot, seed, level)
+        method = (f"mean over {samples.shape[1]} groups of the least-squares log-log slopes; "
+                  f"paired percentile bootstrap over runs, n_boot={n_boot}")
+    if fit["estimate"] is None:
+        return None
+    return {"estimate": fit["estimate"], "ci_low": fit["ci_low"], "ci_high": fit["ci_high"], "level": level, "n": int(n_runs),
+            "method": method, "n_boot": fit["n_boot"], "n_boot_valid": fit["n_boot_valid"], "seed": fit["seed"]}
+
+
+def _pooled_fit(x: np.ndarray, samples: np.ndarray, n_boot: int, seed: int, level: float) -> dict[str, Any]:
+    """Mean over groups of the log-log slopes of ``samples`` ``(n_runs, n_groups, n_x)``; resamples as :func:`fit_exponent`."""
+    log_x = np.log(x)
+    mean = samples.mean(0)  # (n_groups, n_x)
+    estimate = float(_slope(log_x, np.log(mean)).mean()) if np.all(mean > 0) else None
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, samples.shape[0], size=(n_boot, samples.shape[0]))
+    boot = samples[index].mean(1)  # (n_boot, n_groups, n_x)
+    valid = np.all(boot > 0, axis=(1, 2))
+    slopes = _slope(log_x, np.log(boot[valid])).mean(-1) if valid.any() else np.empty(0)
+    tail = 100 * (1 - level) / 2
+    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size else (None, None)
+    return {"estimate": estimate, "ci_low": low, "ci_high": high, "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+
+
+def _std(values: np.ndarray) -> list[float | None]:
+    """Sample standard deviation over runs (axis 0); None with one run."""
+    return values.std(0, ddof=1).tolist() if values.shape[0] > 1 else [None] * values.shape[1]
+
+
+def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], budgets: Sequence[int], horizon: int, n_runs: int,
+                      base_seed: int = 0, device: str = "cpu", n_boot: int = 2000, n_eps_queries: int = 2048) -> dict[str, Any]:
+    """``R_approx(M)`` at horizon ``T`` for every ``M`` of ``budgets`` over ``n_runs`` runs (module docstring).
+
+    Returns the result mapping; ``arrays`` holds ``regret_full``, ``regret_w_star`` and ``r_approx``, each ``(n_runs, n_M)``.
+    """
+    started, cpu_started = time.perf_counter(), time.process_time()
+    budgets = [int(m) for m in budgets]
+    env_config = SyntheticConfig(**env_params)
+    hare_params = {"key_dim": env_config.key_dim, **hare_params}
+    deterministic_kernels(device)
+    env_keys = run_keys(base_seed, range(n_runs), "decomposition", "environment")
+    policy_keys = run_keys(base_seed, range(n_runs), "decomposition", "policy")
+    env = SyntheticBandit(env_config, n_runs, int(horizon), env_keys, device)
+    regret = {variant: np.zeros((n_runs, len(budgets))) for variant in ("full", "w_star")}
+    epsilon, digests = [], []
+    for k, budget in enumerate(budgets):
+        logs = env.logged(budget)
+        digests.append(logs.digest())
+        for variant in regret:
+            policy = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
+            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs)["total_regret"]
+            if variant == "full":
+                epsilon.append(_epsilon_attention(env, policy, base_seed, n_eps_queries)["epsilon_attn"])
+    approx = regret["full"] - regret["w_star"]
+    mean = approx.mean(0)
+    exponent = exponent_record(budgets, approx, n_boot=n_boot, seed=int(base_seed))
+    eps = np.asarray(epsilon)
+    return {
+        "check": "approx_budget",
+        "description": "R_approx = R_T(pi_full) - R_T(pi_W*) at a fixed horizon T against the logged budget M of the warm start "
+                       "(seed 001, term 1: predicted to fall as M^(-1/2)).",
+        "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "budgets": budgets, "horizon": int(horizon),
+                   "n_runs": int(n_runs), "base_seed": int(base_seed), "n_boot": int(n_boot), "n_eps_queries": int(n_eps_queries)},
+        "budgets": budgets,
+        "horizon": int(horizon),
+        "predicted_exponent": PREDICTED_EXPONENT,
+        "exponent": exponent,
+        "exponent_undefined": None if exponent is not None else
+        f"mean R_approx is not positive at M = {[m for m, v in zip(budgets, mean, strict=True) if v <= 0]}: log-log slope undefined",
+        "r_approx": {"mean": mean.tolist(), "std": _std(approx), "positive_fraction": (approx > 0).mean(0).tolist()},
+        "regret": {variant: {"mean": values.mean(0).tolist(), "std": _std(values)} for variant, values in regret.items()},
+        "epsilon_attn": {"values": eps.tolist(),
+                         "slope": float(_slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
+                         "method": "least-squares log-log slope over M; one fit of W_hat per M, no interval"},
+        "warm_start": {"digests": digests, "description": "one logged set per M shared by every run and both policies; "
+                                                          "online rounds shown as M + t, regret counts the online rounds"},
+        "wall_seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu_started,
+        "arrays": {"regret_full": regret["full"], "regret_w_star": regret["w_star"], "r_approx": approx},
+    }
+
+
+def _tex(result: dict[str, Any]) -> str:
+    """Macros (exponent, CI, horizon, runs) and a booktabs table ``M | R_approx mean +- std | eps_attn``."""
+    fit = result["exponent"]
+    values = {
+        macro_name("approx", "budget", "horizon"): str(result["horizon"]),
+        macro_name("approx", "budget", "n", "runs"): str(result["config"]["n_runs"]),
+        macro_name("approx", "budget", "eps", "slope"): "--" if result["epsilon_attn"]["slope"] is None else f"{result['epsilon_attn']['slope']:.2f}",
+    }
+    for field in ("estimate", "ci_low", "ci_high"):
+        value = None if fit is None else fit[field]
+        values[macro_name("approx", "budget", "exponent", field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
+    rows = []
+    for k, budget in enumerate(result["budgets"]):
+        std = result["r_approx"]["std"][k]
+        cell = format_number(result["r_approx"]["mean"][k], 1) + ("" if std is None else r" $\pm$ " + format_number(std, 1))
+        rows.append([str(budget), cell, f"{result['epsilon_attn']['values'][k]:.3g}"])
+    exponent = "undefined (non-positive mean)" if fit is None else (
+        f"{fit['estimate']:.2f}" + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]"))
+    table = booktabs_table(
+        ["$M$", r"$R_{\mathrm{approx}}$", r"$\epsilon_{\mathrm{attn}}$"], rows, "rrr",
+        caption=(f"$R_{{\\mathrm{{approx}}}} = R(\\pi_{{\\mathrm{{full}}}}) - R(\\pi_{{W^*}})$ at $T = {result['horizon']}$ against the "
+                 f"logged budget $M$ (mean $\\pm$ std over {result['config']['n_runs']} runs). Exponent in $M$: {exponent} "
+                 f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; seed 001 predicts $-1/2$)."),
+        label="tab:approx-budget",
+    )
+    return macros(values) + table
+
+
+def write_approx_budget(result: dict[str, Any], out_json, out_tex) -> None:
+    """``approx_budget.json`` (arrays left out) and its LaTeX fragment, both atomically."""
+    write_json(out_json, {k: v for k, v in result.items() if k != "arrays"})
+    write_text(out_tex, _tex(result))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``hare approx-budget --config-json '{...}' --out-json ... --out-tex ...``.
+
+    The config holds ``budgets`` (the ``M`` grid), ``horizon``, ``n_runs`` and optionally ``base_seed``,
+    ``env_params``, ``hare_params``, ``n_boot``, ``n_eps_queries``, ``device``.
+    """
+    parser = argparse.ArgumentParser(prog="hare approx-budget", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-json", required=True)
+    parser.add_argument("--out-json", required=True)
+    parser.add_argument("--out-tex", required=True)
+    args = parser.parse_args(argv)
+    config = json.loads(args.config_json)
+    check_approx_budget(config)
+    options = {k: config[k] for k in ("n_boot", "n_eps_queries") if k in config}
+    result = run_approx_budget(config.get("env_params") or {}, config.get("hare_params") or {}, config["budgets"], config["horizon"],
+                               config["n_runs"], config.get("base_seed", 0), config.get("device", "cpu"), **options)
+    write_approx_budget(result, args.out_json, args.out_tex)
+    fit = result["exponent"]
+    print("R_approx exponent in M: " + ("undefined" if fit is None else f"{fit['estimate']:.3f} [{fit['ci_low']}, {fit['ci_high']}]")
+          + f" ({result['wall_seconds']:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

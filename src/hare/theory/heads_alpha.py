@@ -1,0 +1,221 @@
+"""HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` (seed 000, Theorem).
+
+Seed 000 states (informally) ``R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))``: at a
+fixed horizon, regret grows with ``H`` no faster than ``H^{1/2}`` and with ``alpha`` as the
+factor ``g(alpha) = 1 + alpha^2 / d_k``.
+
+On linear HARE-Sim, HARE (select mode, ``hare_params``; the configs use learned projections, so
+the heads differ: with oracle projections every head holds ``W*`` and ``H`` changes nothing)
+plays every cell ``(H, alpha)`` of the grid on the same environment object, so the queries,
+active users and reward noise of every run are the same in every cell (paired comparisons),
+each policy warm-started with the same ``n_logged`` logged interactions
+(:func:`hare.experiments.run.simulate` with ``logs``). ``R_T(H, alpha)`` is the total online
+pseudo-regret of a run, an array ``(n_runs, n_H, n_alpha)``.
+
+Exponents (each the least-squares slope of ``log mean_runs R_T`` on the log of the regressor,
+with a percentile bootstrap interval over runs, the same run resamples for every cell,
+:func:`hare.theory.approx_budget.exponent_record`):
+
+* ``exponent_H.by_alpha[j]``: slope in ``H`` at ``alpha_j``; ``exponent_H.pooled``: the mean of
+  these slopes (the common slope with one intercept per ``alpha``);
+* ``exponent_g.by_H[i]``: slope in ``g(alpha) = 1 + alpha^2/d_k`` at ``H_i``; ``exponent_g.pooled``
+  likewise. ``d_k`` is HARE's key dimension.
+
+Seed 000's bound predicts ``exponent_H <= 1/2`` and ``exponent_g <= 1``. An upper bound's rate
+says nothing about a decrease: a negative slope is consistent with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.run import deterministic_kernels, simulate
+from hare.io import write_json, write_text
+from hare.policies.base import build_policy
+from hare.policies.hare import HAREConfig
+from hare.random import run_keys
+from hare.report.latex import booktabs_table, format_number, macro_name, macros
+from hare.theory.approx_budget import check_hare_sim, check_positive_grid, check_run_settings, exponent_record
+
+__all__ = ["alpha_factor", "check_heads_alpha", "main", "run_heads_alpha", "write_heads_alpha"]
+
+GRID_KEYS = ("n_heads", "alpha")
+PREDICTED = {"H": 0.5, "g": 1.0}
+
+
+def alpha_factor(alphas: Sequence[float], key_dim: int) -> np.ndarray:
+    """``g(alpha) = 1 + alpha^2 / d_k`` for every ``alpha``: ``(n_alpha,)``."""
+    return 1.0 + np.asarray(alphas, dtype=float) ** 2 / key_dim
+
+
+def _cell_params(hare_params: dict[str, Any], heads: int, alpha: float) -> dict[str, Any]:
+    return {**hare_params, "n_heads": int(heads), "alpha": float(alpha)}
+
+
+def check_heads_alpha(settings: dict[str, Any]) -> None:
+    """Validate a ``theory.heads_alpha`` section; ``ValueError`` naming the key.
+
+    ``heads``: >= 2 distinct positive integers; ``alphas``: >= 2 distinct numbers >= 0; ``horizon``,
+    ``n_runs``, ``n_boot``, ``base_seed``, ``n_logged`` (int >= 1); ``hare_params`` must not set the grid's
+    axes (``n_heads``, ``alpha``) and must give a valid warm-regime HARE config on HARE-Sim in every cell.
+    """
+    heads = check_positive_grid(settings.get("heads"), "heads", minimum=2)
+    alphas = settings.get("alphas")
+    if not isinstance(alphas, list | tuple) or len(alphas) < 2:
+        raise ValueError(f"alphas: an exponent needs a list of at least 2 values (got {alphas!r})")
+    if any(isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0 for a in alphas) or len(set(alphas)) != len(alphas):
+        raise ValueError(f"alphas: must be distinct numbers >= 0 (got {alphas!r})")
+    check_run_settings(settings)
+    n_logged = settings.get("n_logged", 1000)
+    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
+        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+    hare_params = settings.get("hare_params") or {}
+    if not isinstance(hare_params, dict):
+        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    for key in GRID_KEYS:
+        if key in hare_params:
+            raise ValueError(f"hare_params.{key}: an axis of the grid (heads, alphas), not a fixed hyperparameter")
+    if hare_params.get("alpha_schedule", "fixed") != "fixed":
+        raise ValueError(f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})")
+    check_hare_sim(settings.get("env_params") or {}, hare_params, n_logged)
+    key_dim = SyntheticConfig(**(settings.get("env_params") or {})).key_dim
+    for h in heads:
+        for a in alphas:
+            try:
+                config = HAREConfig(**{"key_dim": key_dim, **_cell_params(hare_params, h, a)})
+                config.check_regime("warm")
+                config.check_environment("synthetic")
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"hare_params (H = {h}, alpha = {a}): {error}") from error
+
+
+def _cell_stats(values: np.ndarray) -> dict[str, list]:
+    """Mean and sample std over runs of ``values`` ``(n_runs, n_H, n_alpha)``: nested lists ``[H][alpha]``."""
+    std = values.std(0, ddof=1) if values.shape[0] > 1 else np.full(values.shape[1:], np.nan)
+    return {"mean": values.mean(0).tolist(), "std": [[None if np.isnan(s) else float(s) for s in row] for row in std]}
+
+
+def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], heads: Sequence[int], alphas: Sequence[float], horizon: int,
+                    n_runs: int, base_seed: int = 0, n_logged: int = 1000, device: str = "cpu", n_boot: int = 2000) -> dict[str, Any]:
+    """Total regret of HARE at ``horizon`` for every ``(H, alpha)`` over ``n_runs`` paired runs, and its exponents (module docstring).
+
+    ``arrays["regret"]`` is ``(n_runs, n_H, n_alpha)``.
+    """
+    started, cpu_started = time.perf_counter(), time.process_time()
+    heads, alphas = [int(h) for h in heads], [float(a) for a in alphas]
+    env_config = SyntheticConfig(**env_params)
+    hare_params = {"key_dim": env_config.key_dim, **hare_params}
+    deterministic_kernels(device)
+    env = SyntheticBandit(env_config, n_runs, int(horizon), run_keys(base_seed, range(n_runs), "heads-alpha", "environment"), device)
+    policy_keys = run_keys(base_seed, range(n_runs), "heads-alpha", "policy")
+    logs = env.logged(n_logged)
+    regret = np.zeros((n_runs, len(heads), len(alphas)))
+    key_dim = None
+    for i, h in enumerate(heads):
+        for j, a in enumerate(alphas):
+            policy = build_policy("hare", _cell_params(hare_params, h, a), env, policy_keys).to(device)
+            regret[:, i, j] = simulate(env, policy, record_every=int(horizon), logs=logs)["total_regret"]
+            key_dim = policy.key_dim
+    factor = alpha_factor(alphas, key_dim)
+    seed = int(base_seed)
+    by_alpha = [exponent_record(heads, regret[:, :, j], n_boot=n_boot, seed=seed) for j in range(len(alphas))]
+    by_heads = [exponent_record(factor, regret[:, i, :], n_boot=n_boot, seed=seed) for i in range(len(heads))]
+    return {
+        "check": "heads_alpha",
+        "description": "Total pseudo-regret of HARE at a fixed horizon over a grid of heads H and bonus weights alpha on paired runs of "
+                       "linear HARE-Sim (seed 000 Theorem: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
+        "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "heads": heads, "alphas": alphas, "horizon": int(horizon),
+                   "n_runs": int(n_runs), "base_seed": int(base_seed), "n_logged": int(n_logged), "n_boot": int(n_boot)},
+        "heads": heads,
+        "alphas": alphas,
+        "key_dim": int(key_dim),
+        "alpha_factor": factor.tolist(),
+        "horizon": int(horizon),
+        "predicted_max_exponent": dict(PREDICTED),
+        "regret": _cell_stats(regret),
+        "exponent_H": {"by_alpha": by_alpha, "pooled": exponent_record(heads, np.swapaxes(regret, 1, 2), n_boot=n_boot, seed=seed),
+                       "regressor": "H"},
+        "exponent_g": {"by_H": by_heads, "pooled": exponent_record(factor, regret, n_boot=n_boot, seed=seed),
+                       "regressor": "g(alpha) = 1 + alpha^2 / d_k"},
+        "heads_identical": hare_params.get("projections", "oracle") == "oracle",
+        "paired": "one environment object and one set of policy keys serve every cell; round t is a pure function of the run keys and t",
+        "warm_start": {"n_logged": int(n_logged), "digest": logs.digest()},
+        "wall_seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu_started,
+        "arrays": {"regret": regret},
+    }
+
+
+def _fit_text(fit: dict[str, Any] | None) -> str:
+    if fit is None:
+        return "--"
+    return f"{fit['estimate']:.2f}" + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]")
+
+
+def _tex(result: dict[str, Any]) -> str:
+    """Macros (pooled exponents and intervals, horizon, runs) and a table: rows ``H``, columns ``alpha`` (regret mean +- std),
+    a last column with the exponent in ``g`` at that ``H`` and a last row with the exponent in ``H`` at that ``alpha``."""
+    values = {macro_name("heads", "alpha", "horizon"): str(result["horizon"]),
+              macro_name("heads", "alpha", "n", "runs"): str(result["config"]["n_runs"]),
+              macro_name("heads", "alpha", "key", "dim"): str(result["key_dim"])}
+    for axis, fit in (("heads", result["exponent_H"]["pooled"]), ("factor", result["exponent_g"]["pooled"])):
+        for field in ("estimate", "ci_low", "ci_high"):
+            value = None if fit is None else fit[field]
+            values[macro_name("heads", "alpha", "exponent", axis, field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
+    mean, std = result["regret"]["mean"], result["regret"]["std"]
+    rows = []
+    for i, h in enumerate(result["heads"]):
+        cells = [format_number(m, 1) + ("" if s is None else r" $\pm$ " + format_number(s, 1)) for m, s in zip(mean[i], std[i], strict=True)]
+        rows.append([str(h), *cells, _fit_text(result["exponent_g"]["by_H"][i])])
+    rows.append([])
+    rows.append(["exp.\\ in $H$", *(_fit_text(f) for f in result["exponent_H"]["by_alpha"]), ""])
+    header = ["$H$", *(f"$\\alpha = {a:g}$" for a in result["alphas"]), r"exp.\ in $g$"]
+    table = booktabs_table(
+        header, rows, "r" + "r" * len(result["alphas"]) + "l",
+        caption=(f"Total pseudo-regret of HARE at $T = {result['horizon']}$ on linear HARE-Sim (mean $\\pm$ std over "
+                 f"{result['config']['n_runs']} paired runs) for $H$ heads and bonus weight $\\alpha$. Exponents: least-squares "
+                 f"log-log slope in $H$ (last row) and in $g(\\alpha) = 1 + \\alpha^2/d_k$, $d_k = {result['key_dim']}$ (last column), "
+                 f"with 95\\% percentile bootstrap intervals over runs. Pooled: {_fit_text(result['exponent_H']['pooled'])} in $H$, "
+                 f"{_fit_text(result['exponent_g']['pooled'])} in $g$; seed 000 bounds them by $1/2$ and $1$."),
+        label="tab:heads-alpha", resize=True,
+    )
+    return macros(values) + table
+
+
+def write_heads_alpha(result: dict[str, Any], out_json, out_tex) -> None:
+    """``heads_alpha.json`` (arrays left out) and its LaTeX fragment, both atomically."""
+    write_json(out_json, {k: v for k, v in result.items() if k != "arrays"})
+    write_text(out_tex, _tex(result))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``hare heads-alpha --config-json '{...}' --out-json ... --out-tex ...``.
+
+    The config holds ``heads``, ``alphas``, ``horizon``, ``n_runs`` and optionally ``base_seed``, ``n_logged``,
+    ``env_params``, ``hare_params`` (without ``n_heads`` and ``alpha``), ``n_boot``, ``device``.
+    """
+    parser = argparse.ArgumentParser(prog="hare heads-alpha", description=__doc__.splitlines()[0])
+    parser.add_argument("--config-json", required=True)
+    parser.add_argument("--out-json", required=True)
+    parser.add_argument("--out-tex", required=True)
+    args = parser.parse_args(argv)
+    config = json.loads(args.config_json)
+    check_heads_alpha(config)
+    options = {k: config[k] for k in ("n_boot", "n_logged", "base_seed", "device") if k in config}
+    result = run_heads_alpha(config.get("env_params") or {}, config.get("hare_params") or {}, config["heads"], config["alphas"],
+                             config["horizon"], config["n_runs"], **options)
+    write_heads_alpha(result, args.out_json, args.out_tex)
+    print(f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
+          f"({result['wall_seconds']:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""The display-name registry covers every label the configs and the policy registry use."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hare.policies.base import policy_names
+from hare.report.names import config_labels, display_name, missing_display_names
+
+CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[2] / "config").glob("*.yaml") if p.name != "schema.yaml")
+
+
+def test_the_configs_are_found():
+    assert {p.name for p in CONFIGS} >= {"default.yaml", "smoke.yaml"}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_config_label_has_a_display_name(path):
+    labels = config_labels(yaml.safe_load(path.read_text()))
+    assert "linucb" in labels
+    assert missing_display_names(labels) == [], f"{path.name}: add these labels to hare.report.names.DISPLAY_NAMES"
+
+
+def test_every_registered_policy_has_a_display_name():
+    assert missing_display_names(policy_names()) == []
+
+
+def test_a_label_without_a_name_is_reported():
+    config = {
+        "environments": {"mushroom": {}, "new_dataset": {}},
+        "experiments": {"study": {"policies": {"linucb": {}, "linucb_wide": {"policy": "linucb"}, "new_policy": {}}}},
+        "tables": {"t": {"policies": ["linucb", "table_only"]}},
+        "theory": {"decomposition": {"baselines": ["linucb"]}, "convergence": {"variants": {"named": {"name": "Named"}, "unnamed": {}}}},
+        "bench": {"policies": ["bench_only"]},
+    }
+    labels = config_labels(config)
+    assert "named" not in labels
+    assert missing_display_names(labels) == ["bench_only", "linucb_wide", "new_dataset", "new_policy", "table_only", "unnamed"]
+
+
+def test_grid_points_are_shown_beside_the_display_name():
+    assert missing_display_names(["hare@alpha=0.1"]) == []
+    assert display_name("hare@alpha=0.1") == "HARE [alpha=0.1]"
