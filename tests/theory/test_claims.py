@@ -149,6 +149,9 @@ def test_claims_on_inputs_the_config_does_not_produce_are_not_run(fixture_result
     results = evaluate_register(register, fixture_results, frozenset({"runs/missing.npz"}))
     assert [r.status for r in results] == ["NOT RUN", "PASS"]
     assert "| `good_vs_missing` |  | good below missing | -- | < | NOT RUN |" in claims_markdown(results)
+    tex = claims_tex(results)
+    assert r"\paragraph{NOT RUN in this configuration.}" in tex and tex.count(r"\texttt{good\_\allowbreak{}vs\_\allowbreak{}missing}") == 1
+    assert r"\csname claimstatus@good_vs_missing\endcsname{NOT RUN}" in tex
     with pytest.raises(ClaimError, match="missing.npz"):
         evaluate_register(register, fixture_results)
 

@@ -514,7 +514,8 @@ def _tex_interval(r: ClaimResult) -> str:
 
 def claims_tex(results: Sequence[ClaimResult]) -> str:
     """Per claim key ``k``: ``\\csname claimstatus@k\\endcsname`` (the status word), ``claimcode@k`` (its index in
-    :data:`STATUSES`) and ``claiminterval@k`` (measured [low, high]); the counts; and ``\\claimsTable``."""
+    :data:`STATUSES`) and ``claiminterval@k`` (measured [low, high]); the counts; and ``\\claimsTable``: every claim that
+    ran, one row each, then the keys of the NOT RUN claims as one paragraph."""
     lines = []
     rows = []
     for r in results:
@@ -523,8 +524,10 @@ def claims_tex(results: Sequence[ClaimResult]) -> str:
             rf"\expandafter\def\csname claimcode@{r.key}\endcsname{{{STATUS_CODES[r.status]}}}",
             rf"\expandafter\def\csname claiminterval@{r.key}\endcsname{{{_tex_interval(r)}}}",
         ]
-        threshold = "" if r.not_run else f"${escape(r.compare)}$ {format_number(r.threshold, 2)}"
-        status = r.status if r.status in ("PASS", "NOT RUN") else rf"\textbf{{{r.status}}}"
+        if r.not_run:
+            continue
+        threshold = f"${escape(r.compare)}$ {format_number(r.threshold, 2)}"
+        status = r.status if r.status == "PASS" else rf"\textbf{{{r.status}}}"
         rows.append([_breakable_key(r.key), escape(r.section), escape(r.statement), _tex_interval(r), threshold, status])
     families = sorted({r.family for r in results if r.family})
     for family in families:
@@ -540,7 +543,13 @@ def claims_tex(results: Sequence[ClaimResult]) -> str:
         f"Claims register: {counts['PASS']} of {len(results)} claims pass. Each is decided on the 95\\% interval of its measured "
         "quantity; the result files are named in \\texttt{paper/claims.yaml} and \\texttt{results/claims.md}.", "tab:claims",
     )
-    return macros(values) + "\n".join(lines) + "\n\\newcommand{\\claimsTable}{%\n" + table + "}\n"
+    not_run = [r for r in results if r.not_run]
+    skipped = ""
+    if not_run:
+        skipped = ("\\paragraph{NOT RUN in this configuration.} The configuration produces none of the run files of these "
+                   f"{len(not_run)} claims (statements as in their families above and in \\texttt{{paper/claims.yaml}}): "
+                   + ", ".join(_breakable_key(r.key) for r in not_run) + ".\n")
+    return macros(values) + "\n".join(lines) + "\n\\newcommand{\\claimsTable}{%\n" + table + skipped + "}\n"
 
 
 def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path | None,
