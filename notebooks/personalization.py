@@ -79,7 +79,7 @@ ax.axhline(entropy["max"], color="#7F7F7F", linestyle="--", linewidth=0.8, label
 ax.set_xlabel(f"round (end of window of {window})")
 ax.set_ylabel("attention entropy (nats)")
 ax.set_title("attention entropy")
-ax.legend(frameon=False, loc="lower left")
+ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, fontsize=6)
 
 ax = axes[0, 2]
 for key, shown, style in (("text_mean_reward_by_window", "decoded text", "-"), ("z_mean_reward_by_window", "$z$", "--")):
@@ -88,7 +88,7 @@ for key, shown, style in (("text_mean_reward_by_window", "decoded text", "-"), (
 ax.set_xlabel(f"round (end of window of {window})")
 ax.set_ylabel("mean reward")
 ax.set_title(f"online reward ({report['config']['n_runs']} runs)")
-ax.legend(frameon=False, loc="best")
+ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, fontsize=6)
 save(fig, figures[0])
 
 # %%

@@ -70,10 +70,10 @@ for job in scaling:
 scaling_environments = sorted({job["environment"] for job in scaling})
 
 experiments = sorted({job["experiment"] for job in jobs})
-markers = {experiment: "osD^vP*Xh<>"[i % 11] for i, experiment in enumerate(experiments)}
+markers = {experiment: "osD^vP*Xh<>pd8H"[i % 14] for i, experiment in enumerate(experiments)}
 policies = sorted({job["policy"] for job in jobs}, key=lambda name: display_name(name).lower())
 
-fig, axes = figure(n_cols=2, height_in=2.4)
+fig, axes = figure(n_cols=2, height_in=3.2)
 ax = axes[0, 0]
 for (base, env, parameter), points in sorted(series.items()):
     points.sort()
@@ -93,22 +93,23 @@ ax.set_title(f"{', '.join(map(display_name, scaling_environments))}, $T={scaling
 ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2, fontsize=6)
 
 ax = axes[0, 1]
-offsets = np.linspace(-0.25, 0.25, len(experiments)) if len(experiments) > 1 else np.zeros(1)
-for x, policy in enumerate(policies):
+offsets = np.linspace(-0.3, 0.3, len(experiments)) if len(experiments) > 1 else np.zeros(1)
+for y, policy in enumerate(policies):
     for offset, experiment in zip(offsets, experiments, strict=True):
         times = [job["wall_time_s"] for job in jobs if job["policy"] == policy and job["experiment"] == experiment]
         if times:
-            ax.plot(np.full(len(times), x + offset), times, linestyle="none", marker=markers[experiment], markersize=3.5,
-                    markerfacecolor="none", markeredgecolor=color_for(policy), markeredgewidth=0.9)
-ax.set_xticks(np.arange(len(policies)), [display_name(policy) for policy in policies], rotation=40, ha="right")
-ax.set_yscale("log")
-ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-ax.yaxis.set_minor_formatter(NullFormatter())
-ax.set_ylabel("wall time per job (s)")
+            ax.plot(times, np.full(len(times), y + offset), linestyle="none", marker=markers[experiment], markersize=3,
+                    markerfacecolor="none", markeredgecolor=color_for(policy), markeredgewidth=0.8)
+ax.set_yticks(np.arange(len(policies)), [display_name(policy) for policy in policies], fontsize=5.5)
+ax.set_ylim(len(policies) - 0.5, -0.5)
+ax.set_xscale("log")
+ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+ax.xaxis.set_minor_formatter(NullFormatter())
+ax.set_xlabel("wall time per job (s)")
 ax.set_title(f"every report job ({len(jobs)} jobs)")
 for experiment in experiments:
     ax.plot([], [], linestyle="none", marker=markers[experiment], markerfacecolor="none", markeredgecolor="#000000", markersize=3.5, label=experiment.replace("_", " "))
-ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="experiment", title_fontsize=7)
+ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="experiment", title_fontsize=7, fontsize=6)
 save(fig, figures[0])
 
 # %%
