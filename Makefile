@@ -30,7 +30,7 @@ report: workflow
 # One claim alone: builds only the inputs of paper/claims.yaml's claim KEY, then prints its verdict and interval.
 claim: setup
 	@test -n "$(KEY)" || { echo "usage: make claim KEY=<claim key of results/claims.md or paper/claims.yaml>"; exit 2; }
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) results/claims/$(KEY).md
+	$(BIN)/snakemake results/claims/$(KEY).md --cores $(CORES) --configfile $(CONFIG)
 	@cat results/claims/$(KEY).md
 
 test: setup
