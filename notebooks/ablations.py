@@ -65,11 +65,12 @@ def point_sort_key(point: str):
 
 # %%
 def plot_experiment(experiment: str, path: str) -> None:
-    groups = sorted(panels[experiment])
+    # A policy entry without a grid (e.g. Random beside a sweep) has one point and no parameter to vary: not a panel.
+    groups = sorted(group for group, points in panels[experiment].items() if any(point != "default" for point, _ in points))
     environments = {env for _, env in groups}
     n_cols = min(3, len(groups))
     n_rows = -(-len(groups) // n_cols)
-    fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
+    fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=(2.1 if len(environments) > 1 else 1.9) * n_rows)
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
     for ax, (group, env) in zip(axes.flat, groups, strict=False):
@@ -88,8 +89,8 @@ def plot_experiment(experiment: str, path: str) -> None:
         ax.set_xlabel(", ".join(parameter_label(key) for key in keys if key))
         ax.set_xlim(-0.6, len(points) - 0.4)
         n = points[0][1]["n_runs"]
-        title = display_name(group) + (f", {display_name(env)}" if len(environments) > 1 else "")
-        ax.set_title(f"{title} ($n={n}$)")
+        title = display_name(group) + (f"\n{display_name(env)}" if len(environments) > 1 else "")
+        ax.set_title(f"{title} ($n={n}$)", fontsize=7)
         ax.set_ylim(bottom=0)
     for row in axes:
         row[0].set_ylabel("total regret")

@@ -262,7 +262,7 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     for path in {p for c in run_claims for p in c["inputs"].values()}:
         experiment, environment = path.split("/")[2:4]
         npz = (tmp_path / path).with_suffix(".npz")
-        write_npz(npz, total_regret=regrets, total_reward=500 - regrets)
+        write_npz(npz, total_regret=regrets, total_reward=500 - regrets, total_mean_reward=(500 - regrets) / 500)
         write_json(npz.with_suffix(".json"), {**_sidecar(experiment, environment, n_runs=5), "wall_time_s": 1.0})
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": run_claims}))
     results = evaluate_register(tmp_path / "claims.yaml", tmp_path)

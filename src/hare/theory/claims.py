@@ -240,7 +240,7 @@ def check_paired(key: str, sidecars: dict[str, dict[str, Any]]) -> None:
 def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], seed: int) -> tuple[float, float, float]:
     """``(statistic on all runs, low, high)``: the percentile interval of ``expression`` over :data:`N_BOOT`
     resamples of the run indices, the same indices for every run-file input ``run_inputs``."""
-    n_runs = {len(names[name]["total_regret"]) for name in run_inputs}
+    n_runs = {len(names[name]["total_reward"]) for name in run_inputs}
     if len(n_runs) != 1:
         raise ValueError(f"bootstrap inputs have different run counts {sorted(n_runs)}")
     (n,) = n_runs
@@ -281,7 +281,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, str(claim.get("family", "")))
     try:
         names = {name: load_input(root / path) for name, path in paths.items()}
-        run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_regret" in names[name]]
+        run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_reward" in names[name]]
         if kind in ("per_run", "bootstrap") and len(run_inputs) > 1:
             check_paired(key, {paths[n]: load_input((root / paths[n]).with_suffix(".json")) for n in run_inputs})
         threshold = _number(evaluate_expression(claim["threshold"], names))
