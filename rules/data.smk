@@ -33,6 +33,24 @@ rule prepare_dataset:
         "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
+rule prepare_dataset_reference:
+    """Classification -> bandit protocol of the NeuralTS reference implementation: ordinal codes, missing -> -1, raw numbers, unit-norm rows."""
+    input:
+        manifest="results/data/raw/{dataset}/MANIFEST.json",
+    output:
+        npz="results/data/prepared_reference/{dataset}.npz",
+        summary="results/data/prepared_reference/{dataset}.json",
+    log:
+        "results/logs/data/prepare_reference_{dataset}.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "--protocol reference --out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
+
+
 rule skipped_datasets:
     """The optional datasets left out of this build, and why (also a LaTeX macro for the paper)."""
     output:

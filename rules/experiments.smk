@@ -1,14 +1,16 @@
 # One rule per batch (folder, experiment, environment): its jobs run in one process and each writes its
 # own <label>.npz and .json. The rules are named run_<folder>_<experiment>_<environment>; the Slurm
 # profile gives them their site resources through config `resources` (see profiles/slurm/config.yaml).
+from hare.experiments.grid import prepared_dataset
+
 for (_folder, _experiment, _environment), _jobs in batches().items():
-    _dataset = _jobs[0].spec["environment"]["dataset"]
+    _dataset = prepared_dataset(_jobs[0].spec["environment"])
 
     rule:
         name:
             f"run_{_folder}_{_experiment}_{_environment}"
         input:
-            dataset=[f"results/data/prepared/{_dataset}.npz"] if _dataset else [],
+            dataset=[f"results/{_dataset}"] if _dataset else [],
             selected=[f"results/{job.selection}" for job in _jobs if job.selection],
         output:
             npz=[f"results/{job.stem}.npz" for job in _jobs],

@@ -32,7 +32,7 @@ rule claim:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key} --markdown {output:q} 2>&1 | tee {log:q}"
+        "{params.hare} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key:q} --markdown {output:q} 2>&1 | tee {log:q}"
 
 
 rule paper_macros:

@@ -79,7 +79,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from hare.data.prepare import prepare_dataset
     from hare.io import write_json
 
-    summary = prepare_dataset(args.dataset, Path(args.raw), Path(args.out))
+    summary = prepare_dataset(args.dataset, Path(args.raw), Path(args.out), args.protocol)
     if args.summary:
         write_json(args.summary, summary)
     return 0
@@ -233,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--raw", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--summary", default=None, help="also write a JSON summary here")
+    p.add_argument("--protocol", default="project", choices=("project", "reference"),
+                   help="classification preparation: project (default) or reference (NeuralTS reference implementation)")
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("run", help="run one job (all seeds batched)")

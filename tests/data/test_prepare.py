@@ -258,3 +258,265 @@ def test_covertype_layout_on_a_synthetic_file(tmp_path):
     summary = prepare_classification("covertype", tmp_path, tmp_path / "c.npz")
     assert summary == {"name": "covertype", "n_rows": 7, "dim": 54, "n_classes": 7,
                        "class_counts": [1] * 7}
+
+
+# --------------------------------------------------------------------------- reference protocol
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _load(path: Path) -> dict:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _unit_rows(rows: list[list[float]]) -> np.ndarray:
+    x = np.asarray(rows, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _planted_mushroom(folder: Path) -> Path:
+    """3 rows; attribute 1 takes b/a/c, attribute 11 (stalk-root) ?/c/b, every other one x."""
+    def row(label, first, stalk_root):
+        attrs = ["x"] * 22
+        attrs[0], attrs[10] = first, stalk_root
+        return ",".join([label, *attrs])
+    return _write(folder / "agaricus-lepiota.data", [row("e", "b", "?"), row("p", "a", "c"),
+                                                      row("e", "c", "b")])
+
+
+def test_reference_mushroom_ordinal_codes_and_missing(tmp_path):
+    summary = prepare_classification("mushroom", _planted_mushroom(tmp_path).parent,
+                                     tmp_path / "m.npz", protocol="reference")
+    expected = np.zeros((3, 22))
+    # attribute 1: sorted a, b, c -> codes 1, 0, 2; stalk-root: sorted b, c -> ?=-1, c=1, b=0
+    expected[:, 0] = [1, 0, 2]
+    expected[:, 10] = [-1, 1, 0]
+    expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
+    z = _load(tmp_path / "m.npz")
+    assert sorted(z) == ["class_names", "features", "labels", "protocol"]
+    assert str(z["protocol"]) == "reference"
+    assert np.allclose(z["features"], expected, atol=1e-7)
+    assert np.allclose(z["features"][0], [2 ** -0.5] + [0] * 9 + [-(2 ** -0.5)] + [0] * 11)
+    assert z["labels"].tolist() == [0, 1, 0]
+    assert summary == {"name": "mushroom", "n_rows": 3, "dim": 22, "n_classes": 2,
+                       "class_counts": [2, 1], "protocol": "reference"}
+
+
+def test_project_protocol_unchanged_on_the_same_input(tmp_path):
+    """Same planted file, project protocol: one-hot over observed values (? its own category)."""
+    _planted_mushroom(tmp_path)
+    summary = prepare_classification("mushroom", tmp_path, tmp_path / "p.npz")
+    assert prepare_dataset("mushroom", tmp_path, tmp_path / "d.npz", protocol="project") == summary
+    z = _load(tmp_path / "p.npz")
+    assert sorted(z) == ["class_names", "features", "labels"]
+    # 20 constant attributes -> 1 column each; attribute 1 -> [a, b, c]; stalk-root -> [?, b, c]
+    one_hot = np.zeros((3, 26))
+    one_hot[[0, 1, 2], [1, 0, 2]] = 1          # attribute 1
+    one_hot[:, 3:12] = 1                        # attributes 2..10
+    one_hot[[0, 1, 2], [12, 14, 13]] = 1        # stalk-root
+    one_hot[:, 15:] = 1                         # attributes 12..22
+    assert np.allclose(z["features"], one_hot / np.sqrt(22), atol=1e-7)
+    assert summary == {"name": "mushroom", "n_rows": 3, "dim": 26, "n_classes": 2,
+                       "class_counts": [2, 1]}
+    assert (tmp_path / "d.npz").read_bytes() == (tmp_path / "p.npz").read_bytes()
+
+
+def test_project_mushroom_file_is_pinned(prepared):
+    """The project protocol's real Mushroom output, byte for byte (exact arithmetic: 1/sqrt(22))."""
+    digest = hashlib.sha256(prepared["mushroom"][1].read_bytes()).hexdigest()
+    assert digest == "07522d552dd4b1e3fc51f9a08f108653fa17a1444d0c299a1941ccebfa43a865"
+
+
+def _adult_line(values: list[str]) -> str:
+    return ", ".join(values)
+
+
+def test_reference_adult_uses_both_files_keeps_missing_rows(tmp_path):
+    #              age workclass   fnlwgt edu  edu-num marital occupation rel race sex   gain loss hours country label
+    a = ["3", "Private", "0", "HS", "0", "M", "?", "R", "W", "Male", "0", "0", "4", "US", "<=50K"]
+    b = ["1", "?", "2", "HS", "0", "M", "Tech", "R", "W", "Female", "0", "0", "2", "US", ">50K"]
+    c = ["0", "Gov", "0", "HS", "0", "M", "Tech", "R", "W", "Male", "0", "0", "0", "US", "<=50K."]
+    _write(tmp_path / "adult.data", [_adult_line(a), _adult_line(b), ""])
+    _write(tmp_path / "adult.test", ["|1x3 Cross validator", _adult_line(c), ""])
+    summary = prepare_classification("adult", tmp_path, tmp_path / "a.npz", protocol="reference")
+    # workclass: sorted [Gov, Private] -> 1, -1, 0; occupation [Tech] -> -1, 0, 0;
+    # sex [Female, Male] -> 1, 0, 1; single-valued attributes -> 0; numbers raw.
+    expected = _unit_rows([
+        [3, 1, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 4, 0],
+        [1, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0],
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0],
+    ])
+    z = _load(tmp_path / "a.npz")
+    assert np.allclose(z["features"], expected, atol=1e-7)
+    assert np.isclose(z["features"][0, 0], 3 / np.sqrt(28))
+    assert z["labels"].tolist() == [0, 1, 0]
+    assert summary["n_rows"] == 3 and summary["dim"] == 14
+
+
+def test_reference_adult_dot_label_only_in_the_test_file(tmp_path):
+    row = ["1", "Gov", "0", "HS", "0", "M", "Tech", "R", "W", "Male", "0", "0", "1", "US", "<=50K."]
+    _write(tmp_path / "adult.data", [_adult_line(row)])
+    _write(tmp_path / "adult.test", ["|1x3 Cross validator", _adult_line(row)])
+    with pytest.raises(DataFormatError, match=r"adult\.data: line 1: unknown class label '<=50K\.'"):
+        prepare_classification("adult", tmp_path, tmp_path / "a.npz", protocol="reference")
+
+
+def test_reference_numeric_files_are_raw_not_standardised(tmp_path):
+    _write(tmp_path / "magic04.data", ["3,4,0,0,0,0,0,0,0,0,g", "0,0,0,0,0,0,0,0,0,-2,h"])
+    prepare_classification("magic", tmp_path, tmp_path / "m.npz", protocol="reference")
+    z = _load(tmp_path / "m.npz")
+    expected = np.zeros((2, 10))
+    expected[0, :2] = [0.6, 0.8]
+    expected[1, 9] = -1.0
+    assert np.allclose(z["features"], expected, atol=1e-7)
+    assert z["labels"].tolist() == [0, 1]
+
+
+def test_reference_mnist_and_covertype_on_planted_files(tmp_path):
+    images = np.zeros((2, 28, 28), dtype=np.uint8)
+    images[0, 0, :2] = [3, 4]
+    images[1, 27, 27] = 255
+    header = (2051).to_bytes(4, "big") + b"".join(v.to_bytes(4, "big") for v in (2, 28, 28))
+    (tmp_path / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(header + images.tobytes()))
+    label_header = (2049).to_bytes(4, "big") + (2).to_bytes(4, "big")
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(label_header + bytes([7, 2])))
+    prepare_classification("mnist", tmp_path, tmp_path / "d.npz", protocol="reference")
+    z = _load(tmp_path / "d.npz")
+    expected = np.zeros((2, 784))
+    expected[0, :2] = [0.6, 0.8]
+    expected[1, 783] = 1.0
+    assert np.allclose(z["features"], expected, atol=1e-7) and z["labels"].tolist() == [7, 2]
+
+    rows = [",".join(["300", "400", *["0"] * 52, "1"]), ",".join(["0"] * 10 + ["1"] + ["0"] * 43 + ["7"])]
+    (tmp_path / "covtype.data.gz").write_bytes(gzip.compress("\n".join(rows).encode()))
+    prepare_classification("covertype", tmp_path, tmp_path / "c.npz", protocol="reference")
+    z = _load(tmp_path / "c.npz")
+    expected = np.zeros((2, 54))
+    expected[0, :2] = [0.6, 0.8]
+    expected[1, 10] = 1.0
+    assert np.allclose(z["features"], expected, atol=1e-7) and z["labels"].tolist() == [0, 6]
+
+
+REFERENCE_EXPECTED = {  # rows and classes of the OpenML versions (MNIST: test set only)
+    "adult": (48842, 14, [37155, 11687]),
+    "mushroom": (8124, 22, [4208, 3916]),
+    "magic": (19020, 10, [12332, 6688]),
+    "shuttle": (58000, 9, [45586, 50, 171, 8903, 3267, 10, 13]),
+    "mnist": (10000, 784, [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]),
+}
+
+
+@pytest.mark.parametrize("name", list(REFERENCE_EXPECTED))
+def test_reference_protocol_on_the_mirrored_data(raw_dir, tmp_path, name):
+    n, d, counts = REFERENCE_EXPECTED[name]
+    summary = prepare_dataset(name, raw_dir, tmp_path / f"{name}.npz", protocol="reference")
+    assert summary == {"name": name, "n_rows": n, "dim": d, "n_classes": len(counts),
+                       "class_counts": counts, "protocol": "reference"}
+    z = _load(tmp_path / f"{name}.npz")
+    assert z["features"].shape == (n, d) and z["features"].dtype == np.float32
+    assert np.abs(np.linalg.norm(z["features"].astype(np.float64), axis=1) - 1).max() < 1e-5
+
+
+def test_reference_shuttle_first_row_is_the_raw_row_normalised(raw_dir, tmp_path):
+    prepare_dataset("shuttle", raw_dir, tmp_path / "s.npz", protocol="reference")
+    first = (MIRROR / "uci_statlog_shuttle" / "shuttle.trn").read_text().split("\n", 1)[0].split()
+    raw = np.asarray(first[:9], dtype=np.float64)
+    assert np.allclose(_load(tmp_path / "s.npz")["features"][0], raw / np.linalg.norm(raw), atol=1e-6)
+
+
+def test_unknown_protocol_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"protocol: unknown preparation protocol 'openml'; valid: project, reference"):
+        prepare_classification("magic", tmp_path, tmp_path / "out.npz", protocol="openml")
+    with pytest.raises(ValueError, match=r"protocol: 'reference' applies to classification datasets only"):
+        prepare_dataset("open_bandit", tmp_path, tmp_path / "out.npz", protocol="reference")
+
+
+def test_cli_protocol(raw_dir, tmp_path, capsys):
+    from hare.cli import main
+
+    base = ["prepare", "--dataset", "magic", "--raw", str(raw_dir)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*base, "--out", str(tmp_path / "x.npz"), "--protocol", "bogus"])
+    assert exit_info.value.code == 2
+    assert "argument --protocol: invalid choice: 'bogus'" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()
+    out = tmp_path / "prepared_reference" / "magic.npz"
+    assert main([*base, "--out", str(out), "--summary", str(out.with_suffix(".json")), "--protocol", "reference"]) == 0
+    assert str(_load(out)["protocol"]) == "reference"
+    assert '"protocol": "reference"' in out.with_suffix(".json").read_text()
+
+
+# --------------------------------------------------------------------------- config and workflow
+
+def _smoke_with(smoke_config: dict, env: str, **values) -> dict:
+    import copy
+
+    config = copy.deepcopy(smoke_config)
+    config["environments"][env].update(values)
+    return config
+
+
+def test_config_preparation_is_validated(smoke_config):
+    from hare.experiments.config import check_config
+    from hare.experiments.grid import ConfigError, validate_config
+
+    with pytest.raises(ConfigError, match=r"environments\.mushroom\.preparation"):
+        check_config(_smoke_with(smoke_config, "mushroom", preparation="bogus"))
+    with pytest.raises(ConfigError, match=r"environments\.mushroom\.preparation: unknown preparation 'bogus'"):
+        validate_config(_smoke_with(smoke_config, "mushroom", preparation="bogus"))
+    with pytest.raises(ConfigError, match=r"environments\.open_bandit\.preparation: only a classification environment"):
+        check_config(_smoke_with(smoke_config, "open_bandit", preparation="reference"))
+
+
+def test_environment_spec_carries_preparation(smoke_config):
+    from hare.experiments.grid import environment_spec, prepared_dataset
+
+    plain = environment_spec(smoke_config, "mushroom", 60)
+    assert "preparation" not in plain and prepared_dataset(plain) == "data/prepared/mushroom.npz"
+    explicit = environment_spec(_smoke_with(smoke_config, "mushroom", preparation="project"), "mushroom", 60)
+    assert explicit == plain
+    reference = environment_spec(_smoke_with(smoke_config, "mushroom", preparation="reference"), "mushroom", 60)
+    assert reference["preparation"] == "reference"
+    assert prepared_dataset(reference) == "data/prepared_reference/mushroom.npz"
+    assert prepared_dataset(environment_spec(smoke_config, "synthetic_linear", 60)) is None
+
+
+def test_runner_refuses_a_file_of_the_other_preparation(tmp_path):
+    from hare.experiments.run import check_preparation
+
+    _planted_mushroom(tmp_path)
+    prepare_classification("mushroom", tmp_path, tmp_path / "project.npz")
+    prepare_classification("mushroom", tmp_path, tmp_path / "reference.npz", protocol="reference")
+    env = {"name": "mushroom", "kind": "classification", "dataset": "mushroom", "preparation": "reference"}
+    check_preparation(env, tmp_path / "reference.npz")
+    with pytest.raises(ValueError, match=r"'mushroom' declares preparation 'reference', but .*project\.npz was prepared with 'project'"):
+        check_preparation(env, tmp_path / "project.npz")
+    check_preparation({"name": "mushroom"}, tmp_path / "project.npz")
+    with pytest.raises(ValueError, match=r"declares preparation 'project'"):
+        check_preparation({"name": "mushroom"}, tmp_path / "reference.npz")
+
+
+def test_smoke_dry_run_plans_the_reference_file(repository, smoke_config, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    work = tmp_path / "repo"
+    shutil.copytree(repository, work, ignore=shutil.ignore_patterns(
+        ".venv", ".git", ".snakemake", "results", "__pycache__", ".pytest_cache"))
+    config = _smoke_with(smoke_config, "mushroom", preparation="reference")
+    (work / "config" / "smoke_reference.yaml").write_text(yaml.safe_dump(config))
+    target = "results/runs/classification/mushroom/random.npz"
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
+                          "config/smoke_reference.yaml", "--dry-run", target],
+                         cwd=work, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    assert "results/data/prepared_reference/mushroom.npz" in dry.stdout
+    assert "prepare_dataset_reference" in dry.stdout
+    assert "results/data/prepared/mushroom.npz" not in dry.stdout

@@ -29,7 +29,7 @@ def _fixture_runs(root: Path) -> list[str]:
         relative = f"results/runs/synthetic/synthetic_linear/{label}.npz"
         regret = np.cumsum(np.full((2, rounds.size), 1.0 + index), axis=1) + np.arange(2)[:, None]
         write_npz(root / relative, rounds=rounds, cumulative_regret=regret)
-        write_json((root / relative).with_suffix(".json"), {"job": {"environment": {"name": "synthetic_linear"}, "label": label}})
+        write_json((root / relative).with_suffix(".json"), {"job": {"environment": {"name": "synthetic_linear"}, "label": label, "policy": label.partition("@")[0]}})
         runs.append(relative)
     return runs
 

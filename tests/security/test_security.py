@@ -20,6 +20,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 UNQUOTED_ALLOWLIST = {
     "params.hare": "interpreter and PYTHONPATH, each shlex-quoted in rules/common.smk",
+    "params.configs": "the workflow's config file paths, each shlex-quoted in rules/common.smk (CONFIG_FILES)",
     "params.python": "sys.executable, shlex-quoted in rules/common.smk",
     "params.mirror": "'--mirror <path>' with the path shlex-quoted in rules/data.smk",
     "params.offline": "the constant '--offline' or ''",

@@ -6,6 +6,17 @@ attributes are one-hot encoded and every context row is L2-normalised to unit no
 addition, numeric attributes are standardised (zero mean, unit variance over all rows,
 ``ddof=0``) before normalisation so that no attribute dominates the norm by its unit alone.
 Row order is the order of the raw files; shuffling is the benchmark's job (seeded per run).
+This is the ``project`` protocol, the default.
+
+The ``reference`` protocol (:data:`PROTOCOLS`) follows instead the NeuralTS reference
+implementation behind LNUCB-TA's Table 2, which loads the OpenML versions of the datasets
+(mushroom v1, adult v2, MagicTelescope v1, shuttle v1, mnist_784 v1, covertype v3): nominal
+attributes stay ordinal codes (not one-hot), missing values (NaN there, ``?`` in the UCI files)
+become -1, numeric attributes are kept raw (no standardisation) and every row is L2-normalised.
+We read the UCI files of the same data, so the ordinal codes follow the sorted order of the
+observed values rather than the order an OpenML ARFF header declares (see
+:func:`ordinal_codes`), and MNIST is the 10,000-image test set only (OpenML mnist_784 has
+the 70,000 images of both sets).
 
 The Open Bandit Dataset is pre-processed as ``obp.dataset.OpenBanditDataset`` does by
 default (Saito et al., 2021, arXiv:2008.07146; zr-obp ``obp/dataset/real.py``).
@@ -43,6 +54,9 @@ COVERTYPE_NUMERIC = 10
 COVERTYPE_BINARY = 44
 OBD_REQUIRED = ("timestamp", "item_id", "position", "click", "propensity_score")
 OBD_ITEM_REQUIRED = ("item_id", "item_feature_0")
+PROTOCOLS = ("project", "reference")
+MISSING = "?"
+MISSING_CODE = -1.0
 
 
 # --------------------------------------------------------------------------- reading
@@ -135,6 +149,28 @@ def one_hot(column: Sequence[str], drop_first: bool = False) -> tuple[np.ndarray
     return matrix, categories
 
 
+def ordinal_codes(column: Sequence[str], missing: str = MISSING) -> tuple[np.ndarray, list[str]]:
+    """Ordinal codes of a nominal column (n,): the index of each value among the sorted values.
+
+    The categories are the distinct observed values other than ``missing``, sorted as strings;
+    a ``missing`` cell gets :data:`MISSING_CODE` (-1), as the NeuralTS reference implementation
+    sets OpenML's NaN to -1. OpenML codes a nominal attribute in the order its ARFF header
+    declares the values, which the UCI files do not carry: this sorted order is where our codes
+    may differ from the reference's. Returns the float64 codes (n,) and the category list.
+    """
+    categories = sorted(set(column) - {missing})
+    index = {value: float(k) for k, value in enumerate(categories)}
+    codes = np.asarray([index.get(value, MISSING_CODE) for value in column], dtype=np.float64)
+    return codes, categories
+
+
+def numeric_or_missing(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
+                       lines: Sequence[int]) -> np.ndarray:
+    """Numeric columns as float64 (n, len(columns)), each ``?`` cell read as -1 (OpenML NaN -> -1)."""
+    cleaned = [[str(MISSING_CODE) if value == MISSING else value for value in col] for col in columns]
+    return _numeric(cleaned, names, path, lines)
+
+
 def standardise(x: np.ndarray) -> np.ndarray:
     """Z-score each column of ``x`` (n, d) with the population std; constant columns become 0."""
     std = x.std(axis=0)
@@ -183,20 +219,26 @@ def _mushroom(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     return np.hstack(blocks), _labels([r[0] for r in rows], classes, path, lines), classes
 
 
-def _magic(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """UCI MAGIC Gamma Telescope: 10 numeric attributes, standardised. Arms: ``g`` / ``h``."""
+def _magic_raw(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI MAGIC Gamma Telescope as read: 10 numeric attributes (n, 10), raw. Arms: ``g`` / ``h``."""
     path = raw_dir / "magic04.data"
     rows, lines = _records(path, lambda t: t.split(","), 11)
     names = [f"attribute {j + 1}" for j in range(10)]
     x = _numeric([[r[j] for r in rows] for j in range(10)], names, path, lines)
     classes = ("g", "h")
-    return standardise(x), _labels([r[10] for r in rows], classes, path, lines), classes
+    return x, _labels([r[10] for r in rows], classes, path, lines), classes
 
 
-def _shuttle(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """UCI Statlog (Shuttle): ``shuttle.trn`` then ``shuttle.tst`` (43,500 + 14,500 rows).
+def _magic(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI MAGIC Gamma Telescope: 10 numeric attributes, standardised. Arms: ``g`` / ``h``."""
+    x, labels, classes = _magic_raw(raw_dir)
+    return standardise(x), labels, classes
 
-    9 numeric attributes, standardised over the 58,000 rows. Arms: classes 1 to 7.
+
+def _shuttle_raw(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI Statlog (Shuttle) as read: ``shuttle.trn`` then ``shuttle.tst`` (43,500 + 14,500 rows).
+
+    9 numeric attributes (n, 9), raw. Arms: classes 1 to 7.
     """
     classes = tuple(str(k) for k in range(1, 8))
     xs, ys = [], []
@@ -205,7 +247,16 @@ def _shuttle(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
         names = [f"attribute {j + 1}" for j in range(9)]
         xs.append(_numeric([[r[j] for r in rows] for j in range(9)], names, path, lines))
         ys.append(_labels([r[9] for r in rows], classes, path, lines))
-    return standardise(np.vstack(xs)), np.concatenate(ys), classes
+    return np.vstack(xs), np.concatenate(ys), classes
+
+
+def _shuttle(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI Statlog (Shuttle): ``shuttle.trn`` then ``shuttle.tst`` (43,500 + 14,500 rows).
+
+    9 numeric attributes, standardised over the 58,000 rows. Arms: classes 1 to 7.
+    """
+    x, labels, classes = _shuttle_raw(raw_dir)
+    return standardise(x), labels, classes
 
 
 def _read_idx(path: Path, magic: int, ndim: int) -> np.ndarray:
@@ -225,28 +276,40 @@ def _read_idx(path: Path, magic: int, ndim: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
-def _mnist(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """MNIST test set: 10,000 images flattened to 784 pixels scaled to [0, 1]. Arms: digits."""
+def _mnist_raw(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """MNIST test set as read: 10,000 images flattened to 784 pixels in 0..255 (float64). Arms: digits."""
     images = _read_idx(raw_dir / "t10k-images-idx3-ubyte.gz", 2051, 3)
     labels = _read_idx(raw_dir / "t10k-labels-idx1-ubyte.gz", 2049, 1)
     if len(images) != len(labels):
         raise DataFormatError(f"{raw_dir}: {len(images)} MNIST images but {len(labels)} labels")
     if labels.max() > 9:
         raise DataFormatError(f"{raw_dir / 't10k-labels-idx1-ubyte.gz'}: label above 9")
-    x = images.reshape(len(images), -1).astype(np.float64) / 255.0
+    x = images.reshape(len(images), -1).astype(np.float64)
     return x, labels.astype(np.int64), tuple(str(k) for k in range(10))
 
 
-def _covertype(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """UCI Covertype: 10 numeric attributes standardised, 44 binary ones kept. Arms: 1 to 7."""
+def _mnist(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """MNIST test set: 10,000 images flattened to 784 pixels scaled to [0, 1]. Arms: digits."""
+    x, labels, classes = _mnist_raw(raw_dir)
+    return x / 255.0, labels, classes
+
+
+def _covertype_raw(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI Covertype as read: 10 numeric then 44 binary attributes (n, 54), raw. Arms: 1 to 7."""
     path = raw_dir / "covtype.data.gz"
     width = COVERTYPE_NUMERIC + COVERTYPE_BINARY
     rows, lines = _records(path, lambda t: t.split(","), width + 1)
     names = [f"attribute {j + 1}" for j in range(width)]
     x = _numeric([[r[j] for r in rows] for j in range(width)], names, path, lines)
-    x[:, :COVERTYPE_NUMERIC] = standardise(x[:, :COVERTYPE_NUMERIC])
     classes = tuple(str(k) for k in range(1, 8))
     return x, _labels([r[width] for r in rows], classes, path, lines), classes
+
+
+def _covertype(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """UCI Covertype: 10 numeric attributes standardised, 44 binary ones kept. Arms: 1 to 7."""
+    x, labels, classes = _covertype_raw(raw_dir)
+    x[:, :COVERTYPE_NUMERIC] = standardise(x[:, :COVERTYPE_NUMERIC])
+    return x, labels, classes
 
 
 CLASSIFICATION_READERS = {
@@ -259,32 +322,166 @@ CLASSIFICATION_READERS = {
 }
 
 
-def prepare_classification(name: str, raw_dir: Path, out_path: Path) -> dict:
+# --------------------------------------------------------------------------- reference protocol
+# Readers of the ``reference`` protocol (NeuralTS reference implementation, OpenML versions).
+# Each returns features (n, d) float64 before row normalisation, labels (n,) and class names.
+
+def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Adult as OpenML adult v2: ``adult.data`` then ``adult.test``, 32,561 + 16,281 = 48,842 rows.
+
+    Steps and sources:
+      1. rows: every row of both UCI files (OpenML adult v2 is their union, 48,842 rows); the
+         first line of ``adult.test`` (``|1x3 Cross validator``) is not data; no row is
+         dropped for a missing value (unlike the project protocol).
+      2. labels: the test file's labels end with a dot (``<=50K.``), removed; arms ``<=50K``
+         / ``>50K`` (the reference's ``OrdinalEncoder`` over the class strings, sorted).
+      3. the 6 numeric attributes: raw values, no standardisation (reference); a ``?`` would
+         read as -1.
+      4. the 8 nominal attributes: :func:`ordinal_codes`, one column each (the reference's
+         OpenML codes; sorted order here, ARFF-declared order there), missing ``?``
+         (workclass, occupation, native-country) -> -1 (reference: NaN -> -1).
+      5. columns in the file's attribute order (14 columns); row L2 normalisation follows in
+         :func:`prepare_classification`.
+    """
+    classes = ("<=50K", ">50K")
+    numeric, nominal, labels = [], [], []
+    for path in (raw_dir / "adult.data", raw_dir / "adult.test"):
+        rows, lines = _records(path, lambda t: [f.strip() for f in t.split(",")],
+                               len(ADULT_COLUMNS), skip=lambda t: t.startswith("|"))
+        cols = {name: [r[j] for r in rows] for j, name in enumerate(ADULT_COLUMNS)}
+        numeric.append(numeric_or_missing([cols[c] for c in ADULT_NUMERIC], ADULT_NUMERIC,
+                                          path, lines))
+        nominal.append(rows)
+        income = cols["income"]
+        if path.name == "adult.test":
+            income = [value.removesuffix(".") for value in income]
+        labels.append(_labels(income, classes, path, lines))
+    numbers = np.vstack(numeric)  # (n, 6)
+    rows = [r for part in nominal for r in part]
+    columns = [numbers[:, ADULT_NUMERIC.index(name)] if name in ADULT_NUMERIC
+               else ordinal_codes([r[j] for r in rows])[0]
+               for j, name in enumerate(ADULT_COLUMNS[:-1])]
+    return np.column_stack(columns), np.concatenate(labels), classes
+
+
+def _mushroom_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Mushroom as OpenML mushroom v1: 8,124 rows, 22 nominal attributes as ordinal codes.
+
+    Steps and sources:
+      1. rows: every row of ``agaricus-lepiota.data`` (OpenML mushroom v1 holds the same 8,124).
+      2. labels: first field, arms ``e`` / ``p`` (sorted class strings, as the reference).
+      3. each of the 22 attributes: :func:`ordinal_codes` (the reference's OpenML codes; sorted
+         order here, ARFF-declared order there), missing stalk-root ``?`` (2,480 rows) -> -1
+         (reference: NaN -> -1), not a category of its own as in the project protocol.
+      4. columns in the file's attribute order (22 columns); row L2 normalisation follows in
+         :func:`prepare_classification`.
+    """
+    path = raw_dir / "agaricus-lepiota.data"
+    rows, lines = _records(path, lambda t: t.split(","), MUSHROOM_ATTRIBUTES + 1)
+    codes = [ordinal_codes([r[j] for r in rows])[0] for j in range(1, MUSHROOM_ATTRIBUTES + 1)]
+    classes = ("e", "p")
+    return np.column_stack(codes), _labels([r[0] for r in rows], classes, path, lines), classes
+
+
+def _magic_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """MAGIC as OpenML MagicTelescope v1: 19,020 rows, the 10 numeric attributes raw.
+
+    Steps and sources: every row of ``magic04.data`` (OpenML keeps the same rows; its row-id
+    column is not a feature); the 10 attributes as read, no standardisation (reference); arms
+    ``g`` / ``h``; row L2 normalisation follows in :func:`prepare_classification`.
+    """
+    return _magic_raw(raw_dir)
+
+
+def _shuttle_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Shuttle as OpenML shuttle v1: the 58,000 rows of ``shuttle.trn`` then ``shuttle.tst``.
+
+    Steps and sources: both UCI files (OpenML shuttle v1 is their union); the 9 numeric
+    attributes as read, no standardisation (reference); arms classes 1 to 7; row L2
+    normalisation follows in :func:`prepare_classification`.
+    """
+    return _shuttle_raw(raw_dir)
+
+
+def _mnist_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """MNIST: the 10,000 test images only; OpenML mnist_784 v1 has 70,000 (train + test).
+
+    Steps and sources: the 784 pixels as OpenML serves them (0..255), no scaling (the row L2
+    normalisation in :func:`prepare_classification` removes any common scale anyway, so only
+    the row set differs from the reference); arms digits 0 to 9. The training images are not
+    in our data, hence the smaller row set.
+    """
+    return _mnist_raw(raw_dir)
+
+
+def _covertype_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Covertype as OpenML covertype v3: 581,012 rows, all 54 attributes raw.
+
+    Steps and sources: every row of ``covtype.data``; the 10 numeric and 44 binary (0/1)
+    attributes as read, no standardisation (reference); arms cover types 1 to 7; row L2
+    normalisation follows in :func:`prepare_classification`.
+    """
+    return _covertype_raw(raw_dir)
+
+
+REFERENCE_READERS = {
+    "adult": _adult_reference,
+    "mushroom": _mushroom_reference,
+    "magic": _magic_reference,
+    "shuttle": _shuttle_reference,
+    "mnist": _mnist_reference,
+    "covertype": _covertype_reference,
+}
+
+
+def _check_protocol(protocol: str) -> str:
+    """Return ``protocol`` if it is one of :data:`PROTOCOLS`; otherwise a ValueError naming it."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol: unknown preparation protocol {protocol!r}; "
+                         f"valid: {', '.join(PROTOCOLS)}")
+    return protocol
+
+
+def prepare_classification(name: str, raw_dir: Path, out_path: Path,
+                           protocol: str = "project") -> dict:
     """Write the bandit arrays of classification dataset ``name`` to ``out_path`` (.npz).
 
+    ``protocol`` is ``"project"`` (default: one-hot nominal, standardised numeric attributes)
+    or ``"reference"`` (the NeuralTS reference implementation: ordinal codes, missing -> -1,
+    raw numeric attributes); both L2-normalise every row. See the module docstring.
+
     Arrays: ``features`` float32 (n, d) with unit-L2-norm rows, ``labels`` int64 (n,) in
-    ``0..K-1`` and ``class_names`` unicode (K,). Returns a summary with ``n_rows``, ``dim``,
-    ``n_classes`` and ``class_counts`` (list of K ints).
+    ``0..K-1`` and ``class_names`` unicode (K,); the reference protocol adds ``protocol``
+    (0-d unicode, ``"reference"``). Returns a summary with ``n_rows``, ``dim``, ``n_classes``
+    and ``class_counts`` (list of K ints), plus ``protocol`` under the reference protocol.
 
     Raises:
         KeyError: ``name`` is not a classification dataset.
+        ValueError: ``protocol`` is not one of :data:`PROTOCOLS`.
         DataFormatError: a raw file is missing or malformed (message names file and line).
     """
-    if name not in CLASSIFICATION_READERS:
+    readers = {"project": CLASSIFICATION_READERS,
+               "reference": REFERENCE_READERS}[_check_protocol(protocol)]
+    if name not in readers:
         raise KeyError(f"no classification reader for {name!r}; valid names: "
-                       f"{', '.join(sorted(CLASSIFICATION_READERS))}")
-    features, labels, classes = CLASSIFICATION_READERS[name](Path(raw_dir))
+                       f"{', '.join(sorted(readers))}")
+    features, labels, classes = readers[name](Path(raw_dir))
     features = l2_normalise(features, f"{name} features").astype(np.float32)
     class_names = np.asarray(classes, dtype=np.str_)
-    write_npz(Path(out_path), **{"features": features, "labels": labels,
-                               "class_names": class_names})
-    return {
+    arrays = {"features": features, "labels": labels, "class_names": class_names}
+    if protocol != "project":
+        arrays["protocol"] = np.asarray(protocol, dtype=np.str_)
+    write_npz(Path(out_path), **arrays)
+    summary = {
         "name": name,
         "n_rows": int(features.shape[0]),
         "dim": int(features.shape[1]),
         "n_classes": len(classes),
         "class_counts": np.bincount(labels, minlength=len(classes)).tolist(),
     }
+    if protocol != "project":
+        summary["protocol"] = protocol
+    return summary
 
 
 # --------------------------------------------------------------------------- logged feedback
@@ -435,9 +632,17 @@ def _check_logged(values: np.ndarray, n_actions: int, path: Path, lines: Sequenc
 
 # --------------------------------------------------------------------------- output
 
-def prepare_dataset(name: str, raw_dir: Path, out_path: Path) -> dict:
-    """Prepare dataset ``name`` according to its registry ``kind``; return the summary."""
+def prepare_dataset(name: str, raw_dir: Path, out_path: Path, protocol: str = "project") -> dict:
+    """Prepare dataset ``name`` according to its registry ``kind``; return the summary.
+
+    ``protocol`` selects the classification preparation (:data:`PROTOCOLS`); logged-feedback
+    datasets have only the ``project`` one (OBP's), so ``reference`` is refused for them.
+    """
+    _check_protocol(protocol)
     spec = get_dataset(name)
     if spec.kind == "logged":
+        if protocol != "project":
+            raise ValueError(f"protocol: {protocol!r} applies to classification datasets only; "
+                             f"{name!r} is a logged-feedback dataset")
         return prepare_logged(name, raw_dir, out_path)
-    return prepare_classification(name, raw_dir, out_path)
+    return prepare_classification(name, raw_dir, out_path, protocol)

@@ -7,11 +7,15 @@ specification changed.
 
 Config shape (validated first by ``config/schema.yaml``)::
 
-    environments: {<env>: {kind: synthetic|classification, params: {...}, dataset: <name>, horizon: <int>}}
+    environments: {<env>: {kind: synthetic|classification, params: {...}, dataset: <name>,
+                           preparation: project|reference, horizon: <int>}}
     experiments:  {<exp>: {environments: [<env>...], horizon: <int>, n_runs: <int>,
                            regime: cold|warm, n_logged: <int, warm only>,
                            policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]},
                                                 fixed: "<reason>", environments: [<env>...]}}}}
+
+``preparation`` (classification environments only, default ``project``) picks how the dataset
+is prepared (:data:`hare.data.prepare.PROTOCOLS`); :func:`prepared_dataset` names the file.
 
 ``environments`` in a policy entry restricts it to some of the experiment's environments.
 ``regime`` (default ``cold``) is the experiment's information regime (paper: sec:regimes): in
@@ -36,9 +40,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from hare.data.prepare import PROTOCOLS
 from hare.policies.base import make_config, policy_class, policy_names
 
 RUN_ROLES = ("report", "tuning")
+DEFAULT_PREPARATION = "project"
 
 
 class ConfigError(ValueError):
@@ -87,8 +93,35 @@ def policy_points(label: str, entry: dict[str, Any]) -> list[tuple[str, dict[str
 
 
 def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[str, Any]:
+    """The job specification's ``environment`` entry of environment ``name``.
+
+    ``preparation`` is carried only when it is not the default (``project``), so the
+    specifications, and hence the results, of environments that do not declare one stay as
+    they were; :func:`preparation_of` reads it back with the default.
+    """
     env = dict(config["environments"][name])
-    return {"name": name, "kind": env["kind"], "params": env.get("params") or {}, "dataset": env.get("dataset"), "horizon": int(env.get("horizon") or horizon)}
+    spec = {"name": name, "kind": env["kind"], "params": env.get("params") or {}, "dataset": env.get("dataset"), "horizon": int(env.get("horizon") or horizon)}
+    if env.get("preparation", DEFAULT_PREPARATION) != DEFAULT_PREPARATION:
+        spec["preparation"] = env["preparation"]
+    return spec
+
+
+def preparation_of(environment: dict[str, Any]) -> str:
+    """The preparation protocol of an environment entry (config or job specification); default ``project``."""
+    return environment.get("preparation", DEFAULT_PREPARATION)
+
+
+def prepared_dataset(environment: dict[str, Any]) -> str | None:
+    """Path, relative to the results folder, of the prepared dataset an environment reads; None without a dataset.
+
+    ``data/prepared/<dataset>.npz`` for the project preparation, ``data/prepared_reference/<dataset>.npz`` for the
+    reference one.
+    """
+    if not environment.get("dataset"):
+        return None
+    preparation = preparation_of(environment)
+    folder = "prepared" if preparation == DEFAULT_PREPARATION else f"prepared_{preparation}"
+    return f"data/{folder}/{environment['dataset']}.npz"
 
 
 def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +221,7 @@ def validate_config(config: dict[str, Any]) -> None:
     for name, env in config["environments"].items():
         if env["kind"] in ("classification", "replay") and not env.get("dataset"):
             raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
+        _check_preparation(name, env)
     if "personalization" in config:
         from hare.envs.text import TextConfig
         from hare.model.personalization import PersonalizationConfig
@@ -217,6 +251,17 @@ def validate_config(config: dict[str, Any]) -> None:
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
                 raise ConfigError(f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}")
+
+
+def _check_preparation(name: str, env: dict[str, Any]) -> None:
+    """``environments.<name>.preparation``, if given, is a known protocol on a classification environment."""
+    if "preparation" not in env:
+        return
+    where = f"environments.{name}.preparation"
+    if env["preparation"] not in PROTOCOLS:
+        raise ConfigError(f"{where}: unknown preparation {env['preparation']!r}; valid: {', '.join(PROTOCOLS)}")
+    if env["kind"] != "classification":
+        raise ConfigError(f"{where}: only a classification environment has a preparation (kind is {env['kind']!r})")
 
 
 def _check_tuning_budget(config: dict[str, Any]) -> None:

@@ -42,6 +42,7 @@ PROVENANCE_FILES = (
     "bench/*",
     "tables/compute.csv",
     "tables/scaling.csv",
+    "tables/exploration_sweep.csv",
     "tables/replay.csv",
     "checks/personalization.json",
     "claims.md",

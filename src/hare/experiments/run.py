@@ -78,6 +78,22 @@ def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
     return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], spec["label"], "policy")
 
 
+def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
+    """The prepared dataset at ``dataset_path`` was made with the environment's ``preparation``.
+
+    A reference-protocol file carries a ``protocol`` member (``"reference"``); a project-protocol
+    file has none. A mismatch (e.g. the project file given to a ``preparation: reference``
+    environment) is a ValueError naming the environment, the file and both protocols.
+    """
+    from hare.experiments.grid import preparation_of
+
+    with np.load(dataset_path, allow_pickle=False) as data:
+        found = str(data["protocol"]) if "protocol" in data.files else "project"
+    wanted = preparation_of(env)
+    if found != wanted:
+        raise ValueError(f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}")
+
+
 def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None) -> BanditEnvironment:
     """The environment of a job specification."""
     env = spec["environment"]
@@ -91,6 +107,7 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
 
         if dataset_path is None:
             raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
+        check_preparation(env, dataset_path)
         return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"])
     if env["kind"] == "replay":
         from hare.envs.replay import ReplayBandit

@@ -55,6 +55,10 @@ MIN_POINTS = 4
 
 PREDICTED_EXPONENT = -0.5
 
+UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
+"""Result fields left out of the JSON: the arrays, and the timings (printed to the log), so the file is
+byte-identical between two builds."""
+
 
 def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = MIN_POINTS) -> list:
     """A list of at least ``minimum`` distinct positive numbers of type ``kind``; ``ValueError`` naming ``key`` otherwise."""
@@ -231,7 +235,7 @@ def _tex(result: dict[str, Any]) -> str:
 
 def write_approx_budget(result: dict[str, Any], out_json, out_tex) -> None:
     """``approx_budget.json`` (arrays left out) and its LaTeX fragment, both atomically."""
-    write_json(out_json, {k: v for k, v in result.items() if k != "arrays"})
+    write_json(out_json, {k: v for k, v in result.items() if k not in UNSERIALISED})
     write_text(out_tex, _tex(result))
 
 

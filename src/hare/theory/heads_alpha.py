@@ -49,6 +49,10 @@ __all__ = ["alpha_factor", "check_heads_alpha", "main", "run_heads_alpha", "writ
 GRID_KEYS = ("n_heads", "alpha")
 PREDICTED = {"H": 0.5, "g": 1.0}
 
+UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
+"""Result fields left out of the JSON: the arrays, and the timings (printed to the log), so the file is
+byte-identical between two builds."""
+
 
 def alpha_factor(alphas: Sequence[float], key_dim: int) -> np.ndarray:
     """``g(alpha) = 1 + alpha^2 / d_k`` for every ``alpha``: ``(n_alpha,)``."""
@@ -191,7 +195,7 @@ def _tex(result: dict[str, Any]) -> str:
 
 def write_heads_alpha(result: dict[str, Any], out_json, out_tex) -> None:
     """``heads_alpha.json`` (arrays left out) and its LaTeX fragment, both atomically."""
-    write_json(out_json, {k: v for k, v in result.items() if k != "arrays"})
+    write_json(out_json, {k: v for k, v in result.items() if k not in UNSERIALISED})
     write_text(out_tex, _tex(result))
 
 
