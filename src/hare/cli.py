@@ -139,7 +139,7 @@ def cmd_check_oful(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from hare.theory.claims import format_interval, load_configs, not_produced, write_claims
+    from hare.theory.claims import format_interval, format_threshold, load_configs, not_produced, write_claims
 
     configs = load_configs(args.config)
     keys = args.key or None
@@ -150,7 +150,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
     for r in results:
         if r.status != "PASS" or keys:
-            print(f"  {r.status:12s} {r.key}: {format_interval(r)}, needed {r.compare} {r.threshold:.4g}")
+            print(f"  {r.status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}")
     return 0
 
 

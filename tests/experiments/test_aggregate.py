@@ -13,9 +13,11 @@ from hare.io import write_json, write_npz
 COLD = "Regime: cold, no policy sees a logged interaction."
 
 
-def _run(folder, experiment, environment, label, totals, policy=None, params=None, regime="cold", n_logged=0, tuned=None, ties=None, fixed=None, record=True, horizon=100):
+def _run(folder, experiment, environment, label, totals, policy=None, params=None, regime="cold", n_logged=0, tuned=None, ties=None, fixed=None, record=True, horizon=100,
+         dataset=None, preparation=None):
     """A report run file and its sidecar, as ``run_job`` writes them (``record=False``: an older file without regime keys)."""
-    job = {"experiment": experiment, "environment": {"name": environment}, "label": label, "policy": policy or label, "params": dict(params or {}), "role": "report"}
+    env = {"name": environment, **({"dataset": dataset} if dataset else {}), **({"preparation": preparation} if preparation else {})}
+    job = {"experiment": experiment, "environment": env, "label": label, "policy": policy or label, "params": dict(params or {}), "role": "report"}
     if tuned is not None:
         job["tuned_grid"] = tuned
         chosen = ",".join(f"{k}={job['params'][k]}" for k in sorted(tuned))
@@ -150,6 +152,23 @@ def test_published_table_shows_the_chosen_value(tmp_path):
     _, tex, table = _table(tmp_path, runs, kind="published", published_csv=published)
     assert r"LinUCB & Adult & $\alpha$=0.1 &" in tex and COLD in tex
     assert json.loads(table[0]["chosen"]) == {"alpha": 0.1}
+
+
+def test_published_table_compares_like_with_like(tmp_path):
+    """Rows are matched by dataset; only the reference preparation at the published T and n is comparable; a
+    project-preparation row of the same policy is listed beside it; there is no difference column."""
+    published = tmp_path / "published.csv"
+    published.write_text("policy,environment,mean,std,n_runs,horizon,source\nlinucb,adult,2097.5,50.3,2,100,LNUCB-TA Table 2\n")
+    runs = [
+        _run(tmp_path, "pub", "adult_reference", "linucb", [2000.0, 2100.0], dataset="adult", preparation="reference"),
+        _run(tmp_path, "pub", "adult_onehot", "linucb", [1600.0, 1650.0], dataset="adult"),
+        _run(tmp_path, "pub", "adult_short", "linucb", [20.0, 21.0], dataset="adult", preparation="reference", horizon=50),
+    ]
+    _, tex, table = _table(tmp_path, runs, kind="published", published_csv=published)
+    by_env = {row["environment"]: row for row in table}
+    assert by_env["adult_reference"]["comparable"] == "True" and by_env["adult_onehot"]["comparable"] == "False"
+    assert by_env["adult_short"]["comparable"] == "False" and by_env["adult_onehot"]["preparation"] == "project"
+    assert "Difference" not in tex and "Comparable" in tex and "reference (ordinal, unit rows), $T=100$, $n=2$" in tex
 
 
 def test_regime_sentence_with_two_log_sizes():

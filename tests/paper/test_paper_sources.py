@@ -203,7 +203,8 @@ def _produced_results(config: dict) -> set[str]:
 @pytest.mark.parametrize("name", ["smoke", "default", "paper"])
 def test_claim_check_inputs_are_produced_by_every_config(claims, name):
     produced = _produced_results(yaml.safe_load(_read(ROOT / "config" / f"{name}.yaml")))
-    missing = {c["key"]: path for c in claims for path in c["inputs"].values() if not path.startswith("results/runs/") and path not in produced}
+    missing = {c["key"]: path for c in claims for path in c["inputs"].values()
+               if not path.startswith("results/runs/") and path not in produced and not (path.startswith("paper/") and (ROOT / path).is_file())}
     assert not missing, f"config/{name}.yaml does not produce the inputs of {missing}"
 
 

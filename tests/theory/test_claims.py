@@ -343,3 +343,23 @@ def test_prose_asserting_a_claim_that_does_not_pass_fails_the_build(repository, 
     assert broken.returncode != 0 and "the prose asserts claim good_vs_close, whose status is INCONCLUSIVE" in broken.stdout
     unknown = _pdflatex(tmp_path, head + "\\claimref{no_such_claim}\n\\end{document}\n")
     assert unknown.returncode != 0 and "unknown claim key no_such_claim" in unknown.stdout
+
+
+def test_a_band_claim_reads_a_published_table_and_needs_the_published_scale(tmp_path):
+    """compare: within [low, high] from a CSV of published numbers; a run at another horizon is NOT RUN (requires_equal)."""
+    (tmp_path / "pub.csv").write_text("policy,environment,mean,std,horizon\nlinucb,adult,100,5,3\nlinucb,magic,50,1,3\n")
+    _run(tmp_path, "runs/adult.npz", [95.0, 101.0, 110.0])
+    _run(tmp_path, "runs/magic.npz", [60.0, 61.0, 59.0])
+    for name in ("adult", "magic"):
+        car = {**_sidecar(environment=name), "horizon": 3 if name == "adult" else 7}
+        write_json(tmp_path / f"runs/{name}.json", car)
+    family = {"for_each": {"env": ["adult", "magic"]}, "key": "reproduced_{env}", "statement": "s",
+              "inputs": {"ours": "runs/{env}.npz", "meta": "runs/{env}.json", "pub": "pub.csv"},
+              "per_run": "ours.total_regret", "compare": "within",
+              "threshold": ["lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') - 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
+                            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') + 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')"],
+              "requires_equal": [["meta.horizon", "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'horizon')"]]}
+    adult, magic = evaluate_register(_register(tmp_path, [family]), tmp_path)
+    assert adult.threshold == (90.0, 110.0) and adult.status == "INCONCLUSIVE"
+    assert magic.status == "NOT RUN" and "meta.horizon" in magic.method
+    assert decide(95, 105, "within", (90.0, 110.0)) == "PASS" and decide(120, 130, "within", (90.0, 110.0)) == "FAIL"

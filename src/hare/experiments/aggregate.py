@@ -109,6 +109,8 @@ def summarise_run(npz_path: str | Path) -> dict:
     return {
         "experiment": job["experiment"],
         "environment": job["environment"]["name"],
+        "dataset": job["environment"].get("dataset") or "",
+        "preparation": job["environment"].get("preparation", "project") if job["environment"].get("dataset") else "",
         "policy": job["label"],
         "policy_name": job["policy"],
         "params": json.dumps(job["params"], sort_keys=True),
@@ -431,44 +433,57 @@ def compute_table_tex(rows: list[dict], caption: str, label: str) -> str:
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes)
 
 
+PROTOCOL_NAMES = {"reference": "reference (ordinal, unit rows)", "project": "one-hot, standardised, unit rows"}
+"""How each preparation protocol is named in the published table (``hare.data.prepare``)."""
+
+
 def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
-    """Our rows next to the numbers a publication quotes (CSV: policy, environment, mean, std, n_runs, horizon, source)."""
+    """Our rows beside the numbers a publication quotes (CSV: policy, environment, mean, std, n_runs, horizon, source).
+
+    A published row is matched by policy and dataset (``environment`` in the CSV names the dataset). Every protocol
+    we ran is listed: the reference preparation is the published protocol; a project-preparation row of the same
+    policy shows what the preparation alone moves. ``comparable`` is true only when the preparation is the
+    reference one and the horizon and run count equal the published ones; no difference is computed.
+    """
     with open(published_csv, newline="") as handle:
-        published = list(csv.DictReader(handle))
-    ours = {(r["policy_name"], r["environment"]): r for r in rows}
+        published = {(p["policy"], p["environment"]): p for p in csv.DictReader(handle)}
     out = []
-    for p in published:
-        mine = ours.get((p["policy"], p["environment"]))
-        if mine is None:
+    for mine in rows:
+        p = published.get((mine["policy_name"], mine.get("dataset") or mine["environment"]))
+        if p is None:
             continue
-        published_mean = float(p["mean"])
-        out.append(
-            {**mine, "published_mean": published_mean, "published_std": float(p["std"]), "published_n_runs": int(p["n_runs"]),
-             "published_horizon": int(p["horizon"]), "source": p["source"], "difference": mine["mean"] - published_mean}
-        )
-    return out
+        horizon, n_runs = int(p["horizon"]), int(p["n_runs"])
+        comparable = mine.get("preparation") == "reference" and mine["horizon"] == horizon and mine["n_runs"] == n_runs
+        out.append({**mine, "published_mean": float(p["mean"]), "published_std": float(p["std"]), "published_n_runs": n_runs,
+                    "published_horizon": horizon, "source": p["source"], "comparable": comparable})
+    return sorted(out, key=lambda r: (r["dataset"] or r["environment"], r["policy_name"], r.get("preparation") != "reference"))
 
 
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
+    """Policy, dataset, our protocol with T and n, our mean +- std, the published mean +- std with its T and n, and
+    whether the two sides are comparable (same protocol, horizon and run count); no difference column."""
     marks = _fixed_marks(rows)
     body = [
         [
             escape(display_name(r["policy_name"])),
-            escape(display_name(r["environment"])),
+            escape(display_name(r["dataset"] or r["environment"])),
             _choice_cell([r], marks)[0],
-            f"{_spread(r, False)} ($T={r['horizon']}$, $n={r['n_runs']}$)" + (TIE_MARK if tied(r) else ""),
+            f"{escape(PROTOCOL_NAMES.get(r.get('preparation') or 'project', r.get('preparation') or ''))}, $T={r['horizon']}$, $n={r['n_runs']}$",
+            f"{_spread(r, False)}" + (TIE_MARK if tied(r) else ""),
             f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} ($T={r['published_horizon']}$, $n={r['published_n_runs']}$)",
-            format_number(r["difference"]),
+            "yes" if r["comparable"] else "no",
         ]
         for r in rows
     ]
     notes = (
-        "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol). "
-        "Differences in horizon, run count or preprocessing make the columns comparable only where $T$ and $n$ agree."
+        "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol: shuffled rows, "
+        "unit-norm features, one pass). A row is comparable when it follows the reference preparation at the published horizon "
+        "and run count; its claim in the register asks that our mean lie within two published standard deviations of the "
+        "published mean. Rows with the project preparation show what the preparation alone changes."
     )
     extra = hyperparameter_note(rows)
     notes += (" " + extra) if extra else ""
-    header, align, body = _with_regime(rows, ["Policy", "Dataset", "Hyperparameters", "This artifact", "Published", "Difference"], "lllrrr", body)
+    header, align, body = _with_regime(rows, ["Policy", "Dataset", "Hyperparameters", "Our protocol", "This artifact", "Published", "Comparable"], "llllrrl", body)
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
@@ -508,7 +523,7 @@ def write_table(
             raise ValueError("a published table needs --published")
         sentence = regime_sentence(rows)
         rows = published_rows(rows, published_csv)
-        fields = FIELDS + ("published_mean", "published_std", "published_n_runs", "published_horizon", "difference", "source")
+        fields = FIELDS + ("dataset", "preparation", "published_mean", "published_std", "published_n_runs", "published_horizon", "comparable", "source")
         tex = published_table_tex(rows, caption, label) if rows else booktabs_table(["Policy"], [["no published counterpart in this configuration"]], "l", f"{caption} {sentence}", label)
     write_text(csv_path, rows_to_csv(rows, fields))
     write_text(tex_path, tex)

@@ -60,6 +60,14 @@ DISPLAY_NAMES = {
     "lnucb_ta_theta": "LNUCB-TA, neighbourhood range",
     "lnucb_ta_ablation": "LNUCB-TA, attention and adaptive kNN",
     "open_bandit": "Open Bandit",
+    "adult_reference": "Adult (reference preparation)",
+    "adult_onehot": "Adult (one-hot preparation)",
+    "magic_reference": "Magic (reference preparation)",
+    "magic_onehot": "Magic (one-hot preparation)",
+    "mushroom_reference": "Mushroom (reference preparation)",
+    "mushroom_onehot": "Mushroom (one-hot preparation)",
+    "mnist_reference": "MNIST (reference preparation)",
+    "mnist_onehot": "MNIST (one-hot preparation)",
 }
 
 PARAMETER_SYMBOLS = {

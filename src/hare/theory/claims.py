@@ -58,6 +58,7 @@ the build.
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import json
 import math
@@ -90,8 +91,22 @@ FUNCTIONS = {
     "sqrt": np.sqrt,
     "log": np.log,
     "len": len,
+    "lookup": lambda rows, *pairs: _lookup(rows, *pairs),
 }
-COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def _lookup(rows: list[dict[str, str]], *pairs: str) -> float:
+    """``lookup(table, column, value, ..., field)``: the number in ``field`` of the one CSV row whose columns equal the
+    given values, e.g. ``lookup(pub, "policy", "linucb", "environment", "adult", "mean")``."""
+    if len(pairs) % 2 != 1:
+        raise ValueError("lookup takes (table, column, value, ..., field)")
+    criteria, field = dict(zip(pairs[:-1:2], pairs[1:-1:2], strict=True)), pairs[-1]
+    matches = [row for row in rows if all(row.get(k) == v for k, v in criteria.items())]
+    if len(matches) != 1:
+        raise KeyError(f"lookup {criteria}: {len(matches)} rows match (need exactly one)")
+    return float(matches[0][field])
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "within": None}
+"""``within`` takes a threshold ``[low, high]``: the measured quantity lies in that band."""
 
 
 def _divide(a: Any, b: Any) -> Any:
@@ -120,7 +135,7 @@ class ClaimResult:
     low: float
     high: float
     compare: str
-    threshold: float
+    threshold: float | tuple[float, float]
     status: str
     method: str
     sources: tuple[str, ...]
@@ -136,14 +151,20 @@ class ClaimResult:
         return self.status == "NOT RUN"
 
 
-def decide(low: float, high: float, compare: str, threshold: float, measured: float | None = None) -> str:
-    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold``, FAIL when none does,
+def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None) -> str:
+    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
+    ``threshold = (band_low, band_high)``), FAIL when none does,
     INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
     whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
-    if (measured is not None and not math.isfinite(measured)) or not math.isfinite(threshold):
+    band = threshold if isinstance(threshold, tuple) else (threshold, threshold)
+    if (measured is not None and not math.isfinite(measured)) or not all(math.isfinite(b) for b in band):
         return "FAIL"
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         return "FAIL" if measured is None else "INCONCLUSIVE"
+    if compare == "within":
+        if band[0] <= low and high <= band[1]:
+            return "PASS"
+        return "FAIL" if high < band[0] or low > band[1] else "INCONCLUSIVE"
     holds = COMPARISONS[compare]
     if holds(low, threshold) and holds(high, threshold):
         return "PASS"
@@ -170,7 +191,10 @@ def load_input(path: Path) -> Any:
         return json.loads(path.read_text())
     if path.suffix == ".npz":
         return read_npz(path)
-    raise ValueError(f"claim input {path}: unsupported file type {path.suffix!r} (use .json or .npz)")
+    if path.suffix == ".csv":
+        with open(path, newline="") as handle:
+            return list(csv.DictReader(handle))
+    raise ValueError(f"claim input {path}: unsupported file type {path.suffix!r} (use .json, .npz or .csv)")
 
 
 def evaluate_expression(expression: str | float | int, names: dict[str, Any]) -> Any:
@@ -284,7 +308,13 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_reward" in names[name]]
         if kind in ("per_run", "bootstrap") and len(run_inputs) > 1:
             check_paired(key, {paths[n]: load_input((root / paths[n]).with_suffix(".json")) for n in run_inputs})
-        threshold = _number(evaluate_expression(claim["threshold"], names))
+        if compare == "within":
+            if not isinstance(claim["threshold"], list) or len(claim["threshold"]) != 2:
+                raise ValueError("compare 'within' needs threshold: [low, high]")
+            threshold = tuple(_number(evaluate_expression(e, names)) for e in claim["threshold"])
+        else:
+            threshold = _number(evaluate_expression(claim["threshold"], names))
+        unmet = [pair for pair in claim.get("requires_equal") or [] if _number(evaluate_expression(pair[0], names)) != _number(evaluate_expression(pair[1], names))]
         if kind == "per_run":
             measured, low, high = t_interval(evaluate_expression(claim["per_run"], names))
             method = f"t interval over {len(np.atleast_1d(evaluate_expression(claim['per_run'], names)))} runs"
@@ -304,7 +334,13 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         raise ClaimError(f"claim {key!r}: {error}") from error
     if math.isnan(measured):
         low = high = math.nan
-    status = "VACUOUS" if trivial is not None and threshold >= trivial else decide(low, high, compare, threshold, measured)
+    if unmet:
+        method += "; not what the claim needs: " + "; ".join(f"{a} != {b}" for a, b in unmet)
+        status = "NOT RUN"
+    elif trivial is not None and threshold >= trivial:
+        status = "VACUOUS"
+    else:
+        status = decide(low, high, compare, threshold, measured)
     return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial, str(claim.get("family", "")))
 
 
@@ -313,7 +349,10 @@ _TEMPLATED = ("key", "section", "statement", "measured", "threshold", "trivial_b
 
 
 def _placeholders(claim: dict[str, Any]) -> set[str]:
-    texts = [claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values()) + list(claim.get("interval") or [])
+    nested = [claim.get("threshold")] if isinstance(claim.get("threshold"), list) else []
+    nested += [pair for pair in claim.get("requires_equal") or []]
+    texts = ([claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values()) + list(claim.get("interval") or [])
+             + [text for group in nested for text in group])
     return {name for text in texts if isinstance(text, str) for name in _PLACEHOLDER.findall(text)}
 
 
@@ -464,6 +503,14 @@ def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozen
     return [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
 
 
+def format_threshold(r: ClaimResult, digits: int = 4, number=None) -> str:
+    """``<compare> <threshold>``, or ``within [low, high]`` for a band."""
+    number = number or (lambda v: f"{v:.{digits}g}")
+    if isinstance(r.threshold, tuple):
+        return f"{r.compare} [{number(r.threshold[0])}, {number(r.threshold[1])}]"
+    return f"{r.compare} {number(r.threshold)}"
+
+
 def format_interval(r: ClaimResult, digits: int = 3) -> str:
     if r.not_run or math.isnan(r.measured):
         return "--"
@@ -489,7 +536,7 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        threshold = r.compare if r.not_run else f"{r.compare} {r.threshold:.4g}" + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
+        threshold = r.compare if r.not_run else format_threshold(r) + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
         status = r.status if r.status in ("PASS", "NOT RUN") else f"**{r.status}**"
         lines.append(f"| `{r.key}` | {r.section} | {r.statement} | {format_interval(r)} | {threshold} | {status} | {r.method} | "
                      + ", ".join(f"`{s}`" for s in r.sources) + " |")
@@ -526,7 +573,7 @@ def claims_tex(results: Sequence[ClaimResult]) -> str:
         ]
         if r.not_run:
             continue
-        threshold = f"${escape(r.compare)}$ {format_number(r.threshold, 2)}"
+        threshold = format_threshold(r, number=lambda v: format_number(v, 2)).replace(r.compare, f"${escape(r.compare)}$" if r.compare != "within" else "within", 1)
         status = r.status if r.status == "PASS" else rf"\textbf{{{r.status}}}"
         rows.append([_breakable_key(r.key), escape(r.section), escape(r.statement), _tex_interval(r), threshold, status])
     families = sorted({r.family for r in results if r.family})
