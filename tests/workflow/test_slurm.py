@@ -194,7 +194,7 @@ def slurm_run(slurm_cluster, repository, tmp_path_factory):
     workdir = copy_repository(repository, tmp_path_factory.mktemp("slurm-run"))
     profile = _local_profile(repository, workdir / "profiles" / "slurm-localtest")
     start = time.monotonic()
-    result = subprocess.run([*SNAKEMAKE, "--profile", str(profile), "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True, env=slurm_cluster, timeout=900)
+    result = subprocess.run([*SNAKEMAKE, "--profile", str(profile), "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True, env=slurm_cluster, timeout=1800)
     elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
     return workdir, result.stdout + result.stderr, elapsed
