@@ -291,11 +291,11 @@ SWEEP_RATES = {"lnucb_ta": "alpha_0", "linucb": "alpha", "knn_ucb": "theta", "li
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_lnucb_ta_experiments_of_every_config(path):
-    """Each config validates; on every classification dataset the sweep runs the four policies at the same rates
+    """Each config validates; on every dataset of the classification experiment the sweep runs the four policies at the same rates
     (run files ``<policy>@<rate name>=<rate>``), the ablation runs the four switch settings, and the sensitivity
     study runs LNUCB-TA over kappa and over (theta_min, theta_max)."""
     config = check_config(yaml.safe_load(path.read_text()))
-    classification = {name for name, env in config["environments"].items() if env["kind"] == "classification"}
+    classification = set(config["experiments"]["classification"]["environments"])
     jobs = expand_jobs(config)
     for experiment in ("exploration_sweep", "lnucb_ta_ablation", "sensitivity"):
         assert set(config["experiments"][experiment]["environments"]) == classification, experiment
