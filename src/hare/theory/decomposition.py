@@ -342,6 +342,18 @@ def _hare_config(hare_params: dict[str, Any], variant: str) -> dict[str, Any]:
     return params
 
 
+def check_warm_start_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Check a theory section's ``n_logged`` (an integer >= 1, default 1000) and ``hare_params`` (a mapping); return
+    ``hare_params``. Raises ``ValueError`` naming the key."""
+    n_logged = settings.get("n_logged", 1000)
+    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
+        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+    hare_params = settings.get("hare_params") or {}
+    if not isinstance(hare_params, dict):
+        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    return hare_params
+
+
 def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
     """Validate a ``theory.decomposition`` (``grid=False``) or ``theory.decomposition_grid`` section before any run.
 
@@ -352,12 +364,7 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
     """
     if not grid:
         _check_horizon_span(settings.get("horizons"))
-    n_logged = settings.get("n_logged", 1000)
-    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
-    hare_params = settings.get("hare_params") or {}
-    if not isinstance(hare_params, dict):
-        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    hare_params = check_warm_start_settings(settings)
     if "n_logged" in hare_params:
         raise ValueError("hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
                          "not a HARE hyperparameter")

@@ -43,6 +43,7 @@ from hare.policies.hare import HAREConfig
 from hare.random import run_keys
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.approx_budget import check_hare_sim, check_positive_grid, check_run_settings, exponent_record
+from hare.theory.decomposition import check_warm_start_settings
 
 __all__ = ["alpha_factor", "check_heads_alpha", "main", "run_heads_alpha", "write_heads_alpha"]
 
@@ -77,18 +78,13 @@ def check_heads_alpha(settings: dict[str, Any]) -> None:
     if any(isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0 for a in alphas) or len(set(alphas)) != len(alphas):
         raise ValueError(f"alphas: must be distinct numbers >= 0 (got {alphas!r})")
     check_run_settings(settings)
-    n_logged = settings.get("n_logged", 1000)
-    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
-    hare_params = settings.get("hare_params") or {}
-    if not isinstance(hare_params, dict):
-        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
+    hare_params = check_warm_start_settings(settings)
     for key in GRID_KEYS:
         if key in hare_params:
             raise ValueError(f"hare_params.{key}: an axis of the grid (heads, alphas), not a fixed hyperparameter")
     if hare_params.get("alpha_schedule", "fixed") != "fixed":
         raise ValueError(f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})")
-    check_hare_sim(settings.get("env_params") or {}, hare_params, n_logged)
+    check_hare_sim(settings.get("env_params") or {}, hare_params, settings.get("n_logged", 1000))
     key_dim = SyntheticConfig(**(settings.get("env_params") or {})).key_dim
     for h in heads:
         for a in alphas:
