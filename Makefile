@@ -14,7 +14,7 @@ TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
 
-.PHONY: all test setup tex workflow report lint clean claim
+.PHONY: all test setup tex workflow report lint clean claim paper-core
 
 all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
@@ -58,3 +58,7 @@ lint:
 
 clean:
 	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/claims results/report.html paper/generated paper/figures .snakemake
+
+# The paper's core comparisons at the paper's scale on CPU (config/paper-core.yaml; README: measured time).
+paper-core:
+	$(MAKE) all CONFIG=config/paper-core.yaml

@@ -308,3 +308,25 @@ def test_lnucb_ta_experiments_of_every_config(path):
         assert sweep == {f"{name}@{rate_name}={rate}" for name, rate_name in SWEEP_RATES.items() for rate in rates}
         varied = {key for j in jobs if j.experiment == "sensitivity" and j.environment == env and j.spec["policy"] == "lnucb_ta" for key in j.spec["params"]}
         assert {"kappa", "theta_min", "theta_max"} <= varied
+
+
+def test_search_with_tied_distances_takes_the_earliest_pulls_first():
+    """Repeated contexts (as in Mushroom's discrete features): among equal distances the earlier
+    pull comes first, and a tie at the k-th distance keeps the earliest pulls, as a stable sort would."""
+    n_runs, n_arms, dim, k = 2, 2, 3, 4
+    rng = CounterRNG(run_keys(0, [0, 1], "tied-search"))
+    points = torch.tensor([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=torch.float64)
+    history = ArmHistory(n_runs, n_arms, 40, dim)
+    for s in range(40):
+        which = rng.randint("which", s, len(points))
+        history.append(rng.randint("arm", s, n_arms), points[which], torch.full((n_runs,), float(s)))
+    query = torch.tensor([0.0, 0.0, 0.5], dtype=torch.float64).expand(n_runs, n_arms, dim)
+    distances, rewards = history.nearest(query, k)
+    for run in range(n_runs):
+        for arm in range(n_arms):
+            stored, stored_rewards = history.arm_pulls(run, arm)
+            brute = np.linalg.norm(stored.numpy() - query[run, arm].numpy(), axis=1)
+            order = np.argsort(brute, kind="stable")[:k]
+            np.testing.assert_allclose(distances[run, arm].numpy(), brute[order], atol=1e-12)
+            np.testing.assert_array_equal(rewards[run, arm].numpy(), stored_rewards.numpy()[order])
+    assert len(torch.unique(distances)) < distances.numel()

@@ -4,8 +4,8 @@
 Every policy keeps, per run, the context, arm and reward of every past round in preallocated
 tensors (:class:`ArmHistory`), and searches them for all runs and arms at once: Euclidean
 distances ``||x - y||`` (seed 002 eq. 3 and Reeve et al. 2018 both use the metric of the context
-space) from ``||x||^2 + ||y||^2 - 2 x.y`` in float64 over the filled prefix only, then two stable
-sorts (by distance, then by arm) that give every arm's neighbours in order.
+space) from ``||x||^2 + ||y||^2 - 2 x.y`` in float64 over the filled prefix only, then a per-arm
+selection of the ``k`` nearest in linear time (no sort of the history).
 
 Notation: ``N_a`` pulls of arm ``a`` before round ``t``; ``r_{a,k}(x)`` distance from ``x`` to its
 ``k``-th nearest neighbour among them; ``f_{a,k}(x)`` mean reward of those ``k`` neighbours.
@@ -41,7 +41,7 @@ class ArmHistory(nn.Module):
     ``rewards`` ``(n_runs, capacity)`` float64 and ``arms`` ``(n_runs, capacity)`` int64; ``size``
     (int64 scalar) pulls are stored. Per arm: ``counts`` ``(n_runs, n_arms)`` int64,
     ``reward_sums`` and ``reward_square_sums`` ``(n_runs, n_arms)`` float64. A search costs
-    ``O(n_runs size (dim + log size))``, independent of the number of arms.
+    ``O(n_runs size (dim + n_arms))``: no sort of the history.
     """
 
     def __init__(self, n_runs: int, n_arms: int, capacity: int, dim: int):
@@ -99,15 +99,15 @@ class ArmHistory(nn.Module):
         ``N_a``) and their rewards ``(n_runs, n_arms, k)`` (0 past ``N_a``).
 
         Each stored pull ``s`` (arm ``a_s``, context ``y_s``) is measured against the query of its own
-        arm, ``||x_{a_s} - y_s||`` from ``||x||^2 + ||y||^2 - 2 x.y``; a stable sort by distance, then a
-        stable sort by arm, lays every arm's pulls out contiguously, nearest first (equal distances:
-        earlier pull first), and the first ``min(k, N_a)`` of each segment are read off (slot ``size``
-        stands for "no neighbour": distance ``+inf``, reward 0).
+        arm, ``||x_{a_s} - y_s||`` from ``||x||^2 + ||y||^2 - 2 x.y``. Per arm, a selection in
+        ``O(size)`` (no sort of the history): ``d_k``, the ``k``-th smallest distance (``topk``),
+        takes every pull nearer than ``d_k`` and the earliest pulls at exactly ``d_k`` until ``k``
+        are taken; the taken pulls, in the order of the rounds, are then sorted stably by distance
+        (equal distances: earlier pull first). Fewer than ``k`` pulls pad with ``+inf`` and 0.
         """
         n_runs, n_arms, _ = contexts.shape
         n = int(self.size)
-        counts = self.counts
-        k_search = min(k, int(counts.max())) if n else 0
+        k_search = min(k, int(self.counts.max())) if n else 0
         x = contexts.to(torch.float64)
         stored, labels = self.contexts[:, :n], self.arms[:, :n]  # (n_runs, n, dim), (n_runs, n)
         shared = shared_vector(x, (n_arms,))
@@ -119,18 +119,27 @@ class ArmHistory(nn.Module):
             cross = (own * stored).sum(-1)
             query_norms = x.square().sum(-1).gather(1, labels)
         distances = (query_norms + self.squared_norms[:, :n] - 2.0 * cross).clamp_min(0.0).sqrt()  # (n_runs, n)
-        order = torch.sort(distances, dim=1, stable=True).indices
-        order = order.gather(1, torch.sort(labels.gather(1, order), dim=1, stable=True).indices)
-        empty = torch.full((n_runs, 1), n, dtype=torch.int64, device=x.device)  # slot n: no neighbour
-        order = torch.cat([order, empty], dim=1)
-        distances = torch.cat([distances, torch.full_like(empty, math.inf, dtype=torch.float64)], dim=1)
-        rewards = torch.cat([self.rewards[:, :n], torch.zeros_like(empty, dtype=torch.float64)], dim=1)
-        starts = counts.cumsum(-1) - counts  # (n_runs, n_arms): first slot of each arm's segment
-        rank = torch.arange(k_search, device=x.device)
-        slots = torch.where(rank < counts[..., None], starts[..., None] + rank, n).flatten(1)  # (n_runs, n_arms * k_search)
-        index = order.gather(1, slots)
-        nearest_distances = distances.gather(1, index).view(n_runs, n_arms, k_search)
-        nearest_rewards = rewards.gather(1, index).view(n_runs, n_arms, k_search)
+        if k_search:
+            mine = labels[:, None, :] == torch.arange(n_arms, device=x.device)[None, :, None]  # (n_runs, n_arms, n)
+            per_arm = torch.where(mine, distances[:, None, :], math.inf)
+            kth = per_arm.topk(k_search, dim=-1, largest=False).values[..., -1:]  # (n_runs, n_arms, 1)
+            nearer = per_arm < kth
+            at_kth = mine & (per_arm == kth)
+            room = k_search - nearer.sum(-1, keepdim=True)
+            taken = nearer | (at_kth & (at_kth.cumsum(-1) <= room))
+            slots = torch.arange(n, device=x.device).expand(n_runs, n_arms, n)
+            index = torch.where(taken, slots, n).topk(k_search, dim=-1, largest=False).values  # (n_runs, n_arms, k_search), rounds' order; n: none
+        else:
+            index = torch.zeros(n_runs, n_arms, 0, dtype=torch.int64, device=x.device)
+        none = torch.zeros(n_runs, 1, dtype=torch.float64, device=x.device)
+        padded_distances = torch.cat([distances, none + math.inf], dim=1)  # slot n: no neighbour
+        padded_rewards = torch.cat([self.rewards[:, :n], none], dim=1)
+        flat = index.flatten(1)
+        nearest_distances = padded_distances.gather(1, flat).view(n_runs, n_arms, k_search)
+        nearest_rewards = padded_rewards.gather(1, flat).view(n_runs, n_arms, k_search)
+        order = torch.sort(nearest_distances, dim=-1, stable=True).indices
+        nearest_distances = nearest_distances.gather(-1, order)
+        nearest_rewards = nearest_rewards.gather(-1, order)
         if k_search < k:
             pad = (0, k - k_search)
             nearest_distances = torch.nn.functional.pad(nearest_distances, pad, value=math.inf)
