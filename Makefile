@@ -10,6 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CONFIG ?= config/default.yaml
 CORES ?= all
+SHELL := /bin/bash
 TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
@@ -20,8 +21,13 @@ all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
 	@sed -n 1,3p results/claims.md
 
+# The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log.
 workflow:
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	@mkdir -p results/logs
+	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
+	@set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
+	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \
+	  || { echo "workflow failed: see results/logs/workflow.log"; exit 1; }
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow

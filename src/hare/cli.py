@@ -128,7 +128,7 @@ def cmd_bounds(args: argparse.Namespace) -> int:
 
 
 def cmd_check_oful(args: argparse.Namespace) -> int:
-    from hare.experiments.run import build_environment, resolve_device
+    from hare.experiments.job_setup import build_environment, resolve_device
     from hare.theory.oful_check import oful_check
 
     sidecar = json.loads(Path(args.run).with_suffix(".json").read_text())

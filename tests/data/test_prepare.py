@@ -486,7 +486,7 @@ def test_environment_spec_carries_preparation(smoke_config):
 
 
 def test_runner_refuses_a_file_of_the_other_preparation(tmp_path):
-    from hare.experiments.run import check_preparation
+    from hare.experiments.job_setup import check_preparation
 
     _planted_mushroom(tmp_path)
     prepare_classification("mushroom", tmp_path, tmp_path / "project.npz")

@@ -19,11 +19,11 @@ from hare.experiments.bench import (
     linucb_traffic_floor,
     peer_ratio_entry,
     read_bandwidth_gbps,
-    t_summary,
 )
 from hare.experiments.bench_hare import bench_hare_table_tex
 from hare.experiments.config import REPOSITORY, check_config, schema_errors
 from hare.experiments.grid import ConfigError
+from hare.experiments.timing import t_summary
 
 SETTING = {"dataset": "toy", "device": "cpu", "n_runs": 4, "horizon": 100, "dim": 10, "n_arms": 2}
 

@@ -67,7 +67,7 @@ def test_tuned_experiment_has_tuning_jobs_and_one_report_job(smoke_config):
 
 
 def test_tuning_and_report_jobs_use_disjoint_seeds(smoke_config):
-    from hare.experiments.run import environment_keys, policy_keys
+    from hare.experiments.job_setup import environment_keys, policy_keys
 
     jobs = expand_jobs(_tuned(smoke_config))
     report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import checkpoints, run_job, simulate
+from hare.experiments.job_setup import checkpoints
+from hare.experiments.run import run_job, simulate
 from hare.policies import build_policy
 from hare.random import run_keys
 

@@ -11,7 +11,8 @@ import torch
 
 from hare.cli import main as cli_main
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import build_environment, run_job
+from hare.experiments.job_setup import build_environment
+from hare.experiments.run import run_job
 from hare.io import read_npz, write_npz
 from hare.random import run_keys
 from hare.theory.oful_check import confidence_membership, ellipsoid_norm_sq, linear_parameters, membership_summary, oful_check, oful_radius

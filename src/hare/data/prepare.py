@@ -55,6 +55,13 @@ COVERTYPE_BINARY = 44
 OBD_REQUIRED = ("timestamp", "item_id", "position", "click", "propensity_score")
 OBD_ITEM_REQUIRED = ("item_id", "item_feature_0")
 PROTOCOLS = ("project", "reference")
+DEFAULT_PREPARATION = "project"
+
+
+def preparation_of(environment: dict) -> str:
+    """The preparation protocol of an environment entry (config or job specification); default ``project``."""
+    return environment.get("preparation", DEFAULT_PREPARATION)
+
 MISSING = "?"
 MISSING_CODE = -1.0
 

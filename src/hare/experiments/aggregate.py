@@ -119,6 +119,7 @@ def summarise_run(npz_path: str | Path) -> dict:
         "mean": mean,
         "std": std,
         "std_over_mean_pct": 100.0 * std / mean if mean > 0 else float("nan"),
+        "runs_above_half": int((totals > sidecar["horizon"] / 2).sum()),
         "mean_reward": float(arrays["total_reward"].mean()),
         "regime": regime,
         "n_logged": n_logged,

@@ -35,12 +35,12 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json, write_text
 from hare.policies import build_policy
 from hare.policies.base import policy_names
 from hare.random import run_keys
 
-BASELINES = ("random", "ucb1", "kl_ucb", "eps_greedy", "beta_thompson", "linucb", "lin_ts", "lin_thompson_ucb", "kernel_ucb", "kernel_ts")
 NOT_BENCHED = ("hare_synthesize",)
 """Synthesize mode outputs a vector, not an arm; it has no select/update round to time."""
 
@@ -73,11 +73,6 @@ def make_environment(spec: DatasetSpec, n_runs: int, horizon: int, device: str) 
     features = torch.as_tensor(np.asarray(features, dtype=np.float64))
     features = features / features.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return ClassificationBandit(features, torch.as_tensor(np.asarray(labels, dtype=np.int64)), n_runs, horizon, keys, device)
-
-
-def synchronise(device: str) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize()
 
 
 def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 2, max_seconds: float = math.inf) -> tuple[int, float]:
@@ -140,23 +135,6 @@ def ceiling_fraction(bytes_per_round: float, read_gbps: float, seconds_per_round
     return bytes_per_round / (read_gbps * 1e9) / seconds_per_round
 
 
-def t_summary(values: list[float], method: str) -> dict[str, Any]:
-    """``{"estimate", "ci_low", "ci_high", "level", "n", "method"}`` of positive ratios ``values``: the
-    geometric mean ``exp(mean log r)`` and its 95% interval ``exp(mean log r ± t_{0.975, n-1} s / sqrt(n))``,
-    ``s`` the standard deviation of ``log r`` (``null`` bounds when ``n < 2``)."""
-    from scipy import stats
-
-    logs = np.log(np.asarray(values, dtype=np.float64))
-    n = int(logs.size)
-    if n == 0:
-        return {"estimate": None, "ci_low": None, "ci_high": None, "level": 0.95, "n": 0, "method": method}
-    centre = float(logs.mean())
-    if n < 2:
-        return {"estimate": math.exp(centre), "ci_low": None, "ci_high": None, "level": 0.95, "n": 1, "method": method}
-    half = float(stats.t.ppf(0.975, n - 1) * logs.std(ddof=1) / math.sqrt(n))
-    return {"estimate": math.exp(centre), "ci_low": math.exp(centre - half), "ci_high": math.exp(centre + half), "level": 0.95, "n": n, "method": method}
-
-
 def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, alpha: float) -> dict[str, Any]:
     """One sequential run of disjoint LinUCB in ``library`` over ``contexts (horizon, dim)`` and ``rewards (horizon, n_arms)``."""
     horizon, n_arms = rewards.shape
@@ -200,8 +178,6 @@ COMPARISON_REPEATS = 5
 """Default number of interleaved repeats of the comparison (batched LinUCB, the read of its state, the
 peers): each repeat yields one back-to-back ratio, and the reported ratio is their mean with a t
 interval over repeats, since one timing of the same code on a shared machine varies by tens of percent."""
-
-PAIRED_METHOD = "t over repeats on log ratios (geometric mean), each repeat a back-to-back pair timed in one process on the same data"
 
 TIMING_ERRORS = (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError)
 

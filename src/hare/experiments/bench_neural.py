@@ -22,7 +22,7 @@ import time
 import torch
 
 from hare.envs.classification import ClassificationBandit
-from hare.experiments.bench import synchronise
+from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
@@ -63,7 +63,6 @@ def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 1
     ``ratios`` holds their geometric mean with a t interval (of the log ratio) over repeats, ``repeats`` every timing, and the
     rates and ``*_speedup_*`` fields the medians over repeats.
     """
-    from hare.experiments.bench import PAIRED_METHOD, t_summary
 
     if repeats < 1:
         raise ValueError(f"bench.neural_repeats must be at least 1, got {repeats}")

@@ -51,7 +51,8 @@ import torch.nn.functional as F
 
 from hare.envs.base import LoggedRounds, Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import checkpoints, deterministic_kernels, resolve_device, simulate
+from hare.experiments.job_setup import checkpoints, deterministic_kernels, resolve_device
+from hare.experiments.run import simulate
 from hare.io import write_json, write_npz, write_text
 from hare.policies.base import Policy, build_policy, make_config
 from hare.random import CounterRNG, run_keys

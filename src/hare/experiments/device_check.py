@@ -30,7 +30,7 @@ CASES = [
     ("rag_cosine", {}),
     ("lnucb_ta", {}),
     ("knn_ucb", {}),
-    ("neural_ucb", {"width": 20, "exploration": "jacobian"}),
+    ("neural_ucb", {"width": 20, "exploration": "diagonal"}),
 ]
 
 
@@ -45,12 +45,12 @@ def run_case(policy: str, params: dict, device: str, n_runs: int, horizon: int) 
     return result["total_regret"], time.perf_counter() - start
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="hare device-check", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--n-runs", type=int, default=20)
     parser.add_argument("--horizon", type=int, default=2000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     report = {"torch": torch.__version__, "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu", "cases": []}
     for policy, params in CASES:

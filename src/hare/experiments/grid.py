@@ -40,11 +40,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from hare.data.prepare import PROTOCOLS
+from hare.data.prepare import DEFAULT_PREPARATION, PROTOCOLS, preparation_of
 from hare.policies.base import make_config, policy_class, policy_names
-
-RUN_ROLES = ("report", "tuning")
-DEFAULT_PREPARATION = "project"
 
 
 class ConfigError(ValueError):
@@ -104,11 +101,6 @@ def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[st
     if env.get("preparation", DEFAULT_PREPARATION) != DEFAULT_PREPARATION:
         spec["preparation"] = env["preparation"]
     return spec
-
-
-def preparation_of(environment: dict[str, Any]) -> str:
-    """The preparation protocol of an environment entry (config or job specification); default ``project``."""
-    return environment.get("preparation", DEFAULT_PREPARATION)
 
 
 def prepared_dataset(environment: dict[str, Any]) -> str | None:

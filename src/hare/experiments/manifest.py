@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from pathlib import Path
 
 from hare.io import file_sha256, write_text
@@ -60,11 +59,6 @@ PROVENANCE_FILES = (
 Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the
 personalization timings) is byte-identical between two runs on the same device and software versions.
 """
-
-
-def pdf_without_trailer_id(data: bytes) -> bytes:
-    """``data`` (a PDF) with its trailer ``/ID [<...> <...>]`` removed, for comparing two builds."""
-    return re.sub(rb"/ID \[<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+>\]", b"", data)
 
 
 def _excluded(relative: str) -> bool:

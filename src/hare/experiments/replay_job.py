@@ -13,7 +13,7 @@ of :func:`run_replay` plus off-policy estimates of each run's final greedy polic
   reward model on the arm contexts, ``lam = 1``);
 * ``logged_mean_reward`` ``()``: the logging policy's value, the mean logged reward;
 
-and ``<stem>.json``, the sidecar of :func:`hare.experiments.run.provenance` with the means of
+and ``<stem>.json``, the sidecar of :func:`hare.experiments.job_setup.provenance` with the means of
 the totals and of the estimates and ``greedy_rule``, the rule :func:`greedy_arms` used.
 """
 
@@ -33,7 +33,7 @@ import torch
 from hare.envs.base import Observation
 from hare.envs.replay import LoggedData, ReplayBandit, masked_update
 from hare.experiments import off_policy
-from hare.experiments.run import _progress, build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, regime_record, resolve_device, warm_start_logs
+from hare.experiments.job_setup import build_environment, checkpoints, deterministic_kernels, policy_keys, progress_ticker, provenance, regime_record, resolve_device, warm_start_logs
 from hare.io import write_json, write_npz
 from hare.policies.base import argmax_random_ties, build_policy
 
@@ -47,7 +47,7 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
     ``(n_runs,)``, and the event is accepted where ``arms`` equals the logged arm; accepted
     runs learn from it through :func:`hare.envs.replay.masked_update`. A run stops accepting
     once it has ``target_accepted`` accepted events (Li et al.'s ``T``; ``None``: never).
-    With ``C`` checkpoints on the step grid (:func:`hare.experiments.run.checkpoints`) and
+    With ``C`` checkpoints on the step grid (:func:`hare.experiments.job_setup.checkpoints`) and
     ``A`` the largest accepted count, the arrays are
 
     * ``rounds`` ``(C,)``: 1-based steps (logged events streamed) of the checkpoints;
@@ -77,7 +77,7 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
     trace = torch.full((env.n_runs, n_steps), float("nan"), dtype=torch.float64, device=device)
     limit = n_steps if target_accepted is None else target_accepted
     reward_curve, count_curve = [], []
-    bar = _progress(n_steps, progress)
+    bar = progress_ticker(n_steps, progress)
     for t in range(n_steps):
         round_ = env.round(t)
         arms = policy.select(round_.observation)

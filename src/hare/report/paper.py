@@ -18,7 +18,8 @@ UNDEFINED = re.compile(r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|T
 
 
 def paper_macros(run_files: Iterable[str | Path]) -> str:
-    """``\\regret<Exp><Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>``,
+    """``\\regret<Exp><Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRunsAboveHalf<Exp><Env><Policy>``
+    (runs whose total regret exceeds half the horizon: on two arms, more than uniform random's expectation), ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>``,
     the information regime ``\\regime<Exp>`` (cold or warm) and its ``\\nLogged<Exp>`` (``M``, 0 when cold), and versions."""
     values: dict[str, str] = {}
     versions: dict[str, str] = {}
@@ -29,6 +30,7 @@ def paper_macros(run_files: Iterable[str | Path]) -> str:
         env, policy, exp = row["environment"], row["policy"], row["experiment"]
         values[macro_name("regret", exp, env, policy)] = format_number(row["mean"])
         values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
+        values[macro_name("n", "runs", "above", "half", exp, env, policy)] = str(row["runs_above_half"])
         values[macro_name("n", "runs", exp)] = str(row["n_runs"])
         values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
         values[macro_name("regime", exp)] = row["regime"]

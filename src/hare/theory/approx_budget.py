@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import deterministic_kernels, simulate
+from hare.experiments.job_setup import deterministic_kernels
+from hare.experiments.run import simulate
 from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys

@@ -122,7 +122,7 @@ undefined). The horizons of ``theory.decomposition`` must span a factor of at le
 :data:`MIN_HORIZON_SPAN` (:func:`check_settings`).
 
 LinUCB and LNUCB-TA play the same runs. LinUCB is checked against ``linucb_oful`` with the
-constants of :func:`hare.theory.oful_check.linear_parameters`; LNUCB-TA's Theorem 1 (seed
+constants of :func:`hare.envs.synthetic.linear_parameters`; LNUCB-TA's Theorem 1 (seed
 002) has an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built
 from an unspecified metric, so it is not evaluated: the output states this and reports the
 ``b`` the bound would need at ``Gamma_kNN -> 0`` (any positive ``Gamma_kNN`` lowers it).
@@ -141,7 +141,7 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import deterministic_kernels
+from hare.experiments.job_setup import deterministic_kernels
 from hare.io import write_json, write_npz, write_text
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
@@ -545,7 +545,7 @@ def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float,
 
 def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.ndarray, baseline_params: dict[str, dict], delta: float, max_gap: float,
                      n_logged: int = 0) -> dict[str, Any]:
-    from hare.theory.oful_check import linear_parameters
+    from hare.envs.synthetic import linear_parameters
 
     theta = linear_parameters(env)
     n_arms, dim = theta.shape

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hare.envs.synthetic import SyntheticBandit
+from hare.envs.synthetic import SyntheticBandit, linear_parameters
 from hare.io import read_npz, write_json, write_text
 from hare.report.latex import format_number, macros
 from hare.theory.bounds import BOUNDS, Bound
@@ -49,18 +49,6 @@ CONFIDENCE_RADIUS = Bound(
 )
 """OFUL's confidence radius as derived in :func:`hare.theory.bounds.oful_confidence_radius`; ``T`` is the
 number of observations behind the estimate."""
-
-
-def linear_parameters(env: SyntheticBandit) -> torch.Tensor:
-    """Per-arm parameters ``(n_arms, query_dim + n_users)`` such that ``mu_t(n) = <theta_n, [x_t, e_{i_t}]>``."""
-    if env.config.variant != "linear" or env.config.link != "identity":
-        raise ValueError("closed-form parameters exist only for the linear variant with identity link")
-    w = env.oracle
-    item_keys = env.pool.embeddings @ w.key.T  # (n_arms, d_k)
-    scale = env.config.reward_scale / math.sqrt(env.config.key_dim)
-    context_part = scale * item_keys @ w.query_context  # (n_arms, query_dim)
-    user_part = scale * item_keys @ w.query_user @ env.users.T  # (n_arms, n_users)
-    return torch.cat([context_part, user_part], dim=1)
 
 
 def oful_radius(n_observations: np.ndarray, dim: int, lam: float, delta: float, sigma: float, S: float, B_x: float) -> np.ndarray:
@@ -90,7 +78,8 @@ def confidence_membership(spec: dict[str, Any], env, theta_star: torch.Tensor, d
     ``n_logged`` and the re-simulated ``arrays`` of :func:`hare.experiments.run.simulate`.
     ``radius_scale`` below 1 shrinks the radius (a premise that must then fail more often).
     """
-    from hare.experiments.run import policy_keys, simulate, warm_start_logs
+    from hare.experiments.job_setup import policy_keys, warm_start_logs
+    from hare.experiments.run import simulate
     from hare.policies.base import build_policy
 
     logs = warm_start_logs(spec, env)

@@ -1,0 +1,165 @@
+"""What every job does around its rounds, shared by the simulation (:mod:`hare.experiments.run`)
+and the replay jobs (:mod:`hare.experiments.replay_job`): the device, the counter-based keys of the
+environment and the policy, the environment of a specification, the information regime (the warm
+start's logs), the checkpoints of the curves, a progress ticker, and the sidecar's provenance.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hare.data.prepare import preparation_of
+from hare.envs.base import BanditEnvironment, LoggedRounds
+from hare.io import config_hash, git_commit, package_versions
+from hare.random import run_keys
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+    return torch.device(name)
+
+
+def deterministic_kernels(device: torch.device | str) -> None:
+    """Ask for deterministic kernels where they differ from the defaults: on CUDA (atomics in
+    scatter/index reductions). CPU kernels run single-threaded here and are deterministic already;
+    on CPU the switch is left alone, since turning it on imports the compiler stack (about 2 s per job)."""
+    if torch.device(device).type == "cuda":
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def environment_keys(spec: dict[str, Any]) -> torch.Tensor:
+    """Environment run keys: shared by every policy of an (experiment, environment), so all face the same draws."""
+    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], "environment")
+
+
+def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
+    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], spec["label"], "policy")
+
+
+def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
+    """The prepared dataset at ``dataset_path`` was made with the environment's ``preparation``.
+
+    A reference-protocol file carries a ``protocol`` member (``"reference"``); a project-protocol
+    file has none. A mismatch (e.g. the project file given to a ``preparation: reference``
+    environment) is a ValueError naming the environment, the file and both protocols.
+    """
+    with np.load(dataset_path, allow_pickle=False) as data:
+        found = str(data["protocol"]) if "protocol" in data.files else "project"
+    wanted = preparation_of(env)
+    if found != wanted:
+        raise ValueError(f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}")
+
+
+def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None) -> BanditEnvironment:
+    """The environment of a job specification."""
+    env = spec["environment"]
+    keys = environment_keys(spec)
+    if env["kind"] == "synthetic":
+        from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+
+        return SyntheticBandit(SyntheticConfig(**env["params"]), spec["n_runs"], env["horizon"], keys, device)
+    if env["kind"] == "classification":
+        from hare.envs.classification import ClassificationBandit
+
+        if dataset_path is None:
+            raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
+        check_preparation(env, dataset_path)
+        return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"])
+    if env["kind"] == "replay":
+        from hare.envs.replay import ReplayBandit
+
+        if dataset_path is None:
+            raise ValueError(f"environment {env['name']!r} needs its prepared logged dataset (--dataset)")
+        return ReplayBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device)
+    raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
+
+
+REGIMES = ("cold", "warm")
+
+
+def warm_start_logs(spec: dict[str, Any], env: BanditEnvironment) -> LoggedRounds | None:
+    """The information regime of a job (paper: sec:regimes), applied to its environment.
+
+    ``cold``: the environment withholds its logged interactions from everything built after
+    this call (the policy included); returns ``None``. ``warm``: the first ``n_logged``
+    logged interactions of the environment, the same for every policy of the experiment.
+    """
+    regime = spec.get("regime", "cold")
+    if regime not in REGIMES:
+        raise ValueError(f"job {spec['label']!r}: regime must be one of {REGIMES}, got {regime!r}")
+    if regime == "cold":
+        env.logs_allowed = False
+        return None
+    return env.logged(int(spec["n_logged"]))
+
+
+def regime_record(spec: dict[str, Any], logs: LoggedRounds | None) -> dict[str, Any]:
+    """The sidecar's account of the warm start: regime, ``M`` and the digest of the logs fed (identical across policies)."""
+    if logs is None:
+        return {"regime": "cold", "n_logged": 0, "warm_start_digest": None}
+    return {"regime": "warm", "n_logged": len(logs), "warm_start_digest": logs.digest()}
+
+
+def checkpoints(horizon: int, record_every: int) -> np.ndarray:
+    """1-based rounds at which curves are recorded: every ``record_every`` rounds and the last."""
+    rounds = np.arange(record_every, horizon + 1, record_every)
+    return rounds if rounds.size and rounds[-1] == horizon else np.append(rounds, horizon)
+
+
+def progress_ticker(total: int, interactive: bool):
+    """A tqdm bar on terminals; otherwise a log line every tenth of the horizon."""
+    if interactive:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="round", mininterval=0.5)
+
+        def tick(t: int) -> None:
+            bar.update(1)
+            if t == total - 1:
+                bar.close()
+
+        return tick
+    step = max(total // 10, 1)
+    start = time.perf_counter()
+
+    def log_line(t: int) -> None:
+        if (t + 1) % step == 0 or t == total - 1:
+            log.info("round %d/%d (%.0f%%), %.1f s", t + 1, total, 100 * (t + 1) / total, time.perf_counter() - start)
+
+    return log_line
+
+
+def peak_memory_mb(device: torch.device) -> dict[str, float]:
+    usage = {"host_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if device.type == "cuda":
+        usage["device_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    return usage
+
+
+def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
+    """The sidecar fields every job writes: specification and hash, commit, versions, device, sizes, time, memory."""
+    return {
+        "job": spec,
+        "job_hash": config_hash(spec),
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "horizon": int(env.horizon),
+        "n_runs": int(env.n_runs),
+        "wall_time_s": wall,
+        "peak_memory": peak_memory_mb(device),
+    }
