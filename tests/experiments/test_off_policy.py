@@ -6,10 +6,10 @@ import pytest
 import torch
 from obp.ope import DirectMethod, DoublyRobust, InverseProbabilityWeighting, SelfNormalizedInverseProbabilityWeighting
 
+from hare import cli
 from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
 from hare.experiments import off_policy
-from hare.experiments.replay_job import main
 from hare.experiments.run import run_job
 
 
@@ -128,7 +128,7 @@ def _replay_spec(horizon=150):
 def test_replay_job_end_to_end_on_the_open_bandit_sample(open_bandit_sample, tmp_path):
     spec = _replay_spec()
     out = tmp_path / "linucb.npz"
-    assert main(["--job", json.dumps(spec), "--dataset", str(open_bandit_sample), "--out", str(out), "--no-progress"]) == 0
+    assert cli.main(["run", "--job", json.dumps(spec), "--dataset", str(open_bandit_sample), "--out", str(out), "--progress", "off"]) == 0
     with np.load(out) as result:
         arrays = dict(result)
     sidecar = json.loads(out.with_suffix(".json").read_text())

@@ -16,6 +16,7 @@ from conftest_neural import GaussianContextBandit, batched_matches_alone, synthe
 from hare.envs.base import BanditEnvironment, BanditRound, Observation
 from hare.experiments.config import check_config
 from hare.experiments.grid import expand_jobs
+from hare.policies import neighbors
 from hare.policies.base import build_policy, make_config
 from hare.policies.neighbors import ArmHistory, adaptive_k, kl_upper_bound
 from hare.random import CounterRNG, run_keys
@@ -31,7 +32,14 @@ def one_arm_env(horizon: int = 10):
     return GaussianContextBandit(1, 2, 1, horizon, run_keys(0, [0], "tiny"))
 
 
-def test_vectorised_search_equals_brute_force():
+@pytest.fixture(params=["selection", "sort"])
+def search_path(request, monkeypatch):
+    """Both searches of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) and the sort (many arms)."""
+    monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", 1000 if request.param == "selection" else 0)
+    return request.param
+
+
+def test_vectorised_search_equals_brute_force(search_path):
     n_runs, n_arms, capacity, dim, k = 2, 3, 20, 4, 5
     rng = CounterRNG(run_keys(0, [0, 1], "search"))
     history = ArmHistory(n_runs, n_arms, capacity, dim)
@@ -191,7 +199,7 @@ def test_beats_random_on_synthetic(name, params):
     assert synthetic_regret(name, params, 2, 200) <= 0.85 * synthetic_regret("random", {}, 2, 200)
 
 
-def test_search_with_a_context_shared_by_the_arms_equals_the_general_search():
+def test_search_with_a_context_shared_by_the_arms_equals_the_general_search(search_path):
     n_runs, n_arms, dim = 2, 3, 4
     rng = CounterRNG(run_keys(0, [0, 1], "shared-search"))
     history = ArmHistory(n_runs, n_arms, 30, dim)
@@ -310,7 +318,7 @@ def test_lnucb_ta_experiments_of_every_config(path):
         assert {"kappa", "theta_min", "theta_max"} <= varied
 
 
-def test_search_with_tied_distances_takes_the_earliest_pulls_first():
+def test_search_with_tied_distances_takes_the_earliest_pulls_first(search_path):
     """Repeated contexts (as in Mushroom's discrete features): among equal distances the earlier
     pull comes first, and a tie at the k-th distance keeps the earliest pulls, as a stable sort would."""
     n_runs, n_arms, dim, k = 2, 2, 3, 4

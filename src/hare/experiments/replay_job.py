@@ -19,8 +19,6 @@ the totals and of the estimates and ``greedy_rule``, the rule :func:`greedy_arms
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import sys
 import time
@@ -57,7 +55,7 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
       of the per-round reward (NaN before the first accepted event);
     * ``accepted_cumulative_reward`` ``(n_runs, A)``: cumulative reward after the ``j``-th
       accepted event, ``j = 1..A``, NaN beyond a run's own count (the curve over accepted
-      rounds of seed 002 Fig. 1a);
+      rounds of LNUCB-TA (Khosravi et al., 2025) Fig. 1a);
     * ``total_reward`` ``(n_runs,)``, ``total_accepted`` ``(n_runs,)`` int64,
       ``total_mean_reward`` ``(n_runs,)``.
 
@@ -199,21 +197,3 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     log.info("%s: %.1f accepted, %.2f reward per run (mean of %d runs) in %.1f s",
              out, sidecar["total_accepted_mean"], sidecar["total_reward_mean"], env.n_runs, wall)
     return sidecar
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: ``--job`` (JSON text, or ``@file``), ``--dataset``, ``--out``."""
-    parser = argparse.ArgumentParser(prog="python -m hare.experiments.replay_job", description=__doc__.splitlines()[0])
-    parser.add_argument("--job", required=True, help="job specification as JSON, or @path to a JSON file")
-    parser.add_argument("--dataset", required=True, help="prepared logged data (.npz from prepare_logged)")
-    parser.add_argument("--out", required=True, help="result file (.npz); the sidecar goes next to it")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    args = parser.parse_args(argv)
-    text = Path(args.job[1:]).read_text() if args.job.startswith("@") else args.job
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    run_replay_job(json.loads(text), args.out, args.dataset, args.progress)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
