@@ -53,9 +53,9 @@ PER_RUN = {"approx": "term_approx", "explore": "term_explore", "user": "term_use
 BOUND_NAMES = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
     "hare_explore_oful": "OFUL, derived",
-    "hare_explore": "seed 001 as stated",
-    "user_regret_sum": r"seed 001, factor $\sigma$",
-    "user_regret_sum_rescaled": "seed 001, factor 1",
+    "hare_explore": "notes, as stated",
+    "user_regret_sum": r"notes' form, factor $\sigma$",
+    "user_regret_sum_rescaled": "notes' form, factor 1",
     "hare_approx + hare_explore_oful + user_regret_sum_rescaled": "sum of the three",
 }
 BOUND_COLORS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3]]

@@ -87,15 +87,15 @@ def test_a_tied_selection_gets_a_dagger_and_a_note(tmp_path):
 def test_fixed_entries_show_their_values_and_reason(tmp_path):
     runs = [
         _run(tmp_path, "cls", "adult", "ucb1", [20.0, 21.0], fixed="the original rule (Auer et al. 2002)"),
-        _run(tmp_path, "cls", "adult", "kernel_ucb", [20.0, 21.0], params={"alpha": 0.1, "max_points": 50}, fixed="seed 002's value"),
+        _run(tmp_path, "cls", "adult", "kernel_ucb", [20.0, 21.0], params={"alpha": 0.1, "max_points": 50}, fixed="LNUCB-TA's value"),
         _run(tmp_path, "cls", "adult", "linucb", [10.0, 12.0], params={"alpha": 1.0}, tuned={"alpha": [0.01, 0.1, 1.0]}),
     ]
     _, tex, table = _table(tmp_path, runs)
     assert r"UCB1 & $\alpha$=1 (fixed$^{b}$)" in tex and r"KernelUCB & $\alpha$=0.1 (fixed$^{a}$)" in tex
-    assert r"$^{a}$ seed 002's value; $^{b}$ the original rule (Auer et al. 2002)" in tex
+    assert r"$^{a}$ LNUCB-TA's value; $^{b}$ the original rule (Auer et al. 2002)" in tex
     fixed = {r["policy"]: (r["choice"], r["fixed"], json.loads(r["chosen"])) for r in table}
     assert fixed["ucb1"] == ("fixed", "the original rule (Auer et al. 2002)", {"alpha": 1.0})
-    assert fixed["kernel_ucb"] == ("fixed", "seed 002's value", {"alpha": 0.1})
+    assert fixed["kernel_ucb"] == ("fixed", "LNUCB-TA's value", {"alpha": 0.1})
 
 
 def test_warm_runs_state_the_shared_log_size(tmp_path):

@@ -146,7 +146,7 @@ def test_a_tunable_policy_without_grid_needs_a_fixed_reason():
     config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}})
     with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.kernel_ucb\.grid: required in a tuned experiment.*\['alpha'\].*fixed"):
         _validate(config)
-    config["experiments"]["tuned"]["policies"]["kernel_ucb"]["fixed"] = "kept at seed 002's value"
+    config["experiments"]["tuned"]["policies"]["kernel_ucb"]["fixed"] = "kept at LNUCB-TA's value"
     _validate(config)
 
 
@@ -172,9 +172,9 @@ def test_experiments_without_tuning_are_free_to_sweep():
 
 
 def test_the_fixed_reason_travels_in_the_job_spec():
-    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "seed 002's value"})
+    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "LNUCB-TA's value"})
     jobs = {j.stem: j for j in expand_jobs(config)}
-    assert jobs["runs/tuned/mushroom/kernel_ucb"].spec["fixed"] == "seed 002's value"
+    assert jobs["runs/tuned/mushroom/kernel_ucb"].spec["fixed"] == "LNUCB-TA's value"
     assert "fixed" not in jobs["runs/tuned/mushroom/linucb"].spec
 
 

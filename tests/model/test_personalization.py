@@ -148,7 +148,7 @@ def test_report_runs_end_to_end(tmp_path):
     assert sim["learned_minus_random"]["per_run"] == pytest.approx([a - b for a, b in zip(sim["learned"]["per_run"], sim["random_002"]["per_run"], strict=True)])
     assert ppl["conditioned_minus_unconditioned"]["per_run"] == pytest.approx(
         [a - b for a, b in zip(ppl["conditioned"]["per_run"], ppl["unconditioned"]["per_run"], strict=True)])
-    assert sim["random_002"]["per_run"][0] > 0.9999  # seed 001: near-identical outputs across users at std 0.02
+    assert sim["random_002"]["per_run"][0] > 0.9999  # claim random_projections_near_identical: near-identical outputs across users at std 0.02
     assert ppl["baseline"]["n_parameters_conditioned"] == ppl["baseline"]["n_parameters_unconditioned"]
     assert ppl["baseline"]["steps"] == config["pretrain_steps"] and ppl["baseline"]["seeds"] == [0, 1]
     assert report["divergence_z"]["learned"] == pytest.approx(sim["learned"]["per_run"][0])

@@ -29,7 +29,7 @@ def test_random_projections_give_near_uniform_attention_and_user_blind_outputs()
     uniform = torch.full((64, CONFIG.n_items), 1.0 / CONFIG.n_items, dtype=torch.float64)
     transformer_init = random_projections(2, 8, CONFIG.query_dim, CONFIG.user_dim, CONFIG.item_dim, seed=1, init_std=0.02)
     assert (transformer_init.attention(queries, users, env.pool.embeddings) - uniform).abs().sum(-1).mean() < 0.01
-    # Seed 001 reports 0.99999; with std 0.02 the band asserted is > 0.9999 (measured 0.999999).
+    # Claim random_projections_near_identical expects about 0.99999; with std 0.02 the band asserted is > 0.9999 (measured 0.999999).
     assert cross_user_similarity(transformer_init, env.users, queries, env.pool.embeddings) > 0.9999
     # Variance-preserving init (std 1/sqrt(fan_in)) is less degenerate: measured 0.91 (H=1), 0.996 (H=4).
     fan_in = random_projections(1, 8, CONFIG.query_dim, CONFIG.user_dim, CONFIG.item_dim, seed=1)

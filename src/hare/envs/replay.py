@@ -1,7 +1,7 @@
 """Replay evaluation of bandit policies on logged uniform-random data (Li et al. 2011).
 
 Li, Chu, Langford & Wang (2011), "Unbiased offline evaluation of contextual-bandit-based
-news article recommendation algorithms", Alg. 1 (the protocol of seed 002 §5.2, Table 3):
+news article recommendation algorithms", Alg. 1 (the protocol of LNUCB-TA (Khosravi et al., 2025) §5.2, Table 3):
 stream the logged events ``(x_i, a_i, r_i)``; at each event the policy picks an arm for
 ``x_i``; if it equals the logged ``a_i`` the event is *accepted*: the policy learns from
 ``(x_i, a_i, r_i)`` and ``r_i`` counts toward its reward; otherwise the event is discarded

@@ -1,4 +1,4 @@
-"""HARE-Sim: the synthetic environment with an exact oracle (HARE_SPEC, "The synthetic environment").
+"""HARE-Sim: the synthetic environment with an exact oracle (paper, sec:experiments, "Environments").
 
 Items lie in ``n_clusters`` Gaussian clusters on the unit sphere; ``n_users`` users have
 true states ``u*_i``; oracle projections ``W*`` define the true item score
@@ -11,7 +11,7 @@ item-query interaction ``gamma * (x^T B_n x)`` that no model linear in the conte
 can represent. The instance (pool, users, ``W*``) is fixed by ``instance_seed``;
 queries, active users and noise are drawn per run from the run keys.
 
-Synthesize mode (HARE_SPEC step 4): a policy may answer with a point ``z`` of the item
+Synthesize mode (paper, sec:method, "Synthesize mode and decoder"): a policy may answer with a point ``z`` of the item
 space instead of an item. Its mean reward extends the item reward from the pool to the
 whole space through the target direction ``target(x, u) = W*_K^T (W*_Qx x + W*_Qu u) / sqrt(d_k)``:
 

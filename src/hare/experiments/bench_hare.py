@@ -1,7 +1,7 @@
 """Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.
 
-HARE_SPEC: cluster-level covariance costs ``O(C d_k^2)`` per head instead of ``O(N d_k^2)``
-per item; this benchmark measures it. One round is ``select`` + ``update`` on an
+Cluster-level covariance costs ``O(C d_k^2)`` per head instead of ``O(N d_k^2)``
+per item (paper, sec:method, "Covariance update"); this benchmark measures it. One round is ``select`` + ``update`` on an
 ``n_runs``-run HARE-Sim instance with random projections (no fit and no logs: the cold regime's
 HARE) and the cluster index's ``mean`` (``online`` by default: the ridge estimate
 ``Sigma^{-1}(lam theta0 + b)`` of every cluster, one more ``O(H C d_k^2)`` product per round;

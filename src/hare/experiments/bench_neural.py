@@ -3,7 +3,7 @@
 A random 10-class problem (``dim`` 20, unit-norm features, disjoint encoding, so ``d_in = 200``)
 with training switched off, so the numbers measure the exploration machinery that distinguishes the
 modes. Two rates per mode: ``selects_per_second`` times ``select`` alone (the mean and the bonus of
-all ``K`` arms: the K-pass problem of seed 003 §3.6), ``rounds_per_second`` times ``select`` plus
+all ``K`` arms: the K-pass problem of the NeuralUCB tutorial chapter, naive vs vectorised Jacobian), ``rounds_per_second`` times ``select`` plus
 ``update`` (which adds the Sherman–Morrison update of the ``p x p`` inverse ``Z^{-1}``, the same in
 ``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost). The
 modes are timed in turn, several times, and every ratio is taken within one repeat.

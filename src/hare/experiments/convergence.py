@@ -1,4 +1,4 @@
-"""Does updating the covariances and the attention online *together* converge? (seed 000 §5, open question 1.)
+"""Does updating the covariances and the attention online *together* converge? (An open question of the source notes; paper, fig:convergence.)
 
 HARE learns three things online at once: the per-cluster covariances ``Sigma_{h,j}`` behind the
 exploration bonus, the ridge mean the bonus explores around (``mean: online``) and, with
@@ -423,7 +423,7 @@ def run_convergence(settings: ConvergenceSettings) -> dict[str, Any]:
         arrays["rounds"] = played["rounds"]
     return {
         "check": "convergence",
-        "question": "seed 000 section 5, open question 1: does updating Sigma and the attention online together converge?",
+        "question": "open question of the source notes (paper, fig:convergence): does updating Sigma and the attention online together converge?",
         "settings": asdict(settings),
         "device": str(device),
         "definitions": {

@@ -1,7 +1,7 @@
 """Hyperparameter selection on tuning runs (seeds disjoint from the reported runs).
 
-The chosen point minimises the mean total regret over the tuning runs (seed 002 §5.1
-grids). Points whose mean total regret equals the lowest one (within a relative
+The chosen point minimises the mean total regret over the tuning runs (the grids of
+LNUCB-TA (Khosravi et al., 2025) §5.1). Points whose mean total regret equals the lowest one (within a relative
 :data:`TIE_TOLERANCE`) tie; the selection lists them all (``ties``) and takes the first
 in sorted label order (:data:`TIE_RULE`), so a table can mark a choice that a tie made.
 The reported runs of the same policy then use the chosen point; no reported seed ever

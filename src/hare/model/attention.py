@@ -1,4 +1,4 @@
-"""Uncertainty-augmented multi-head cross-attention (HARE_SPEC, "One round" steps 2-3; seed 000 §2.1-2.2).
+"""Uncertainty-augmented multi-head cross-attention (paper, eq:query to eq:softmax).
 
 Per head ``h``, for queries ``q_h`` over a pool of ``N`` items in ``C`` clusters:
 
@@ -7,12 +7,12 @@ Per head ``h``, for queries ``q_h`` over a pool of ``N`` items in ``C`` clusters
     A_h     = softmax_n( s_{h,n} + alpha_{h,c(n)} U_{h,c(n)} )
     z       = concat_h(A_h V_h) W_O
 
-``alpha`` may differ per head and per cluster (``alpha_h`` of seed 000 §2.2; a per-cluster
+``alpha`` may differ per head and per cluster (``alpha_h`` of paper, eq:softmax; a per-cluster
 factor for the LNUCB-TA schedule). The bonus of every cluster is one batched quadratic form
 against the ``(n_runs, H, C)`` covariance state: cost ``O(H C d_k^2)`` per query, no loop over
 items or clusters.
 
-The mean the bonus explores around (HARE_SPEC, select mode): every ``(h, j)`` also keeps
+The mean the bonus explores around (paper, eq:online-mean): every ``(h, j)`` also keeps
 ``b_{h,j} = sum w_{h,j} q_h y`` (the ``response`` of the same :class:`RidgeState`, so the same
 ``Sigma`` and maintained inverse serve the bonus and the estimate), and
 
@@ -128,7 +128,7 @@ class UncertaintyAttention(nn.Module):
 
     def update(self, queries: torch.Tensor, cluster_weights: torch.Tensor, responses: torch.Tensor | None = None) -> None:
         """``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` for every head and cluster at once
-        (HARE_SPEC step 5).
+        (paper, sec:method, "Covariance update").
 
         queries ``(n_runs, H, d_k)``; cluster_weights ``(n_runs, H, C)``: one-hot on the dominant
         cluster, or the attention mass of every cluster; responses ``y`` broadcastable to

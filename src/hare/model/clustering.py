@@ -1,6 +1,6 @@
 """Deterministic batched k-means (Lloyd 1982) for re-clustering a knowledge pool.
 
-HARE keeps one covariance per cluster of the pool (HARE_SPEC, "Objects": ``c(n)``).
+HARE keeps one covariance per cluster of the pool (paper, sec:method, "Objects": ``c(n)``).
 The ablation over the number of clusters ``C`` re-clusters the pool: ``C = 1`` is a
 single cluster, ``C = N`` gives every item its own covariance. Initialisation is
 farthest-point traversal from the item nearest the pool mean (no randomness), so the

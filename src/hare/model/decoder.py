@@ -1,4 +1,4 @@
-"""The decoder of synthesize mode, ``y = Decoder(z ⊕ u)`` (HARE_SPEC, "Decoder (synthesize mode)"; seed 000 §2.3).
+"""The decoder of synthesize mode, ``y = Decoder(z ⊕ u)`` (paper, sec:method, "Synthesize mode and decoder").
 
 A small causal transformer language model over a word-level vocabulary built from the corpus,
 trained in the pipeline (no pretrained weights). Conditioning is a learned prefix (soft prompt):

@@ -1,4 +1,4 @@
-"""Personalization metrics of synthesize mode (HARE_SPEC, "Decoder (synthesize mode)"; seed 000 §2.3).
+"""Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; fig:personalization).
 
 * **divergence**: mean pairwise cosine similarity of outputs across users for the same query,
 
@@ -8,8 +8,8 @@
   projections (with the true ``u*``), learned projections (with their fitted user table) and
   RAG-cosine (user-free retrieval, so ``sim = 1`` by construction). Lower is more personal.
   ``divergence_*`` are the numbers of the run of ``seed``.
-* **cross-user similarity of z over runs** (seed 001: 0.99999 with random projections, markedly less
-  with learned ones): ``sim`` of ``z`` per run ``r`` for random projections at std 0.02 (the usual
+* **cross-user similarity of z over runs** (about 0.99999 with random projections, markedly less
+  with learned ones: claims ``random_projections_near_identical`` and ``learned_projections_personalise``): ``sim`` of ``z`` per run ``r`` for random projections at std 0.02 (the usual
   transformer initialisation, drawn from seed ``seed + r``) with the true ``u*``, and for learned
   projections fitted from initialisation seed ``seed + r`` on the warm-start logs with their fitted
   user table; the paired difference learned − random per run.
@@ -105,7 +105,7 @@ def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> floa
 
 
 SEED_INIT_STD = 0.02
-"""Std of the random projections of seed 001's similarity of 0.99999 (the usual transformer initialisation)."""
+"""Std of the random projections whose cross-user similarity is about 0.99999 (the usual transformer initialisation)."""
 
 DECODER_BATCH = 32
 """Minibatch size of the pre-training of both decoders (conditioned and unconditioned baseline)."""

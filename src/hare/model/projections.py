@@ -1,6 +1,6 @@
 """The projections of HARE's cross-attention: random, learned offline, or oracle.
 
-Per head ``h = 1..H`` (HARE_SPEC, "Objects" and "Projections"):
+Per head ``h = 1..H`` (paper, eq:query to eq:softmax):
 
     q_h = W_Qx^h x + W_Qu^h u        (d_k)
     k_{h,n} = W_K^h e_n              (d_k)
@@ -8,15 +8,15 @@ Per head ``h = 1..H`` (HARE_SPEC, "Objects" and "Projections"):
     z = concat_h(A_h V_h) W_O        (d_out)
 
 and the reward model every kind of projection shares (the feature that carries the user,
-HARE_SPEC step 5):
+paper, sec:method, "User posterior"):
 
     r_hat_n(x, u) = g( mean_h <q_h, k_{h,n}> / sqrt(d_k) ).
 
-* **random**: Gaussian entries, never trained (seed 001, the failure mode: near-uniform
-  attention). Standard deviation ``1 / sqrt(fan_in)`` by default (the variance-preserving
+* **random**: Gaussian entries, never trained (the failure mode of paper, sec:method,
+  "Projections and information": near-uniform attention). Standard deviation ``1 / sqrt(fan_in)`` by default (the variance-preserving
   scale, the most favourable choice for random projections); ``init_std`` fixes it instead
-  (0.02 is the usual transformer initialisation, under which the seed's near-identical
-  outputs across users appear).
+  (0.02 is the usual transformer initialisation, under which outputs are nearly identical
+  across users, claim ``random_projections_near_identical``).
 * **learned**: fitted offline on ``M`` logged interactions of a uniform logging policy by
   maximising the Gaussian likelihood of the logged rewards, i.e. minimising
   ``mean_m (r_m - r_hat_{n_m}(x_m, u_{i_m}))^2`` over ``W_Qx, W_Qu, W_K`` and a table of
@@ -226,7 +226,7 @@ def attention_error(learned: Projections, learned_users: torch.Tensor, oracle: P
 
 
 def cross_user_similarity(projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor) -> float:
-    """Mean pairwise cosine similarity of ``z`` across users for the same query (seed 001's 0.99999).
+    """Mean pairwise cosine similarity of ``z`` across users for the same query (about 0.99999 at std 0.02).
 
     user_states ``(n_users, d_u)``, queries ``(Q, d_x)``; returns the average over queries and
     over user pairs ``i < i'`` of ``cos(z(x, u_i), z(x, u_i'))``.

@@ -1,4 +1,4 @@
-"""Bayesian linear-regression posterior of every user's latent state (HARE_SPEC step 5; seed 001, Term 3).
+"""Bayesian linear-regression posterior of every user's latent state (paper, sec:method, "User posterior"; term R_user of sec:decomposition).
 
 For user ``i`` of run ``b``, with prior ``u ~ N(0, prior_var I)`` and observations
 ``y_s = phi_s^T u + eta_s``, ``eta_s ~ N(0, sigma^2)``:
@@ -9,7 +9,7 @@ For user ``i`` of run ``b``, with prior ``u ~ N(0, prior_var I)`` and observatio
 After every update the precision of each touched (run, user) is factorised afresh
 (``S = L L^T``, ``O(d_u^3)``, ``d_u`` is small) and the mean is solved from the factor, so
 no inverse is ever propagated and there is no drift to control. ``lambda_min`` is the
-smallest eigenvalue of ``S_i`` (seed 001's ``lambda_min(Sigma_u^{-1}(t))``).
+smallest eigenvalue of ``S_i`` (the ``lambda_min(t)`` of paper, sec:assumptions, assumption 5).
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ class ArmStatistics(Policy):
 
 @dataclass(frozen=True)
 class UCB1Config(PolicyConfig):
-    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in seed 002, Table 5).
+    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in LNUCB-TA (Khosravi et al., 2025), Table 5).
 
-    Tunable: alpha (the exploration weight; seed 002 Table 5 searches it; ``alpha = 1`` is Auer et al.'s rule).
+    Tunable: alpha (the exploration weight; LNUCB-TA Table 5 searches it; ``alpha = 1`` is Auer et al.'s rule).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
@@ -140,8 +140,8 @@ class KLUCBConfig(PolicyConfig):
     """KL-UCB hyperparameters.
 
     c: weight of the ``log log t`` term of the exploration budget (``c = 3`` in the regret theorem,
-    ``c = 0`` recommended in practice by Garivier & Cappé; seed 002 tunes it over {0.1, ..., 10}).
-    iterations: bisection steps. Tunable: c (the exploration budget's weight; seed 002 Table 5 searches it).
+    ``c = 0`` recommended in practice by Garivier & Cappé; LNUCB-TA tunes it over {0.1, ..., 10}).
+    iterations: bisection steps. Tunable: c (the exploration budget's weight; LNUCB-TA Table 5 searches it).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("c",)
@@ -187,9 +187,9 @@ class KLUCB(ArmStatistics):
 class EpsilonGreedyConfig(PolicyConfig):
     """Epsilon-greedy hyperparameters.
 
-    epsilon: exploration probability at ``t = 0`` (seed 002 grid {0.01, 0.05, 0.1}; Table 5 adds 0.2, 0.25, 0.5).
+    epsilon: exploration probability at ``t = 0`` (LNUCB-TA grid {0.01, 0.05, 0.1}; Table 5 adds 0.2, 0.25, 0.5).
     decay: ``epsilon_t = epsilon / (1 + decay * t)``; 0 keeps epsilon constant.
-    Tunable: epsilon (seed 002 §5.1); decay is a schedule, not searched.
+    Tunable: epsilon (LNUCB-TA §5.1); decay is a schedule, not searched.
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("epsilon",)
@@ -262,7 +262,7 @@ def beta_variates(rng: CounterRNG, stream: str, counter: int, a: torch.Tensor, b
 @dataclass(frozen=True)
 class BetaThompsonConfig(PolicyConfig):
     """Beta-Bernoulli Thompson sampling hyperparameters: the prior Beta(a0, b0) of every arm
-    (seed 002, Table 5, tunes (a0, b0) over (1,1), (2,2), (0.5,0.5), (3,1), (1,3), (4,4)).
+    (LNUCB-TA Table 5 tunes (a0, b0) over (1,1), (2,2), (0.5,0.5), (3,1), (1,3), (4,4)).
     Tunable: a0, b0 (the prior's pseudo-counts set how long it explores).
     """
 

@@ -1,4 +1,4 @@
-"""HARE (HARE_SPEC, "One round"; seed 000 §2; seed 001 proof step 1) and the RAG-cosine baseline.
+"""HARE (paper, sec:method and alg:select; cluster rule eq:online-mean) and the RAG-cosine baseline.
 
 Per round, for the active user ``i_t`` and query ``x_t``, in every head ``h``:
 
@@ -10,7 +10,7 @@ Per round, for the active user ``i_t`` and query ``x_t``, in every head ``h``:
   UCB rule :func:`~hare.policies.base.upper_confidence_bound`), then the item of ``j_t`` with the
   largest head-mean attention; its reward is observed. The mean ``m`` (``mean``):
 
-  - ``online`` (HARE_SPEC, "The mean the bonus explores around"): ``m_{h,j} = <theta_{h,j}, q_h>``,
+  - ``online`` (paper, eq:online-mean): ``m_{h,j} = <theta_{h,j}, q_h>``,
     ``theta_{h,j} = Sigma_{h,j}^{-1}(lam theta0_{h,j} + b_{h,j})``, ``theta0_{h,j} = mean_{n in j}
     W_K^h e_n / sqrt(d_k)``, ``b_{h,j} = sum w_{h,j} q_h y``: LinUCB per cluster on the projected
     query, shrunk to the attention's own cluster score, with the same ``Sigma`` as the bonus;
@@ -52,7 +52,7 @@ class prototypes of the logs in the warm start (:func:`log_prototypes`). Both ne
 regime; ``check_regime('cold')`` rejects them, and selecting before the warm start is an error.
 
 Alpha schedules: ``fixed`` (``alpha``), ``inverse_sqrt`` (``alpha / sqrt(t)``, ``t`` the 1-based
-round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (seed 002, Algorithm 3, with clusters as arms:
+round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2025), Algorithm 3, with clusters as arms:
 ``alpha_j = alpha / (N_j + 1) * (kappa g + (1 - kappa) n_j)``, ``N_j`` pulls of cluster ``j``,
 ``n_j`` its mean reward (0 before its first pull), ``g`` the mean reward so far; clamped at 0,
 since a bonus weight is non-negative).
@@ -430,7 +430,7 @@ class HARE(Policy):
         return self.attention.cluster_scores(out.queries)
 
     def cluster_index(self, out: AttentionOutput, t: int) -> torch.Tensor:
-        """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)`` (seed 001 proof step 1; module docstring)."""
+        """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)`` (paper, eq:online-mean; module docstring)."""
         return upper_confidence_bound(self.cluster_means(out), out.bonuses, self.alpha(t)).mean(1)
 
     def select(self, observation: Observation) -> torch.Tensor:

@@ -145,7 +145,7 @@ class KernelDictionary(nn.Module):
 class KernelModelConfig(PolicyConfig):
     """Kernel posterior hyperparameters shared by KernelUCB and KernelTS.
 
-    lam: regulariser (1 in seed 002 §5.1); bandwidth: RBF length scale; max_points: dictionary
+    lam: regulariser (1 in LNUCB-TA (Khosravi et al., 2025) §5.1); bandwidth: RBF length scale; max_points: dictionary
     size; when_full: "window" (drop the oldest point) or "stop" (stop adding);
     refactor_every: updates between exact re-inversions.
     """
@@ -167,7 +167,7 @@ class KernelModelConfig(PolicyConfig):
 @dataclass(frozen=True)
 class KernelUCBConfig(KernelModelConfig):
     """KernelUCB hyperparameters: those of :class:`KernelModelConfig` and the bonus weight alpha
-    (seed 002 §5.1 tunes it over {1, 0.1, 0.01}). Tunable: alpha (lam = 1 as in §5.1)."""
+    (LNUCB-TA §5.1 tunes it over {1, 0.1, 0.01}). Tunable: alpha (lam = 1 as in §5.1)."""
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
@@ -181,7 +181,7 @@ class KernelUCBConfig(KernelModelConfig):
 @dataclass(frozen=True)
 class KernelTSConfig(KernelModelConfig):
     """KernelTS hyperparameters: those of :class:`KernelModelConfig` and the posterior scale nu
-    (seed 002 §5.1 tunes it over {1, 0.1, 0.01}). Tunable: nu (lam = 1 as in §5.1)."""
+    (LNUCB-TA §5.1 tunes it over {1, 0.1, 0.01}). Tunable: nu (lam = 1 as in §5.1)."""
 
     tunable: ClassVar[tuple[str, ...]] = ("nu",)
 
@@ -237,7 +237,7 @@ class KernelTS(KernelPolicy):
     the ``n_arms`` points of a round has zero covariance between arms and the joint sample is
     the independent per-arm sample above; the standard normals come from the run keys.
     Chowdhury & Gopalan's theoretical ``v_t = B + R sqrt(2(gamma_t + 1 + log(1/delta)))`` is
-    replaced by the tuned constant ``nu`` (seed 002 §5.1).
+    replaced by the tuned constant ``nu`` (LNUCB-TA §5.1).
     """
 
     config_class = KernelTSConfig

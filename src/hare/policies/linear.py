@@ -83,7 +83,7 @@ class LinUCBConfig(PolicyConfig):
     """LinUCB hyperparameters.
 
     alpha: bonus weight; lam: ridge regulariser; refactor_every: rounds between
-    exact re-inversions of the covariance. Tunable: alpha (lam = 1 as in seed 002 §5.1).
+    exact re-inversions of the covariance. Tunable: alpha (lam = 1 as in LNUCB-TA (Khosravi et al., 2025) §5.1).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
@@ -100,7 +100,7 @@ class LinUCBConfig(PolicyConfig):
 
 @register_policy("linucb")
 class LinUCB(DisjointRidgePolicy):
-    """LinUCB with disjoint arms (Li et al. 2010, Alg. 1; seed 000 §1).
+    """LinUCB with disjoint arms (Li et al. 2010, Alg. 1; OFUL bound: paper, eq:oful).
 
     Per arm ``a``: ``A_a = lam I + sum x x^T``, ``b_a = sum r x``, ``theta_a = A_a^{-1} b_a``;
     select ``argmax_a x_a^T theta_a + alpha sqrt(x_a^T A_a^{-1} x_a)`` with contexts
@@ -138,9 +138,9 @@ different random numbers."""
 class LinTSConfig(PolicyConfig):
     """LinTS hyperparameters.
 
-    nu: posterior scale ``v`` (seed 002 §5.1 grid {1, 0.1, 0.01}; Table 5 grid {0.1, ..., 10});
-    lam: ridge regulariser (1 in seed 002 §5.1); refactor_every: rounds between exact re-inversions;
-    sampling: one of :data:`SAMPLING_MODES`. Tunable: nu (lam = 1 as in seed 002 §5.1).
+    nu: posterior scale ``v`` (LNUCB-TA §5.1 grid {1, 0.1, 0.01}; Table 5 grid {0.1, ..., 10});
+    lam: ridge regulariser (1 in LNUCB-TA §5.1); refactor_every: rounds between exact re-inversions;
+    sampling: one of :data:`SAMPLING_MODES`. Tunable: nu (lam = 1 as in LNUCB-TA §5.1).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("nu",)
@@ -203,7 +203,7 @@ class LinTS(LinearPosterior):
     the arms share no parameter) and pulls ``argmax_a x_a^T theta_a``; contexts
     ``(n_runs, n_arms, dim)``. By default only the projection ``x_a^T theta_a`` is drawn (same law,
     ``O(dim^2)`` instead of a Cholesky factor per arm and round; see :data:`SAMPLING_MODES`). Agrawal & Goyal's theoretical scale is
-    ``v = R sqrt(24 d log(1/delta) / epsilon)``; here ``v = nu`` is tuned, as in seed 002 §5.1.
+    ``v = R sqrt(24 d log(1/delta) / epsilon)``; here ``v = nu`` is tuned, as in LNUCB-TA §5.1.
     """
 
     config_class = LinTSConfig
@@ -240,9 +240,9 @@ class LinThompsonUCBConfig(PolicyConfig):
 
 @register_policy("lin_thompson_ucb")
 class LinThompsonUCB(LinearPosterior):
-    """LinThompsonUCB: a Thompson sample scored with a UCB bonus (seed 002 Table 1, after Zhang 2019).
+    """LinThompsonUCB: a Thompson sample scored with a UCB bonus (LNUCB-TA Table 1, after Zhang 2019).
 
-    Seed 002 only describes it as combining "linear estimation with TS's probabilistic
+    LNUCB-TA only describes it as combining "linear estimation with TS's probabilistic
     approach and UCB confidence intervals" (citing Zhang 2019, arXiv:1911.10728, an ensemble of
     the two rules for influence maximisation). We implement the additive combination
 

@@ -11,7 +11,7 @@ same input weights drawn ``N(0, 4/m)`` and output weights ``(v, -v)``, ``v ~ N(0
 ``f(x; theta_0) = 0`` for every ``x``. All draws come from the counter-based RNG of the run keys.
 
 Input: with ``encoding="disjoint"`` (the protocol of Zhou et al. 2020 and Zhang et al. 2021, also
-seed 002 §5.1) arm ``a`` of context ``x`` is fed as ``x ⊗ e_a`` (:func:`disjoint_encoding`), so
+LNUCB-TA (Khosravi et al., 2025) §5.1) arm ``a`` of context ``x`` is fed as ``x ⊗ e_a`` (:func:`disjoint_encoding`), so
 ``d_in = n_arms * dim``; with ``encoding="arm"`` the arm context itself is the input.
 
 Linearisation (NeuralUCB Alg. 1, NeuralTS Alg. 1). With the scaled gradient
@@ -24,15 +24,16 @@ Linearisation (NeuralUCB Alg. 1, NeuralTS Alg. 1). With the scaled gradient
 ``Z`` is updated with the gradient of the pulled arm at the parameters used to select it (before
 training). Three ways to compute ``width`` (``exploration``):
 
-* ``loop`` — the reference (seed 003 §3.5): ``K`` forward/backward passes, one per arm (each pass
-  batched over runs), full ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
-* ``jacobian`` — seed 003 §3.6: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms by
+* ``loop`` — the reference, the naive form of the NeuralUCB tutorial chapter (naive vs vectorised
+  Jacobian): ``K`` forward/backward passes, one per arm (each pass batched over runs), full
+  ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
+* ``jacobian`` — the chapter's vectorised form: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms by
   ``torch.func``: ``jacrev`` of the one-input network ``f(W, w; x)`` with respect to ``(W, w)``,
   lifted by ``vmap`` over the arms and again over the runs (no Python loop over either), flattened
   as ``(W row-major, w)`` like the reference. ``width^2 = diag(J Z^{-1} J^T)`` is computed as
   ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
-  temporaries stay under ``memory_budget_mb`` (seed 003 §3.6.4); the pulled arm's row of the same
-  Jacobian updates ``Z`` (seed 003 Remark 3.4). With the disjoint encoding the Jacobian of arm ``a``
+  temporaries stay under ``memory_budget_mb``; the pulled arm's row of the same Jacobian updates
+  ``Z`` (NeuralUCB Alg. 1). With the disjoint encoding the Jacobian of arm ``a``
   vanishes outside the block of ``W`` that meets ``x ⊗ e_a`` and ``w``, so ``jacrev`` is taken with
   respect to that block only and ``Z^{-1}`` is read on its support (:meth:`disjoint_width_squared`).
   :meth:`BatchedReLUNetwork.jacobian` is the same Jacobian in closed form, an independent check;
@@ -55,9 +56,9 @@ history. The authors' released code (``train.py`` and ``learner_diag.py`` of
 github.com/uclaml/NeuralUCB, read for this module) trains after every round for the first 2000
 rounds and every 100 rounds afterwards, each time with single-sample SGD on ``(f(x) - r)^2`` (lr
 1e-2, weight decay ``lam``) over shuffled passes of the whole history, stopping after 1000 steps or
-once a pass's mean loss is at most 1e-3; seed 002 §5.1 runs
+once a pass's mean loss is at most 1e-3; LNUCB-TA §5.1 runs
 NeuralTS with 100 gradient steps at learning rate 1e-3. The defaults are that schedule
-(2000 / 100) with seed 002's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
+(2000 / 100) with LNUCB-TA's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
 single samples keep the runs batched. Everything is configurable.
 """
 
@@ -136,9 +137,9 @@ class GradientPosteriorConfig(NeuralNetworkConfig):
 
 @dataclass(frozen=True)
 class NeuralUCBConfig(GradientPosteriorConfig):
-    """NeuralUCB: ``alpha`` is the bonus weight ``gamma`` of Zhou et al. (seed 002 grid for ``nu``).
+    """NeuralUCB: ``alpha`` is the bonus weight ``gamma`` of Zhou et al. (LNUCB-TA's grid for ``nu``).
 
-    Tunable: alpha and lam (seed 002 §5.1 searches both for the neural policies; a grid may range over alpha alone).
+    Tunable: alpha and lam (LNUCB-TA §5.1 searches both for the neural policies; a grid may range over alpha alone).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha", "lam")
@@ -152,9 +153,9 @@ class NeuralUCBConfig(GradientPosteriorConfig):
 
 @dataclass(frozen=True)
 class NeuralTSConfig(GradientPosteriorConfig):
-    """NeuralTS: ``nu`` scales the posterior standard deviation (Zhang et al. 2021; seed 002 grid).
+    """NeuralTS: ``nu`` scales the posterior standard deviation (Zhang et al. 2021; LNUCB-TA's grid).
 
-    Tunable: nu and lam (seed 002 §5.1 searches both for the neural policies; a grid may range over nu alone).
+    Tunable: nu and lam (LNUCB-TA §5.1 searches both for the neural policies; a grid may range over nu alone).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("nu", "lam")
@@ -169,7 +170,7 @@ class NeuralTSConfig(GradientPosteriorConfig):
 @dataclass(frozen=True)
 class BootstrapNNConfig(NeuralNetworkConfig):
     """BootstrapNN: ``n_networks`` networks, each past point in each network's data with
-    probability ``inclusion_probability`` (seed 002 §5.1: 10 and 0.8). Tunable: inclusion_probability
+    probability ``inclusion_probability`` (LNUCB-TA §5.1: 10 and 0.8). Tunable: inclusion_probability
     (the bootstrap's diversity is its only exploration; §5.1 fixes it, so a config that follows §5.1 says ``fixed``)."""
 
     tunable: ClassVar[tuple[str, ...]] = ("inclusion_probability",)
@@ -249,7 +250,7 @@ class BatchedReLUNetwork(nn.Module):
         return self.gradient_from_hidden(torch.einsum("gnmd,gnd->gnm", weight_in, x), x)
 
     def functional_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor | None = None) -> torch.Tensor:
-        """``d f / d theta`` for every input by ``torch.func`` (seed 003 §3.6.3), no loop over groups or inputs.
+        """``d f / d theta`` for every input by ``torch.func`` (the vectorised Jacobian of the NeuralUCB tutorial chapter), no loop over groups or inputs.
 
         ``x`` ``(n_groups, n, d)`` -> ``(n_groups, n, m d + m)``, flattened as ``(W row-major, w)``.
         ``jacrev`` differentiates the one-input network ``f(W, w; x) = sqrt(m) w^T relu(W x)``;
@@ -535,7 +536,7 @@ class NeuralTS(GradientPosteriorPolicy):
 
 @register_policy("bootstrap_nn")
 class BootstrapNN(NeuralPolicy):
-    """Bootstrapped neural networks (Riquelme et al. 2018; seed 002 §5.1).
+    """Bootstrapped neural networks (Riquelme et al. 2018; LNUCB-TA §5.1).
 
     ``q = n_networks`` networks per run, groups ``run * q + j``. The point observed at round ``s``
     enters network ``j``'s data iff ``u_{s, j} < inclusion_probability`` (``u`` from stream

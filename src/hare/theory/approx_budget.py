@@ -1,6 +1,6 @@
-"""``R_approx`` against the logged budget ``M`` (seed 001, term 1).
+"""``R_approx`` against the logged budget ``M`` (paper, sec:decomposition, "Against the logged budget").
 
-Seed 001 bounds the approximation term by ``R_approx <= L_f T epsilon_attn`` and argues that
+The source notes bound the approximation term by ``R_approx <= L_f T epsilon_attn`` and argue that
 ``epsilon_attn``, the attention error of projections fitted on ``M`` logged interactions,
 falls as ``M^{-1/2}``; at a fixed horizon ``T`` the term should then fall as ``M^{-1/2}``.
 
@@ -184,7 +184,7 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
     return {
         "check": "approx_budget",
         "description": "R_approx = R_T(pi_full) - R_T(pi_W*) at a fixed horizon T against the logged budget M of the warm start "
-                       "(seed 001, term 1: predicted to fall as M^(-1/2)).",
+                       "(R_approx of paper, sec:decomposition, predicted to fall as M^(-1/2)).",
         "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "budgets": budgets, "horizon": int(horizon),
                    "n_runs": int(n_runs), "base_seed": int(base_seed), "n_boot": int(n_boot), "n_eps_queries": int(n_eps_queries)},
         "budgets": budgets,
@@ -228,7 +228,7 @@ def _tex(result: dict[str, Any]) -> str:
         ["$M$", r"$R_{\mathrm{approx}}$", r"$\epsilon_{\mathrm{attn}}$"], rows, "rrr",
         caption=(f"$R_{{\\mathrm{{approx}}}} = R(\\pi_{{\\mathrm{{full}}}}) - R(\\pi_{{W^*}})$ at $T = {result['horizon']}$ against the "
                  f"logged budget $M$ (mean $\\pm$ std over {result['config']['n_runs']} runs). Exponent in $M$: {exponent} "
-                 f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; seed 001 predicts $-1/2$)."),
+                 f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; the bound predicts $-1/2$)."),
         label="tab:approx-budget",
     )
     return macros(values) + table

@@ -3,12 +3,12 @@
 Each bound is a :class:`Bound`: a sympy expression assembled from named
 intermediate steps (``Bound.steps``), a description of the assumptions it needs,
 and the source it follows.  ``BOUNDS`` maps a short key to each bound.  Places
-where the informal seed notes (seed 000 "HARE -- Mathematical Derivations",
-seed 001 "HARE Regret Bound: Three-Term Decomposition", seed 002 LNUCB-TA) take
-a step that does not follow, or that needs an assumption they do not state, are
-listed in ``SEED_ISSUES``.
+where the informal sources (the source notes on HARE and its three-term regret
+decomposition, whose claims the paper states in sec:theory, and LNUCB-TA (Khosravi
+et al., 2025)) take a step that does not follow, or that needs an assumption they do
+not state, are listed in ``SEED_ISSUES`` (paper, sec:seed-issues).
 
-Notation follows the seeds: ``T`` rounds, ``C`` clusters, ``d_k`` key
+Notation follows the paper (sec:theory): ``T`` rounds, ``C`` clusters, ``d_k`` key
 dimension, ``d_u`` user-state dimension, ``d`` the dimension of a plain linear
 bandit, ``lam`` the ridge parameter, ``sigma`` the sub-Gaussian noise scale,
 ``B_x`` the norm bound of the vectors whose widths are summed (``L`` in
@@ -261,13 +261,13 @@ def _build_hare_multihead(oful: Bound) -> Bound:
         name="hare_multihead",
         expr=expr,
         description=(
-            "Seed 000 Sec. 3: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k)), with the "
+            "Theorem of the source notes (paper, sec:seed-issues): R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k)), with the "
             "d sqrt(T log T) factor replaced by the explicit OFUL bound (linucb_oful).  FLAGGED: "
-            "seed 000's proof sketch does not derive the (1 + alpha^2/d_k) factor nor the "
+            "the notes' proof sketch does not derive the (1 + alpha^2/d_k) factor nor the "
             "sqrt(H) factor; both are the notes' claim, kept here only as stated (see "
             "SEED_ISSUES).  The OFUL rate itself is d sqrt(T) log T, not d sqrt(T log T)."
         ),
-        source="Seed 000 Sec. 3 (claim); OFUL constants from Abbasi-Yadkori et al. (2011)",
+        source="Theorem of the source notes (claim; paper, sec:seed-issues); OFUL constants from Abbasi-Yadkori et al. (2011)",
         steps={
             "oful_single_head": oful.expr,
             "head_combination_factor_claimed": head_factor,
@@ -278,7 +278,7 @@ def _build_hare_multihead(oful: Bound) -> Bound:
 
 
 # --------------------------------------------------------------------------
-# Seed 001, term 2: cluster-level exploration
+# R_explore (paper, sec:decomposition): cluster-level exploration
 # --------------------------------------------------------------------------
 
 
@@ -293,17 +293,17 @@ def _build_hare_explore() -> Bound:
         name="hare_explore",
         expr=expr,
         description=(
-            "Seed 001 term 2 as stated: R_explore(T) <= alpha d_k sqrt(C T log(T lambda_max/delta)) "
-            "+ C d_k log T.  Steps: per-cluster width sum (seed step 3) "
+            "The R_explore bound of the source notes as stated (paper, sec:decomposition): R_explore(T) <= alpha d_k sqrt(C T log(T lambda_max/delta)) "
+            "+ C d_k log T.  Steps: per-cluster width sum (the notes' step 3) "
             "sum_{t: j_t=j} U_{t,j} <= sqrt(T_j d_k log((1 + T_j B_x^2)/delta)), then Cauchy-Schwarz "
-            "over clusters sum_j sqrt(T_j) <= sqrt(C T).  The steps as the seed writes them do not "
+            "over clusters sum_j sqrt(T_j) <= sqrt(C T).  The steps as the notes write them do not "
             "give this expression: step 3 holds only for capped widths min(1, U) or with "
             "lam >= max(1, B_x^2) (then with factor 2 and without delta), step 4 yields "
             "alpha sqrt(d_k) rather than alpha d_k, and the additive C d_k log T term is not "
             "derived.  B_x must bound the projected query ||q_t||.  See SEED_ISSUES; the "
             "derivation that does follow is hare_explore_oful."
         ),
-        source="Seed 001, Term 2 and proof sketch steps 1-4",
+        source="Source notes, R_explore and proof-sketch steps 1-4 (paper, sec:decomposition and sec:seed-issues)",
         steps={
             "per_cluster_width_sum_seed_step3": seed_step3,
             "cauchy_schwarz_over_clusters": cauchy_schwarz,
@@ -324,7 +324,7 @@ def _build_hare_explore_oful() -> Bound:
         name="hare_explore_oful",
         expr=expr,
         description=(
-            "Cluster-level exploration regret derived along seed 001 steps 1-4 with the OFUL "
+            "Cluster-level exploration regret derived along the notes' steps 1-4 with the OFUL "
             "argument completed: C disjoint d_k-dimensional linear bandits (one ridge estimate "
             "theta_hat_j and one Sigma_j = lam I + sum q q^T per cluster), selection "
             "j_t = argmax_j <q_t, theta_hat_j> + beta U_{t,j} with beta the confidence radius.  "
@@ -337,7 +337,7 @@ def _build_hare_explore_oful() -> Bound:
             "2 sqrt(2) sigma d_k sqrt(C T) log T.  B_x bounds ||q_t||, S bounds ||theta*_j||.  "
             "With C = 1 and d_k = d it is linucb_oful."
         ),
-        source="Seed 001 steps 1-4, completed with Abbasi-Yadkori et al. (2011) Thm 2, Thm 3, Lemma 11",
+        source="Steps 1-4 of the source notes (paper, sec:seed-issues), completed with Abbasi-Yadkori et al. (2011) Thm 2, Thm 3, Lemma 11",
         steps={
             "confidence_radius_union_over_clusters": radius,
             "per_round_regret_coefficient": 2 * radius,
@@ -350,7 +350,7 @@ def _build_hare_explore_oful() -> Bound:
 
 
 # --------------------------------------------------------------------------
-# Seed 001, term 3: user-state estimation
+# R_user (paper, sec:decomposition): user-state estimation
 # --------------------------------------------------------------------------
 
 
@@ -372,17 +372,17 @@ def _build_hare_user() -> Bound:
         name="hare_user",
         expr=expr,
         description=(
-            "Seed 001 term 3: R_user(T) <= L_u sigma sum_{t=1}^T sqrt(d_u log(t/delta)/lambda_min(t)).  "
-            "Assumption (seed 001 assumption 5, made explicit): lambda_min(t) >= kappa_u t + lam.  "
+            "The R_user bound of the source notes (paper, sec:decomposition): R_user(T) <= L_u sigma sum_{t=1}^T sqrt(d_u log(t/delta)/lambda_min(t)).  "
+            "Assumption (paper, sec:assumptions, assumption 5): lambda_min(t) >= kappa_u t + lam.  "
             "With delta in (0, 1), log(t/delta) > 0 for every t >= 1, so the t = 1 term is well "
             "defined.  Bounding log(t/delta) <= log(T/delta) and the decreasing "
             "sum_{t=1}^T (kappa_u t + lam)^{-1/2} by its integral over [0, T] gives the closed form "
             "L_u sigma sqrt(d_u log(T/delta)) (2/kappa_u)(sqrt(kappa_u T + lam) - sqrt(lam)), "
             "growth 2 L_u sigma sqrt(d_u T log T / kappa_u).  For a measured lambda_min(t) use "
-            "user_regret_sum.  The concentration step itself is the seed's and is flagged in "
+            "user_regret_sum.  The concentration step itself is the notes' and is flagged in "
             "SEED_ISSUES (sigma scaling, missing prior-bias term, union bound over t)."
         ),
-        source="Seed 001, Term 3",
+        source="Source notes, R_user (paper, sec:decomposition)",
         steps={
             "posterior_concentration": concentration,
             "eigenvalue_linear_growth": linear_growth,
@@ -399,7 +399,7 @@ def user_regret_sum(
 ) -> np.ndarray:
     """Cumulative ``L_u sigma sum_{s<=t} sqrt(d_u log(s/delta) / lambda_min(s))`` for t = 1..T.
 
-    Seed 001 term 3 evaluated on a measured sequence ``lambda_min(1..T)`` of the
+    The R_user bound (paper, sec:decomposition) evaluated on a measured sequence ``lambda_min(1..T)`` of the
     smallest eigenvalue of the user precision (design) matrix.  Entry ``t-1`` is
     the bound on ``R_user(t)``.
     """
@@ -436,7 +436,7 @@ def elliptical_potential_sum(vectors: np.ndarray, ridge: float) -> tuple[float, 
 
 
 # --------------------------------------------------------------------------
-# Seed 001, term 1, the total, and the simplified form
+# R_approx, the total, and the simplified form (paper, sec:decomposition, sec:seed-issues)
 # --------------------------------------------------------------------------
 
 
@@ -446,12 +446,12 @@ def _build_hare_approx() -> Bound:
         name="hare_approx",
         expr=expr,
         description=(
-            "Seed 001 term 1: R_approx(T) <= L_f T eps_attn, with L_f the Lipschitz constant of the "
+            "The R_approx bound of the source notes (paper, sec:decomposition): R_approx(T) <= L_f T eps_attn, with L_f the Lipschitz constant of the "
             "reward in the attention distribution (l1) and eps_attn = E||a_t(W_hat) - a_t(W*)||_1 "
             "measured.  Linear in T for fixed eps_attn; with eps_attn <= c_attn sqrt(p/M) see "
             "check_regime."
         ),
-        source="Seed 001, Term 1",
+        source="Source notes, R_approx (paper, sec:decomposition)",
         steps={
             "per_round_lipschitz": L_f * eps_attn,
             "eps_attn_training_rate": c_attn * sp.sqrt(p / M),
@@ -461,7 +461,7 @@ def _build_hare_approx() -> Bound:
 
 
 def _hare_total_as_written() -> sp.Expr:
-    """Seed 001 combined bound, written out term by term (not summed from BOUNDS)."""
+    """The source notes' combined bound, written out term by term (not summed from BOUNDS)."""
     return (
         L_f * T * eps_attn
         + alpha * d_k * sp.sqrt(C * T * sp.log(T * lambda_max / delta))
@@ -476,12 +476,12 @@ def _build_hare_total(approx: Bound, explore: Bound, user: Bound) -> Bound:
         name="hare_total",
         expr=expr,
         description=(
-            "Seed 001 three-term decomposition R = R_approx + R_explore + R_user with each term's "
+            "Three-term decomposition of the source notes (paper, sec:decomposition) R = R_approx + R_explore + R_user with each term's "
             "bound: L_f T eps_attn + [alpha d_k sqrt(C T log(T lambda_max/delta)) + C d_k log T] + "
             "L_u sigma sqrt(d_u log(T/delta)) (2/kappa_u)(sqrt(kappa_u T + lam) - sqrt(lam)).  Uses "
-            "the seed's explore term as stated; hare_total_oful uses the derived one."
+            "the notes' explore term as stated; hare_total_oful uses the derived one."
         ),
-        source="Seed 001, Combined Bound",
+        source="Source notes, combined bound (paper, sec:seed-issues)",
         steps={"approx": approx.expr, "explore": explore.expr, "user": user.expr, "total": expr},
     )
 
@@ -495,7 +495,7 @@ def _build_hare_total_oful(approx: Bound, explore_oful: Bound, user: Bound) -> B
             "Three-term decomposition with the derived cluster-level term: hare_approx + "
             "hare_explore_oful + hare_user."
         ),
-        source="Seed 001 decomposition; explore term from Abbasi-Yadkori et al. (2011)",
+        source="Three-term decomposition (paper, sec:decomposition); explore term from Abbasi-Yadkori et al. (2011)",
         steps={"approx": approx.expr, "explore": explore_oful.expr, "user": user.expr, "total": expr},
     )
 
@@ -511,20 +511,20 @@ def _build_hare_simplified() -> Bound:
         name="hare_simplified",
         expr=expr,
         description=(
-            "Seed 001 boxed result R(T) = O(d_k sqrt(C T log T)) with its constant: "
+            "The simplified result of the source notes (paper, sec:seed-issues) R(T) = O(d_k sqrt(C T log T)) with its constant: "
             "K d_k sqrt(C T log T), K = alpha + 2 L_u sigma sqrt(d_u)/(d_k sqrt(C kappa_u)).  This is "
             "the leading-order asymptote of hare_total (ratio -> 1 as T -> oo) when "
             "eps_attn <= c_attn sqrt(p/M) and M = omega(p T / log T); it is not a finite-T upper "
             "bound.  The user term has the same order in T as the explore term, so it stays in K "
-            "(seed 001 drops it as dominated)."
+            "(the notes drop it as dominated)."
         ),
-        source="Seed 001, boxed Combined Bound",
+        source="Source notes, simplified combined bound (paper, sec:seed-issues)",
         steps={"leading_constant": SIMPLIFIED_CONSTANT, "leading_rate": leading_rate, "asymptote": expr},
     )
 
 
 # --------------------------------------------------------------------------
-# Seed 002: LNUCB-TA Theorem 1
+# LNUCB-TA Theorem 1
 # --------------------------------------------------------------------------
 
 
@@ -548,7 +548,7 @@ def _build_lnucbta_theorem1() -> Bound:
             "Radius beta as in eq. 10 (transcribed with its sigma^2 placement).  The theorem's "
             "rate sqrt(d T log T) does not follow from its Proposition 2 (see SEED_ISSUES)."
         ),
-        source="Seed 002 (LNUCB-TA), Sec. 4, Theorem 1, eqs. 10-11; Appendix A.1.1",
+        source="LNUCB-TA (Khosravi et al., 2025), Sec. 4, Theorem 1, eqs. 10-11; Appendix A.1.1",
         steps={
             "ridge_parameter": ridge,
             "confidence_radius_eq10": beta,
@@ -586,23 +586,23 @@ BOUNDS: dict[str, Bound] = _build_bounds()
 
 SEED_ISSUES: dict[str, str] = {
     "seed000_oful_rate": (
-        "Seed 000 Sec. 1 quotes the Abbasi-Yadkori et al. (2011) bound as O(d sqrt(T log T)). "
+        "The source notes quote the Abbasi-Yadkori et al. (2011) bound as O(d sqrt(T log T)) (paper, after eq:oful). "
         "Their Theorem 3 gives R_T <= sqrt(8 T beta_T^2 d log(1 + T L^2/(lam d))) with "
         "beta_T = Theta(sigma sqrt(d log T)), i.e. d sqrt(T) log T: the confidence radius and the "
         "elliptical potential each contribute a sqrt(log T). The limit of the bound over "
         "d sqrt(T) log T is 2 sqrt(2) sigma, while over d sqrt(T log T) it diverges "
-        "(asymptotic_ratio). The seed's rate is sqrt(log T) too optimistic."
+        "(asymptotic_ratio). The notes' rate is sqrt(log T) too optimistic."
     ),
     "seed000_alpha_factor_underived": (
-        "Seed 000 Sec. 3 states R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k)), and proof-sketch "
-        "step 5 only says the (1 + alpha^2/d_k) factor is 'the cost of uncertainty injection'. "
+        "The theorem of the source notes states R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k)), and "
+        "step 5 of its proof sketch only says the (1 + alpha^2/d_k) factor is 'the cost of uncertainty injection'. "
         "Nothing in the sketch produces it: in an OFUL analysis the exploration weight enters the "
         "per-round regret linearly (r_t <= 2 alpha U_t once alpha is at least the confidence "
         "radius), not as alpha^2/d_k, and if alpha is below the radius optimism fails and no "
         "sublinear bound follows. The factor is kept in hare_multihead as the notes' claim only."
     ),
     "seed000_sqrt_h_underived": (
-        "Seed 000 step 4 attributes a sqrt(H) factor to 'combining H independent heads'. One "
+        "Step 4 of the notes' proof sketch attributes a sqrt(H) factor to 'combining H independent heads'. One "
         "action is taken per round whatever the number of heads, so the regret is not a sum of H "
         "per-head regrets (which would give H, not sqrt(H)); a sqrt(H) would need a "
         "Cauchy-Schwarz over heads of the per-head widths, with the decision rule averaging the "
@@ -626,7 +626,7 @@ SEED_ISSUES: dict[str, str] = {
         "sum_{t: j_t=j} min(1, U_{t,j}) <= sqrt(T_j sum min(1, U^2)) <= "
         "sqrt(T_j 2 d_k log(1 + T_j B_x^2/(lam d_k))). The lemma holds for widths capped at 1; "
         "uncapped widths obey it only when lam >= max(1, B_x^2) (then U^2 <= B_x^2/lam <= 1). The "
-        "bound is deterministic, so the delta inside the seed's log((1 + T_j B_x^2)/delta) does "
+        "bound is deterministic, so the delta inside the notes' log((1 + T_j B_x^2)/delta) does "
         "not belong there, the factor 2 and lam are missing, and the '1 + T_j B_x^2' is the "
         "lam = 1, d_k = 1 special case of 1 + T_j B_x^2/(lam d_k)."
     ),
@@ -638,7 +638,7 @@ SEED_ISSUES: dict[str, str] = {
         "when alpha is set to the radius, and then a second sqrt(log T) comes with it: the "
         "derived bound is 2 beta_T sqrt(2 C T d_k log(1 + T B_x^2/(lam d_k))) ~ "
         "2 sqrt(2) sigma d_k sqrt(C T) log T, not d_k sqrt(C T log T). With alpha a constant "
-        "the seed's expression double counts (alpha and d_k); with alpha = beta_T it misses "
+        "the notes' expression double counts (alpha and d_k); with alpha = beta_T it misses "
         "sqrt(log T)."
     ),
     "seed001_additive_term": (
@@ -671,7 +671,7 @@ SEED_ISSUES: dict[str, str] = {
         "also omits the prior-bias term sqrt(lam) B_u of Theorem 2, and a per-t confidence "
         "log(t/delta) holds for all t simultaneously only after a union bound (e.g. delta_t = "
         "6 delta/(pi^2 t^2), giving log(pi^2 t^2/(6 delta))). log(t/delta) > 0 at t = 1 needs "
-        "delta < 1. hare_user keeps the seed's form and these corrections are for the paper."
+        "delta < 1. hare_user keeps the notes' form and these corrections are for the paper."
     ),
     "seed001_user_rate": (
         "With lambda_min(t) >= kappa_u t + lam the user term is 2 L_u sigma sqrt(d_u T log T/kappa_u) "
@@ -739,7 +739,7 @@ def matrix_determinant_lemma_residual(dim: int = 3) -> sp.Expr:
 def cauchy_schwarz_cluster_gap(clusters: int = 3) -> tuple[sp.Expr, sp.Expr]:
     """``(C sum_j T_j - (sum_j sqrt(T_j))^2, sum_{i<j} (sqrt(T_i) - sqrt(T_j))^2)``.
 
-    The two are equal, so ``sum_j sqrt(T_j) <= sqrt(C T)`` (seed 001 step 4).
+    The two are equal, so ``sum_j sqrt(T_j) <= sqrt(C T)`` (the notes' step 4; paper, sec:theory, "Proof sketches").
     """
     roots = [sp.Symbol(f"r_{j}", positive=True) for j in range(clusters)]
     gap = sp.expand(clusters * sum(r**2 for r in roots) - sum(roots) ** 2)
@@ -775,7 +775,7 @@ class RegimeCheck:
 def check_regime(training_samples: sp.Expr) -> RegimeCheck:
     """Substitute ``eps_attn = c_attn sqrt(p/M)`` with ``M = training_samples(T)`` and take limits.
 
-    Seed 001 states the simplification R = O(d_k sqrt(C T log T)) for M >> p T.
+    The source notes state the simplification R = O(d_k sqrt(C T log T)) for M >> p T (paper, sec:seed-issues).
     ``L_f T c_attn sqrt(p/M) / (d_k sqrt(C T log T)) -> 0`` iff M = omega(p T / log T);
     ``... / sqrt(T) -> 0`` iff M = omega(p T).
     """

@@ -1,4 +1,4 @@
-"""The measured three-term regret decomposition (seed 001; HARE_SPEC "Regret decomposition, measured").
+"""The measured three-term regret decomposition (paper, sec:decomposition).
 
 Three variants of the same HARE policy (select mode) play the same HARE-Sim runs in lock
 step: one environment object serves all of them, so every variant sees the same queries,
@@ -20,13 +20,13 @@ so ``R_approx + R_user + R_explore = R(pi_full)`` exactly, run by run and round 
 One run of length ``max(T)`` gives every horizon of the grid as a prefix.
 
 Information: every policy of the comparison (the three variants, the diagnostic and mean-ablation
-HARE policies, LinUCB and LNUCB-TA) is warm-started with the same ``n_logged`` logged interactions
+HARE policies, LinUCB and LNUCB-TA, Khosravi et al., 2025) is warm-started with the same ``n_logged`` logged interactions
 of the environment (:meth:`SyntheticBandit.logged`, uniform logging), through
 :meth:`~hare.policies.base.Policy.warm_start` (``pi_full`` fits ``W_hat`` on them there, then feeds
 them through its update like every other policy), and the online rounds are shown as ``M + t``
 (as :func:`hare.experiments.run.simulate` does). Regret counts the online rounds only.
 
-The mean the bonus explores around (HARE_SPEC): the variants use ``hare_params``' ``mean``
+The mean the bonus explores around (paper, eq:online-mean): the variants use ``hare_params``' ``mean``
 (default ``online``). ``pi_full`` and ``pi_W*`` also play with the other mean, so the output
 holds ``R_approx`` under both, on the same runs:
 
@@ -54,8 +54,8 @@ range below is the empirical one over the rounds played and is labelled so):
   <= max_n |mu(n) - c| ||a - a'||_1`` for every ``c``; ``c`` the midpoint of the range gives
   ``(max mu - min mu)/2 ||a - a'||_1``, and the supremum over rounds is ``Delta/2``. HARE in
   select mode plays an argmax, which is not a Lipschitz function of ``a``: the premise of
-  seed 001 term 1 holds for ``f``, not for the played item, and the check tests whether the
-  bound holds anyway.
+  the ``R_approx`` bound (assumption 2 of paper, sec:assumptions) holds for ``f``, not for the
+  played item, and the check tests whether the bound holds anyway.
 * ``epsilon_attn = E ||a(W_hat, u_hat) - a(W*, u*)||_1`` on fresh queries and users drawn
   from keys of their own (:func:`hare.model.projections.attention_error`, ``u_hat`` the
   fitted user table).
@@ -74,7 +74,7 @@ range below is the empirical one over the rounds played and is labelled so):
 * ``S = max_n ||k_n|| / sqrt(d_k)`` bounds every per-item parameter ``theta_n = k_n / sqrt(d_k)``
   (``mu(n) = <q, theta_n>``) and every cluster-mean parameter.
 * ``lambda_max``: largest eigenvalue of the cluster covariances ``Sigma_{h,j}`` of
-  ``pi_W*,u*`` at each horizon (seed 001 term 2 as stated).
+  ``pi_W*,u*`` at each horizon (the ``R_explore`` bound as the source notes state it, paper, sec:decomposition).
 
 Warm start and the bounds: the online rounds are rounds ``M+1..M+T`` of ridge states that
 start from the ``M`` logged interactions. The width sums and log-determinants then run to
@@ -88,9 +88,9 @@ parameter norm is ``S_prior = max_j max_{n in j} ||k_n - mean_{m in j} k_m|| / s
 not ``S``; the constant used is reported as ``explore_parameter_norm``.
 
 Bounds at every ``T`` of the grid: ``R_approx <= L_f T epsilon_attn`` (``hare_approx``);
-``R_explore`` against ``hare_explore_oful`` and the seed's ``hare_explore``; ``R_user``
+``R_explore`` against ``hare_explore_oful`` and the notes' ``hare_explore``; ``R_user``
 against :func:`hare.theory.bounds.user_regret_sum` on the measured ``lambda_min(t)`` of each
-run, once as the seed writes it (factor ``sigma``) and once rescaled (factor 1, because the
+run, once as the notes write it (factor ``sigma``) and once rescaled (factor 1, because the
 precision already carries ``1/sigma^2``: seed issue ``seed001_user_concentration``). Each
 row reports the mean and standard deviation over runs, the bound, their ratio, ``holds``
 (the worst run is below the bound; for run-dependent bounds every run is below its own)
@@ -116,15 +116,15 @@ Further outputs: ``bounds_at_horizon[term][bound_key]`` gives every bound at the
 the trivial bound ``T Delta`` (``bound_at_horizon``, ``trivial_at_horizon``, ``vacuous``) and the
 measured term with a t interval over runs; ``user_vs_explore`` gives the paired difference
 ``R_user - R_explore`` per run at the largest ``T`` (t interval over runs) with ``d_u``, ``d_k``, ``C``
-and ``d_k sqrt(C)`` (seed 001 expects ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``). Every
+and ``d_k sqrt(C)`` (the notes expect ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``, paper, sec:decomposition). Every
 interval follows the same mapping ``estimate, ci_low, ci_high, level, n, method`` (``None`` where
 undefined). The horizons of ``theory.decomposition`` must span a factor of at least
 :data:`MIN_HORIZON_SPAN` (:func:`check_settings`).
 
 LinUCB and LNUCB-TA play the same runs. LinUCB is checked against ``linucb_oful`` with the
-constants of :func:`hare.envs.synthetic.linear_parameters`; LNUCB-TA's Theorem 1 (seed
-002) has an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built
-from an unspecified metric, so it is not evaluated: the output states this and reports the
+constants of :func:`hare.envs.synthetic.linear_parameters`; LNUCB-TA's Theorem 1 has
+an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built from an
+unspecified metric, so it is not evaluated: the output states this and reports the
 ``b`` the bound would need at ``Gamma_kNN -> 0`` (any positive ``Gamma_kNN`` lowers it).
 """
 
@@ -569,9 +569,9 @@ def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.nda
         out["lnucb_ta"] = {
             "bound_key": "lnucbta_theorem1", "evaluated": False, "constants": constants,
             "unspecified": {
-                "b": "absolute constant of Theorem 1, eq. 11, never given (seed 002)",
+                "b": "absolute constant of LNUCB-TA Theorem 1, eq. 11, never given",
                 "Gamma_kNN": "sum_a T^a (u^a_{t,k})^2 with u^a_{t,k} a distance under an unspecified metric rho on (context, reward) "
-                             "pairs, at an unspecified round t (seed 002, eqs. 10-11, 22)",
+                             "pairs, at an unspecified round t (LNUCB-TA eqs. 10-11, 22)",
                 "sigma": "Theorem 1 assumes |noise| <= sigma; HARE-Sim noise is Gaussian (unbounded)",
             },
             "b_required_at_gamma_zero": [float(v) for v in measured.max(0) / unit],
@@ -585,7 +585,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
                       device: str = "cpu", *, delta: float = 0.05, tolerance: float = 0.1, n_boot: int = 2000,
                       n_eps_queries: int = 4096, baselines: bool | Sequence[str] = True, baseline_params: dict[str, dict] | None = None,
                       keep_arrays: bool = True, n_logged: int = 1000) -> dict[str, Any]:
-    """Measure the three terms of seed 001 on HARE-Sim and check each against its bound (module docstring).
+    """Measure the three terms (paper, sec:decomposition) on HARE-Sim and check each against its bound (module docstring).
 
     env_params: :class:`SyntheticConfig` fields; hare_params: :class:`HAREConfig` fields shared by the
     three variants (``projections`` and ``user_state`` are set per variant; ``key_dim`` defaults to
@@ -714,7 +714,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     residual = float(np.abs(terms["approx"] + terms["user"] + terms["explore"] - curves["full"]).max())
     result: dict[str, Any] = {
         "check": "regret_terms",
-        "description": "Seed 001 three-term regret decomposition measured by telescoping over oracle variants of HARE on the same runs.",
+        "description": "Three-term regret decomposition (paper, sec:decomposition) measured by telescoping over oracle variants of HARE on the same runs.",
         "config": {"env_params": dict(env_params), "hare_params": {k: v for k, v in hare_params.items()}, "horizons": horizons_arr.tolist(),
                    "n_runs": int(n_runs), "base_seed": int(base_seed), "delta": delta, "tolerance": tolerance, "n_boot": int(n_boot),
                    "n_logged": int(n_logged), "baseline_params": baseline_params if baseline_names else None},
@@ -844,14 +844,14 @@ def _explore_split(explore: np.ndarray, gap: np.ndarray, horizons: np.ndarray, e
 
 
 def _user_vs_explore(user: np.ndarray, explore: np.ndarray, horizons: np.ndarray, constants: dict[str, Any]) -> dict[str, Any]:
-    """Seed 001's comparison ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``: the paired difference
+    """The notes' comparison ``R_user <= R_explore`` (paper, sec:decomposition) when ``d_u << d_k sqrt(C)``: the paired difference
     ``R_user - R_explore`` per run at the largest horizon (same draws), t interval over runs."""
     d_u, d_k, n_clusters = constants["user_dim"], constants["key_dim"], constants["n_clusters"]
     scale = d_k * math.sqrt(n_clusters)
     difference = t_interval(user[:, -1] - explore[:, -1])
     return {
         "description": "R_user - R_explore per run at the largest horizon (paired: same environment draws and policy keys), "
-                       "t interval over runs; premise of seed 001: d_u << d_k sqrt(C).",
+                       "t interval over runs; premise of the notes' comparison (paper, sec:decomposition): d_u << d_k sqrt(C).",
         "T": int(horizons[-1]),
         "difference": difference,
         "R_user": t_interval(user[:, -1]),
@@ -903,9 +903,9 @@ TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$
 BOUND_LABELS = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
     "hare_explore_oful": "OFUL, derived",
-    "hare_explore": "seed 001 as stated",
-    "user_regret_sum": r"seed 001, factor $\sigma$",
-    "user_regret_sum_rescaled": r"seed 001, factor 1",
+    "hare_explore": "notes, as stated",
+    "user_regret_sum": r"notes' form, factor $\sigma$",
+    "user_regret_sum_rescaled": r"notes' form, factor 1",
     "hare_approx + hare_explore_oful + user_regret_sum_rescaled": "sum of the three",
     "linucb_oful": "OFUL (LinUCB)",
 }

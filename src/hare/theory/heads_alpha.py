@@ -1,6 +1,6 @@
-"""HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` (seed 000, Theorem).
+"""HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` (paper, sec:decomposition, "Heads and bonus weight").
 
-Seed 000 states (informally) ``R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))``: at a
+The theorem of the source notes states (informally; paper, sec:seed-issues) ``R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))``: at a
 fixed horizon, regret grows with ``H`` no faster than ``H^{1/2}`` and with ``alpha`` as the
 factor ``g(alpha) = 1 + alpha^2 / d_k``.
 
@@ -21,7 +21,7 @@ with a percentile bootstrap interval over runs, the same run resamples for every
 * ``exponent_g.by_H[i]``: slope in ``g(alpha) = 1 + alpha^2/d_k`` at ``H_i``; ``exponent_g.pooled``
   likewise. ``d_k`` is HARE's key dimension.
 
-Seed 000's bound predicts ``exponent_H <= 1/2`` and ``exponent_g <= 1``. An upper bound's rate
+That bound predicts ``exponent_H <= 1/2`` and ``exponent_g <= 1``. An upper bound's rate
 says nothing about a decrease: a negative slope is consistent with it.
 """
 
@@ -131,7 +131,7 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
     return {
         "check": "heads_alpha",
         "description": "Total pseudo-regret of HARE at a fixed horizon over a grid of heads H and bonus weights alpha on paired runs of "
-                       "linear HARE-Sim (seed 000 Theorem: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
+                       "linear HARE-Sim (the notes' theorem, paper, sec:seed-issues: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
         "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "heads": heads, "alphas": alphas, "horizon": int(horizon),
                    "n_runs": int(n_runs), "base_seed": int(base_seed), "n_logged": int(n_logged), "n_boot": int(n_boot)},
         "heads": heads,
@@ -184,7 +184,7 @@ def _tex(result: dict[str, Any]) -> str:
                  f"{result['config']['n_runs']} paired runs) for $H$ heads and bonus weight $\\alpha$. Exponents: least-squares "
                  f"log-log slope in $H$ (last row) and in $g(\\alpha) = 1 + \\alpha^2/d_k$, $d_k = {result['key_dim']}$ (last column), "
                  f"with 95\\% percentile bootstrap intervals over runs. Pooled: {_fit_text(result['exponent_H']['pooled'])} in $H$, "
-                 f"{_fit_text(result['exponent_g']['pooled'])} in $g$; seed 000 bounds them by $1/2$ and $1$."),
+                 f"{_fit_text(result['exponent_g']['pooled'])} in $g$; the notes' theorem bounds them by $1/2$ and $1$."),
         label="tab:heads-alpha", resize=True,
     )
     return macros(values) + table

@@ -1,4 +1,4 @@
-"""Measured LinUCB regret against the OFUL bound, and the bound's premise (Abbasi-Yadkori et al. 2011; seed 000 §1).
+"""Measured LinUCB regret against the OFUL bound, and the bound's premise (Abbasi-Yadkori et al. 2011; paper, eq:oful).
 
 Disjoint-arm LinUCB over ``K`` arms with ``d``-dimensional contexts is a single linear
 bandit in dimension ``dK`` with features ``x ⊗ e_a`` and parameter
