@@ -1,7 +1,10 @@
+import os
+import stat
+
 import numpy as np
 import pytest
 
-from hare.io import atomic_path, config_hash, read_npz, write_npz
+from hare.io import UnreadableResultError, atomic_path, config_hash, read_npz, write_npz, write_text
 
 
 def test_npz_bytes_are_deterministic(tmp_path):
@@ -31,3 +34,27 @@ def test_failed_atomic_write_leaves_nothing(tmp_path):
 def test_config_hash_ignores_key_order():
     assert config_hash({"a": 1, "b": [1, 2]}) == config_hash({"b": [1, 2], "a": 1})
     assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_files_follow_the_umask(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        write_text(tmp_path / "a.txt", "x")
+        write_npz(tmp_path / "a.npz", x=np.zeros(2))
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "a.npz").stat().st_mode) == mode
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not a zip", "empty"])
+def test_an_unreadable_result_file_is_named(tmp_path, damage):
+    path = tmp_path / "run.npz"
+    write_npz(path, total_regret=np.arange(5.0))
+    data = path.read_bytes()
+    path.write_bytes({"truncated": data[: len(data) // 2], "not a zip": b"hello" * 20, "empty": b""}[damage])
+    with pytest.raises(UnreadableResultError, match=str(path)):
+        read_npz(path)
+    with pytest.raises(FileNotFoundError):
+        read_npz(tmp_path / "missing.npz")

@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -330,6 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, zipfile.BadZipFile, yaml.YAMLError)
+"""What a bad argument, config, file or permission raises: one line ``hare <command>: error: ...``, exit 2
+(``-v`` shows the traceback). OSError covers a missing file and a denied permission."""
+
 PASSTHROUGH = {
     "decomposition": ("hare.theory.decomposition", "the measured regret decomposition against its bounds"),
     "decomposition-grid": ("hare.theory.decomposition_grid", "the measured regret decomposition over a (C, d_k) grid"),
@@ -354,7 +359,7 @@ def _passthrough(name: str, argv: list[str]) -> int:
         module = importlib.import_module(module_name)
         result = module.main(argv)
         return result if isinstance(result, int) else 0
-    except (ValueError, KeyError, FileNotFoundError, RuntimeError) as error:
+    except USER_ERRORS as error:
         print(f"hare {name}: error: {error}", file=sys.stderr)
         return 2
 
@@ -368,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
         return args.func(args)
-    except (ValueError, KeyError, FileNotFoundError, RuntimeError, yaml.YAMLError) as error:
+    except USER_ERRORS as error:
         if args.verbose:
             raise
         message = error.args[0] if isinstance(error, KeyError) and error.args else error

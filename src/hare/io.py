@@ -39,9 +39,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~current_umask())
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting and restoring it): written files get ``0o666 & ~umask``, as ``open``
+    would give them, instead of the ``0o600`` of a temporary file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def temporary_names(path: str | os.PathLike) -> list[Path]:
@@ -104,10 +113,20 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
             archive.writestr(info, buffer.getvalue())
 
 
+class UnreadableResultError(ValueError):
+    """A result file exists but cannot be read (truncated, corrupted, not an ``.npz``)."""
+
+
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, loaded without pickle."""
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
+    """Every array of an ``.npz`` file, loaded without pickle. A file that cannot be read raises
+    :class:`UnreadableResultError` naming it (a missing file stays a ``FileNotFoundError``)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
+        raise UnreadableResultError(f"{path}: not a readable .npz ({type(error).__name__}: {error}); delete it and run snakemake again to rebuild it") from error
 
 
 def config_hash(payload: Any) -> str:

@@ -197,3 +197,13 @@ def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):
     config["tables"]["classification"]["experiment"] = experiments[:2]
     first["fixed"] = ""
     assert any(".fixed" in e for e in schema_errors(config))
+
+
+def test_a_table_naming_a_policy_its_experiment_lacks_is_refused(smoke_config):
+    from hare.experiments.grid import validate_config
+
+    smoke_config["tables"] = {"regret": {"experiment": "regret", "kind": "regret", "caption": "c", "policies": ["linucb", "hare", "hare_random"]}}
+    validate_config(smoke_config)
+    smoke_config["tables"]["regret"]["policies"].append("lin_ucb")
+    with pytest.raises(ConfigError, match=r"tables\.regret\.policies: \['lin_ucb'\]"):
+        validate_config(smoke_config)

@@ -243,6 +243,12 @@ def validate_config(config: dict[str, Any]) -> None:
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
                 raise ConfigError(f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}")
+        entries = [(label, entry) for experiment, exp in config["experiments"].items() if "all" in named or experiment in named for label, entry in exp["policies"].items()]
+        labels = {label for label, _ in entries} | {entry.get("policy", label) for label, entry in entries}
+        unknown = [p for p in table.get("policies") or [] if p not in labels]
+        if unknown:
+            raise ConfigError(f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
+                              f"they have: {', '.join(sorted(labels))}")
 
 
 def _check_preparation(name: str, env: dict[str, Any]) -> None:
