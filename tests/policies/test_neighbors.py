@@ -289,7 +289,7 @@ def test_adaptive_knn_switch_changes_the_choice():
 
 @pytest.mark.parametrize("switch", ["attention", "adaptive_knn"])
 def test_component_switch_must_be_boolean(switch):
-    with pytest.raises(ValueError, match=rf"{switch}: must be true or false"):
+    with pytest.raises(ValueError, match=rf"LNUCBTAConfig\.{switch}: must be bool"):
         make_config("lnucb_ta", {switch: "no"})
 
 
