@@ -24,6 +24,7 @@ all: setup report
 # The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log.
 workflow:
 	@mkdir -p results/logs
+	@$(BIN)/hare validate-config $(CONFIG)
 	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
 	@set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
 	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \

@@ -8,7 +8,7 @@
 import sys
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -19,18 +19,16 @@ if not config:
     configfile: "config/default.yaml"
 
 
-validate(config, "config/schema.yaml")
-
-
 report: "report/workflow.rst"
 
 
 SOURCE = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SOURCE)
 
-from hare.experiments.grid import validate_config
+from hare.experiments.config import check_config
 
-validate_config(config)
+# One line per schema violation, naming its key path (not the whole schema), then the checks the schema cannot express.
+check_config(config)
 
 from hare.data.availability import drop_unavailable_optional
 

@@ -165,7 +165,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from hare.experiments.manifest import verify
 
-    problems = verify(Path(args.results))
+    problems = verify(Path(args.results), repair=args.repair)
     for problem in problems:
         print(problem)
     print(f"{args.results}: {'OK' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
@@ -309,8 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_manifest)
 
-    p = sub.add_parser("verify", help="check result files against MANIFEST.sha256 (exit 1 listing every problem)")
+    p = sub.add_parser("verify", help="check result files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)")
     p.add_argument("--results", default="results")
+    p.add_argument("--repair", action="store_true", help="delete every result file that changed or disagrees with its sidecar, so snakemake rebuilds it")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")

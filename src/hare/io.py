@@ -114,19 +114,58 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
 
 
 class UnreadableResultError(ValueError):
-    """A result file exists but cannot be read (truncated, corrupted, not an ``.npz``)."""
+    """A result file exists but cannot be read (truncated, corrupted, not an ``.npz``), or differs from the sha256
+    its sidecar recorded when it was written."""
+
+
+SIDECAR_HASH_KEY = "npz_sha256"
+"""The sidecar field holding the sha256 of its ``.npz``, written with it (:func:`write_result`)."""
+
+REBUILD_HINT = "remove it with `hare verify --repair` (or delete it) and run snakemake again to rebuild it and everything after it"
+
+
+def write_result(npz_path: str | os.PathLike, arrays: dict[str, np.ndarray], sidecar: dict[str, Any]) -> dict[str, Any]:
+    """Write a result: the ``.npz`` of ``arrays``, then its sidecar ``.json`` (last, so a complete sidecar means a
+    complete result) with :data:`SIDECAR_HASH_KEY`, the sha256 of the ``.npz`` bytes; returns the sidecar."""
+    npz_path = Path(npz_path)
+    write_npz(npz_path, **arrays)
+    sidecar = {**sidecar, SIDECAR_HASH_KEY: file_sha256(npz_path)}
+    write_json(npz_path.with_suffix(".json"), sidecar)
+    return sidecar
+
+
+def sidecar_mismatch(npz_path: str | os.PathLike) -> str | None:
+    """Why ``npz_path`` disagrees with the sha256 its sidecar recorded, or ``None`` (no sidecar, no recorded hash,
+    or equal). An unreadable sidecar is a mismatch."""
+    npz_path = Path(npz_path)
+    sidecar_path = npz_path.with_suffix(".json")
+    if not sidecar_path.is_file():
+        return None
+    try:
+        expected = json.loads(sidecar_path.read_text()).get(SIDECAR_HASH_KEY)
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as error:
+        return f"its sidecar {sidecar_path} is unreadable ({error})"
+    if expected is None:
+        return None
+    actual = file_sha256(npz_path)
+    return None if actual == expected else f"sha256 {actual} differs from the {expected} its sidecar recorded"
 
 
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file, loaded without pickle. A file that cannot be read raises
-    :class:`UnreadableResultError` naming it (a missing file stays a ``FileNotFoundError``)."""
+    """Every array of an ``.npz`` file, loaded without pickle, after checking it against the sha256 its sidecar
+    recorded (:func:`sidecar_mismatch`). A file that cannot be read or that changed since it was written raises
+    :class:`UnreadableResultError` naming it and how to rebuild it (a missing file stays a ``FileNotFoundError``)."""
+    if Path(path).is_file():
+        problem = sidecar_mismatch(path)
+        if problem:
+            raise UnreadableResultError(f"{path}: {problem}; {REBUILD_HINT}")
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except FileNotFoundError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
-        raise UnreadableResultError(f"{path}: not a readable .npz ({type(error).__name__}: {error}); delete it and run snakemake again to rebuild it") from error
+        raise UnreadableResultError(f"{path}: not a readable .npz ({type(error).__name__}: {error}); {REBUILD_HINT}") from error
 
 
 def config_hash(payload: Any) -> str:

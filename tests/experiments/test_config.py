@@ -59,3 +59,10 @@ def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "experiments.classification.policies.linucb.params.alpha" in result.stderr
+
+
+def test_invalid_yaml_names_the_file_and_line(tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("device: cpu\nenvironments:\n  a: {kind: synthetic\n")
+    with pytest.raises(ConfigError, match=rf"{bad}: not valid YAML at line \d+, column \d+"):
+        load_config([bad])

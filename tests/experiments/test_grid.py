@@ -207,3 +207,19 @@ def test_a_table_naming_a_policy_its_experiment_lacks_is_refused(smoke_config):
     smoke_config["tables"]["regret"]["policies"].append("lin_ucb")
     with pytest.raises(ConfigError, match=r"tables\.regret\.policies: \['lin_ucb'\]"):
         validate_config(smoke_config)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("experiment", "nope", r"theory\.oful\.experiment: unknown experiment 'nope'"),
+    ("environment", "mushroom_x", r"theory\.oful\.environment: 'mushroom_x' is not an environment"),
+    ("policy", "lin_ucb", r"theory\.oful\.policy: 'lin_ucb' is not a policy label"),
+    ("policy", "random", r"theory\.oful\.policy: 'random' must be a LinUCB entry"),
+])
+def test_the_oful_check_names_a_run_the_config_produces(smoke_config, key, value, message):
+    from hare.experiments.grid import validate_config
+
+    smoke_config["theory"] = {"oful": {"experiment": "regret", "environment": "synthetic_linear", "policy": "linucb", "delta": 0.05}}
+    validate_config(smoke_config)
+    smoke_config["theory"]["oful"][key] = value
+    with pytest.raises(ConfigError, match=message):
+        validate_config(smoke_config)

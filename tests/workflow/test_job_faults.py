@@ -15,7 +15,7 @@ import torch
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.manifest import read_manifest, verify, write_manifest
 from hare.experiments.run import NonFiniteInputError, run_job, simulate
-from hare.io import temporary_names, write_npz
+from hare.io import UnreadableResultError, read_npz, temporary_names, write_npz
 from hare.policies import build_policy
 from hare.random import run_keys
 
@@ -175,3 +175,46 @@ def test_cli_verify_exits_1_listing_problems(results):
     assert bad.stdout.startswith("changed: runs/a/b.npz")
     again = subprocess.run([sys.executable, "-m", "hare", "manifest", "--results", str(results)], capture_output=True, text=True, env=env)
     assert again.returncode == 0 and verify(results) == []
+
+
+def _tamper(path: Path, how: str) -> None:
+    """Damage a result file in place, keeping its modification time (as bit rot would)."""
+    stat = path.stat()
+    data = path.read_bytes()
+    if how == "flipped byte":
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 3])
+    elif how == "valid but altered":
+        with np.load(path) as loaded:
+            arrays = {name: loaded[name] for name in loaded.files}
+        arrays["total_regret"] = arrays["total_regret"] / 2
+        write_npz(path, **arrays)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+@pytest.mark.parametrize("how", ["flipped byte", "truncated", "valid but altered"])
+def test_a_damaged_result_is_named_refused_by_the_manifest_and_repaired(tmp_path, how):
+    root = tmp_path / "results"
+    run = root / "runs" / "faults" / "sim" / "linucb.npz"
+    sidecar = run_job(_spec(20), run, progress=False)
+    assert sidecar["npz_sha256"] == __import__("hashlib").sha256(run.read_bytes()).hexdigest()
+    write_manifest(root)
+    assert verify(root) == []
+    mtime = run.stat().st_mtime_ns
+    _tamper(run, how)
+    assert run.stat().st_mtime_ns == mtime
+    with pytest.raises(UnreadableResultError, match=rf"{run}: .*hare verify --repair"):
+        read_npz(run)
+    with pytest.raises(ValueError, match="refusing to list"):
+        write_manifest(root)
+    problems = verify(root)
+    assert "disagrees with its sidecar: runs/faults/sim/linucb.npz" in problems[0]
+    assert any(p.startswith("changed: runs/faults/sim/linucb.npz") for p in problems)
+    repaired = verify(root, repair=True)
+    assert "removed: runs/faults/sim/linucb.json (snakemake rebuilds it)" in repaired and "removed: runs/faults/sim/linucb.npz (snakemake rebuilds it)" in repaired
+    assert not run.exists() and not run.with_suffix(".json").exists()
+    run_job(_spec(20), run, progress=False)
+    write_manifest(root)
+    assert verify(root) == []

@@ -37,7 +37,12 @@ def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH) -> dict[str,
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(f"config file {path} does not exist")
-        loaded = yaml.safe_load(path.read_text()) or {}
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            raise ConfigError(f"{path}: not valid YAML{where}: {getattr(error, 'problem', None) or error}") from error
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: top level must be a mapping")
         config.update(loaded)

@@ -238,6 +238,8 @@ def validate_config(config: dict[str, Any]) -> None:
                 getattr(importlib.import_module(f"hare.theory.{module}"), check)(config["theory"][name])
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
+    if "oful" in config.get("theory", {}):
+        _check_oful(config, config["theory"]["oful"])
     for name, table in config.get("tables", {}).items():
         named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
         for experiment in named:
@@ -249,6 +251,22 @@ def validate_config(config: dict[str, Any]) -> None:
         if unknown:
             raise ConfigError(f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
                               f"they have: {', '.join(sorted(labels))}")
+
+
+def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
+    """``theory.oful`` names a LinUCB report run this config produces: experiment, one of its environments, a label."""
+    experiment = config["experiments"].get(oful["experiment"])
+    if experiment is None:
+        raise ConfigError(f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; defined: {sorted(config['experiments'])}")
+    if oful["environment"] not in experiment["environments"]:
+        raise ConfigError(f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment {oful['experiment']!r} ({experiment['environments']})")
+    entry = experiment["policies"].get(oful["policy"])
+    if entry is None:
+        raise ConfigError(f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} ({sorted(experiment['policies'])})")
+    if entry.get("policy", oful["policy"]) != "linucb":
+        raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
+    if config["environments"][oful["environment"]]["kind"] != "synthetic":
+        raise ConfigError(f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)")
 
 
 def _check_preparation(name: str, env: dict[str, Any]) -> None:

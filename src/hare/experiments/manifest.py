@@ -27,7 +27,7 @@ import fnmatch
 import os
 from pathlib import Path
 
-from hare.io import file_sha256, write_text
+from hare.io import file_sha256, sidecar_mismatch, write_text
 
 MANIFEST_NAME = "MANIFEST.sha256"
 EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
@@ -87,7 +87,12 @@ def write_manifest(results_dir: str | os.PathLike) -> Path:
     root = Path(results_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"results directory {root} does not exist")
-    lines = [f"{digest}  {relative}\n" for relative, digest in compute_manifest(root).items()]
+    entries = compute_manifest(root)
+    disagreeing = [f"{relative} ({problem})" for relative in entries if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative))]
+    if disagreeing:
+        raise ValueError(f"{root}: refusing to list result files that disagree with their sidecars: {'; '.join(disagreeing)}; "
+                         f"run `hare verify --results {root} --repair`, then snakemake again")
+    lines = [f"{digest}  {relative}\n" for relative, digest in entries.items()]
     path = root / MANIFEST_NAME
     write_text(path, "".join(lines))
     return path
@@ -105,26 +110,44 @@ def read_manifest(path: str | os.PathLike) -> dict[str, str]:
     return entries
 
 
-def verify(results_dir: str | os.PathLike) -> list[str]:
-    """Problems of ``results_dir`` against its manifest, one line each; empty when everything matches.
+def verify(results_dir: str | os.PathLike, repair: bool = False) -> list[str]:
+    """Problems of ``results_dir``, one line each; empty when everything matches.
 
-    Reports a missing manifest, files listed but missing, files whose sha256 changed
-    (a single flipped byte included) and covered files the manifest does not list.
+    Every ``.npz`` is checked against the sha256 its sidecar recorded when it was written
+    (:func:`hare.io.sidecar_mismatch`), whether or not a manifest exists; against the manifest,
+    reports files listed but missing, files whose sha256 changed (a single flipped byte included)
+    and covered files it does not list. ``repair``: delete every changed or disagreeing file (an
+    ``.npz`` with its sidecar), so that the next ``snakemake`` rebuilds exactly them and what
+    depends on them; each deletion is reported.
     """
     root = Path(results_dir)
+    actual = set(result_files(root))
+    problems, bad = [], set()
+    for relative in sorted(r for r in actual if r.endswith(".npz")):
+        problem = sidecar_mismatch(root / relative)
+        if problem:
+            problems.append(f"disagrees with its sidecar: {relative} ({problem})")
+            bad |= {relative, relative[: -len(".npz")] + ".json"}
     manifest = root / MANIFEST_NAME
     if not manifest.is_file():
-        return [f"{manifest}: manifest missing (run `hare manifest --results {root}`)"]
-    expected = read_manifest(manifest)
-    actual = set(result_files(root))
-    problems = []
-    for relative, digest in expected.items():
-        path = root / relative
-        if relative not in actual:
-            problems.append(f"missing: {relative}")
-        elif file_sha256(path) != digest:
-            problems.append(f"changed: {relative} (sha256 {file_sha256(path)}, manifest {digest})")
-    problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(actual - set(expected)))
+        problems.append(f"{manifest}: manifest missing (run `hare manifest --results {root}`)")
+    else:
+        expected = read_manifest(manifest)
+        for relative, digest in expected.items():
+            path = root / relative
+            if relative not in actual:
+                problems.append(f"missing: {relative}")
+            elif (found := file_sha256(path)) != digest:
+                problems.append(f"changed: {relative} (sha256 {found}, manifest {digest})")
+                bad.add(relative)
+                if relative.endswith(".npz"):
+                    bad.add(relative[: -len(".npz")] + ".json")
+        problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(actual - set(expected)))
+    if repair:
+        for relative in sorted(bad):
+            if (root / relative).exists():
+                (root / relative).unlink()
+                problems.append(f"removed: {relative} (snakemake rebuilds it)")
     return problems
 
 

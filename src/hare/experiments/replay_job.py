@@ -32,7 +32,7 @@ from hare.envs.base import Observation
 from hare.envs.replay import LoggedData, ReplayBandit, masked_update
 from hare.experiments import off_policy
 from hare.experiments.job_setup import build_environment, checkpoints, deterministic_kernels, policy_keys, progress_ticker, provenance, regime_record, resolve_device, warm_start_logs
-from hare.io import write_json, write_npz
+from hare.io import write_result
 from hare.policies.base import argmax_random_ties, build_policy
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,6 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     arrays.update(off_policy_estimates(arms, env.logged))
     arrays["logged_mean_reward"] = np.asarray(float(env.logged.rewards.mean()))
     wall = time.perf_counter() - start
-    write_npz(out, **arrays)
     sidecar = {
         **provenance(spec, env, device, wall),
         **regime_record(spec, logs),
@@ -193,7 +192,7 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
         "total_accepted_mean": float(arrays["total_accepted"].mean()),
         **{f"{name}_mean": float(arrays[name].mean()) for name in ("ope_ipw", "ope_snipw", "ope_dm", "ope_dr")},
     }
-    write_json(out.with_suffix(".json"), sidecar)
+    sidecar = write_result(out, arrays, sidecar)
     log.info("%s: %.1f accepted, %.2f reward per run (mean of %d runs) in %.1f s",
              out, sidecar["total_accepted_mean"], sidecar["total_reward_mean"], env.n_runs, wall)
     return sidecar

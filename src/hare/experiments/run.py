@@ -42,7 +42,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
-from hare.io import remove_stale_temporaries, write_json, write_npz
+from hare.io import remove_stale_temporaries, write_result
 from hare.policies.base import build_policy
 
 log = logging.getLogger(__name__)
@@ -152,9 +152,8 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     start = time.perf_counter()
     arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"], logs)
     wall = time.perf_counter() - start
-    write_npz(out, **arrays)
     sidecar = {**provenance(spec, env, device, wall), **regime_record(spec, logs), "total_regret_mean": float(arrays["total_regret"].mean())}
-    write_json(out.with_suffix(".json"), sidecar)
+    sidecar = write_result(out, arrays, sidecar)
     log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
     return sidecar
 
