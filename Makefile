@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make all    set everything up, run the whole workflow on the embedded default config, write the
 #               HTML report, print the claims
-#   make test   set everything up, run the test suite
+#   make test   set everything up (Slurm too, for the Slurm workflow test), run the test suite
 # Variables: PYTHON (interpreter for the venv), CONFIG, CORES, TORCH_INDEX (an index of CUDA torch wheels: torch alone is
 # installed from it first, then everything else with pip's defaults; see README).
 
@@ -15,7 +15,7 @@ TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
 
-.PHONY: all test setup tex workflow report lint clean claim paper-core
+.PHONY: all test setup tex slurm workflow report lint clean claim paper-core
 
 all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
@@ -40,7 +40,7 @@ claim: setup
 	$(BIN)/snakemake results/claims/$(KEY).md --cores $(CORES) --configfile $(CONFIG)
 	@cat results/claims/$(KEY).md
 
-test: setup
+test: setup slurm
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 setup: $(STAMP) tex
@@ -58,6 +58,15 @@ tex:
 	  echo "installing TeX Live (latexmk and the packages the paper needs)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES); }
+
+# A one-node Slurm for tests/workflow/test_slurm.py (the smoke workflow through profiles/slurm), so that `make test`
+# runs the same tests everywhere; where it cannot be installed the test skips, saying why.
+slurm:
+	@command -v slurmctld >/dev/null 2>&1 || { \
+	  echo "installing slurm-wlm and munge (a one-node cluster for the Slurm workflow test)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends slurm-wlm munge; } \
+	    || echo "warning: could not install slurm-wlm and munge; the Slurm test will be skipped"; }
 
 lint:
 	$(BIN)/ruff check .
