@@ -345,7 +345,7 @@ PASSTHROUGH = {
     "bench": ("hare.experiments.bench", "policy throughput benchmark against peer libraries"),
     "bench-neural": ("hare.experiments.bench_neural", "NeuralUCB exploration modes: loop vs Jacobian vs diagonal"),
     "bench-hare": ("hare.experiments.bench_hare", "HARE select-mode latency and memory against N, C, H, d_k"),
-    "personalization": ("hare.model.personalization", "personalization metrics: divergence, entropy, novelty, perplexity"),
+    "personalization": ("hare.experiments.personalization", "personalization metrics: divergence, entropy, novelty, perplexity"),
     "device-check": ("hare.experiments.device_check", "the same jobs on CPU and CUDA"),
     "readme": ("hare.report.readme", "fill the README's results block from a finished build"),
 }

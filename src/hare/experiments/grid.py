@@ -216,7 +216,7 @@ def validate_config(config: dict[str, Any]) -> None:
         _check_preparation(name, env)
     if "personalization" in config:
         from hare.envs.text import TextConfig
-        from hare.model.personalization import PersonalizationConfig
+        from hare.experiments.personalization import PersonalizationConfig
 
         settings = _dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
         _dataclass_from(TextConfig, settings.text or {}, "personalization.text")

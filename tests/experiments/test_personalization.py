@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.model.decoder import WordTokenizer
-from hare.model.personalization import (
+from hare.experiments.personalization import (
     SEED_INIT_STD,
     PersonalizationConfig,
     attention_entropy,
@@ -23,6 +22,7 @@ from hare.model.personalization import (
     user_outputs,
     window_means,
 )
+from hare.model.decoder import WordTokenizer
 from hare.model.projections import random_projections
 from hare.policies.hare import learned_projections
 from hare.random import CounterRNG, run_keys

@@ -365,8 +365,8 @@ def _online(env: TextBandit, decoders: RunDecoders, c: PersonalizationConfig, po
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hare.model.personalization --config-json '{...}' --out results/personalization.json``."""
-    parser = argparse.ArgumentParser(prog="python -m hare.model.personalization", description=__doc__.split("\n")[0])
+    """``python -m hare.experiments.personalization --config-json '{...}' --out results/personalization.json``."""
+    parser = argparse.ArgumentParser(prog="python -m hare.experiments.personalization", description=__doc__.split("\n")[0])
     parser.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
     parser.add_argument("--out", required=True, help="result JSON (written atomically)")
     args = parser.parse_args(argv)
