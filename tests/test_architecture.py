@@ -69,3 +69,14 @@ def test_the_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+LOWER = ("hare.data", "hare.envs", "hare.model", "hare.policies")
+UPPER = ("hare.experiments", "hare.theory", "hare.report", "hare.cli")
+
+
+def test_lower_layers_do_not_import_upper_ones():
+    """data -> envs -> model -> policies is the library; experiments, theory, reports and the command line build on it."""
+    upward = sorted((module, target) for module, targets in import_graph().items() if module.startswith(LOWER)
+                    for target in targets if target.startswith(UPPER))
+    assert upward == []

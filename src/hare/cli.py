@@ -70,7 +70,7 @@ def cmd_build_paper(args: argparse.Namespace) -> int:
 
 
 def cmd_skipped_datasets(args: argparse.Namespace) -> int:
-    from hare.data.availability import write_skipped
+    from hare.report.paper import write_skipped
 
     write_skipped(json.loads(args.skipped_json), Path(args.out_json), Path(args.out_tex))
     return 0

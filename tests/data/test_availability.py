@@ -6,8 +6,9 @@ import json
 import pytest
 
 from hare.data import availability
-from hare.data.availability import dataset_availability, drop_unavailable_optional, write_skipped
+from hare.data.availability import dataset_availability, drop_unavailable_optional
 from hare.data.registry import DATASETS, DatasetSpec, RemoteFile
+from hare.report.paper import write_skipped
 
 PAYLOAD = b"1,2,3\n"
 
