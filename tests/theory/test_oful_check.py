@@ -13,7 +13,7 @@ from hare.cli import main as cli_main
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import build_environment
 from hare.experiments.run import run_job
-from hare.io import read_npz, write_npz
+from hare.io import file_sha256, read_npz, write_json, write_npz
 from hare.random import run_keys
 from hare.theory.oful_check import confidence_membership, ellipsoid_norm_sq, linear_parameters, membership_summary, oful_check, oful_radius
 
@@ -144,6 +144,7 @@ def test_a_run_that_the_resimulation_does_not_reproduce_is_refused(tmp_path):
     out, sidecar = _run(tmp_path)
     arrays = read_npz(out)
     write_npz(out, **{**arrays, "total_regret": arrays["total_regret"] + 1.0})
+    write_json(out.with_suffix(".json"), {**sidecar, "npz_sha256": file_sha256(out)})  # consistent with its sidecar, wrong all the same
     env = build_environment(sidecar["job"], torch.device("cpu"))
     with pytest.raises(ValueError, match="re-simulated total regret"):
         oful_check(out, sidecar, env, DELTA, tmp_path / "o.json", tmp_path / "o.tex")

@@ -23,7 +23,7 @@ so ``W_hat`` is one fit per ``M``: the spread over runs is that of the online ro
 that of the log draw.
 
 Exponent: the least-squares slope ``k`` of ``log mean_runs R_approx(M)`` on ``log M``
-(:func:`hare.theory.decomposition.fit_exponent` with ``M`` in place of ``T``), with a
+(:func:`hare.theory.statistics.fit_exponent` with ``M`` in place of ``T``), with a
 percentile bootstrap interval over runs. A non-positive mean ``R_approx`` at some ``M`` has
 no logarithm: the exponent is then ``null``. ``epsilon_attn(M)``
 (:func:`hare.theory.decomposition._epsilon_attention`) and its log-log slope are reported
@@ -47,7 +47,8 @@ from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.decomposition import _epsilon_attention, _hare_config, _slope, check_settings, fit_exponent
+from hare.theory.decomposition import _epsilon_attention, _hare_config, check_settings
+from hare.theory.statistics import fit_exponent, slope
 
 __all__ = ["check_approx_budget", "check_hare_sim", "exponent_record", "main", "run_approx_budget", "write_approx_budget"]
 
@@ -137,12 +138,12 @@ def _pooled_fit(x: np.ndarray, samples: np.ndarray, n_boot: int, seed: int, leve
     """Mean over groups of the log-log slopes of ``samples`` ``(n_runs, n_groups, n_x)``; resamples as :func:`fit_exponent`."""
     log_x = np.log(x)
     mean = samples.mean(0)  # (n_groups, n_x)
-    estimate = float(_slope(log_x, np.log(mean)).mean()) if np.all(mean > 0) else None
+    estimate = float(slope(log_x, np.log(mean)).mean()) if np.all(mean > 0) else None
     rng = np.random.default_rng(seed)
     index = rng.integers(0, samples.shape[0], size=(n_boot, samples.shape[0]))
     boot = samples[index].mean(1)  # (n_boot, n_groups, n_x)
     valid = np.all(boot > 0, axis=(1, 2))
-    slopes = _slope(log_x, np.log(boot[valid])).mean(-1) if valid.any() else np.empty(0)
+    slopes = slope(log_x, np.log(boot[valid])).mean(-1) if valid.any() else np.empty(0)
     tail = 100 * (1 - level) / 2
     low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size else (None, None)
     return {"estimate": estimate, "ci_low": low, "ci_high": high, "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
@@ -196,7 +197,7 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
         "r_approx": {"mean": mean.tolist(), "std": _std(approx), "positive_fraction": (approx > 0).mean(0).tolist()},
         "regret": {variant: {"mean": values.mean(0).tolist(), "std": _std(values)} for variant, values in regret.items()},
         "epsilon_attn": {"values": eps.tolist(),
-                         "slope": float(_slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
+                         "slope": float(slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
                          "method": "least-squares log-log slope over M; one fit of W_hat per M, no interval"},
         "warm_start": {"digests": digests, "description": "one logged set per M shared by every run and both policies; "
                                                           "online rounds shown as M + t, regret counts the online rounds"},

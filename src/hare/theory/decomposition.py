@@ -142,13 +142,13 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.io import write_json, write_npz, write_text
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS, HAREConfig
 from hare.random import CounterRNG, run_keys
-from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
+from hare.report.decomposition import write_arrays, write_checks
 from hare.theory.bounds import BOUNDS, SEED_ISSUES, user_regret_sum
+from hare.theory.statistics import fit_exponent, is_vacuous, slope, t_interval
 
 __all__ = [
     "VARIANTS",
@@ -229,70 +229,6 @@ def _prior_parameter_norm(keys: torch.Tensor, clusters: torch.Tensor, n_clusters
 # --------------------------------------------------------------------------
 # Exponent fits and flags
 # --------------------------------------------------------------------------
-
-
-def _slope(log_t: np.ndarray, log_r: np.ndarray) -> np.ndarray:
-    """Least-squares slope of each row of ``log_r`` ``(..., n_T)`` on ``log_t`` ``(n_T,)``."""
-    centred = log_t - log_t.mean()
-    return ((log_r - log_r.mean(-1, keepdims=True)) * centred).sum(-1) / (centred**2).sum()
-
-
-def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
-    """Growth exponent ``k`` in ``R(T) ~ c T^k`` over the grid, with a bootstrap interval over runs.
-
-    ``estimate`` is the least-squares slope of ``log mean_runs R(T)`` on ``log T``; the
-    interval is the ``level`` percentile interval of the same slope over ``n_boot`` resamples
-    of the runs (with replacement; ``numpy.random.default_rng(seed)``). Resamples whose mean
-    curve is not positive at every horizon have no logarithm and are dropped
-    (``n_boot_valid``); a non-positive mean curve gives ``estimate``, ``ci_low`` and ``ci_high`` ``None``.
-    """
-    horizons = np.asarray(horizons, dtype=float)
-    curves = np.atleast_2d(np.asarray(curves, dtype=float))
-    if horizons.size < 2:
-        raise ValueError("an exponent needs at least two horizons")
-    log_t = np.log(horizons)
-    mean = curves.mean(0)
-    estimate = float(_slope(log_t, np.log(mean))) if np.all(mean > 0) else None
-    rng = np.random.default_rng(seed)
-    index = rng.integers(0, curves.shape[0], size=(n_boot, curves.shape[0]))
-    boot_means = curves[index].mean(1)  # (n_boot, n_T)
-    valid = np.all(boot_means > 0, axis=1)
-    slopes = _slope(log_t, np.log(boot_means[valid])) if valid.any() else np.empty(0)
-    tail = 100 * (1 - level) / 2
-    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size and estimate is not None else (None, None)
-    return {"estimate": estimate, "ci_low": low, "ci_high": high, "level": level, "n": int(curves.shape[0]),
-            "method": f"percentile bootstrap over runs, n_boot={int(n_boot)}",
-            "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
-
-
-def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
-    """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
-
-    ``bounds`` clips the interval to a known range (e.g. ``(0, 1)`` for a fraction). Fewer than two values
-    or a non-finite value give ``None`` where the quantity is undefined.
-    """
-    from scipy.stats import t as student_t
-
-    values = np.asarray(values, dtype=float).ravel()
-    method = "t over runs" + ("" if bounds is None else f", clipped to [{bounds[0]:g}, {bounds[1]:g}]")
-    out = {"estimate": None, "ci_low": None, "ci_high": None, "level": level, "n": int(values.size), "method": method}
-    if values.size == 0 or not np.all(np.isfinite(values)):
-        return out
-    out["estimate"] = float(values.mean())
-    if values.size < 2:
-        return out
-    half = float(student_t.ppf((1 + level) / 2, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
-    low, high = out["estimate"] - half, out["estimate"] + half
-    if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
-    out["ci_low"], out["ci_high"] = float(low), float(high)
-    return out
-
-
-def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: float) -> bool | np.ndarray:
-    """``bound >= T * Delta``: the bound says no more than the trivial bound (every round at maximal regret)."""
-    result = np.asarray(bound, dtype=float) >= np.asarray(horizon, dtype=float) * max_gap
-    return bool(result) if result.ndim == 0 else result
 
 
 def _std(curves: np.ndarray) -> list[float | None]:
@@ -669,7 +605,7 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     if horizons_arr.size >= 2:
         for (term, key), bound in bounds.items():
             mean_bound = np.atleast_2d(bound).mean(0)
-            exponents[term].setdefault("bound_exponents", {})[key] = float(_slope(np.log(T), np.log(mean_bound)))
+            exponents[term].setdefault("bound_exponents", {})[key] = float(slope(np.log(T), np.log(mean_bound)))
     gap = curves["selection_gap"]
     if horizons_arr.size >= 2:
         exponents["explore_selection_gap"] = fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS))
@@ -891,131 +827,6 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
                 | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
             })
     return {"check": "regret_terms_grid", "horizons": sorted({int(h) for h in horizons}), "n_runs": int(n_runs), "cells": cells}
-
-
-# --------------------------------------------------------------------------
-# Writers
-# --------------------------------------------------------------------------
-
-TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$",
-               "explore_selection_gap": r"$R_{\mathrm{explore}}$, selection gap ($\alpha = 0$)",
-               "explore_minus_selection_gap": r"$R_{\mathrm{explore}}$ $-$ selection gap"}
-BOUND_LABELS = {
-    "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
-    "hare_explore_oful": "OFUL, derived",
-    "hare_explore": "notes, as stated",
-    "user_regret_sum": r"notes' form, factor $\sigma$",
-    "user_regret_sum_rescaled": r"notes' form, factor 1",
-    "hare_approx + hare_explore_oful + user_regret_sum_rescaled": "sum of the three",
-    "linucb_oful": "OFUL (LinUCB)",
-}
-
-
-def _jsonable(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "arrays"}
-
-
-def mean_std(row: dict[str, Any]) -> str:
-    """Table cell ``mean ± std`` of a check row (``std`` None: the mean alone)."""
-    std = row["std"]
-    return format_number(row["mean"], 1) + (r" $\pm$ " + format_number(std, 1) if std is not None else "")
-
-
-def _table_rows(result: dict[str, Any]) -> list[list[str]]:
-    def bound_label(key):
-        return BOUND_LABELS.get(key, escape(key))
-
-    def verdict(row):
-        return ["pass" if row["holds"] else "fail", "yes" if row["vacuous"] else "no"]
-
-    lines = []
-    for row in result["rows"]:
-        lines.append([TERM_LABELS[row["term"]], bound_label(row["bound_key"]), str(row["T"]), mean_std(row),
-                      format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
-    split = result.get("explore_split")
-    if split:
-        gap = split["selection_gap"]
-        for horizon, mean, std in zip(split["T"], gap["mean"], gap["std"], strict=True):
-            lines.append([TERM_LABELS["explore_selection_gap"], "none", str(horizon), mean_std({"mean": mean, "std": std}), "--", "--", "n/a", "n/a"])
-    for name, check in result.get("baselines", {}).items():
-        for row in check["rows"]:
-            if check.get("evaluated", True):
-                lines.append([escape(name), bound_label(check["bound_key"]), str(row["T"]), mean_std(row),
-                              format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
-            else:
-                lines.append([escape(name), r"Thm.~1, $b$ unspecified", str(row["T"]), mean_std(row), "--", "--", "n/a", "n/a"])
-    return lines
-
-
-def _exponent_macros(result: dict[str, Any]) -> dict[str, str]:
-    values = {}
-    for term, fit in result["exponents"].items():
-        if fit is None:
-            continue
-        for field in ("estimate", "ci_low", "ci_high"):
-            value = fit[field]
-            values[macro_name("decomposition", "exponent", term, field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
-    for name, check in result["exponent_checks"].items():
-        values[macro_name("decomposition", "check", name)] = {True: "passes", False: "fails", None: "undefined"}[check["passes"]]
-    values[macro_name("decomposition", "tolerance")] = f"{result['config']['tolerance']:g}"
-    values[macro_name("decomposition", "epsilon", "attn")] = f"{result['measured']['epsilon_attn']:.3g}"
-    values[macro_name("decomposition", "n", "runs")] = str(result["config"]["n_runs"])
-    values[macro_name("decomposition", "horizon")] = str(result["config"]["horizons"][-1])
-    values[macro_name("decomposition", "n", "logged")] = str(result["config"]["n_logged"])
-    ablation = result["mean_ablation"]
-    values[macro_name("decomposition", "approx", "online", "mean")] = format_number(ablation["R_approx_online"]["mean"][-1], 1)
-    values[macro_name("decomposition", "approx", "frozen", "mean")] = format_number(ablation["R_approx_frozen"]["mean"][-1], 1)
-    fraction = ablation["removed_fraction"][-1]
-    values[macro_name("decomposition", "approx", "removed", "fraction")] = "--" if fraction is None else f"{fraction:.2f}"
-    return values
-
-
-def _exponent_rows(result: dict[str, Any]) -> list[list[str]]:
-    """One row per fitted exponent: term, estimate, 95% bootstrap interval over runs, runs."""
-    def value(v):
-        return "--" if v is None else f"{v:.2f}"
-
-    lines = []
-    for term, fit in result["exponents"].items():
-        if fit is None:
-            continue
-        interval = "--" if fit["ci_low"] is None else f"[{value(fit['ci_low'])}, {value(fit['ci_high'])}]"
-        lines.append([TERM_LABELS.get(term, escape(term)), value(fit["estimate"]), interval, str(fit["n"])])
-    return lines
-
-
-def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
-    """Write the result as ``regret_terms.json`` (arrays left out) and a LaTeX fragment, both atomically.
-
-    The fragment holds a booktabs table (term, bound, T, measured mean +- std, bound, ratio,
-    pass/fail, vacuous) and ``\\newcommand`` macros for the exponents and their checks.
-    """
-    write_json(out_json, _jsonable(result))
-    table = booktabs_table(
-        ["Term", "Bound", "$T$", "Measured", "Bound value", "Ratio", "Holds", "Vacuous"],
-        _table_rows(result), "llrrrrcc",
-        caption="Measured regret terms (mean $\\pm$ std over runs) against their bounds, every constant from the instance.",
-        label="tab:regret-terms",
-        notes="Holds: the worst run is below the bound (run-dependent bounds: every run below its own). "
-              "Vacuous: bound $\\geq T\\Delta$, $\\Delta$ the largest per-round regret of the instance.",
-    )
-    exponent_table = booktabs_table(
-        ["Term", "Exponent", "95\\% interval", "Runs"], _exponent_rows(result), "lrcr",
-        caption=f"Growth exponents $k$ in $R(T) \\propto T^k$ over $T \\in \\{{{', '.join(str(h) for h in result['config']['horizons'])}\\}}$: "
-                "least-squares slope of $\\log$ mean regret on $\\log T$, percentile bootstrap interval over runs.",
-        label="tab:regret-exponents",
-        notes="Selection gap: regret of $\\pi_{W^*,u^*}$ with $\\alpha = 0$ on the same draws, the part of "
-              "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by run.",
-    )
-    write_text(out_tex, macros(_exponent_macros(result)) + table + exponent_table)
-
-
-def write_arrays(result: dict[str, Any], out_npz) -> None:
-    """Per-run cumulative regret of every variant and term at every horizon (``hare.io.write_npz``)."""
-    arrays = result.get("arrays")
-    if arrays is None:
-        raise ValueError("result has no arrays (run_decomposition(..., keep_arrays=True))")
-    write_npz(out_npz, **arrays)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

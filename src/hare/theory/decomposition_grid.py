@@ -24,15 +24,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hare.io import write_json, write_text
+from hare.report.decomposition import BOUND_LABELS, TERM_LABELS, mean_std
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.decomposition import (
-    BOUND_LABELS,
-    TERM_LABELS,
-    TERMS,
-    check_settings,
-    mean_std,
-    run_decomposition_grid,
-)
+from hare.theory.decomposition import TERMS, check_settings, run_decomposition_grid
 
 __all__ = ["GRID_BOUNDS", "grid_rows", "grid_table_tex", "main", "write_grid"]
 

@@ -1,0 +1,74 @@
+"""Statistics of the theory checks: growth exponents with a bootstrap interval over runs, Student t intervals,
+and the trivial bound a regret bound must beat to say anything."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def slope(log_t: np.ndarray, log_r: np.ndarray) -> np.ndarray:
+    """Least-squares slope of each row of ``log_r`` ``(..., n_T)`` on ``log_t`` ``(n_T,)``."""
+    centred = log_t - log_t.mean()
+    return ((log_r - log_r.mean(-1, keepdims=True)) * centred).sum(-1) / (centred**2).sum()
+
+
+def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """Growth exponent ``k`` in ``R(T) ~ c T^k`` over the grid, with a bootstrap interval over runs.
+
+    ``estimate`` is the least-squares slope of ``log mean_runs R(T)`` on ``log T``; the
+    interval is the ``level`` percentile interval of the same slope over ``n_boot`` resamples
+    of the runs (with replacement; ``numpy.random.default_rng(seed)``). Resamples whose mean
+    curve is not positive at every horizon have no logarithm and are dropped
+    (``n_boot_valid``); a non-positive mean curve gives ``estimate``, ``ci_low`` and ``ci_high`` ``None``.
+    """
+    horizons = np.asarray(horizons, dtype=float)
+    curves = np.atleast_2d(np.asarray(curves, dtype=float))
+    if horizons.size < 2:
+        raise ValueError("an exponent needs at least two horizons")
+    log_t = np.log(horizons)
+    mean = curves.mean(0)
+    estimate = float(slope(log_t, np.log(mean))) if np.all(mean > 0) else None
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, curves.shape[0], size=(n_boot, curves.shape[0]))
+    boot_means = curves[index].mean(1)  # (n_boot, n_T)
+    valid = np.all(boot_means > 0, axis=1)
+    slopes = slope(log_t, np.log(boot_means[valid])) if valid.any() else np.empty(0)
+    tail = 100 * (1 - level) / 2
+    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size and estimate is not None else (None, None)
+    return {"estimate": estimate, "ci_low": low, "ci_high": high, "level": level, "n": int(curves.shape[0]),
+            "method": f"percentile bootstrap over runs, n_boot={int(n_boot)}",
+            "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+
+
+def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
+
+    ``bounds`` clips the interval to a known range (e.g. ``(0, 1)`` for a fraction). Fewer than two values
+    or a non-finite value give ``None`` where the quantity is undefined.
+    """
+    from scipy.stats import t as student_t
+
+    values = np.asarray(values, dtype=float).ravel()
+    method = "t over runs" + ("" if bounds is None else f", clipped to [{bounds[0]:g}, {bounds[1]:g}]")
+    out = {"estimate": None, "ci_low": None, "ci_high": None, "level": level, "n": int(values.size), "method": method}
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return out
+    out["estimate"] = float(values.mean())
+    if values.size < 2:
+        return out
+    half = float(student_t.ppf((1 + level) / 2, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+    low, high = out["estimate"] - half, out["estimate"] + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    out["ci_low"], out["ci_high"] = float(low), float(high)
+    return out
+
+
+def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: float) -> bool | np.ndarray:
+    """``bound >= T * Delta``: the bound says no more than the trivial bound (every round at maximal regret)."""
+    result = np.asarray(bound, dtype=float) >= np.asarray(horizon, dtype=float) * max_gap
+    return bool(result) if result.ndim == 0 else result
