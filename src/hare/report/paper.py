@@ -30,7 +30,8 @@ def paper_macros(run_files: Iterable[str | Path]) -> str:
         env, policy, exp = row["environment"], row["policy"], row["experiment"]
         values[macro_name("regret", exp, env, policy)] = format_number(row["mean"])
         values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
-        values[macro_name("n", "runs", "above", "half", exp, env, policy)] = str(row["runs_above_half"])
+        if "runs_above_half" in row:  # simulated runs (a replay run has no regret)
+            values[macro_name("n", "runs", "above", "half", exp, env, policy)] = str(row["runs_above_half"])
         values[macro_name("n", "runs", exp)] = str(row["n_runs"])
         values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
         values[macro_name("regime", exp)] = row["regime"]
