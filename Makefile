@@ -32,7 +32,8 @@ workflow:
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow
-	$(BIN)/snakemake --report results/report.html --configfile $(CONFIG)
+	@$(BIN)/snakemake --report results/report.html --configfile $(CONFIG) > results/logs/report.log 2>&1 \
+	  || { echo "report failed: see results/logs/report.log"; exit 1; }
 
 # One claim alone: builds only the inputs of paper/claims.yaml's claim KEY, then prints its verdict and interval.
 claim: setup
