@@ -134,9 +134,9 @@ def write_result(npz_path: str | os.PathLike, arrays: dict[str, np.ndarray], sid
     return sidecar
 
 
-def sidecar_mismatch(npz_path: str | os.PathLike) -> str | None:
+def sidecar_mismatch(npz_path: str | os.PathLike, digest: str | None = None) -> str | None:
     """Why ``npz_path`` disagrees with the sha256 its sidecar recorded, or ``None`` (no sidecar, no recorded hash,
-    or equal). An unreadable sidecar is a mismatch."""
+    or equal). An unreadable sidecar is a mismatch. ``digest``: the file's sha256 when the caller has it already."""
     npz_path = Path(npz_path)
     sidecar_path = npz_path.with_suffix(".json")
     if not sidecar_path.is_file():
@@ -147,7 +147,7 @@ def sidecar_mismatch(npz_path: str | os.PathLike) -> str | None:
         return f"its sidecar {sidecar_path} is unreadable ({error})"
     if expected is None:
         return None
-    actual = file_sha256(npz_path)
+    actual = digest or file_sha256(npz_path)
     return None if actual == expected else f"sha256 {actual} differs from the {expected} its sidecar recorded"
 
 

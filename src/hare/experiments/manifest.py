@@ -88,7 +88,8 @@ def write_manifest(results_dir: str | os.PathLike) -> Path:
     if not root.is_dir():
         raise FileNotFoundError(f"results directory {root} does not exist")
     entries = compute_manifest(root)
-    disagreeing = [f"{relative} ({problem})" for relative in entries if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative))]
+    disagreeing = [f"{relative} ({problem})" for relative, digest in entries.items()
+                   if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative, digest))]
     if disagreeing:
         raise ValueError(f"{root}: refusing to list result files that disagree with their sidecars: {'; '.join(disagreeing)}; "
                          f"run `hare verify --results {root} --repair`, then snakemake again")
@@ -121,34 +122,36 @@ def verify(results_dir: str | os.PathLike, repair: bool = False) -> list[str]:
     depends on them; each deletion is reported.
     """
     root = Path(results_dir)
-    actual = set(result_files(root))
+    digests = compute_manifest(root)
     problems, bad = [], set()
-    for relative in sorted(r for r in actual if r.endswith(".npz")):
-        problem = sidecar_mismatch(root / relative)
+    for relative in sorted(r for r in digests if r.endswith(".npz")):
+        problem = sidecar_mismatch(root / relative, digests[relative])
         if problem:
             problems.append(f"disagrees with its sidecar: {relative} ({problem})")
-            bad |= {relative, relative[: -len(".npz")] + ".json"}
+            bad |= with_sidecar(relative)
     manifest = root / MANIFEST_NAME
     if not manifest.is_file():
         problems.append(f"{manifest}: manifest missing (run `hare manifest --results {root}`)")
     else:
         expected = read_manifest(manifest)
         for relative, digest in expected.items():
-            path = root / relative
-            if relative not in actual:
+            if relative not in digests:
                 problems.append(f"missing: {relative}")
-            elif (found := file_sha256(path)) != digest:
-                problems.append(f"changed: {relative} (sha256 {found}, manifest {digest})")
-                bad.add(relative)
-                if relative.endswith(".npz"):
-                    bad.add(relative[: -len(".npz")] + ".json")
-        problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(actual - set(expected)))
+            elif digests[relative] != digest:
+                problems.append(f"changed: {relative} (sha256 {digests[relative]}, manifest {digest})")
+                bad |= with_sidecar(relative)
+        problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(set(digests) - set(expected)))
     if repair:
         for relative in sorted(bad):
             if (root / relative).exists():
                 (root / relative).unlink()
                 problems.append(f"removed: {relative} (snakemake rebuilds it)")
     return problems
+
+
+def with_sidecar(relative: str) -> set[str]:
+    """``relative`` and, for a result ``.npz``, its sidecar ``.json``: what a repair deletes together."""
+    return {relative, relative[: -len(".npz")] + ".json"} if relative.endswith(".npz") else {relative}
 
 
 def is_provenance_file(relative: str) -> bool:
