@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import checkpoints
-from hare.experiments.run import run_job, simulate
+from hare.experiments.run import run_batch, run_job, simulate, simulation_groups
 from hare.policies import build_policy
 from hare.random import run_keys
 
@@ -75,3 +76,52 @@ def test_cuda_device_without_gpu_is_a_clear_error(tmp_path):
     with pytest.raises(RuntimeError, match="CUDA is not available"):
         run_job({**_spec(), "device": "cuda"}, tmp_path / "x.npz")
     assert not list(tmp_path.iterdir())
+
+
+def _grid_entries(tmp_path, policy, field, values, base_params, role="tuning"):
+    entries = []
+    for value in values:
+        spec = {**_spec(policy, {**base_params, field: value}, n_runs=2), "label": f"{policy}@{field}={value}", "role": role}
+        entries.append({"job": spec, "out": str(tmp_path / f"{policy}@{field}={value}.npz"), "selected": None})
+    return entries
+
+
+@pytest.mark.parametrize(("policy", "field", "values", "base"), [
+    ("linucb", "alpha", [0.01, 0.1, 1.0], {}),
+    ("lnucb_ta", "alpha_0", [0.1, 1.0, 10.0], {}),
+    ("hare", "alpha", [0.01, 0.1, 1.0], {"projections": "random", "online_lr": 0.05}),
+])
+def test_a_grid_plays_as_one_simulation_with_each_points_results(tmp_path, policy, field, values, base):
+    """run_batch plays the points of a grid as one batch of 3 x 2 runs; each point's file holds what the point gives
+    alone (arms equal: a differing arm would move the regret by far more than 1e-12), its sidecar its own run count."""
+    entries = _grid_entries(tmp_path, policy, field, values, base)
+    assert simulation_groups(entries) == [[0, 1, 2]]
+    sidecars = run_batch(entries, progress=False)
+    for entry, sidecar in zip(entries, sidecars, strict=True):
+        alone = tmp_path / ("alone-" + Path(entry["out"]).name)
+        run_job(entry["job"], alone, progress=False)
+        with np.load(entry["out"]) as grid_result, np.load(alone) as alone_result:
+            assert grid_result["cumulative_regret"].shape == alone_result["cumulative_regret"].shape == (2, len(alone_result["rounds"]))
+            for key in ("cumulative_regret", "cumulative_reward", "total_regret"):
+                np.testing.assert_allclose(grid_result[key], alone_result[key], rtol=0, atol=1e-12)
+        assert sidecar["n_runs"] == 2 and sidecar["job"] == entry["job"]
+        assert sidecar["grid_simulation"]["n_runs"] == 6 and len(sidecar["grid_simulation"]["labels"]) == 3
+    reported = [json.loads(Path(e["out"]).with_suffix(".json").read_text())["total_regret_mean"] for e in entries]
+    assert len(set(reported)) > 1, "the points should play differently"
+
+
+def test_only_points_of_one_grid_play_together(tmp_path):
+    """Different policies, a non-per-run difference (lam), a selection to read or a different run count keep jobs apart."""
+    grid = _grid_entries(tmp_path, "linucb", "alpha", [0.1, 1.0], {})
+    other_lam = _grid_entries(tmp_path, "linucb", "alpha", [0.1], {"lam": 2.0})
+    other_policy = _grid_entries(tmp_path, "lin_ts", "nu", [0.1, 1.0], {})
+    selected = [{**grid[0], "selected": str(tmp_path / "selected.json")}]
+    fewer_runs = [{**grid[1], "job": {**grid[1]["job"], "n_runs": 3}}]
+    entries = grid + other_lam + other_policy + selected + fewer_runs
+    assert simulation_groups(entries) == [[0, 1], [2], [3, 4], [5], [6]]
+
+
+def test_a_grid_larger_than_the_run_cap_plays_in_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr("hare.experiments.run.MAX_GRID_RUNS", 4)
+    entries = _grid_entries(tmp_path, "linucb", "alpha", [0.01, 0.1, 1.0, 10.0, 100.0], {})
+    assert simulation_groups(entries) == [[0, 1], [2, 3], [4]]

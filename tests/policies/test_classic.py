@@ -146,7 +146,7 @@ def test_eps_greedy_explores_with_the_scheduled_probability():
     t = 2
     arms = policy.select(observation(t, n_runs, 5))
     epsilon_t = 0.4 / (1 + 0.5 * t)
-    assert policy.exploration_probability(t) == pytest.approx(epsilon_t)
+    assert policy.exploration_probability(t, torch.zeros(n_runs)) == pytest.approx(epsilon_t)
     assert (arms != 3).double().mean().item() == pytest.approx(epsilon_t * 4 / 5, abs=0.02)
 
 

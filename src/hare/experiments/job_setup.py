@@ -63,10 +63,12 @@ def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
         raise ValueError(f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}")
 
 
-def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None) -> BanditEnvironment:
-    """The environment of a job specification."""
+def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1) -> BanditEnvironment:
+    """The environment of a job specification; ``copies > 1`` repeats its runs that many times (``copies n_runs``
+    runs, run ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one batch."""
     env = spec["environment"]
-    keys = environment_keys(spec)
+    keys = environment_keys(spec).repeat(copies)  # (copies n_runs,)
+    spec = {**spec, "n_runs": spec["n_runs"] * copies}
     if env["kind"] == "synthetic":
         from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 

@@ -19,6 +19,7 @@ propagating into the policy's state.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -43,7 +44,7 @@ from hare.experiments.job_setup import (
     warm_start_logs,
 )
 from hare.io import remove_stale_temporaries, write_result
-from hare.policies.base import build_policy
+from hare.policies.base import build_grid_policy, build_policy, policy_class
 
 log = logging.getLogger(__name__)
 
@@ -136,35 +137,94 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
         from hare.experiments.replay_job import run_replay_job
 
         return run_replay_job(spec, out, dataset_path, progress)
-    out = Path(out)
-    if out.suffix != ".npz":
-        raise ValueError(f"output must be a .npz path, got {out}")
-    for stale in (out.with_suffix(".json"), out):
-        stale.unlink(missing_ok=True)
-        remove_stale_temporaries(stale)
+    return run_simulations([spec], [out], dataset_path, progress)[0]
+
+
+def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset_path: str | Path | None = None,
+                    progress: bool | None = None) -> list[dict[str, Any]]:
+    """Play the jobs ``specs`` (points of one grid, :func:`simulation_groups`) as one simulation and write each
+    job's ``.npz`` and sidecar to ``outs``; returns the sidecars.
+
+    One job plays alone, as it always has. ``P > 1`` jobs play as one batch of ``P n`` runs
+    (:func:`hare.policies.base.build_grid_policy`): run ``r`` of job ``i`` faces the environment draws of run ``r``
+    and uses job ``i``'s policy keys, so each job's runs play the arms they play alone (regret equal up to the
+    rounding of matrix products over more rows). Each job's sidecar records its share of the wall time and, under
+    ``grid_simulation``, the jobs it played with and the whole simulation's wall time and run count.
+    """
+    outs = [Path(out) for out in outs]
+    for out in outs:
+        if out.suffix != ".npz":
+            raise ValueError(f"output must be a .npz path, got {out}")
+        for stale in (out.with_suffix(".json"), out):
+            stale.unlink(missing_ok=True)
+            remove_stale_temporaries(stale)
+    spec = specs[0]
+    copies = len(specs)
     device = resolve_device(spec["device"])
     deterministic_kernels(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    env = build_environment(spec, device, dataset_path)
+    env = build_environment(spec, device, dataset_path, copies)
     logs = warm_start_logs(spec, env)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
+    if copies == 1:
+        policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
+    else:
+        keys = torch.cat([policy_keys(s) for s in specs])
+        policy = build_grid_policy(spec["policy"], [s["params"] for s in specs], env, keys)
+    policy = policy.to(device)
     start = time.perf_counter()
     arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"], logs)
     wall = time.perf_counter() - start
-    sidecar = {**provenance(spec, env, device, wall), **regime_record(spec, logs), "total_regret_mean": float(arrays["total_regret"].mean())}
-    sidecar = write_result(out, arrays, sidecar)
-    log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], env.n_runs, wall)
-    return sidecar
+    n = spec["n_runs"]
+    sidecars = []
+    for i, (job, out) in enumerate(zip(specs, outs, strict=True)):
+        part = {key: value if key == "rounds" else value[i * n:(i + 1) * n] for key, value in arrays.items()}
+        sidecar = {**provenance(job, env, device, wall / copies), "n_runs": n, **regime_record(job, logs),
+                   "total_regret_mean": float(part["total_regret"].mean())}
+        if copies > 1:
+            sidecar["grid_simulation"] = {"labels": [s["label"] for s in specs], "n_runs": env.n_runs, "wall_time_s": wall}
+        sidecars.append(write_result(out, part, sidecar))
+        log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], n, wall / copies)
+    return sidecars
+
+
+MAX_GRID_RUNS = 64
+"""Most runs one grid simulation holds (its memory grows with them); a larger grid plays in several."""
+
+
+def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
+    """Indices of batch ``entries`` grouped into simulations, in the order of their first entry.
+
+    Entries play together when their specifications differ only in the label and in hyperparameters their policy
+    takes per run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`), none reads a selection and none
+    replays logged data: the points of a tuning grid, or of an untuned sweep. At most :data:`MAX_GRID_RUNS` runs
+    share a simulation.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        spec = entry["job"]
+        if entry.get("selected") or spec["environment"]["kind"] == "replay":
+            groups[f"alone-{i}"] = [i]
+            continue
+        per_run = set(policy_class(spec["policy"]).per_run_hyperparameters)
+        shared = {key: value for key, value in spec.items() if key not in ("label", "params")}
+        shared["params"] = {key: value for key, value in spec["params"].items() if key not in per_run}
+        groups.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
+    chunks = []
+    for members in groups.values():
+        size = max(1, MAX_GRID_RUNS // entries[members[0]]["job"]["n_runs"])
+        chunks.extend(members[j:j + size] for j in range(0, len(members), size))
+    return sorted(chunks, key=lambda chunk: chunk[0])
 
 
 def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = None, progress: bool | None = None) -> list[dict[str, Any]]:
-    """Run several jobs of one (experiment, environment) in this process, one after the other.
+    """Run several jobs of one (experiment, environment) in this process.
 
-    entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None}]``. Each job writes its
-    own ``.npz`` and sidecar exactly as :func:`run_job` does (the results equal those of separate
-    processes); the batch only saves the interpreter and library start-up per job. Every entry is
-    checked before the first job runs, so a bad entry fails the batch before any compute.
+    entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None}]``. Each job writes its own ``.npz``
+    and sidecar as :func:`run_job` does; the batch saves the interpreter and library start-up per job, and plays
+    the points of a grid as one simulation (:func:`simulation_groups`, :func:`run_simulations`). Every entry is
+    checked before the first job runs, so a bad entry fails the batch before any compute. Returns the sidecars in
+    the order of ``entries``.
     """
     for i, entry in enumerate(entries):
         missing = sorted({"job", "out"} - set(entry))
@@ -172,5 +232,12 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
             raise ValueError(f"batch entry {i}: missing {missing}")
         if Path(entry["out"]).suffix != ".npz":
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}")
-    return [run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected")) for entry in entries]
-
+    sidecars: dict[int, dict[str, Any]] = {}
+    for group in simulation_groups(entries):
+        if len(group) == 1:
+            entry = entries[group[0]]
+            sidecars[group[0]] = run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected"))
+            continue
+        written = run_simulations([entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress)
+        sidecars.update(zip(group, written, strict=True))
+    return [sidecars[i] for i in range(len(entries))]

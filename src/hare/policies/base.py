@@ -57,6 +57,9 @@ class Policy(nn.Module, ABC):
     """A bandit policy batched over ``n_runs`` independent runs."""
 
     config_class: ClassVar[type[PolicyConfig]]
+    per_run_hyperparameters: ClassVar[tuple[str, ...]] = ()
+    """Tunable hyperparameters whose value may differ between the runs of one simulation, so that a tuning
+    grid plays as one batch (:func:`build_grid_policy`); the policy reads each through :meth:`hyperparameter`."""
 
     def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__()
@@ -77,6 +80,17 @@ class Policy(nn.Module, ABC):
             cached = (keys, keys._version, CounterRNG(keys))
             self.__dict__["_rng"] = cached
         return cached[2]
+
+    def hyperparameter(self, name: str, like: torch.Tensor) -> float | torch.Tensor:
+        """The value of hyperparameter ``name`` for an expression over ``like`` ``(n_runs, ...)``.
+
+        The config's float, or, in a grid simulation, the per-run values ``(n_runs, 1, ..., 1)`` (one unit dim per
+        trailing dim of ``like``) in ``like``'s dtype: ``value * like`` then rounds exactly as the float would, run by run.
+        """
+        values = self._buffers.get(f"per_run_{name}")
+        if values is None:
+            return getattr(self.config, name)
+        return values.to(like.dtype).view(-1, *([1] * (like.dim() - 1)))
 
     @abstractmethod
     def select(self, observation: Observation) -> torch.Tensor:
@@ -215,3 +229,41 @@ def type_name(annotation: Any) -> str:
 def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
     """Construct policy ``name`` with ``params`` for ``env`` and run keys ``(n_runs,)``."""
     return policy_class(name)(make_config(name, params), env, keys)
+
+
+def grid_differences(name: str, points: list[dict[str, Any]]) -> list[str]:
+    """The hyperparameters whose validated values differ between ``points`` (parameter dicts of policy ``name``), sorted."""
+    configs = [make_config(name, params) for params in points]
+    return sorted(f.name for f in fields(configs[0]) if any(getattr(c, f.name) != getattr(configs[0], f.name) for c in configs))
+
+
+def can_simulate_together(name: str, points: list[dict[str, Any]]) -> bool:
+    """Whether the points of a tuning grid of policy ``name`` can play as one batch: they differ only in the
+    policy's :attr:`Policy.per_run_hyperparameters`."""
+    return set(grid_differences(name, points)) <= set(policy_class(name).per_run_hyperparameters)
+
+
+def build_grid_policy(name: str, points: list[dict[str, Any]], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
+    """Policy ``name`` over the ``P = len(points)`` points of a grid at once: ``env.n_runs = P n`` runs, runs
+    ``[i n, (i + 1) n)`` with the hyperparameters of ``points[i]`` and the keys ``keys[i n:(i + 1) n]``.
+
+    Each run plays exactly as it would in a policy built from its own point alone (the per-run values are buffers
+    ``per_run_<name>`` ``(P n,)``, read through :meth:`Policy.hyperparameter`), so a tuning grid costs one simulation
+    of ``P n`` runs instead of ``P`` simulations of ``n``. Points may differ only in the policy's
+    :attr:`Policy.per_run_hyperparameters`; otherwise a ValueError names the others.
+    """
+    cls = policy_class(name)
+    if not points or env.n_runs % len(points):
+        raise ValueError(f"policy {name!r}: {env.n_runs} runs do not split into {len(points)} grid points")
+    differing = grid_differences(name, points)
+    others = sorted(set(differing) - set(cls.per_run_hyperparameters))
+    if others:
+        raise ValueError(f"policy {name!r}: grid points that differ in {others} cannot play as one batch "
+                         f"(per-run hyperparameters: {list(cls.per_run_hyperparameters)})")
+    configs = [make_config(name, params) for params in points]
+    policy = cls(configs[0], env, keys)
+    runs_per_point = env.n_runs // len(points)
+    for field_name in differing:
+        values = torch.tensor([float(getattr(c, field_name)) for c in configs], dtype=torch.float64)
+        policy.register_buffer(f"per_run_{field_name}", values.repeat_interleave(runs_per_point).to(keys.device))
+    return policy

@@ -97,11 +97,12 @@ class UCB1(ArmStatistics):
     """
 
     config_class = UCB1Config
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self) -> torch.Tensor:
         """UCB1 index of every arm, ``(n_runs, n_arms)``."""
         width = torch.sqrt(2.0 * torch.log(self.total_pulls.clamp_min(1.0)) / self.counts.clamp_min(1.0))
-        return self.unpulled_first(upper_confidence_bound(self.means, width, self.config.alpha))
+        return self.unpulled_first(upper_confidence_bound(self.means, width, self.hyperparameter("alpha", width)))
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(), observation.t)
@@ -168,6 +169,7 @@ class KLUCB(ArmStatistics):
     """
 
     config_class = KLUCBConfig
+    per_run_hyperparameters = ("c",)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         self.record(arms, rewards.to(torch.float64).clamp(0.0, 1.0))
@@ -175,7 +177,8 @@ class KLUCB(ArmStatistics):
     def scores(self) -> torch.Tensor:
         """KL-UCB index of every arm, ``(n_runs, n_arms)``."""
         t = self.total_pulls.clamp_min(1.0)
-        budget = torch.log(t) + self.config.c * torch.log(torch.log(t.clamp_min(math.e)))
+        log_log_t = torch.log(torch.log(t.clamp_min(math.e)))
+        budget = torch.log(t) + self.hyperparameter("c", log_log_t) * log_log_t
         index = kl_ucb_index(self.means.clamp(0.0, 1.0), self.counts.clamp_min(1.0), budget, self.config.iterations)
         return self.unpulled_first(index)
 
@@ -213,14 +216,17 @@ class EpsilonGreedy(ArmStatistics):
     """
 
     config_class = EpsilonGreedyConfig
+    per_run_hyperparameters = ("epsilon",)
 
-    def exploration_probability(self, t: int) -> float:
-        return self.config.epsilon / (1.0 + self.config.decay * t)
+    def exploration_probability(self, t: int, like: torch.Tensor) -> float | torch.Tensor:
+        """``epsilon_t`` for every run, for a comparison with ``like`` ``(n_runs,)``."""
+        return self.hyperparameter("epsilon", like) / (1.0 + self.config.decay * t)
 
     def select(self, observation: Observation) -> torch.Tensor:
         t = observation.t
         greedy = self.tie_break(self.unpulled_first(self.means), t)
-        explore = self.rng.uniform("eps-greedy-coin", t) < self.exploration_probability(t)
+        coin = self.rng.uniform("eps-greedy-coin", t)
+        explore = coin < self.exploration_probability(t, coin)
         return torch.where(explore, self.rng.randint("eps-greedy-arm", t, self.n_arms), greedy)
 
 

@@ -295,6 +295,7 @@ class HARE(Policy):
     """HARE over the environment's item pool (arms are items); select or synthesize mode."""
 
     config_class = HAREConfig
+    per_run_hyperparameters = ("alpha",)
 
     def __init__(self, config: HAREConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
@@ -396,16 +397,15 @@ class HARE(Policy):
     def alpha(self, t: int) -> torch.Tensor:
         """Bonus weight broadcastable to ``(n_runs, H, C)``."""
         c = self.config
-        if c.alpha_schedule == "fixed":
-            return torch.tensor(c.alpha, dtype=torch.float64)
-        if c.alpha_schedule == "inverse_sqrt":
-            return torch.tensor(c.alpha / math.sqrt(t + 1), dtype=torch.float64)
+        pulls = self.cluster_pulls  # (n_runs, C)
+        if c.alpha_schedule in ("fixed", "inverse_sqrt"):
+            alpha = torch.as_tensor(self.hyperparameter("alpha", pulls[:, None, :]), dtype=torch.float64, device=pulls.device)  # () or (n_runs, 1, 1)
+            return alpha if c.alpha_schedule == "fixed" else alpha / math.sqrt(t + 1)
         if c.alpha_schedule == "per_head":
             return self.head_alpha[:, None]  # (H, 1)
-        pulls = self.cluster_pulls
         local = self.cluster_reward_sum / pulls.clamp_min(1.0)  # (n_runs, C)
         overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(1.0)  # (n_runs, 1)
-        factor = (c.alpha / (pulls + 1.0) * (c.kappa * overall + (1 - c.kappa) * local)).clamp_min(0.0)
+        factor = (self.hyperparameter("alpha", pulls) / (pulls + 1.0) * (c.kappa * overall + (1 - c.kappa) * local)).clamp_min(0.0)
         return factor[:, None, :]  # (n_runs, 1, C)
 
     def attend(self, observation: Observation) -> AttentionOutput:
@@ -519,6 +519,7 @@ class HARESynthesize(HARE):
     """HARE in synthesize mode: outputs ``z``; see :meth:`HARE.synthesize`."""
 
     config_class = HARESynthesizeConfig
+    per_run_hyperparameters = ()
 
 
 @dataclass(frozen=True)

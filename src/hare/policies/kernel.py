@@ -220,11 +220,13 @@ class KernelUCB(KernelPolicy):
     """
 
     config_class = KernelUCBConfig
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """UCB of every arm, ``(n_runs, n_arms)``."""
         mean, width = self.dictionary.posterior(observation.contexts)
-        return upper_confidence_bound(mean, width / math.sqrt(self.config.lam), self.config.alpha)
+        width = width / math.sqrt(self.config.lam)
+        return upper_confidence_bound(mean, width, self.hyperparameter("alpha", width))
 
 
 @register_policy("kernel_ts")
@@ -241,9 +243,10 @@ class KernelTS(KernelPolicy):
     """
 
     config_class = KernelTSConfig
+    per_run_hyperparameters = ("nu",)
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """Sampled reward of every arm, ``(n_runs, n_arms)``."""
         mean, width = self.dictionary.posterior(observation.contexts)
         z = self.rng.normal("kernel-ts", observation.t, (self.n_arms,))
-        return mean + self.config.nu * width * z
+        return mean + self.hyperparameter("nu", width) * width * z

@@ -108,6 +108,7 @@ class LinUCB(DisjointRidgePolicy):
     """
 
     config_class = LinUCBConfig
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         """UCB index of every arm, ``(n_runs, n_arms)``."""
@@ -117,7 +118,7 @@ class LinUCB(DisjointRidgePolicy):
         """UCB index ``(n_runs, n_arms)`` and the products of :meth:`widths_and_products`."""
         x = contexts.to(torch.float64)
         width, products = self.widths_and_products(x)
-        return upper_confidence_bound(linear_means(x, self.ridge.theta), width, self.config.alpha), products
+        return upper_confidence_bound(linear_means(x, self.ridge.theta), width, self.hyperparameter("alpha", width)), products
 
     def select(self, observation: Observation) -> torch.Tensor:
         scores, products = self.scores_and_products(observation.contexts)
@@ -174,7 +175,7 @@ class LinearPosterior(DisjointRidgePolicy):
         if self.config.sampling == "parameter":
             return (x * self.sample_theta(t)).sum(-1), width
         z = self.rng.normal("lin-ts-score", t, (self.n_arms,))  # (n_runs, n_arms)
-        return linear_means(x, self.ridge.theta) + self.config.nu * width * z, width
+        return linear_means(x, self.ridge.theta) + self.hyperparameter("nu", width) * width * z, width
 
     def sample_theta(self, t: int) -> torch.Tensor:
         """One posterior sample per arm, ``(n_runs, n_arms, dim)`` float64.
@@ -185,7 +186,7 @@ class LinearPosterior(DisjointRidgePolicy):
         z = self.rng.normal("lin-ts-theta", t, (self.n_arms, self.dim))  # (n_runs, n_arms, dim)
         cholesky = torch.linalg.cholesky(self.ridge.precision)
         spread = torch.linalg.solve_triangular(cholesky.mT, z[..., None], upper=True).squeeze(-1)
-        return self.ridge.theta + self.config.nu * spread
+        return self.ridge.theta + self.hyperparameter("nu", spread) * spread
 
     @abstractmethod
     def scores(self, observation: Observation) -> torch.Tensor:
@@ -207,6 +208,7 @@ class LinTS(LinearPosterior):
     """
 
     config_class = LinTSConfig
+    per_run_hyperparameters = ("nu",)
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """Sampled reward of every arm, ``(n_runs, n_arms)``."""
@@ -253,8 +255,9 @@ class LinThompsonUCB(LinearPosterior):
     """
 
     config_class = LinThompsonUCBConfig
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self, observation: Observation) -> torch.Tensor:
         """Sampled reward plus bonus for every arm, ``(n_runs, n_arms)``."""
         sampled_mean, width = self.sampled_means(observation)
-        return upper_confidence_bound(sampled_mean, width, self.config.alpha)
+        return upper_confidence_bound(sampled_mean, width, self.hyperparameter("alpha", width))

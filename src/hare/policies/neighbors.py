@@ -256,6 +256,7 @@ class KNNUCB(NeighborPolicy):
     """
 
     config_class = KNNUCBConfig
+    per_run_hyperparameters = ("theta",)
 
     def neighbourhood(self, contexts: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Mean ``f_{a,k_a}``, level ``theta log t / k_a`` and radius term ``phi r_{a,k_a}``, each ``(n_runs, n_arms)``."""
@@ -263,11 +264,12 @@ class KNNUCB(NeighborPolicy):
         distances, rewards = self.history.nearest(contexts, c.max_neighbors)
         k = torch.arange(1, c.max_neighbors + 1, device=distances.device, dtype=torch.float64)
         log_t = math.log(t + 1)
-        uncertainty = torch.sqrt(c.theta * log_t / k)  # (k_max,)
+        uncertainty = torch.sqrt(self.hyperparameter("theta", distances) * log_t / k)  # (k_max,) or (n_runs, 1, k_max)
         objective = uncertainty + c.lipschitz * distances  # inf where k > N_a
         best = objective.argmin(-1, keepdim=True)  # (n_runs, n_arms, 1)
         means = (rewards.cumsum(-1) / k).gather(-1, best).squeeze(-1)
-        level = c.theta * log_t / (best.squeeze(-1) + 1).to(torch.float64)
+        best_k = (best.squeeze(-1) + 1).to(torch.float64)
+        level = self.hyperparameter("theta", best_k) * log_t / best_k
         radius = c.lipschitz * distances.gather(-1, best).squeeze(-1)
         return means, level, radius
 
@@ -343,12 +345,13 @@ class LinKNNUCB(LinearNeighborPolicy):
     """
 
     config_class = LinKNNUCBConfig
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         linear, width = self.linear_posterior(contexts)
         _, rewards = self.history.nearest(contexts, self.config.k)
         k = torch.full_like(self.history.counts, self.config.k)
-        return upper_confidence_bound(linear + mean_of_first_k(rewards, self.history.counts, k), width, self.config.alpha)
+        return upper_confidence_bound(linear + mean_of_first_k(rewards, self.history.counts, k), width, self.hyperparameter("alpha", width))
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts), observation.t)
@@ -430,6 +433,7 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
     """
 
     config_class = LNUCBTAConfig
+    per_run_hyperparameters = ("alpha_0",)
 
     def __init__(self, config: LNUCBTAConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
@@ -447,11 +451,12 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
     def exploration_rates(self) -> torch.Tensor:
         """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``; ``alpha_0`` everywhere without attention."""
         c = self.config
-        if not c.attention:
-            return torch.full_like(self.history.means(), c.alpha_0)
         local = self.history.means()
+        alpha_0 = self.hyperparameter("alpha_0", local)
+        if not c.attention:
+            return torch.zeros_like(local) + alpha_0
         counts = self.history.counts.to(torch.float64)
-        return c.alpha_0 / (counts + 1.0) * (c.kappa * self.global_attention()[:, None] + (1.0 - c.kappa) * local)
+        return alpha_0 / (counts + 1.0) * (c.kappa * self.global_attention()[:, None] + (1.0 - c.kappa) * local)
 
     def reward_estimate(self, contexts: torch.Tensor, linear: torch.Tensor) -> torch.Tensor:
         """``l_a + f_a`` of eq. 9, ``(n_runs, n_arms)``; ``l_a`` alone without the adaptive kNN."""
@@ -641,6 +646,7 @@ class EpsGreedyEnhanced(AdaptiveNeighborMixin, NeighborPolicy):
     """
 
     config_class = EpsGreedyEnhancedConfig
+    per_run_hyperparameters = ("epsilon",)
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         adjustment, _ = self.knn_adjustment(contexts)
@@ -652,7 +658,8 @@ class EpsGreedyEnhanced(AdaptiveNeighborMixin, NeighborPolicy):
         attention = attention_weights(self.history.counts, self.config.gamma) / self.n_arms  # (n_runs, n_arms)
         draw = self.rng.uniform("eps-arm", t)[:, None]
         explored = (attention.cumsum(-1) < draw).sum(-1).clamp_max(self.n_arms - 1)
-        explore = self.rng.uniform("eps-explore", t) < self.config.epsilon
+        coin = self.rng.uniform("eps-explore", t)
+        explore = coin < self.hyperparameter("epsilon", coin)
         return torch.where(explore, explored, greedy)
 
 
@@ -668,12 +675,13 @@ class LinThompsonEnhanced(AdaptiveNeighborMixin, LinearNeighborPolicy):
     """
 
     config_class = LinThompsonEnhancedConfig
+    per_run_hyperparameters = ("v",)
 
     def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
         linear, width = self.linear_posterior(contexts)
         adjustment, _ = self.knn_adjustment(contexts)
         noise = self.rng.normal("lin-ts", t, (self.n_arms,))
-        return linear + adjustment + self.config.v * attention_weights(self.history.counts, self.config.gamma) * width * noise
+        return linear + adjustment + self.hyperparameter("v", width) * attention_weights(self.history.counts, self.config.gamma) * width * noise
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)

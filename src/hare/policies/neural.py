@@ -505,11 +505,13 @@ class NeuralUCB(GradientPosteriorPolicy):
     """NeuralUCB (Zhou et al. 2020, Alg. 1): ``argmax_a f(x_a; theta) + alpha sqrt(g_hat_a^T Z^{-1} g_hat_a)``."""
 
     config_class = NeuralUCBConfig
+    per_run_hyperparameters = ("alpha",)
 
     def scores(self, contexts: torch.Tensor) -> torch.Tensor:
         """UCB index ``(n_runs, n_arms)``."""
         mean, width_sq = self.posterior(contexts)
-        return upper_confidence_bound(mean, width_sq.sqrt(), self.config.alpha)
+        width = width_sq.sqrt()
+        return upper_confidence_bound(mean, width, self.hyperparameter("alpha", width))
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts), observation.t)
@@ -523,12 +525,14 @@ class NeuralTS(GradientPosteriorPolicy):
     """
 
     config_class = NeuralTSConfig
+    per_run_hyperparameters = ("nu",)
 
     def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
         """Posterior samples ``(n_runs, n_arms)``."""
         mean, width_sq = self.posterior(contexts)
         noise = self.rng.normal("neural-ts", t, (self.n_arms,))
-        return mean + self.config.nu * torch.sqrt(self.config.lam * width_sq) * noise
+        width = torch.sqrt(self.config.lam * width_sq)
+        return mean + self.hyperparameter("nu", width) * width * noise
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
