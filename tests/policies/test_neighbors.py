@@ -32,9 +32,9 @@ def one_arm_env(horizon: int = 10):
     return GaussianContextBandit(1, 2, 1, horizon, run_keys(0, [0], "tiny"))
 
 
-@pytest.fixture(params=["selection", "sort"])
+@pytest.fixture(params=["selection", "scatter"])
 def search_path(request, monkeypatch):
-    """Both searches of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) and the sort (many arms)."""
+    """Both searches of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) and the scatter-min passes (more arms)."""
     monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", 1000 if request.param == "selection" else 0)
     return request.param
 
