@@ -111,14 +111,15 @@ def test_a_grid_plays_as_one_simulation_with_each_points_results(tmp_path, polic
 
 
 def test_only_points_of_one_grid_play_together(tmp_path):
-    """Different policies, a non-per-run difference (lam), a selection to read or a different run count keep jobs apart."""
+    """Different policies, a non-per-run difference (lam), a different run count or reported jobs (an untuned sweep,
+    whose wall times are tabled) keep jobs apart."""
     grid = _grid_entries(tmp_path, "linucb", "alpha", [0.1, 1.0], {})
     other_lam = _grid_entries(tmp_path, "linucb", "alpha", [0.1], {"lam": 2.0})
     other_policy = _grid_entries(tmp_path, "lin_ts", "nu", [0.1, 1.0], {})
-    selected = [{**grid[0], "selected": str(tmp_path / "selected.json")}]
     fewer_runs = [{**grid[1], "job": {**grid[1]["job"], "n_runs": 3}}]
-    entries = grid + other_lam + other_policy + selected + fewer_runs
-    assert simulation_groups(entries) == [[0, 1], [2], [3, 4], [5], [6]]
+    sweep = _grid_entries(tmp_path, "linucb", "alpha", [0.1, 1.0], {}, role="report")
+    entries = grid + other_lam + other_policy + fewer_runs + sweep
+    assert simulation_groups(entries) == [[0, 1], [2], [3, 4], [5], [6], [7]]
 
 
 def test_a_grid_larger_than_the_run_cap_plays_in_chunks(tmp_path, monkeypatch):

@@ -195,15 +195,15 @@ MAX_GRID_RUNS = 64
 def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     """Indices of batch ``entries`` grouped into simulations, in the order of their first entry.
 
-    Entries play together when their specifications differ only in the label and in hyperparameters their policy
-    takes per run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`), none reads a selection and none
-    replays logged data: the points of a tuning grid, or of an untuned sweep. At most :data:`MAX_GRID_RUNS` runs
-    share a simulation.
+    Tuning entries play together when their specifications differ only in the label and in hyperparameters their
+    policy takes per run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`) and none replays logged data:
+    the points of one tuning grid. At most :data:`MAX_GRID_RUNS` runs share a simulation. Reported jobs always
+    play alone, so their results and their wall times (the compute, scaling and sweep tables) are a job's own.
     """
     groups: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
         spec = entry["job"]
-        if entry.get("selected") or spec["environment"]["kind"] == "replay":
+        if spec["role"] != "tuning" or entry.get("selected") or spec["environment"]["kind"] == "replay":
             groups[f"alone-{i}"] = [i]
             continue
         per_run = set(policy_class(spec["policy"]).per_run_hyperparameters)
