@@ -48,3 +48,13 @@ def test_an_os_error_is_one_line(tmp_path, capsys):
     assert cli.main(["manifest", "--results", str(blocker / "inside")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("hare manifest: error:")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback_of_the_one_line_error(tmp_path, capsys, where):
+    missing = str(tmp_path / "missing.yaml")
+    assert cli.main(["validate-config", missing]) == 2
+    assert capsys.readouterr().err.strip() == f"hare validate-config: error: config file {missing} does not exist"
+    argv = ["--debug", "validate-config", missing] if where == "before" else ["validate-config", missing, "--debug"]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        cli.main(argv)

@@ -210,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="more subcommands, each with its own --help: " + "; ".join(f"{name} ({text})" for name, (_, text) in PASSTHROUGH.items()),
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help="on an error, show its traceback instead of its one line (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate-config", help="validate config files against the schema and the policy registry")
@@ -332,6 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEBUG_FLAG = "--debug"
+"""Anywhere on the command line: an error shows its traceback instead of its one line."""
+
 USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, zipfile.BadZipFile, yaml.YAMLError)
 """What a bad argument, config, file or permission raises: one line ``hare <command>: error: ...``, exit 2
 (``-v`` shows the traceback). OSError covers a missing file and a denied permission."""
@@ -351,7 +355,7 @@ PASSTHROUGH = {
 }
 
 
-def _passthrough(name: str, argv: list[str]) -> int:
+def _passthrough(name: str, argv: list[str], debug: bool = False) -> int:
     """Subcommands whose arguments their own module parses (``hare <name> --help``)."""
     import importlib
 
@@ -361,21 +365,25 @@ def _passthrough(name: str, argv: list[str]) -> int:
         result = module.main(argv)
         return result if isinstance(result, int) else 0
     except USER_ERRORS as error:
+        if debug:
+            raise
         print(f"hare {name}: error: {error}", file=sys.stderr)
         return 2
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    debug = DEBUG_FLAG in argv
+    argv = [arg for arg in argv if arg != DEBUG_FLAG]
     if argv and argv[0] in PASSTHROUGH:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
-        return _passthrough(argv[0], argv[1:])
+        return _passthrough(argv[0], argv[1:], debug)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
         return args.func(args)
     except USER_ERRORS as error:
-        if args.verbose:
+        if debug:
             raise
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"hare {args.command}: error: {message}", file=sys.stderr)

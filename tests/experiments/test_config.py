@@ -43,6 +43,19 @@ def _set(config, path, value):
         (["theory", "decomposition_grid", "horizons"], [], r"theory\.decomposition_grid\.horizons"),
         (["theory", "decomposition_grid", "n_clusters"], [2, 25], r"theory\.decomposition_grid\.n_clusters: \[25\] exceed the 24 items"),
         (["theory", "decomposition_grid"], {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2}, r"theory\.decomposition_grid: 'base_seed' is a required property"),
+        # Every value of a non-policy section is typed by its dataclass's annotations (hare.typed).
+        (["environments", "synthetic_linear", "params", "n_items"], "many", r"environments\.synthetic_linear\.params\.n_items: must be int \(got 'many'"),
+        (["environments", "synthetic_linear", "params", "noise_sigma"], "low", r"environments\.synthetic_linear\.params\.noise_sigma: must be float"),
+        (["environments", "synthetic_linear", "params", "bogus"], 1, r"environments\.synthetic_linear\.params\.bogus: unknown setting"),
+        (["environments", "mushroom", "params", "logged_rows"], "300", r"environments\.mushroom\.params\.logged_rows: must be an integer >= 0 \(got '300'\)"),
+        (["environments", "mushroom", "params", "rows"], 3, r"environments\.mushroom\.params\.rows: unknown setting of a classification environment"),
+        (["environments", "open_bandit", "params"], {"logged_rows": 3}, r"environments\.open_bandit\.params\.logged_rows: unknown setting of a replay environment"),
+        (["theory", "decomposition", "hare_params", "fit_steps"], "fifty", r"theory\.decomposition\.hare_params.*HAREConfig\.fit_steps: must be int \(got 'fifty'"),
+        (["theory", "decomposition", "env_params", "n_users"], 2.5, r"theory\.decomposition\.env_params: SyntheticConfig\.n_users: must be int \(got 2\.5"),
+        (["theory", "convergence", "env_params", "noise_sigma"], "x", r"theory\.convergence\.env_params: SyntheticConfig\.noise_sigma: must be float"),
+        (["theory", "convergence", "hare_params", "alpha"], "big", r"theory\.convergence\.variants\.\w+\.params: HAREConfig\.alpha: must be float"),
+        (["theory", "convergence", "variants"], {"v": {"regime": "cold", "params": {"projections": "learned"}}}, r"theory\.convergence\.variants\.v\.params: .*learned"),
+        (["personalization", "text", "hash_dim"], "wide", r"personalization\.text\.hash_dim: must be int"),
     ],
 )
 def test_invalid_config_names_the_key(smoke_config, path, value, message):

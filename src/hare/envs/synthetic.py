@@ -39,10 +39,11 @@ import torch.nn.functional as F
 
 from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
 from hare.random import CounterRNG, run_keys
+from hare.typed import TypedFields
 
 
 @dataclass(frozen=True)
-class SyntheticConfig:
+class SyntheticConfig(TypedFields):
     """Dimensions and noise of HARE-Sim; validated on construction."""
 
     n_items: int = 60

@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
 from hare.envs.synthetic import LoggedInteractions, user_query_logs
 from hare.random import CounterRNG, run_keys
+from hare.typed import TypedFields
 
 ENCODERS = ("hashing", "minilm")
 
@@ -89,7 +90,7 @@ STOPWORDS = frozenset("the a and are why each near my with every tell me about".
 
 
 @dataclass(frozen=True)
-class TextConfig:
+class TextConfig(TypedFields):
     """HARE-Text settings; validated on construction.
 
     n_topics (at most ``len(TOPIC_VOCABULARY)``), items_per_topic, n_queries, n_users;

@@ -57,6 +57,7 @@ from hare.io import write_json, write_npz, write_text
 from hare.policies.base import Policy, build_policy, make_config
 from hare.random import CounterRNG, run_keys
 from hare.report.latex import macro_name, macros
+from hare.typed import TypedFields
 
 __all__ = [
     "DEFAULT_VARIANTS",
@@ -108,7 +109,7 @@ states are estimated): what the choices and the slope look like on this instance
 
 
 @dataclass(frozen=True)
-class ConvergenceSettings:
+class ConvergenceSettings(TypedFields):
     """The ``theory.convergence`` config section, validated on construction (errors name ``theory.convergence.<field>``).
 
     env_params: HARE-Sim parameters (:class:`SyntheticConfig`); horizon: online rounds ``T``;

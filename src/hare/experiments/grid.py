@@ -185,6 +185,11 @@ def validate_config(config: dict[str, Any]) -> None:
 
     Raises :class:`ConfigError` naming the key path at fault.
     """
+    for name, env in config["environments"].items():
+        if env["kind"] in ("classification", "replay") and not env.get("dataset"):
+            raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
+        _check_preparation(name, env)
+        _check_environment_params(name, env)
     known = set(policy_names())
     for experiment, exp in config["experiments"].items():
         where = f"experiments.{experiment}"
@@ -210,10 +215,6 @@ def validate_config(config: dict[str, Any]) -> None:
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
     _check_tuning_budget(config)
-    for name, env in config["environments"].items():
-        if env["kind"] in ("classification", "replay") and not env.get("dataset"):
-            raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
-        _check_preparation(name, env)
     if "personalization" in config:
         from hare.envs.text import TextConfig
         from hare.experiments.personalization import PersonalizationConfig
@@ -238,6 +239,13 @@ def validate_config(config: dict[str, Any]) -> None:
                 getattr(importlib.import_module(f"hare.theory.{module}"), check)(config["theory"][name])
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
+    if "convergence" in config.get("theory", {}):
+        from hare.experiments.convergence import settings_from_config
+
+        try:
+            settings_from_config(config["theory"]["convergence"])
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
     if "oful" in config.get("theory", {}):
         _check_oful(config, config["theory"]["oful"])
     for name, table in config.get("tables", {}).items():
@@ -267,6 +275,29 @@ def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
         raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
     if config["environments"][oful["environment"]]["kind"] != "synthetic":
         raise ConfigError(f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)")
+
+
+CLASSIFICATION_PARAMS = ("logged_rows",)
+"""Parameters of a classification environment (:meth:`hare.envs.classification.ClassificationBandit.from_npz`)."""
+
+
+def _check_environment_params(name: str, env: dict[str, Any]) -> None:
+    """``environments.<name>.params`` by kind: HARE-Sim's are a typed :class:`SyntheticConfig`, a classification
+    environment takes ``logged_rows`` (an integer >= 0), a replay environment none."""
+    where = f"environments.{name}.params"
+    params = env.get("params") or {}
+    if env["kind"] == "synthetic":
+        from hare.envs.synthetic import SyntheticConfig
+
+        _dataclass_from(SyntheticConfig, params, where)
+        return
+    known = CLASSIFICATION_PARAMS if env["kind"] == "classification" else ()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown setting of a {env['kind']} environment; known: {list(known)}")
+    rows = params.get("logged_rows", 0)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise ConfigError(f"{where}.logged_rows: must be an integer >= 0 (got {rows!r})")
 
 
 def _check_preparation(name: str, env: dict[str, Any]) -> None:

@@ -58,6 +58,7 @@ from hare.io import write_json
 from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, run_perplexity, single_threaded, train_run_decoders
 from hare.model.projections import Projections, random_projections
 from hare.random import CounterRNG, run_keys
+from hare.typed import TypedFields
 
 
 def pairwise_cosine(outputs: torch.Tensor) -> float:
@@ -171,7 +172,7 @@ def decoder_baseline(train_texts: list[str], train_z: torch.Tensor, held_texts: 
 
 
 @dataclass(frozen=True)
-class PersonalizationConfig:
+class PersonalizationConfig(TypedFields):
     """Settings of :func:`personalization_report`.
 
     text: :class:`TextConfig` fields; n_runs, horizon, seed; HARE (``hare_synthesize``) with

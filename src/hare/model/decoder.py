@@ -47,6 +47,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from hare.random import CounterRNG, run_keys
+from hare.typed import TypedFields
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 
@@ -89,7 +90,7 @@ class WordTokenizer:
 
 
 @dataclass(frozen=True)
-class DecoderConfig:
+class DecoderConfig(TypedFields):
     """Shape of the decoder: ``z_dim``, ``user_dim``, ``d_model``, ``n_layers``, ``n_heads``, ``prefix_len`` (P),
     ``max_len`` (longest text in words), ``ff_mult`` (feed-forward width over ``d_model``)."""
 

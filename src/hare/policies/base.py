@@ -15,8 +15,6 @@ construction; each policy registers under the config name used everywhere else
 
 from __future__ import annotations
 
-import types
-import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -28,11 +26,13 @@ from torch import nn
 from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.covariance import shared_vector
 from hare.random import CounterRNG
+from hare.typed import TypedFields
 
 
 @dataclass(frozen=True)
-class PolicyConfig:
-    """Base of every hyperparameter dataclass; subclasses validate in ``__post_init__``."""
+class PolicyConfig(TypedFields):
+    """Base of every hyperparameter dataclass: each field is checked against its annotation
+    (:class:`hare.typed.TypedFields`), then subclasses validate values in ``__post_init__``."""
 
     tunable: ClassVar[tuple[str, ...]] = ()  # exploration/regularisation hyperparameters a tuned grid may search (hare.experiments.grid)
 
@@ -194,36 +194,7 @@ def make_config(name: str, params: dict[str, Any]) -> PolicyConfig:
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"policy {name!r}: unknown hyperparameter(s) {unknown}; known: {sorted(known)}")
-    hints = typing.get_type_hints(config_class)
-    for field_name, value in params.items():
-        if not value_has_type(value, hints[field_name]):
-            raise ValueError(f"{config_class.__name__}.{field_name}: must be {type_name(hints[field_name])} (got {value!r}, a {type(value).__name__}; policy {name!r})")
     return config_class(**params)
-
-
-def value_has_type(value: Any, annotation: Any) -> bool:
-    """Whether a config value fits a dataclass field's annotation: ``int`` (not bool), ``float`` (an int too),
-    ``bool``, ``str``, ``X | None``, ``tuple[X, ...]`` (a list or tuple of X); other annotations are not checked."""
-    if annotation is bool:
-        return isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if annotation is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if annotation is str:
-        return isinstance(value, str)
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        return any(value_has_type(value, option) for option in typing.get_args(annotation))
-    if annotation is type(None):
-        return value is None
-    if typing.get_origin(annotation) is tuple:
-        inner = typing.get_args(annotation)[0]
-        return isinstance(value, (list, tuple)) and all(value_has_type(v, inner) for v in value)
-    return True
-
-
-def type_name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", None) or str(annotation)
 
 
 def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
