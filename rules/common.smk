@@ -64,6 +64,39 @@ def final_targets(manifest=True):
     return targets
 
 
+ON_DEMAND_RULES = ("all", "manifest", "claim")
+"""Rules whose outputs are not inputs of the manifest: the targets themselves and the one-claim rule of `make claim`."""
+
+
+def declared_outputs(wildcards=None):
+    """Every file a rule of this workflow declares for this config (the manifest's inputs, so ``rule all`` reaches them).
+
+    Snakemake does not rebuild a missing file whose consumers are up to date (it treats it as a spent
+    intermediate); a deleted table, figure or macro file would stay missing after a run that reports success.
+    As an input of the manifest, every declared output is rebuilt when missing, and everything after it. The
+    outputs of rules without wildcards are read off the workflow; those of the wildcard rules are the inputs of
+    those rules, the tables, the notebooks, the selections of tuned jobs and the prepared datasets with their
+    summaries and raw files.
+    """
+    files = set()
+    for rule in workflow.rules:
+        if rule.name in ON_DEMAND_RULES or rule.has_wildcards():
+            continue
+        files.update(str(path) for path in rule.output)
+        files.update(str(path) for path in rule.input if isinstance(path, str) and str(path).startswith("results/"))
+    for job in JOBS.values():
+        if job.selection:
+            files.add(f"results/{job.selection}")
+    for dataset in {path for path in files if path.startswith("results/data/prepared")}:
+        files.add(str(Path(dataset).with_suffix(".json")))
+        files.add(f"results/data/raw/{Path(dataset).stem}/MANIFEST.json")
+    for table in TABLES:
+        files.update([f"results/tables/{table}.csv", f"paper/generated/table_{table}.tex"])
+    for notebook in NOTEBOOK_FIGURES:
+        files.update([f"results/notebooks/{notebook}.source.ipynb", f"results/notebooks/{notebook}.html"])
+    return sorted(files)
+
+
 def batches():
     """Jobs grouped into batches, one per (folder, experiment, environment): ``{(folder, experiment, environment): [job, ...]}``.
 

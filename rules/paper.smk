@@ -90,6 +90,7 @@ rule manifest:
     """sha256 of every result file, once everything else is built; `hare verify` checks it later."""
     input:
         final_targets(manifest=False),
+        declared_outputs,
     output:
         "results/MANIFEST.sha256",
     log:
