@@ -1,9 +1,12 @@
 """Property tests: any mutation of the smoke config either validates or fails with a ConfigError naming a key path."""
 
 import copy
+import io
 import re
 import subprocess
 import sys
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hare import cli
 from hare.experiments.config import check_config
 from hare.experiments.grid import ConfigError
 
@@ -104,3 +108,24 @@ def test_a_config_that_validates_gives_a_valid_dag(tmp_path_factory, config):
     result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(path), "--dry-run", "--quiet"], cwd=REPOSITORY, capture_output=True, text=True)
     assert (result.returncode == 0) == valid, f"check_config says {'valid' if valid else 'invalid'}:\n{yaml.safe_dump(config)}\n{result.stderr[-3000:]}"
     assert not (REPOSITORY / "PWNED").exists()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_configs())
+def test_the_command_line_answers_a_mutated_config_in_one_line_and_writes_nothing(config):
+    """`hare validate-config` on any mutation: exit 0, or exit 2 with one line naming the key (no traceback: any other
+    exception fails this test), and no file written beside the config."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "mutated.yaml"
+        path.write_text(yaml.safe_dump(config))
+        err, out = io.StringIO(), io.StringIO()
+        with redirect_stderr(err), redirect_stdout(out):
+            code = cli.main(["validate-config", str(path)])
+        assert sorted(Path(folder).iterdir()) == [path]
+    lines = err.getvalue().strip().splitlines()
+    assert code in (0, 2), err.getvalue()
+    if code == 2:
+        assert len(lines) == 1 and lines[0].startswith("hare validate-config: error: "), lines
+        assert KEY_PATH.match(lines[0].removeprefix("hare validate-config: error: ")), lines[0]
+    else:
+        assert out.getvalue().startswith("config OK")
