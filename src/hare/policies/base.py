@@ -156,6 +156,18 @@ def upper_confidence_bound(mean: torch.Tensor, width: torch.Tensor, alpha: float
     return mean + alpha * width
 
 
+def temporal_attention_rate(alpha_0: float | torch.Tensor, pulls: torch.Tensor, global_mean: torch.Tensor, local_mean: torch.Tensor,
+                            kappa: float) -> torch.Tensor:
+    """LNUCB-TA's exploration rate (Khosravi et al., 2025, Alg. 3 line 4, eq. 4), any broadcastable shapes:
+
+        alpha_a = alpha_0 / (N_a + 1) * (kappa g + (1 - kappa) n_a),
+
+    ``N_a`` pulls of arm ``a``, ``g`` the global and ``n_a`` the arm's mean reward. LNUCB-TA applies it per arm;
+    HARE's ``lnucb_ta`` schedule per cluster, with clusters as arms.
+    """
+    return alpha_0 / (pulls + 1.0) * (kappa * global_mean + (1.0 - kappa) * local_mean)
+
+
 _REGISTRY: dict[str, type[Policy]] = {}
 
 

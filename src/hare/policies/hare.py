@@ -72,7 +72,7 @@ from hare.model.attention import AttentionOutput, UncertaintyAttention
 from hare.model.clustering import kmeans
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.model.user_state import UserPosterior
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import Policy, PolicyConfig, register_policy, temporal_attention_rate, upper_confidence_bound
 
 ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta")
 PROJECTION_KINDS = ("random", "learned", "oracle")
@@ -405,7 +405,7 @@ class HARE(Policy):
             return self.head_alpha[:, None]  # (H, 1)
         local = self.cluster_reward_sum / pulls.clamp_min(1.0)  # (n_runs, C)
         overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(1.0)  # (n_runs, 1)
-        factor = (self.hyperparameter("alpha", pulls) / (pulls + 1.0) * (c.kappa * overall + (1 - c.kappa) * local)).clamp_min(0.0)
+        factor = temporal_attention_rate(self.hyperparameter("alpha", pulls), pulls, overall, local, c.kappa).clamp_min(0.0)
         return factor[:, None, :]  # (n_runs, 1, C)
 
     def attend(self, observation: Observation) -> AttentionOutput:
@@ -430,7 +430,8 @@ class HARE(Policy):
         return self.attention.cluster_scores(out.queries)
 
     def cluster_index(self, out: AttentionOutput, t: int) -> torch.Tensor:
-        """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)`` (paper, eq:online-mean; module docstring)."""
+        """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)``: the cluster index of paper eq:select, whose mean
+        ``m_{h,j}`` is the online estimate of eq:online-mean (or the frozen cluster score, the ablation)."""
         return upper_confidence_bound(self.cluster_means(out), out.bonuses, self.alpha(t)).mean(1)
 
     def select(self, observation: Observation) -> torch.Tensor:
@@ -465,7 +466,7 @@ class HARE(Policy):
     # -- shared learning step ---------------------------------------------------------------
 
     def link_responses(self, out: AttentionOutput, rewards: torch.Tensor) -> torch.Tensor:
-        """``y``, the reward on the link's scale, broadcastable to ``(n_runs, H, C)`` (module docstring).
+        """``y``, the reward on the link's scale, broadcastable to ``(n_runs, H, C)`` (paper, eq:working-response).
 
         Identity link: ``r``. Logistic link: the working response around the prior logit of each
         cluster, ``s0_j = mean_h <theta0_{h,j}, q_h>``: ``y_j = s0_j + (r - sigmoid(s0_j)) / max(sigmoid'(s0_j), eps)``.

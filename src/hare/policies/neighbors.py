@@ -27,6 +27,7 @@ from hare.policies.base import (
     PolicyConfig,
     pulled_contexts,
     register_policy,
+    temporal_attention_rate,
     upper_confidence_bound,
 )
 from hare.policies.linear import ROW_PRODUCTS_MIN_DIM, linear_means
@@ -465,7 +466,7 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         if not c.attention:
             return torch.zeros_like(local) + alpha_0
         counts = self.history.counts.to(torch.float64)
-        return alpha_0 / (counts + 1.0) * (c.kappa * self.global_attention()[:, None] + (1.0 - c.kappa) * local)
+        return temporal_attention_rate(alpha_0, counts, self.global_attention()[:, None], local, c.kappa)
 
     def reward_estimate(self, contexts: torch.Tensor, linear: torch.Tensor) -> torch.Tensor:
         """``l_a + f_a`` of eq. 9, ``(n_runs, n_arms)``; ``l_a`` alone without the adaptive kNN."""
