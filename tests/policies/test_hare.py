@@ -102,7 +102,7 @@ def test_covariance_routes_to_the_pulled_cluster_and_alpha_schedules():
             torch.testing.assert_close(policy.attention.covariance.precision[b, 0, j], expected)
     reward = round_.reward(arms)
     expected_alpha = (2.0 / 2.0 * reward).clamp_min(0.0)  # kappa g + (1 - kappa) n_j = r for the one pulled cluster
-    alpha = policy.alpha(1)[:, 0]  # (n_runs, C)
+    alpha = policy.exploration_weights(1)[:, 0]  # (n_runs, C)
     torch.testing.assert_close(alpha[torch.arange(2), clusters], expected_alpha)
 
 
@@ -176,7 +176,7 @@ def test_online_mean_equals_frozen_mean_without_data():
         torch.testing.assert_close(online.attention.cluster_estimates(),
                                    online.attention.prior_parameters().expand(3, -1, -1, -1), rtol=0, atol=1e-15)
         assert torch.equal(online.select(observation), frozen.select(observation))
-        expected = upper_confidence_bound(frozen.attention.cluster_scores(out.queries), out.bonuses, online.alpha(0)).mean(1)
+        expected = upper_confidence_bound(frozen.attention.cluster_scores(out.queries), out.bonuses, online.exploration_weights(0)).mean(1)
         torch.testing.assert_close(online.cluster_index(out, 0), expected, rtol=0, atol=1e-14)
 
 

@@ -394,8 +394,9 @@ class HARE(Policy):
             q = q + torch.einsum("bhku,bu->bhk", self.query_user, u)
         return q
 
-    def alpha(self, t: int) -> torch.Tensor:
-        """Bonus weight broadcastable to ``(n_runs, H, C)``."""
+    def exploration_weights(self, t: int) -> torch.Tensor:
+        """The bonus weights ``alpha_h`` of paper eq:select at round ``t`` under the config's ``alpha_schedule``, broadcastable to
+        ``(n_runs, H, C)``."""
         c = self.config
         pulls = self.cluster_pulls  # (n_runs, C)
         if c.alpha_schedule in ("fixed", "inverse_sqrt"):
@@ -416,7 +417,7 @@ class HARE(Policy):
                                     f"round (in the cold regime there are no logs: {COLD_REGIME_ADVICE})")
         if self._cache is not None and self._cache[0] is observation:
             return self._cache[1]
-        out = self.attention(self.queries(observation), self.alpha(observation.t))
+        out = self.attention(self.queries(observation), self.exploration_weights(observation.t))
         self._cache = (observation, out)
         return out
 
@@ -432,7 +433,7 @@ class HARE(Policy):
     def cluster_index(self, out: AttentionOutput, t: int) -> torch.Tensor:
         """``mean_h(m_{h,j} + alpha_h U_{h,j})``, ``(n_runs, C)``: the cluster index of paper eq:select, whose mean
         ``m_{h,j}`` is the online estimate of eq:online-mean (or the frozen cluster score, the ablation)."""
-        return upper_confidence_bound(self.cluster_means(out), out.bonuses, self.alpha(t)).mean(1)
+        return upper_confidence_bound(self.cluster_means(out), out.bonuses, self.exploration_weights(t)).mean(1)
 
     def select(self, observation: Observation) -> torch.Tensor:
         if self.config.mode != "select":
