@@ -172,6 +172,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_cost_model(args: argparse.Namespace) -> int:
+    from hare.experiments.cost_model import measured_job_seconds, predict_config, run_cost_model
+    from hare.io import write_json
+
+    config = _load_config(args.config)
+    result = run_cost_model(config, Path(args.results), args.runs, tuple(args.at), args.window, args.budget, args.experiments)
+    for path in args.predict:
+        other = _load_config([path])
+        prediction = predict_config(other, result, args.experiments)
+        if args.measured:
+            prediction["measured_cpu_seconds"] = measured_job_seconds(Path(args.measured), args.experiments)
+        result.setdefault("predictions", {})[path] = prediction
+    write_json(args.out, result)
+    for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():
+        measured = prediction.get("measured_cpu_seconds")
+        note = f"; measured {sum(measured.values()) / 3600:.2f} CPU-hours" if measured else ""
+        print(f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; {len(prediction['unmodelled'])} jobs without a model")
+    return 0
+
+
 def _json_object(text: str) -> dict:
     """An argument that must be a JSON object."""
     try:
@@ -314,6 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results")
     p.add_argument("--repair", action="store_true", help="delete every result file that changed or disagrees with its sidecar, so snakemake rebuilds it")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("cost-model", help="seconds per round of every policy of a config at B runs and rounds t, and the predicted CPU time of its jobs")
+    p.add_argument("config", nargs="+", help="the config whose policies and environments are measured")
+    p.add_argument("--results", default="results", help="where the prepared datasets are")
+    p.add_argument("--out", required=True, help="JSON: per-entry costs, the model and the predictions")
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--at", type=int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported")
+    p.add_argument("--window", type=int, default=20, help="rounds averaged into each cost")
+    p.add_argument("--budget", type=float, default=20.0, help="seconds of play per entry; later rounds are modelled")
+    p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
+    p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
+    p.add_argument("--measured", help="a finished build's results folder: its sidecars' job time, beside the last prediction")
+    p.set_defaults(func=cmd_cost_model)
 
     p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")
     p.add_argument("script")
