@@ -79,11 +79,11 @@ def declared_outputs(wildcards=None):
     summaries and raw files.
     """
     files = set()
-    for rule in workflow.rules:
-        if rule.name in ON_DEMAND_RULES or rule.has_wildcards():
+    for step in workflow.rules:
+        if step.name in ON_DEMAND_RULES or step.has_wildcards():
             continue
-        files.update(str(path) for path in rule.output)
-        files.update(str(path) for path in rule.input if isinstance(path, str) and str(path).startswith("results/"))
+        files.update(str(path) for path in step.output)
+        files.update(str(path) for path in step.input if isinstance(path, str) and str(path).startswith("results/"))
     for job in JOBS.values():
         if job.selection:
             files.add(f"results/{job.selection}")

@@ -1,24 +1,62 @@
-"""The ``hare`` command line: every subcommand answers ``--help``, and the passthrough commands reach
-their module's parser with the arguments given (``hare device-check`` runs on CPU)."""
+"""The ``hare`` command line: every subcommand answers ``--help``, every subcommand and option the workflow's
+rules call exists, arguments reach the library (``hare device-check`` runs on CPU), errors are one line
+(``--debug`` shows the traceback), and no module outside ``hare.cli`` parses a command line."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from hare import cli
 from hare.experiments.run import run_job
 
-SUBCOMMANDS = sorted(cli.build_parser()._subparsers._group_actions[0].choices)  # noqa: SLF001
+ROOT = Path(__file__).resolve().parents[1]
+PARSERS = cli.build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001
+SUBCOMMANDS = sorted(PARSERS)
 
 
-@pytest.mark.parametrize("name", SUBCOMMANDS + sorted(cli.PASSTHROUGH))
+@pytest.mark.parametrize("name", SUBCOMMANDS)
 def test_every_subcommand_answers_help(name, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main([name, "--help"])
     assert exit_info.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith(f"usage: hare {name} ")
+
+
+def rule_calls() -> list[tuple[str, set[str], set[str]]]:
+    """``(rule, subcommands, options)`` for every rule of ``rules/*.smk`` that runs ``{params.hare} <subcommand>``: the
+    subcommands it calls and every ``--option`` spelled anywhere in the rule (its shell line and its params)."""
+    found = []
+    for path in sorted((ROOT / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=rule |checkpoint )", path.read_text()):
+            calls = set(re.findall(r"\{params\.hare\} ([a-z-]+)", block))
+            if calls:
+                found.append((f"{path.name}: {block.split(':')[0].strip()[:60]}", calls, set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", block))))
+    return found
+
+
+def test_every_subcommand_and_option_the_rules_call_exists():
+    calls = rule_calls()
+    assert {"decomposition", "convergence", "bench", "approx-budget", "run-batch"} <= set().union(*(names for _, names, _ in calls))
+    for rule, names, options in calls:
+        assert names <= set(SUBCOMMANDS), rule
+        known = {flag for name in names for action in PARSERS[name]._actions for flag in action.option_strings}  # noqa: SLF001
+        assert options <= known, f"{rule}: {sorted(options - known)}"
+
+
+def test_only_the_cli_imports_argparse():
+    source = ROOT / "src" / "hare"
+    importers = []
+    for path in sorted(source.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) else []
+            if any(name and name.split(".")[0] == "argparse" for name in names):
+                importers.append(path.relative_to(source).as_posix())
+    assert importers and all(path.startswith("cli/") for path in importers), importers
 
 
 def test_device_check_runs_with_its_arguments(tmp_path):
@@ -58,3 +96,15 @@ def test_debug_shows_the_traceback_of_the_one_line_error(tmp_path, capsys, where
     argv = ["--debug", "validate-config", missing] if where == "before" else ["validate-config", missing, "--debug"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         cli.main(argv)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_bad_config_section_is_one_line_or_with_debug_its_traceback(tmp_path, capsys, debug):
+    argv = ["approx-budget", "--config-json", json.dumps({"budgets": [1]}), "--out-json", str(tmp_path / "a.json"), "--out-tex", str(tmp_path / "a.tex")]
+    if debug:
+        with pytest.raises(ValueError, match="budgets"):
+            cli.main([*argv, "--debug"])
+    else:
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.strip().splitlines() == ["hare approx-budget: error: budgets: an exponent needs a list of at least 4 values (got [1])"]
+    assert not list(tmp_path.iterdir())

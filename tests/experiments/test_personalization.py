@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from hare import cli
 from hare.envs.text import TextBandit, TextConfig
 from hare.experiments.personalization import (
     SEED_INIT_STD,
@@ -13,7 +14,6 @@ from hare.experiments.personalization import (
     attention_entropy,
     decoder_baseline,
     first_minus_last,
-    main,
     mean_interval,
     novelty,
     pairwise_cosine,
@@ -130,7 +130,7 @@ def test_report_runs_end_to_end(tmp_path):
               "decoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "prefix_len": 2}, "finetune_every": 5,
               "entropy_window": 10, "n_eval_queries": 4}
     out = tmp_path / "personalization.json"
-    assert main(["--config-json", json.dumps(config), "--out", str(out)]) == 0
+    assert cli.main(["personalization", "--config-json", json.dumps(config), "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["config"] == json.loads(json.dumps(PersonalizationConfig(**config).__dict__))
     assert set(report["divergence_z"]) == {"random", "learned", "rag_cosine"} == set(report["divergence_text"])

@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hare.theory.approx_budget import check_approx_budget, exponent_record, main
+from hare import cli
+from hare.theory.approx_budget import check_approx_budget, exponent_record
 
 TINY = {"budgets": [60, 120, 240, 480], "horizon": 20, "n_runs": 2, "base_seed": 0, "n_boot": 40, "n_eps_queries": 64,
         "hare_params": {"fit_steps": 10}, "env_params": {"n_items": 12, "n_clusters": 3, "n_users": 2}}
@@ -88,7 +89,7 @@ def test_workflow_validation_names_the_section():
 
 def test_end_to_end_writes_the_json_fields(tmp_path):
     out_json, out_tex = tmp_path / "approx_budget.json", tmp_path / "approx_budget.tex"
-    assert main(["--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
+    assert cli.main(["approx-budget", "--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
     result = json.loads(out_json.read_text())
     n_m = len(TINY["budgets"])
     assert result["budgets"] == TINY["budgets"] and result["horizon"] == TINY["horizon"]

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from hare import cli
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.run import simulate
 from hare.io import read_npz
@@ -125,7 +126,7 @@ def test_main_writes_json_tex_and_npz(tmp_path):
     config = {"env_params": ENV, "hare_params": HARE, "horizons": [10, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
               "baselines": False, "n_eps_queries": 128, "n_logged": 200}
     paths = [tmp_path / name for name in ("r.json", "r.tex", "r.npz")]
-    assert decomposition.main(["--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
+    assert cli.main(["decomposition", "--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
     arrays = read_npz(paths[2])
     for name in ("term_approx", "term_user", "term_explore", "regret_full", "horizons"):
         assert name in arrays
@@ -184,12 +185,10 @@ def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
 
 
 def test_grid_main_writes_json_and_tex(tmp_path):
-    from hare.theory import decomposition_grid
-
     config = {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2, "base_seed": 1, "n_boot": 10,
               "n_eps_queries": 64, "env_params": ENV, "hare_params": HARE, "n_logged": 100}
     out_json, out_tex = tmp_path / "g.json", tmp_path / "g.tex"
-    assert decomposition_grid.main(["--config-json", json.dumps(config), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
+    assert cli.main(["decomposition-grid", "--config-json", json.dumps(config), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
     payload = json.loads(out_json.read_text())
     assert payload["config"] == config and payload["horizons"] == [10, 20]
     assert {row["T"] for row in payload["cells"][0]["rows"]} == {20}

@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hare.theory.heads_alpha import alpha_factor, check_heads_alpha, main
+from hare import cli
+from hare.theory.heads_alpha import alpha_factor, check_heads_alpha
 
 TINY = {"heads": [1, 2], "alphas": [0.5, 1.0, 2.0], "horizon": 20, "n_runs": 2, "base_seed": 0, "n_boot": 40, "n_logged": 60,
         "hare_params": {"projections": "learned", "fit_steps": 10}, "env_params": {"n_items": 12, "n_clusters": 3, "n_users": 2}}
@@ -48,7 +49,7 @@ def test_workflow_validation_names_the_section():
 
 def test_end_to_end_grid_shape_and_json_fields(tmp_path):
     out_json, out_tex = tmp_path / "heads_alpha.json", tmp_path / "heads_alpha.tex"
-    assert main(["--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
+    assert cli.main(["heads-alpha", "--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
     result = json.loads(out_json.read_text())
     n_h, n_a = len(TINY["heads"]), len(TINY["alphas"])
     assert np.asarray(result["regret"]["mean"]).shape == (n_h, n_a)

@@ -10,7 +10,7 @@ entry stops after ``max_seconds`` and reports the rounds it completed; a policy 
 a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUCB exploration modes
 (:mod:`hare.experiments.bench_neural`) are measured into the same file.
 
-    python -m hare.experiments.bench --out results/bench/policies.json \
+    hare bench --out results/bench/policies.json \
         --dataset mushroom=mushroom.npz --dataset mnist=mnist.npz --horizon 1000 --device cpu
 
 The synthetic environment (HARE-Sim, default configuration) is always included.
@@ -19,13 +19,13 @@ The synthetic environment (HARE-Sim, default configuration) is always included.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import json
 import math
 import os
 import platform
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -502,74 +502,45 @@ def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "t
     return macros(values) + booktabs_table(["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes)
 
 
-def parse_dataset(text: str) -> tuple[str, Path]:
-    name, separator, path = text.partition("=")
-    if not separator or not name or not path:
-        raise argparse.ArgumentTypeError(f"--dataset expects name=path.npz, got {text!r}")
-    return name, Path(path)
+def run_bench(*, out: str | Path, datasets: Mapping[str, str | Path] | None = None, comparison_datasets: Mapping[str, str | Path] | None = None,
+              policies: list[str] | None = None, n_runs: Sequence[int] = (1, 20), horizon: int = 1000, devices: list[str] | None = None,
+              param_overrides: Mapping[str, Mapping[str, Any]] | None = None, threads: int | None = None, max_seconds: float = 60.0,
+              repeats: int = 1, comparison_repeats: int = COMPARISON_REPEATS, synthetic: bool = True, tex: str | Path | None = None,
+              tex_neural: str | Path | None = None, neural_rounds: int = 30, neural_repeats: int = 3) -> dict[str, Any]:
+    """The whole benchmark, written to ``out`` (JSON) and, if given, ``tex`` and ``tex_neural``; returns the result.
 
-
-def parse_param(text: str) -> tuple[str, str, Any]:
-    target, separator, value = text.partition("=")
-    policy, dot, key = target.partition(".")
-    if not separator or not dot or not policy or not key:
-        raise argparse.ArgumentTypeError(f"--param expects policy.key=value, got {text!r}")
-    return policy, key, json.loads(value)
-
-
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="result JSON")
-    parser.add_argument("--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels")
-    parser.add_argument("--comparison-dataset", type=parse_dataset, action="append", default=[], help="name=path.npz on which only batched LinUCB and the peers are timed")
-    parser.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
-    parser.add_argument("--n-runs", type=int, nargs="+", default=[1, 20])
-    parser.add_argument("--horizon", type=int, default=1000)
-    parser.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
-    parser.add_argument("--param", type=parse_param, action="append", default=[], help="policy.key=json_value, e.g. kernel_ucb.max_points=200")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
-    parser.add_argument("--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played")
-    parser.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
-    parser.add_argument("--comparison-repeats", type=int, default=COMPARISON_REPEATS, help="back-to-back repeats of batched LinUCB, its state read and the peers")
-    parser.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
-    parser.add_argument("--tex", type=Path, default=None, help="also write the ceiling and batching tables (LaTeX) here")
-    parser.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
-    parser.add_argument("--neural-rounds", type=int, default=30, help="timed rounds per NeuralUCB mode (0: skip)")
-    parser.add_argument("--neural-repeats", type=int, default=3, help="repeats of the three NeuralUCB modes in turn")
-    args = parser.parse_args(argv)
+    ``datasets`` and ``comparison_datasets`` map a name to a ``.npz`` with arrays ``features`` and ``labels``
+    (on the comparison ones only batched LinUCB and the peers are timed); HARE-Sim is included unless
+    ``synthetic`` is false. ``policies`` defaults to :func:`benched_policies`, ``devices`` to
+    :func:`available_devices`; ``param_overrides`` (``{policy: {key: value}}``) update :data:`BENCH_PARAMS`.
+    ``threads`` sets torch's intra-op threads; ``neural_rounds = 0`` leaves out the NeuralUCB modes.
+    """
     wall, cpu = time.perf_counter(), time.process_time()
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    datasets: dict[str, DatasetSpec] = {}
-    if not args.no_synthetic:
-        datasets["synthetic"] = SyntheticConfig()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    specs: dict[str, DatasetSpec] = {}
+    if synthetic:
+        specs["synthetic"] = SyntheticConfig()
     comparison: dict[str, DatasetSpec] = {}
-    for target, pairs in ((datasets, args.dataset), (comparison, args.comparison_dataset)):
-        for name, path in pairs:
+    for target, paths in ((specs, datasets or {}), (comparison, comparison_datasets or {})):
+        for name, path in paths.items():
             with np.load(path, allow_pickle=False) as data:
                 target[name] = (data["features"], data["labels"])
     params: dict[str, dict] = {name: dict(values) for name, values in BENCH_PARAMS.items()}
-    for policy, key, value in args.param:
-        params.setdefault(policy, {})[key] = value
-    devices = args.device or available_devices()
-    result = bench_policies(args.policies, datasets, tuple(args.n_runs), args.horizon, devices, params, max_seconds=args.max_seconds, repeats=args.repeats,
-                            comparison=comparison, comparison_repeats=args.comparison_repeats)
-    if args.neural_rounds > 0:
+    for policy, values in (param_overrides or {}).items():
+        params.setdefault(policy, {}).update(values)
+    devices = devices or available_devices()
+    result = bench_policies(policies, specs, tuple(n_runs), horizon, devices, params, max_seconds=max_seconds, repeats=repeats,
+                            comparison=comparison, comparison_repeats=comparison_repeats)
+    if neural_rounds > 0:
         from hare.experiments.bench_neural import bench_neural
 
-        result["neural"] = bench_neural(rounds=args.neural_rounds, device=devices[0], repeats=args.neural_repeats)
-    result["linucb_speedups"] = {dev: linucb_speedups(result, max(args.n_runs), dev) for dev in devices}
+        result["neural"] = bench_neural(rounds=neural_rounds, device=devices[0], repeats=neural_repeats)
+    result["linucb_speedups"] = {dev: linucb_speedups(result, max(n_runs), dev) for dev in devices}
     result["environment"]["process"] = {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
-    write_json(args.out, result)
-    if args.tex:
-        write_text(args.tex, bench_table_tex(result, devices[0]))
-    if args.tex_neural and "neural" in result:
-        write_text(args.tex_neural, bench_neural_table_tex(result))
-    for row in result["linucb_ceiling"]:
-        print(f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} fraction of ceiling {format_summary(row.get('fraction'))}")
-    print(json.dumps(result["environment"]["process"]))
+    write_json(out, result)
+    if tex:
+        write_text(tex, bench_table_tex(result, devices[0]))
+    if tex_neural and "neural" in result:
+        write_text(tex_neural, bench_neural_table_tex(result))
     return result
-
-
-if __name__ == "__main__":
-    main()

@@ -11,16 +11,16 @@ peak on a GPU and the growth of the process's peak resident set on CPU (a lower 
 there, since earlier cases may have raised the peak already), and ``state_bytes`` is the
 size of the policy's buffers (covariances, keys, posteriors): exact on every device.
 
-    python -m hare.experiments.bench_hare --out bench.json [--device cpu|cuda] [--quick]
+    hare bench-hare --out bench.json [--device cpu|cuda] [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -78,24 +78,19 @@ def grid(quick: bool, max_items: int | None = None) -> list[dict]:
     return cases
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="JSON file to write")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
-    parser.add_argument("--max-items", type=int, default=None, help="largest pool size")
-    parser.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
-    parser.add_argument("--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)")
-    args = parser.parse_args(argv)
+def run_bench_hare(*, out: str | Path, device: str = "cpu", rounds: int = 20, quick: bool = False, max_items: int | None = None,
+                   tex: str | Path | None = None, mean: str = "online") -> dict:
+    """Every case of :func:`grid` through :func:`bench_case`, each printed as a JSON line when done; writes
+    ``{"torch": version, "cases": [...]}`` to ``out`` (JSON) and, if given, its table to ``tex``; returns it."""
     results = []
-    for case in grid(args.quick, args.max_items):
-        results.append(bench_case(**case, rounds=args.rounds, device=args.device, mean=args.mean))
+    for case in grid(quick, max_items):
+        results.append(bench_case(**case, rounds=rounds, device=device, mean=mean))
         print(json.dumps(results[-1]), flush=True)
     payload = {"torch": torch.__version__, "cases": results}
-    write_json(args.out, payload)
-    if args.tex:
-        write_text(args.tex, bench_hare_table_tex(payload))
+    write_json(out, payload)
+    if tex:
+        write_text(tex, bench_hare_table_tex(payload))
+    return payload
 
 
 def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
@@ -114,6 +109,3 @@ def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
                f"timed in the same process, and policy state memory ({device}, one run).")
     notes = "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; latency includes select and update."
     return booktabs_table(["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes)
-
-if __name__ == "__main__":
-    main()

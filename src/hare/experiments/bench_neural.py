@@ -8,13 +8,11 @@ all ``K`` arms: the K-pass problem of the NeuralUCB tutorial chapter, naive vs v
 ``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost). The
 modes are timed in turn, several times, and every ratio is taken within one repeat.
 
-    python -m hare.experiments.bench_neural --out bench.json [--width 20 --rounds 30 --runs 1]
+    hare bench-neural --out bench.json [--width 20 --rounds 30 --runs 1]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import platform
 import statistics
 import time
@@ -23,7 +21,6 @@ import torch
 
 from hare.envs.classification import ClassificationBandit
 from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
-from hare.io import write_json
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
 
@@ -87,23 +84,3 @@ def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 1
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),
     }
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--width", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--arms", type=int, default=10)
-    parser.add_argument("--dim", type=int, default=20)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
-    report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device, args.repeats)
-    write_json(args.out, report)
-    print(json.dumps(report, indent=2))
-
-
-if __name__ == "__main__":
-    main()

@@ -38,11 +38,10 @@ the run does not use and is refused.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,9 +64,9 @@ __all__ = [
     "ProbeSet",
     "agreement",
     "coarse_slopes",
+    "convergence_check",
     "last_half_slope",
     "local_slopes",
-    "main",
     "make_probes",
     "measure",
     "probe_choices",
@@ -472,18 +471,9 @@ def write_outputs(result: dict[str, Any], out_json, out_tex, out_npz=None) -> No
         write_npz(out_npz, **result["arrays"])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m hare convergence --config-json '{...}' --out-json ... --out-tex ... [--out-npz ...]``."""
-    parser = argparse.ArgumentParser(prog="hare convergence", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True, help="the theory.convergence config section as JSON")
-    parser.add_argument("--out-json", required=True)
-    parser.add_argument("--out-tex", required=True)
-    parser.add_argument("--out-npz")
-    args = parser.parse_args(argv)
-    settings = settings_from_config(json.loads(args.config_json))
-    write_outputs(run_convergence(settings), args.out_json, args.out_tex, args.out_npz)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def convergence_check(config: Mapping[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None) -> dict[str, Any]:
+    """Every variant of a ``theory.convergence`` section (:func:`settings_from_config`, :func:`run_convergence`), written
+    by :func:`write_outputs`; returns the result."""
+    result = run_convergence(settings_from_config(config))
+    write_outputs(result, out_json, out_tex, out_npz)
+    return result

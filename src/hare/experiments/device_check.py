@@ -1,6 +1,6 @@
 """Same jobs on CPU and CUDA: do they pick the same arms, and how fast is each?
 
-``python -m hare.experiments.device_check --out device_check.json`` runs a few policies of
+``hare device-check --out device_check.json`` runs a few policies of
 the synthetic environment on both devices with identical run keys and records the total
 regret per run, the largest difference, and the wall time. Counter-based randomness makes
 the draws identical on both devices; floating-point reductions may still round differently,
@@ -9,8 +9,8 @@ which this check measures rather than assumes away.
 
 from __future__ import annotations
 
-import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -45,30 +45,25 @@ def run_case(policy: str, params: dict, device: str, n_runs: int, horizon: int) 
     return result["total_regret"], time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="hare device-check", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--n-runs", type=int, default=20)
-    parser.add_argument("--horizon", type=int, default=2000)
-    args = parser.parse_args(argv)
+def device_check(*, out: str | Path, n_runs: int = 20, horizon: int = 2000) -> dict:
+    """Every case of :data:`CASES` on CPU and, when available, CUDA, each printed as a line when done; writes the
+    report (total regret per run and wall time per device, the largest difference between devices) to ``out``
+    (JSON) and returns it. A device that fails with a ``RuntimeError`` is recorded with the error."""
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     report = {"torch": torch.__version__, "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu", "cases": []}
     for policy, params in CASES:
         row = {"policy": policy, "params": params}
         for device in devices:
             try:
-                totals, wall = run_case(policy, params, device, args.n_runs, args.horizon)
+                totals, wall = run_case(policy, params, device, n_runs, horizon)
             except RuntimeError as error:
                 row[device] = {"error": str(error)}
                 print(policy, params, device, "ERROR", error)
                 continue
-            row[device] = {"total_regret": totals.tolist(), "wall_s": wall, "rounds_runs_per_s": args.n_runs * args.horizon / wall}
+            row[device] = {"total_regret": totals.tolist(), "wall_s": wall, "rounds_runs_per_s": n_runs * horizon / wall}
         if len(devices) == 2 and all("total_regret" in row[d] for d in devices):
             row["max_abs_difference"] = float(np.max(np.abs(np.array(row["cpu"]["total_regret"]) - np.array(row["cuda"]["total_regret"]))))
         report["cases"].append(row)
         print(policy, params, {d: round(row[d].get("wall_s", float("nan")), 2) for d in devices}, row.get("max_abs_difference"))
-    write_json(args.out, report)
-
-
-if __name__ == "__main__":
-    main()
+    write_json(out, report)
+    return report

@@ -43,8 +43,6 @@ the run's decoder takes one reward-weighted step on the texts of those rounds. R
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -363,18 +361,3 @@ def _online(env: TextBandit, decoders: RunDecoders, c: PersonalizationConfig, po
             buffer = []
     return {"entropy": torch.stack(entropy), "text_mean": torch.stack(text_mean), "z_mean": torch.stack(z_mean),
             "text_regret": torch.stack(text_regret), "embeddings": torch.cat(embeddings), "losses": losses, "decoders": decoders}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m hare.experiments.personalization --config-json '{...}' --out results/personalization.json``."""
-    parser = argparse.ArgumentParser(prog="python -m hare.experiments.personalization", description=__doc__.split("\n")[0])
-    parser.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
-    parser.add_argument("--out", required=True, help="result JSON (written atomically)")
-    args = parser.parse_args(argv)
-    report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
-    print(json.dumps({k: report[k] for k in ("divergence_z", "similarity_z", "divergence_text", "perplexity", "novelty")}, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

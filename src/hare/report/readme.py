@@ -15,7 +15,6 @@ the measured wall time of the build, as given (``--wall-seconds``, measured by t
 
 from __future__ import annotations
 
-import argparse
 import csv
 import re
 import shutil
@@ -133,18 +132,12 @@ def update_readme(readme: Path, block: str) -> None:
     write_text(readme, text[:start] + block + text[end:])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hare readme", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--table", default="classification,classification_warm,synthetic,synthetic_warm", help="table names, comma-separated")
-    parser.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
-    parser.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
-    parser.add_argument("--wall-seconds", type=float, required=True)
-    parser.add_argument("--machine", required=True)
-    parser.add_argument("--config", default="config/default.yaml")
-    args = parser.parse_args(argv)
-    block = results_block(args.results, args.table, args.png.as_posix(), args.wall_seconds, args.machine, args.config)
-    render_png(args.figure, args.png)
-    update_readme(args.readme, block)
-    return 0
+def fill_readme(*, wall_seconds: float, machine: str, readme: str | Path = "README.md", results: str | Path = "results",
+                table: str = "classification,classification_warm,synthetic,synthetic_warm", figure: str | Path = "paper/figures/regret_curves.pdf",
+                png: str | Path = "paper/readme/regret_curves.png", config: str = "config/default.yaml") -> None:
+    """Replace the results block of ``readme`` with :func:`results_block` of the build under ``results`` (``table``: table
+    names, comma-separated) and render the first page of ``figure`` to ``png``, the image the block shows."""
+    png = Path(png)
+    block = results_block(Path(results), table, png.as_posix(), wall_seconds, machine, config)
+    render_png(Path(figure), png)
+    update_readme(Path(readme), block)

@@ -32,10 +32,9 @@ beside it (one fit per ``M``: no interval).
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,7 +49,7 @@ from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.decomposition import _epsilon_attention, _hare_config, check_settings
 from hare.theory.statistics import fit_exponent, slope
 
-__all__ = ["check_approx_budget", "check_hare_sim", "exponent_record", "main", "run_approx_budget", "write_approx_budget"]
+__all__ = ["approx_budget_check", "check_approx_budget", "check_hare_sim", "exponent_record", "exponent_summary", "run_approx_budget", "write_approx_budget"]
 
 MIN_POINTS = 4
 """Fewest grid values an exponent is fitted on."""
@@ -241,28 +240,23 @@ def write_approx_budget(result: dict[str, Any], out_json, out_tex) -> None:
     write_text(out_tex, _tex(result))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``hare approx-budget --config-json '{...}' --out-json ... --out-tex ...``.
+def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+    """Validate a ``theory.approx_budget`` section (:func:`check_approx_budget`), run :func:`run_approx_budget` on it
+    and write ``approx_budget.json`` and its LaTeX fragment; returns the result.
 
-    The config holds ``budgets`` (the ``M`` grid), ``horizon``, ``n_runs`` and optionally ``base_seed``,
+    The section holds ``budgets`` (the ``M`` grid), ``horizon``, ``n_runs`` and optionally ``base_seed``,
     ``env_params``, ``hare_params``, ``n_boot``, ``n_eps_queries``, ``device``.
     """
-    parser = argparse.ArgumentParser(prog="hare approx-budget", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True)
-    parser.add_argument("--out-json", required=True)
-    parser.add_argument("--out-tex", required=True)
-    args = parser.parse_args(argv)
-    config = json.loads(args.config_json)
     check_approx_budget(config)
     options = {k: config[k] for k in ("n_boot", "n_eps_queries") if k in config}
     result = run_approx_budget(config.get("env_params") or {}, config.get("hare_params") or {}, config["budgets"], config["horizon"],
                                config["n_runs"], config.get("base_seed", 0), config.get("device", "cpu"), **options)
-    write_approx_budget(result, args.out_json, args.out_tex)
+    write_approx_budget(result, out_json, out_tex)
+    return result
+
+
+def exponent_summary(result: dict[str, Any]) -> str:
+    """One line: the exponent of ``R_approx`` in ``M`` with its interval, and the wall time of the run."""
     fit = result["exponent"]
-    print("R_approx exponent in M: " + ("undefined" if fit is None else f"{fit['estimate']:.3f} [{fit['ci_low']}, {fit['ci_high']}]")
-          + f" ({result['wall_seconds']:.1f} s)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return ("R_approx exponent in M: " + ("undefined" if fit is None else f"{fit['estimate']:.3f} [{fit['ci_low']}, {fit['ci_high']}]")
+            + f" ({result['wall_seconds']:.1f} s)")

@@ -130,11 +130,10 @@ unspecified metric, so it is not evaluated: the output states this and reports t
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import fields, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -153,10 +152,10 @@ from hare.theory.statistics import fit_exponent, is_vacuous, slope, t_interval
 __all__ = [
     "VARIANTS",
     "check_settings",
+    "decomposition_check",
     "fit_exponent",
     "instance_constants",
     "is_vacuous",
-    "main",
     "t_interval",
     "run_decomposition",
     "run_decomposition_grid",
@@ -829,29 +828,19 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
     return {"check": "regret_terms_grid", "horizons": sorted({int(h) for h in horizons}), "n_runs": int(n_runs), "cells": cells}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m hare.theory.decomposition --config-json '{...}' --out-json ... --out-tex ... [--out-npz ...]``.
+def decomposition_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None) -> dict[str, Any]:
+    """Validate a ``theory.decomposition`` section (:func:`check_settings`), run :func:`run_decomposition` on it and
+    write the JSON, the LaTeX fragment and, if ``out_npz`` is given, the per-run arrays; returns the result.
 
-    The config holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
+    The section holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
     optionally ``n_logged`` (the warm start's ``M``), ``device``, ``delta``, ``tolerance``, ``n_boot``,
     ``baselines``, ``baseline_params``, ``n_eps_queries``.
     """
-    parser = argparse.ArgumentParser(prog="python -m hare.theory.decomposition", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True)
-    parser.add_argument("--out-json", required=True)
-    parser.add_argument("--out-tex", required=True)
-    parser.add_argument("--out-npz")
-    args = parser.parse_args(argv)
-    config = json.loads(args.config_json)
     check_settings(config)
     options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged") if k in config}
     result = run_decomposition(config.get("env_params", {}), config.get("hare_params", {}), config["horizons"], int(config["n_runs"]),
                                int(config.get("base_seed", 0)), config.get("device", "cpu"), **options)
-    write_checks(result, args.out_json, args.out_tex)
-    if args.out_npz:
-        write_arrays(result, args.out_npz)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    write_checks(result, out_json, out_tex)
+    if out_npz:
+        write_arrays(result, out_npz)
+    return result

@@ -18,9 +18,7 @@ cell's instance); the exponent is the least-squares slope of ``log mean_runs R(T
 
 from __future__ import annotations
 
-import argparse
-import json
-from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hare.io import write_json, write_text
@@ -28,7 +26,7 @@ from hare.report.decomposition import BOUND_LABELS, TERM_LABELS, mean_std
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.decomposition import TERMS, check_settings, run_decomposition_grid
 
-__all__ = ["GRID_BOUNDS", "grid_rows", "grid_table_tex", "main", "write_grid"]
+__all__ = ["GRID_BOUNDS", "decomposition_grid_check", "grid_rows", "grid_table_tex", "write_grid"]
 
 GRID_BOUNDS = {"approx": "hare_approx", "user": "user_regret_sum_rescaled", "explore": "hare_explore_oful"}
 """The bound each term is compared with in the grid table (the derived ones; all rows stay in the JSON)."""
@@ -87,29 +85,21 @@ def write_grid(grid: dict[str, Any], out_json, out_tex) -> None:
     write_text(out_tex, grid_table_tex(grid))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``hare decomposition-grid --config-json '{...}' --out-json ... --out-tex ...``.
+def decomposition_grid_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+    """Validate a ``theory.decomposition_grid`` section, run :func:`run_decomposition_grid` on it (without the
+    baselines) and write ``regret_terms_grid.json`` (with the section under ``config``) and its LaTeX fragment;
+    returns the grid.
 
-    The config holds ``n_clusters``, ``key_dims``, ``horizons``, ``n_runs``, ``base_seed`` and
+    The section holds ``n_clusters``, ``key_dims``, ``horizons``, ``n_runs``, ``base_seed`` and
     optionally ``n_logged`` (the warm start's ``M``, every policy of every cell learns from the same
     environment's logs), ``env_params``, ``hare_params``, ``device``, ``delta``, ``tolerance``, ``n_boot``,
     ``n_eps_queries``. The LinUCB and LNUCB-TA baselines are not played in the grid.
     """
-    parser = argparse.ArgumentParser(prog="hare decomposition-grid", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True)
-    parser.add_argument("--out-json", required=True)
-    parser.add_argument("--out-tex", required=True)
-    args = parser.parse_args(argv)
-    config = json.loads(args.config_json)
     check_settings(config, grid=True)
     options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged") if k in config}
     grid = run_decomposition_grid(config.get("env_params", {}), config.get("hare_params", {}), config["n_clusters"], config["key_dims"],
                                   config["horizons"], int(config["n_runs"]), int(config.get("base_seed", 0)), config.get("device", "cpu"),
                                   baselines=False, **options)
     grid["config"] = config
-    write_grid(grid, args.out_json, args.out_tex)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    write_grid(grid, out_json, out_tex)
+    return grid

@@ -27,10 +27,9 @@ says nothing about a decrease: a negative slope is consistent with it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,7 +45,7 @@ from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.approx_budget import check_hare_sim, check_positive_grid, check_run_settings, exponent_record
 from hare.theory.decomposition import check_warm_start_settings
 
-__all__ = ["alpha_factor", "check_heads_alpha", "main", "run_heads_alpha", "write_heads_alpha"]
+__all__ = ["alpha_factor", "check_heads_alpha", "exponent_summary", "heads_alpha_check", "run_heads_alpha", "write_heads_alpha"]
 
 GRID_KEYS = ("n_heads", "alpha")
 PREDICTED = {"H": 0.5, "g": 1.0}
@@ -196,27 +195,22 @@ def write_heads_alpha(result: dict[str, Any], out_json, out_tex) -> None:
     write_text(out_tex, _tex(result))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``hare heads-alpha --config-json '{...}' --out-json ... --out-tex ...``.
+def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+    """Validate a ``theory.heads_alpha`` section (:func:`check_heads_alpha`), run :func:`run_heads_alpha` on it and
+    write ``heads_alpha.json`` and its LaTeX fragment; returns the result.
 
-    The config holds ``heads``, ``alphas``, ``horizon``, ``n_runs`` and optionally ``base_seed``, ``n_logged``,
+    The section holds ``heads``, ``alphas``, ``horizon``, ``n_runs`` and optionally ``base_seed``, ``n_logged``,
     ``env_params``, ``hare_params`` (without ``n_heads`` and ``alpha``), ``n_boot``, ``device``.
     """
-    parser = argparse.ArgumentParser(prog="hare heads-alpha", description=__doc__.splitlines()[0])
-    parser.add_argument("--config-json", required=True)
-    parser.add_argument("--out-json", required=True)
-    parser.add_argument("--out-tex", required=True)
-    args = parser.parse_args(argv)
-    config = json.loads(args.config_json)
     check_heads_alpha(config)
     options = {k: config[k] for k in ("n_boot", "n_logged", "base_seed", "device") if k in config}
     result = run_heads_alpha(config.get("env_params") or {}, config.get("hare_params") or {}, config["heads"], config["alphas"],
                              config["horizon"], config["n_runs"], **options)
-    write_heads_alpha(result, args.out_json, args.out_tex)
-    print(f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
-          f"({result['wall_seconds']:.1f} s)")
-    return 0
+    write_heads_alpha(result, out_json, out_tex)
+    return result
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def exponent_summary(result: dict[str, Any]) -> str:
+    """One line: the pooled exponents in ``H`` and in ``g(alpha)`` with their intervals, and the wall time of the run."""
+    return (f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
+            f"({result['wall_seconds']:.1f} s)")

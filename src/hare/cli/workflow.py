@@ -1,21 +1,11 @@
-"""``hare`` command line: the only entry point the workflow's rules call.
-
-Every subcommand validates its arguments before doing expensive work and reports
-bad input as one line naming the thing at fault (exit status 2), not a traceback.
-"""
+"""Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection, tables, the results manifest and the cost model."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
-import zipfile
 from pathlib import Path
-
-import yaml
-
-log = logging.getLogger("hare")
 
 
 def _load_config(paths: list[str]) -> dict:
@@ -52,27 +42,6 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         write_json(args.manifest, {"dataset": args.dataset, "files": {p.name: file_sha256(p) for p in paths}})
     for path in paths:
         print(path)
-    return 0
-
-
-def cmd_macros(args: argparse.Namespace) -> int:
-    from hare.report.paper import write_paper_macros
-
-    write_paper_macros(args.runs, args.out)
-    return 0
-
-
-def cmd_build_paper(args: argparse.Namespace) -> int:
-    from hare.report.paper import build_pdf
-
-    build_pdf(Path(args.main), Path(args.outdir), Path(args.pdf))
-    return 0
-
-
-def cmd_skipped_datasets(args: argparse.Namespace) -> int:
-    from hare.report.paper import write_skipped
-
-    write_skipped(json.loads(args.skipped_json), Path(args.out_json), Path(args.out_tex))
     return 0
 
 
@@ -121,40 +90,6 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bounds(args: argparse.Namespace) -> int:
-    from hare.theory.bounds import write_bounds_tex
-
-    write_bounds_tex(Path(args.out))
-    return 0
-
-
-def cmd_check_oful(args: argparse.Namespace) -> int:
-    from hare.experiments.job_setup import build_environment, resolve_device
-    from hare.theory.oful_check import oful_check
-
-    sidecar = json.loads(Path(args.run).with_suffix(".json").read_text())
-    env = build_environment(sidecar["job"], resolve_device("cpu"))
-    result = oful_check(args.run, sidecar, env, args.delta, args.out_json, args.out_tex)
-    print(f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} ({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}")
-    return 0
-
-
-def cmd_claims(args: argparse.Namespace) -> int:
-    from hare.theory.claims import format_interval, format_threshold, load_configs, not_produced, write_claims
-
-    configs = load_configs(args.config)
-    keys = args.key or None
-    results = write_claims(args.register, args.root, args.markdown, args.tex, not_produced(args.register, configs), configs, keys)
-    counts = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
-    for r in results:
-        if r.status != "PASS" or keys:
-            print(f"  {r.status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}")
-    return 0
-
-
 def cmd_manifest(args: argparse.Namespace) -> int:
     from hare.experiments.manifest import write_manifest
 
@@ -192,47 +127,8 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_object(text: str) -> dict:
-    """An argument that must be a JSON object."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
-
-
-def cmd_notebook_source(args: argparse.Namespace) -> int:
-    from hare.report.notebooks import script_to_notebook
-
-    script_to_notebook(args.script, args.out)
-    return 0
-
-
-def cmd_notebook_execute(args: argparse.Namespace) -> int:
-    from hare.report.notebooks import execute
-
-    execute(args.notebook, args.out, args.parameters)
-    return 0
-
-
-def cmd_notebook_html(args: argparse.Namespace) -> int:
-    from hare.report.notebooks import render_html
-
-    render_html(args.notebook, args.out)
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hare", description=__doc__.splitlines()[0],
-        epilog="more subcommands, each with its own --help: " + "; ".join(f"{name} ({text})" for name, (_, text) in PASSTHROUGH.items()),
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    parser.add_argument(DEBUG_FLAG, action="store_true", help="on an error, show its traceback instead of its one line (anywhere on the line)")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    """Register the workflow subcommands on ``sub``."""
     p = sub.add_parser("validate-config", help="validate config files against the schema and the policy registry")
     p.add_argument("config", nargs="+")
     p.set_defaults(func=cmd_validate_config)
@@ -289,43 +185,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
 
-    p = sub.add_parser("bounds", help="write the sympy-derived bounds as LaTeX macros")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_bounds)
-
-    p = sub.add_parser("check-oful", help="measured LinUCB regret against the OFUL bound")
-    p.add_argument("--run", required=True)
-    p.add_argument("--delta", type=float, default=0.05)
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-tex", required=True)
-    p.set_defaults(func=cmd_check_oful)
-
-    p = sub.add_parser("macros", help="number macros for the paper from run files")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_macros)
-
-    p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")
-    p.add_argument("--main", required=True)
-    p.add_argument("--outdir", required=True)
-    p.add_argument("--pdf", required=True)
-    p.set_defaults(func=cmd_build_paper)
-
-    p = sub.add_parser("claims", help="evaluate the claims register")
-    p.add_argument("--register", required=True)
-    p.add_argument("--root", default=".")
-    p.add_argument("--markdown", required=True)
-    p.add_argument("--tex", default=None, help="LaTeX macros and the claims table (left out when --key is given)")
-    p.add_argument("--config", nargs="+", required=True, help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN")
-    p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
-    p.set_defaults(func=cmd_claims)
-
-    p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
-    p.add_argument("--skipped-json", required=True, help='[{"dataset": ..., "reason": ...}] as JSON')
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-tex", required=True)
-    p.set_defaults(func=cmd_skipped_datasets)
-
     p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file)")
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_manifest)
@@ -347,81 +206,3 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
     p.add_argument("--measured", help="a finished build's results folder: its sidecars' job time, beside the last prediction")
     p.set_defaults(func=cmd_cost_model)
-
-    p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")
-    p.add_argument("script")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_notebook_source)
-
-    p = sub.add_parser("notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids")
-    p.add_argument("notebook")
-    p.add_argument("--out", required=True)
-    p.add_argument("--parameters", type=_json_object, default={}, help="the parameters cell's values, as a JSON object")
-    p.set_defaults(func=cmd_notebook_execute)
-
-    p = sub.add_parser("notebook-html", help="executed notebook -> HTML")
-    p.add_argument("notebook")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_notebook_html)
-    return parser
-
-
-DEBUG_FLAG = "--debug"
-"""Anywhere on the command line: an error shows its traceback instead of its one line."""
-
-USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, zipfile.BadZipFile, yaml.YAMLError)
-"""What a bad argument, config, file or permission raises: one line ``hare <command>: error: ...``, exit 2
-(``-v`` shows the traceback). OSError covers a missing file and a denied permission."""
-
-PASSTHROUGH = {
-    "decomposition": ("hare.theory.decomposition", "the measured regret decomposition against its bounds"),
-    "decomposition-grid": ("hare.theory.decomposition_grid", "the measured regret decomposition over a (C, d_k) grid"),
-    "approx-budget": ("hare.theory.approx_budget", "R_approx against the logged budget M and its exponent in M"),
-    "heads-alpha": ("hare.theory.heads_alpha", "HARE's regret over heads H and bonus weights alpha, and its exponents"),
-    "convergence": ("hare.experiments.convergence", "stability of HARE's cluster choices and the local regret slope along a run"),
-    "bench": ("hare.experiments.bench", "policy throughput benchmark against peer libraries"),
-    "bench-neural": ("hare.experiments.bench_neural", "NeuralUCB exploration modes: loop vs Jacobian vs diagonal"),
-    "bench-hare": ("hare.experiments.bench_hare", "HARE select-mode latency and memory against N, C, H, d_k"),
-    "personalization": ("hare.experiments.personalization", "personalization metrics: divergence, entropy, novelty, perplexity"),
-    "device-check": ("hare.experiments.device_check", "the same jobs on CPU and CUDA"),
-    "readme": ("hare.report.readme", "fill the README's results block from a finished build"),
-}
-
-
-def _passthrough(name: str, argv: list[str], debug: bool = False) -> int:
-    """Subcommands whose arguments their own module parses (``hare <name> --help``)."""
-    import importlib
-
-    module_name = PASSTHROUGH[name][0]
-    try:
-        module = importlib.import_module(module_name)
-        result = module.main(argv)
-        return result if isinstance(result, int) else 0
-    except USER_ERRORS as error:
-        if debug:
-            raise
-        print(f"hare {name}: error: {error}", file=sys.stderr)
-        return 2
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    debug = DEBUG_FLAG in argv
-    argv = [arg for arg in argv if arg != DEBUG_FLAG]
-    if argv and argv[0] in PASSTHROUGH:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
-        return _passthrough(argv[0], argv[1:], debug)
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
-    try:
-        return args.func(args)
-    except USER_ERRORS as error:
-        if debug:
-            raise
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"hare {args.command}: error: {message}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

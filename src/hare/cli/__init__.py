@@ -1,0 +1,51 @@
+"""``hare`` command line: the only entry point the workflow's rules call.
+
+Every subcommand validates its arguments before doing expensive work and reports
+bad input as one line naming the thing at fault (exit status 2), not a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import zipfile
+
+import yaml
+
+from hare.cli import bench, report, theory, workflow
+
+DEBUG_FLAG = "--debug"
+"""Anywhere on the command line: an error shows its traceback instead of its one line."""
+
+USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, zipfile.BadZipFile, yaml.YAMLError)
+"""What a bad argument, config, file or permission raises: one line ``hare <command>: error: ...``, exit 2
+(``--debug`` shows the traceback). OSError covers a missing file and a denied permission."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``hare`` parser with every subcommand; each parsed namespace carries its handler as ``func``."""
+    parser = argparse.ArgumentParser(prog="hare", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help="on an error, show its traceback instead of its one line (anywhere on the line)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for stage in (workflow, theory, report, bench):
+        stage.add_subcommands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the subcommand ``argv`` names (default ``sys.argv[1:]``) and return its exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = DEBUG_FLAG in argv
+    argv = [arg for arg in argv if arg != DEBUG_FLAG]
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        return args.func(args)
+    except USER_ERRORS as error:
+        if debug:
+            raise
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"hare {args.command}: error: {message}", file=sys.stderr)
+        return 2

@@ -1,0 +1,141 @@
+"""Subcommands of the paper and its companions: number macros, the claims register, the PDF, notebooks and the README's results block."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def cmd_macros(args: argparse.Namespace) -> int:
+    from hare.report.paper import write_paper_macros
+
+    write_paper_macros(args.runs, args.out)
+    return 0
+
+
+def cmd_build_paper(args: argparse.Namespace) -> int:
+    from hare.report.paper import build_pdf
+
+    build_pdf(Path(args.main), Path(args.outdir), Path(args.pdf))
+    return 0
+
+
+def cmd_skipped_datasets(args: argparse.Namespace) -> int:
+    from hare.report.paper import write_skipped
+
+    write_skipped(json.loads(args.skipped_json), Path(args.out_json), Path(args.out_tex))
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from hare.theory.claims import format_interval, format_threshold, load_configs, not_produced, write_claims
+
+    configs = load_configs(args.config)
+    keys = args.key or None
+    results = write_claims(args.register, args.root, args.markdown, args.tex, not_produced(args.register, configs), configs, keys)
+    counts = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
+    for r in results:
+        if r.status != "PASS" or keys:
+            print(f"  {r.status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}")
+    return 0
+
+
+def _json_object(text: str) -> dict:
+    """An argument that must be a JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
+    return value
+
+
+def cmd_notebook_source(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import script_to_notebook
+
+    script_to_notebook(args.script, args.out)
+    return 0
+
+
+def cmd_notebook_execute(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import execute
+
+    execute(args.notebook, args.out, args.parameters)
+    return 0
+
+
+def cmd_notebook_html(args: argparse.Namespace) -> int:
+    from hare.report.notebooks import render_html
+
+    render_html(args.notebook, args.out)
+    return 0
+
+
+def cmd_readme(args: argparse.Namespace) -> int:
+    from hare.report.readme import fill_readme
+
+    fill_readme(readme=args.readme, results=args.results, table=args.table, figure=args.figure, png=args.png,
+                wall_seconds=args.wall_seconds, machine=args.machine, config=args.config)
+    return 0
+
+
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    """Register the paper and report subcommands on ``sub``."""
+    p = sub.add_parser("macros", help="number macros for the paper from run files")
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_macros)
+
+    p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")
+    p.add_argument("--main", required=True)
+    p.add_argument("--outdir", required=True)
+    p.add_argument("--pdf", required=True)
+    p.set_defaults(func=cmd_build_paper)
+
+    p = sub.add_parser("claims", help="evaluate the claims register")
+    p.add_argument("--register", required=True)
+    p.add_argument("--root", default=".")
+    p.add_argument("--markdown", required=True)
+    p.add_argument("--tex", default=None, help="LaTeX macros and the claims table (left out when --key is given)")
+    p.add_argument("--config", nargs="+", required=True, help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN")
+    p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
+    p.set_defaults(func=cmd_claims)
+
+    p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
+    p.add_argument("--skipped-json", required=True, help='[{"dataset": ..., "reason": ...}] as JSON')
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--out-tex", required=True)
+    p.set_defaults(func=cmd_skipped_datasets)
+
+    p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")
+    p.add_argument("script")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_notebook_source)
+
+    p = sub.add_parser("notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids")
+    p.add_argument("notebook")
+    p.add_argument("--out", required=True)
+    p.add_argument("--parameters", type=_json_object, default={}, help="the parameters cell's values, as a JSON object")
+    p.set_defaults(func=cmd_notebook_execute)
+
+    p = sub.add_parser("notebook-html", help="executed notebook -> HTML")
+    p.add_argument("notebook")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_notebook_html)
+
+    p = sub.add_parser("readme", help="fill the README's results block from a finished build",
+                       description="The README's results block, filled from a finished build (never typed by hand).")
+    p.add_argument("--readme", type=Path, default=Path("README.md"))
+    p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--table", default="classification,classification_warm,synthetic,synthetic_warm", help="table names, comma-separated")
+    p.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
+    p.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
+    p.add_argument("--wall-seconds", type=float, required=True)
+    p.add_argument("--machine", required=True)
+    p.add_argument("--config", default="config/default.yaml")
+    p.set_defaults(func=cmd_readme)
