@@ -85,8 +85,8 @@ def test_in_the_cold_regime_hare_never_reads_the_logs(tmp_path, monkeypatch):
     built = []
     original = run_module.build_environment
 
-    def spy(spec, device, dataset_path=None):
-        env = original(spec, device, dataset_path)
+    def spy(spec, device, dataset_path=None, copies=1):
+        env = original(spec, device, dataset_path, copies)
         built.append(env)
         return env
 
