@@ -58,3 +58,11 @@ def test_an_entry_without_its_prepared_dataset_is_listed_not_measured(smoke_conf
     assert result["entries"] == [] and result["not_measured"]
     assert all("mushroom.npz is missing" in row["reason"] for row in result["not_measured"])
     assert len(result["prediction"]["unmodelled"]) == len(simulations([j for j in expand_jobs(smoke_config) if j.experiment == "classification"]))
+
+
+def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_cost_but_not_a_simulation(smoke_config):
+    jobs = expand_jobs(smoke_config)
+    cold = [job for job in jobs if job.spec["policy"] == "linucb" and job.environment == "mushroom" and job.spec.get("regime", "cold") == "cold"]
+    assert len({job.experiment for job in cold}) > 1 and len({entry_key(job) for job in cold}) == 1
+    tuning = [job for job in cold if job.role == "tuning"]
+    assert len(simulations(tuning)) == len({(job.experiment, job.label.split("@")[0]) for job in tuning})

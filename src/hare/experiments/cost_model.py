@@ -30,7 +30,7 @@ import torch
 
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset
 from hare.experiments.job_setup import build_environment, policy_keys, resolve_device, warm_start_logs
-from hare.policies.base import build_policy
+from hare.policies.base import build_policy, policy_class
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,13 @@ AT_ROUNDS = (1000, 5000, 10000)
 
 
 def entry_key(job: Job) -> tuple[str, str, str]:
-    """(experiment, policy label without its grid point, environment): jobs that share a per-round cost."""
-    return job.experiment, job.label.split("@", 1)[0], job.environment
+    """Jobs that share a per-round cost: (policy, its hyperparameters but those a grid point sets per run, as JSON;
+    environment, as JSON; regime and ``M``). Experiments that run the same policy on the same environment share it."""
+    per_run = set(policy_class(job.spec["policy"]).per_run_hyperparameters)
+    params = {key: value for key, value in job.spec["params"].items() if key not in per_run}
+    environment = {key: value for key, value in job.spec["environment"].items() if key != "horizon"}
+    return (f"{job.spec['policy']} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True),
+            f"{job.spec.get('regime', 'cold')} {job.spec.get('n_logged', 0)}")
 
 
 def measured_entries(jobs: list[Job]) -> dict[tuple[str, str, str], Job]:
@@ -54,7 +59,8 @@ def measured_entries(jobs: list[Job]) -> dict[tuple[str, str, str], Job]:
 def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: int, budget_s: float,
                   clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, up to ``horizon`` rounds or
-    ``budget_s`` seconds: ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``."""
+    ``budget_s`` seconds (but at least two windows): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``."""
+    min_rounds = 2 * window
     spec = {**job.spec, "n_runs": n_runs, "device": "cpu", "environment": {**job.spec["environment"], "horizon": horizon}}
     device = resolve_device("cpu")
     dataset = prepared_dataset(job.spec["environment"])
@@ -79,7 +85,7 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
         arms = policy.select(observation)
         policy.update(observation, arms, round_.reward(arms))
         seconds.append(clock() - tick)
-        if clock() - begin > budget_s:
+        if clock() - begin > budget_s and len(seconds) >= min_rounds:
             break
     return {"warm_start_s": warm, "round_seconds": seconds, "rounds_played": len(seconds), "horizon": env.horizon}
 
@@ -117,7 +123,7 @@ def simulations(jobs: list[Job]) -> list[list[Job]]:
     for job in jobs:
         if job.spec["environment"]["kind"] == "replay":
             continue
-        key = (entry_key(job), job.role) if job.role == "tuning" else job.stem
+        key = (job.experiment, job.label.split("@", 1)[0], job.environment) if job.role == "tuning" else job.stem
         groups.setdefault(key, []).append(job)
     return list(groups.values())
 
@@ -156,28 +162,30 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
         try:
             measured = measure_entry(job, results, n_runs, horizon, window, budget_s)
         except FileNotFoundError as error:
-            not_measured.append({"entry": "/".join(key), "reason": str(error)})
+            not_measured.append({"entry": f"{job.experiment}/{job.label}/{job.environment}", "reason": str(error)})
             continue
         line = cost_line(measured["round_seconds"], window)
         model[key] = {**measured, "line": line}
         costs = {t: cost_at(measured["round_seconds"], line, t, window) for t in at}
-        rows.append({"experiment": key[0], "label": key[1], "environment": key[2], "policy": job.spec["policy"],
+        rows.append({"experiment": job.experiment, "label": job.label.split("@", 1)[0], "environment": job.environment, "policy": job.spec["policy"],
+                     "regime": job.spec.get("regime", "cold"),
                      "cost_at": {str(t): c for t, (c, _) in costs.items()}, "measured_at": {str(t): m for t, (_, m) in costs.items()},
                      "rounds_played": measured["rounds_played"], "warm_start_s": measured["warm_start_s"], "line": list(line)})
-        log.info("%s/%s/%s: %d rounds, %s", *key, measured["rounds_played"], ", ".join(f"t={t}: {c * 1e3:.2f} ms{'' if m else ' (line)'}" for t, (c, m) in costs.items()))
+        summary = ", ".join(f"t={t}: {c * 1e3:.2f} ms{'' if m else ' (line)'}" for t, (c, m) in costs.items())
+        log.info("%s/%s/%s: %d rounds, %s", job.experiment, job.label, job.environment, measured["rounds_played"], summary)
     return {
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "torch": torch.__version__, "threads": 1},
         "n_runs": n_runs, "at": list(at), "window": window, "budget_s": budget_s,
         "entries": rows,
         "not_measured": not_measured,
         "prediction": predict(jobs, model),
-        "model": {"/".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"]} for key, value in model.items()},
+        "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"]} for key, value in model.items()},
     }
 
 
 def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
     """The prediction of :func:`predict` for another config from a saved cost model (its ``model`` member)."""
-    model = {tuple(key.split("/")): value for key, value in cost_model["model"].items()}
+    model = {tuple(key.split("\t")): value for key, value in cost_model["model"].items()}
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
     return predict(jobs, model)
 
