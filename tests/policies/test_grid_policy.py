@@ -13,7 +13,7 @@ import torch
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.run import simulate
 from hare.policies import build_policy
-from hare.policies.base import build_grid_policy, can_simulate_together, policy_class, policy_names
+from hare.policies.base import build_grid_policy, grid_differences, policy_class, policy_names
 from hare.random import run_keys
 
 SMALL_NEURAL = {"width": 8, "exploration": "diagonal", "train_steps": 2, "dense_training_rounds": 5, "train_every": 5}
@@ -95,8 +95,7 @@ def test_every_policy_with_per_run_hyperparameters_is_covered():
 
 def test_points_that_differ_in_other_hyperparameters_do_not_batch():
     points = [{"alpha": 0.1, "lam": 1.0}, {"alpha": 0.1, "lam": 2.0}]
-    assert not can_simulate_together("linucb", points)
-    assert can_simulate_together("linucb", [{"alpha": 0.1}, {"alpha": 1.0}])
+    assert grid_differences("linucb", points) == ["lam"] and grid_differences("linucb", [{"alpha": 0.1}, {"alpha": 1.0}]) == ["alpha"]
     with pytest.raises(ValueError, match=r"differ in \['lam'\]"):
         build_grid_policy("linucb", points, environment(2), torch.cat([point_keys(0), point_keys(1)]))
 

@@ -83,11 +83,6 @@ class Projections(nn.Module):
         """``W_V^h e_n``: items ``(N, d_e)`` -> ``(H, N, d_v)``."""
         return torch.einsum("hve,ne->hnv", self.value, items.to(torch.float64))
 
-    def predicted_logits(self, x: torch.Tensor, u: torch.Tensor | None, items: torch.Tensor) -> torch.Tensor:
-        """``mean_h <q_h, W_K^h e_n> / sqrt(d_k)``: x ``(..., d_x)``, u ``(..., d_u)``, items ``(N, d_e)`` -> ``(..., N)``."""
-        q = self.queries(x, u)
-        return torch.einsum("...hk,hnk->...n", q, self.keys(items)) / (self.n_heads * math.sqrt(self.key_dim))
-
     def attention(self, x: torch.Tensor, u: torch.Tensor | None, items: torch.Tensor) -> torch.Tensor:
         """Head-mean attention without bonus, ``mean_h softmax(s_h)``: ``(..., N)``."""
         q = self.queries(x, u)

@@ -220,12 +220,6 @@ def grid_differences(name: str, points: list[dict[str, Any]]) -> list[str]:
     return sorted(f.name for f in fields(configs[0]) if any(getattr(c, f.name) != getattr(configs[0], f.name) for c in configs))
 
 
-def can_simulate_together(name: str, points: list[dict[str, Any]]) -> bool:
-    """Whether the points of a tuning grid of policy ``name`` can play as one batch: they differ only in the
-    policy's :attr:`Policy.per_run_hyperparameters`."""
-    return set(grid_differences(name, points)) <= set(policy_class(name).per_run_hyperparameters)
-
-
 def build_grid_policy(name: str, points: list[dict[str, Any]], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
     """Policy ``name`` over the ``P = len(points)`` points of a grid at once: ``env.n_runs = P n`` runs, runs
     ``[i n, (i + 1) n)`` with the hyperparameters of ``points[i]`` and the keys ``keys[i n:(i + 1) n]``.
