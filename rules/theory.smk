@@ -113,7 +113,7 @@ rule bench_policies:
     params:
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets))
         + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"].get("comparison_datasets", []), input.comparison)),
-        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--comparison-repeats", config["bench"].get("comparison_repeats", 5), "--neural-repeats", config["bench"].get("neural_repeats", 3), "--n-runs", *config["bench"]["n_runs"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--comparison-repeats", config["bench"].get("comparison_repeats", 5), "--neural-repeats", config["bench"].get("neural_repeats", 3), "--batch-sizes", *config["bench"]["batch_sizes"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
     log:

@@ -158,7 +158,7 @@ def test_default_bench_is_smaller_than_the_papers():
     assert default["comparison_repeats"] >= 2 and default["neural_repeats"] >= 2
 
 
-@pytest.mark.parametrize(("key", "value"), [("comparison_repeats", 0), ("neural_repeats", 0), ("max_seconds", 0)])
+@pytest.mark.parametrize(("key", "value"), [("comparison_repeats", 0), ("neural_repeats", 0), ("max_seconds", 0), ("batch_sizes", [0]), ("batch_sizes", [])])
 def test_a_bad_bench_setting_is_named(key, value):
     config = _config("default")
     config["bench"] = {**config["bench"], key: value}

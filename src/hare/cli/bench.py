@@ -33,7 +33,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         overrides.setdefault(policy, {})[key] = value
     library_default = {} if args.comparison_repeats is None else {"comparison_repeats": args.comparison_repeats}
     result = run_bench(out=args.out, datasets=dict(args.dataset), comparison_datasets=dict(args.comparison_dataset), policies=args.policies,
-                       n_runs=args.n_runs, horizon=args.horizon, devices=args.device, param_overrides=overrides, threads=args.threads,
+                       n_runs=args.batch_sizes, horizon=args.horizon, devices=args.device, param_overrides=overrides, threads=args.threads,
                        max_seconds=args.max_seconds, repeats=args.repeats, synthetic=not args.no_synthetic,
                        tex=args.tex, tex_neural=args.tex_neural, neural_rounds=args.neural_rounds, neural_repeats=args.neural_repeats, **library_default)
     for row in result["linucb_ceiling"]:
@@ -74,7 +74,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels")
     p.add_argument("--comparison-dataset", type=parse_dataset, action="append", default=[], help="name=path.npz on which only batched LinUCB and the peers are timed")
     p.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
-    p.add_argument("--n-runs", type=int, nargs="+", default=[1, 20])
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 20], help="numbers of runs B each policy is timed at, batched")
     p.add_argument("--horizon", type=int, default=1000)
     p.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
     p.add_argument("--param", type=parse_param, action="append", default=[], help="policy.key=json_value, e.g. kernel_ucb.max_points=200")
