@@ -113,10 +113,10 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
 
     config = _load_config(args.config)
     result = run_cost_model(config, Path(args.results), args.runs, tuple(args.at), args.window, args.budget, args.experiments)
-    for path in args.predict:
+    for i, path in enumerate(args.predict):
         other = _load_config([path])
         prediction = predict_config(other, result, args.experiments)
-        if args.measured:
+        if args.measured and i == len(args.predict) - 1:
             prediction["measured_cpu_seconds"] = measured_job_seconds(Path(args.measured), args.experiments)
         result.setdefault("predictions", {})[path] = prediction
     write_json(args.out, result)

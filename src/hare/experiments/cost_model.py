@@ -152,7 +152,8 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
     Returns ``{"machine", "n_runs", "at", "entries": [{experiment, label, environment, policy, cost_at: {t: s},
     measured_at: {t: bool}, rounds_played, warm_start_s, line}], "not_measured": [{entry, reason}], "prediction", "model"}``;
     an entry whose prepared dataset is missing (an optional dataset this machine cannot fetch) is not measured, and
-    its jobs are listed as unmodelled in the prediction.
+    its jobs are listed as unmodelled in the prediction; so is one that cannot be built or played on this machine
+    (a memory budget it exceeds), with its error.
     """
     torch.set_num_threads(1)
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
@@ -161,7 +162,7 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
     for key, job in measured_entries(jobs).items():
         try:
             measured = measure_entry(job, results, n_runs, horizon, window, budget_s)
-        except FileNotFoundError as error:
+        except (FileNotFoundError, ValueError, RuntimeError, MemoryError) as error:
             not_measured.append({"entry": f"{job.experiment}/{job.label}/{job.environment}", "reason": str(error)})
             continue
         line = cost_line(measured["round_seconds"], window)
