@@ -66,3 +66,11 @@ def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_co
     assert len({job.experiment for job in cold}) > 1 and len({entry_key(job) for job in cold}) == 1
     tuning = [job for job in cold if job.role == "tuning"]
     assert len(simulations(tuning)) == len({(job.experiment, job.label.split("@")[0]) for job in tuning})
+
+
+def test_a_policy_that_needs_the_logs_is_measured_warm_and_the_others_cold(smoke_config, tmp_path):
+    result = run_cost_model(smoke_config, tmp_path, n_runs=2, at=(5,), window=2, budget_s=0.05, only=["synthetic_warm"])
+    regimes = {row["label"]: row["regime"] for row in result["entries"]}
+    learned = [label for label, entry in smoke_config["experiments"]["synthetic_warm"]["policies"].items() if (entry.get("params") or {}).get("projections") == "learned"]
+    assert learned and all(regimes[label] == "warm" for label in learned)
+    assert {label for label, regime in regimes.items() if regime == "cold"} == set(regimes) - set(learned)

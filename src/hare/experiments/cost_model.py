@@ -9,7 +9,9 @@ Rounds past the budget are not measured: the model extends the per-round cost li
 line through the measured rounds' windows (exact for the costs that are constant or grow linearly with the history,
 an overestimate for those that saturate, the kernel dictionary and the neural training), and says so per entry.
 
-A job's predicted time is the sum of the modelled per-round costs over its horizon plus its warm start; tuning
+A job's predicted time is the sum of the modelled per-round costs over its warm start's ``M`` logs and its horizon
+(an update per log, as a round; a policy that cannot play without the logs, HARE with learned projections, is
+measured warm and its warm start timed); tuning
 jobs of one grid play as one simulation (:func:`hare.experiments.run.simulation_groups`) and are predicted as one
 job of the entry's cost. The prediction assumes the measured machine and one thread per job.
 """
@@ -30,21 +32,22 @@ import torch
 
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset
 from hare.experiments.job_setup import build_environment, policy_keys, resolve_device, warm_start_logs
-from hare.policies.base import build_policy, policy_class
+from hare.policies.base import build_policy, make_config, policy_class
 
 log = logging.getLogger(__name__)
 
 AT_ROUNDS = (1000, 5000, 10000)
 
 
-def entry_key(job: Job) -> tuple[str, str, str]:
-    """Jobs that share a per-round cost: (policy, its hyperparameters but those a grid point sets per run, as JSON;
-    environment, as JSON; regime and ``M``). Experiments that run the same policy on the same environment share it."""
+def entry_key(job: Job) -> tuple[str, str]:
+    """Jobs that share a per-round cost: (policy with its hyperparameters but those a grid point sets per run, as
+    JSON; environment, as JSON). Experiments that run the same policy on the same environment share it, in either
+    regime: a warm start of ``M`` logs feeds the policy's update ``M`` times, so the model counts it as ``M`` more
+    rounds played before the first online one."""
     per_run = set(policy_class(job.spec["policy"]).per_run_hyperparameters)
     params = {key: value for key, value in job.spec["params"].items() if key not in per_run}
     environment = {key: value for key, value in job.spec["environment"].items() if key != "horizon"}
-    return (f"{job.spec['policy']} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True),
-            f"{job.spec.get('regime', 'cold')} {job.spec.get('n_logged', 0)}")
+    return f"{job.spec['policy']} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True)
 
 
 def measured_entries(jobs: list[Job]) -> dict[tuple[str, str, str], Job]:
@@ -58,10 +61,14 @@ def measured_entries(jobs: list[Job]) -> dict[tuple[str, str, str], Job]:
 
 def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: int, budget_s: float,
                   clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
-    """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, up to ``horizon`` rounds or
-    ``budget_s`` seconds (but at least two windows): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``."""
-    min_rounds = 2 * window
+    """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, in the cold regime (see
+    :func:`entry_key`), up to ``horizon`` rounds or
+    ``budget_s`` seconds (but at least three rounds): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``.
+    A policy slower than ``budget_s / window`` a round is measured on its first rounds only, and its line is flat."""
+    min_rounds = 3
     spec = {**job.spec, "n_runs": n_runs, "device": "cpu", "environment": {**job.spec["environment"], "horizon": horizon}}
+    if not needs_warm_start(job):
+        spec.update(regime="cold", n_logged=0)
     device = resolve_device("cpu")
     dataset = prepared_dataset(job.spec["environment"])
     path = results / dataset if dataset else None
@@ -87,7 +94,16 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
         seconds.append(clock() - tick)
         if clock() - begin > budget_s and len(seconds) >= min_rounds:
             break
-    return {"warm_start_s": warm, "round_seconds": seconds, "rounds_played": len(seconds), "horizon": env.horizon}
+    return {"warm_start_s": warm, "round_seconds": seconds, "rounds_played": len(seconds), "horizon": env.horizon, "regime": spec.get("regime", "cold")}
+
+
+def needs_warm_start(job: Job) -> bool:
+    """Whether the job's policy cannot play without the warm start's logs (HARE with learned projections)."""
+    try:
+        make_config(job.spec["policy"], job.spec["params"]).check_regime("cold")
+    except ValueError:
+        return True
+    return False
 
 
 def cost_line(round_seconds: list[float], window: int) -> tuple[float, float]:
@@ -129,8 +145,9 @@ def simulations(jobs: list[Job]) -> list[list[Job]]:
 
 
 def predict(jobs: list[Job], model: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
-    """Predicted CPU seconds of ``jobs`` from per-entry models ``{entry_key: {"round_seconds", "line", "warm_start_s"}}``,
-    in total and per experiment; entries without a model are listed under ``unmodelled``."""
+    """Predicted CPU seconds of ``jobs`` from per-entry models ``{entry_key: {"round_seconds", "line"}}``: the modelled
+    cost of the ``M + T`` rounds of each simulation (``M`` logs of a warm start, ``T`` online rounds), in total and per
+    experiment; entries without a model are listed under ``unmodelled``."""
     total, by_experiment, unmodelled = 0.0, {}, []
     for group in simulations(jobs):
         job = group[0]
@@ -139,7 +156,10 @@ def predict(jobs: list[Job], model: dict[tuple[str, str, str], dict[str, Any]]) 
             unmodelled.append(job.stem)
             continue
         horizon = int(job.spec["environment"]["horizon"])
-        seconds = entry["warm_start_s"] + predicted_seconds(entry["round_seconds"], tuple(entry["line"]), horizon)
+        if entry.get("regime", "cold") == "warm":
+            seconds = entry["warm_start_s"] + predicted_seconds(entry["round_seconds"], tuple(entry["line"]), horizon)
+        else:
+            seconds = predicted_seconds(entry["round_seconds"], tuple(entry["line"]), horizon + int(job.spec.get("n_logged", 0)))
         total += seconds
         by_experiment[job.experiment] = by_experiment.get(job.experiment, 0.0) + seconds
     return {"cpu_seconds": total, "cpu_hours": total / 3600, "by_experiment": by_experiment, "unmodelled": unmodelled}
@@ -169,7 +189,7 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
         model[key] = {**measured, "line": line}
         costs = {t: cost_at(measured["round_seconds"], line, t, window) for t in at}
         rows.append({"experiment": job.experiment, "label": job.label.split("@", 1)[0], "environment": job.environment, "policy": job.spec["policy"],
-                     "regime": job.spec.get("regime", "cold"),
+                     "regime": measured["regime"],
                      "cost_at": {str(t): c for t, (c, _) in costs.items()}, "measured_at": {str(t): m for t, (_, m) in costs.items()},
                      "rounds_played": measured["rounds_played"], "warm_start_s": measured["warm_start_s"], "line": list(line)})
         summary = ", ".join(f"t={t}: {c * 1e3:.2f} ms{'' if m else ' (line)'}" for t, (c, m) in costs.items())
@@ -180,7 +200,8 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
         "entries": rows,
         "not_measured": not_measured,
         "prediction": predict(jobs, model),
-        "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"]} for key, value in model.items()},
+        "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"], "regime": value["regime"]}
+                  for key, value in model.items()},
     }
 
 
