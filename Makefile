@@ -15,7 +15,7 @@ TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
 
-.PHONY: all test setup tex slurm workflow report lint clean claim paper-core
+.PHONY: all test setup tex slurm workflow report lint clean claim paper-core cost-model
 
 all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
@@ -79,3 +79,11 @@ clean:
 # The paper's core comparisons at the paper's scale on CPU (config/paper-core.yaml; README: measured time).
 paper-core:
 	$(MAKE) all CONFIG=config/paper-core.yaml
+
+# The cost model of config/paper.yaml (README, "Cost model"): the prepared datasets it reads, then seconds per round of
+# every policy entry at B = 20 and t = 1,000/5,000/10,000, and the predicted CPU time of paper and paper-core.
+COST_DATASETS := $(foreach d,adult magic mushroom shuttle mnist,results/data/prepared/$(d).npz) $(foreach d,adult magic mushroom mnist,results/data/prepared_reference/$(d).npz)
+cost-model: setup
+	$(BIN)/snakemake $(COST_DATASETS) --cores $(CORES) --configfile config/paper.yaml
+	$(BIN)/hare cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 20 --budget 2 \
+	  --predict config/paper.yaml config/paper-core.yaml $(if $(MEASURED),--measured $(MEASURED))
