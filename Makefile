@@ -21,7 +21,9 @@ all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
 	@sed -n 1,3p results/claims.md
 
-# The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log.
+# The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log. Then
+# every result file is checked against its sidecar and the manifest (hare verify), which catches what Snakemake cannot:
+# a file damaged with its modification time kept.
 workflow:
 	@mkdir -p results/logs
 	@$(BIN)/hare validate-config $(CONFIG)
@@ -29,6 +31,8 @@ workflow:
 	@set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
 	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \
 	  || { echo "workflow failed: see results/logs/workflow.log"; exit 1; }
+	@$(BIN)/hare verify --results results > results/logs/verify.log \
+	  || { cat results/logs/verify.log; echo "results differ from their sidecars or the manifest (listed above; bit rot keeps a file's time, so Snakemake sees nothing to do)"; exit 1; }
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow

@@ -173,6 +173,7 @@ def test_cli_verify_exits_1_listing_problems(results):
     bad = subprocess.run([sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env)
     assert bad.returncode == 1
     assert bad.stdout.startswith("changed: runs/a/b.npz")
+    assert f"hare verify --results {results} --repair, then rerun the workflow" in bad.stderr
     again = subprocess.run([sys.executable, "-m", "hare", "manifest", "--results", str(results)], capture_output=True, text=True, env=env)
     assert again.returncode == 0 and verify(results) == []
 

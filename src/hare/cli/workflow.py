@@ -103,7 +103,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
     problems = verify(Path(args.results), repair=args.repair)
     for problem in problems:
         print(problem)
-    print(f"{args.results}: {'OK' if not problems else f'{len(problems)} problem(s)'}", file=sys.stderr)
+    if not problems:
+        print(f"{args.results}: OK", file=sys.stderr)
+    elif args.repair:
+        print(f"{args.results}: {len(problems)} problem(s); the damaged files are removed: rerun the workflow to rebuild them", file=sys.stderr)
+    else:
+        print(f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: hare verify --results {args.results} --repair, "
+              "then rerun the workflow", file=sys.stderr)
     return 1 if problems else 0
 
 
