@@ -118,7 +118,8 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     from hare.io import write_json
 
     config = _load_config(args.config)
-    result = run_cost_model(config, Path(args.results), args.runs, tuple(args.at), args.window, args.budget, args.experiments)
+    result = run_cost_model(config, Path(args.results), args.runs, tuple(args.at), args.window, args.budget, args.experiments,
+                            on_entry=lambda partial: write_json(args.out, partial))
     for i, path in enumerate(args.predict):
         other = _load_config([path])
         prediction = predict_config(other, result, args.experiments)

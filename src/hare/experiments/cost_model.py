@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 
 AT_ROUNDS = (1000, 5000, 10000)
 
+MEASURED_LAST = ("kernel_ucb", "kernel_ts", "neural_ucb", "neural_ts", "bootstrap_nn")
+"""Policies whose rounds take seconds at the paper's scale: measured after every other, so that an interrupted run
+has the rest."""
+
 
 def entry_key(job: Job) -> tuple[str, str]:
     """Jobs that share a per-round cost: (policy with its hyperparameters but those a grid point sets per run, as
@@ -63,9 +67,9 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
                   clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, in the cold regime (see
     :func:`entry_key`), up to ``horizon`` rounds or
-    ``budget_s`` seconds (but at least three rounds): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``.
+    ``budget_s`` seconds (but at least one round): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``.
     A policy slower than ``budget_s / window`` a round is measured on its first rounds only, and its line is flat."""
-    min_rounds = 3
+    min_rounds = 1
     spec = {**job.spec, "n_runs": n_runs, "device": "cpu", "environment": {**job.spec["environment"], "horizon": horizon}}
     if not needs_warm_start(job):
         spec.update(regime="cold", n_logged=0)
@@ -166,20 +170,34 @@ def predict(jobs: list[Job], model: dict[tuple[str, str, str], dict[str, Any]]) 
 
 
 def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: tuple[int, ...] = AT_ROUNDS, window: int = 20,
-                   budget_s: float = 20.0, only: list[str] | None = None) -> dict[str, Any]:
+                   budget_s: float = 20.0, only: list[str] | None = None,
+                   on_entry: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) and predict its jobs' CPU time.
 
-    Returns ``{"machine", "n_runs", "at", "entries": [{experiment, label, environment, policy, cost_at: {t: s},
+    Returns ``{"machine", "n_runs", "at", "entries": [{experiment, label, environment, policy, regime, cost_at: {t: s},
     measured_at: {t: bool}, rounds_played, warm_start_s, line}], "not_measured": [{entry, reason}], "prediction", "model"}``;
     an entry whose prepared dataset is missing (an optional dataset this machine cannot fetch) is not measured, and
     its jobs are listed as unmodelled in the prediction; so is one that cannot be built or played on this machine
-    (a memory budget it exceeds), with its error.
+    (a memory budget it exceeds), with its error. ``on_entry`` receives the result so far after every entry (the
+    command line writes it, so an interrupted run keeps what it measured).
     """
     torch.set_num_threads(1)
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
     horizon = max(at) + 1
     model, rows, not_measured = {}, [], []
-    for key, job in measured_entries(jobs).items():
+
+    def result() -> dict[str, Any]:
+        return {
+            "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "torch": torch.__version__, "threads": 1},
+            "n_runs": n_runs, "at": list(at), "window": window, "budget_s": budget_s,
+            "entries": rows,
+            "not_measured": not_measured,
+            "prediction": predict(jobs, model),
+            "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"],
+                                         "regime": value["regime"]} for key, value in model.items()},
+        }
+
+    for key, job in sorted(measured_entries(jobs).items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
         try:
             measured = measure_entry(job, results, n_runs, horizon, window, budget_s)
         except (FileNotFoundError, ValueError, RuntimeError, MemoryError) as error:
@@ -194,15 +212,9 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
                      "rounds_played": measured["rounds_played"], "warm_start_s": measured["warm_start_s"], "line": list(line)})
         summary = ", ".join(f"t={t}: {c * 1e3:.2f} ms{'' if m else ' (line)'}" for t, (c, m) in costs.items())
         log.info("%s/%s/%s: %d rounds, %s", job.experiment, job.label, job.environment, measured["rounds_played"], summary)
-    return {
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "torch": torch.__version__, "threads": 1},
-        "n_runs": n_runs, "at": list(at), "window": window, "budget_s": budget_s,
-        "entries": rows,
-        "not_measured": not_measured,
-        "prediction": predict(jobs, model),
-        "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"], "regime": value["regime"]}
-                  for key, value in model.items()},
-    }
+        if on_entry is not None:
+            on_entry(result())
+    return result()
 
 
 def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
