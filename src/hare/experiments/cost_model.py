@@ -4,7 +4,8 @@
 A benchmark, not a test. For every distinct (policy entry, environment) of a configuration's simulated jobs (the
 first point of a grid: the tuned value does not change the work of a round) the policy plays the environment at
 ``n_runs`` runs, warm-started as its experiment's regime says, and the wall time of every round is recorded, until
-the horizon or a time budget per entry. The cost at round ``t`` is the mean over the ``window`` rounds before it.
+the horizon or a time budget per entry: the environment's round, the policy's choice and update, the regret, as a job
+spends them. The cost at round ``t`` is the mean over the ``window`` rounds before it.
 Rounds past the budget are not measured: the model extends the per-round cost linearly in ``t``, a least-squares
 line through the measured rounds' windows (exact for the costs that are constant or grow linearly with the history,
 an overestimate for those that saturate, the kernel dictionary and the neural training), and says so per entry.
@@ -90,11 +91,12 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
     seconds = []
     begin = clock()
     for t in range(env.horizon):
+        tick = clock()
         round_ = env.round(t)
         observation = replace(round_.observation, t=t + offset) if offset else round_.observation
-        tick = clock()
         arms = policy.select(observation)
         policy.update(observation, arms, round_.reward(arms))
+        round_.regret(arms)
         seconds.append(clock() - tick)
         if clock() - begin > budget_s and len(seconds) >= min_rounds:
             break
