@@ -49,7 +49,9 @@ include: "rules/notebooks.smk"
 include: "rules/paper.smk"
 
 
+# Every declared output is a target: Snakemake leaves a missing file alone when its consumers are up to date.
 rule all:
     input:
         final_targets(),
+        declared_outputs,
     default_target: True

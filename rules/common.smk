@@ -69,11 +69,12 @@ ON_DEMAND_RULES = ("all", "manifest", "claim")
 
 
 def declared_outputs(wildcards=None):
-    """Every file a rule of this workflow declares for this config (the manifest's inputs, so ``rule all`` reaches them).
+    """Every file a rule of this workflow declares for this config: targets of ``rule all`` and inputs of the manifest.
 
     Snakemake does not rebuild a missing file whose consumers are up to date (it treats it as a spent
-    intermediate); a deleted table, figure or macro file would stay missing after a run that reports success.
-    As an input of the manifest, every declared output is rebuilt when missing, and everything after it. The
+    intermediate), not even one the up-to-date manifest lists as an input; a deleted table, figure or macro file
+    would stay missing after a run that reports success. As a target, every declared output is rebuilt when
+    missing, and everything after it. The
     outputs of rules without wildcards are read off the workflow; those of the wildcard rules are the inputs of
     those rules, the tables, the notebooks, the selections of tuned jobs and the prepared datasets with their
     summaries and raw files.

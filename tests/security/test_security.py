@@ -128,7 +128,8 @@ INJECTION = "$(touch PWNED) `touch PWNED` ; touch PWNED ' \" "
 
 @pytest.mark.workflow
 def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_config, tmp_path):
-    """A mirror path, an environment parameter and the OFUL policy name full of shell syntax reach the rules as data."""
+    """A mirror path and the OFUL policy name full of shell syntax reach the rules as data; an environment parameter
+    full of it is refused at parse time, naming its key, before any job."""
     workdir = copy_repository(REPOSITORY, tmp_path / "repo")
     mirror = tmp_path / f"mirror {INJECTION}"
     shutil.copytree(REPOSITORY / "src" / "hare" / "data" / "mirror" / "uci_mushroom", mirror / "uci_mushroom")
@@ -146,11 +147,14 @@ def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_confi
     smoke_config["theory"]["oful"]["policy"] = "linucb"
     config.write_text(yaml.safe_dump(smoke_config))
     targets = ["results/data/prepared/mushroom.npz", "results/runs/synthetic/synthetic_linear/random.npz"]
-    run = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config), "--keep-going"], cwd=workdir, capture_output=True, text=True, env=env)
-    assert (workdir / targets[0]).exists(), run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.returncode != 0, "the synthetic job with a bogus variant should fail in Python, not in the shell"
-    logs = [path.read_text() for path in (workdir / "results/logs").glob("*/synthetic/synthetic_linear.log")]
-    assert logs and all("variant" in log for log in logs), "the batch of the synthetic jobs (tuning first) names the bad variant"
+    refused = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)], cwd=workdir, capture_output=True, text=True, env=env)
+    assert refused.returncode != 0 and "environments.synthetic_linear.params.variant: must be 'linear' or 'nonlinear'" in refused.stdout + refused.stderr
+    assert not (workdir / "results" / "runs").exists(), "a config refused at parse time runs no job"
+
+    smoke_config["environments"]["synthetic_linear"]["params"]["variant"] = "linear"
+    config.write_text(yaml.safe_dump(smoke_config))
+    run = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)], cwd=workdir, capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and all((workdir / target).exists() for target in targets), run.stdout[-3000:] + run.stderr[-3000:]
     assert [p for p in tmp_path.rglob("PWNED")] == []
     assert not Path("PWNED").exists()
 
