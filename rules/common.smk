@@ -69,7 +69,7 @@ ON_DEMAND_RULES = ("all", "manifest", "claim")
 
 
 def declared_outputs(wildcards=None):
-    """Every file a rule of this workflow declares for this config: targets of ``rule all`` and inputs of the manifest.
+    """Every file this workflow declares as an output for this config (targets of ``all`` and inputs of the manifest).
 
     Snakemake does not rebuild a missing file whose consumers are up to date (it treats it as a spent
     intermediate), not even one the up-to-date manifest lists as an input; a deleted table, figure or macro file
