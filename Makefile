@@ -21,12 +21,12 @@ all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
 	@sed -n 1,3p results/claims.md
 
-# The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log. Then
+# The config is validated once, when the Snakefile reads its job table (hare jobs CONFIG --table): a bad value is one
+# line naming its key. The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log. Then
 # every result file is checked against its sidecar and the manifest (hare verify), which catches what Snakemake cannot:
 # a file damaged with its modification time kept.
 workflow:
 	@mkdir -p results/logs
-	@$(BIN)/hare validate-config $(CONFIG)
 	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
 	@set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
 	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \

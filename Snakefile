@@ -3,10 +3,10 @@
     snakemake --cores all                                  # embedded default config (CPU, offline, minutes)
     snakemake --cores all --configfile config/smoke.yaml   # seconds
     snakemake --profile profiles/slurm --configfile config/paper.yaml
-"""
 
-import sys
-from pathlib import Path
+The workflow calls the `hare` command line and reads the config's job table (`hare jobs CONFIG --table`,
+rules/common.smk); it imports nothing from src/.
+"""
 
 from snakemake.utils import min_version
 
@@ -20,24 +20,6 @@ if not config:
 
 
 report: "report/workflow.rst"
-
-
-SOURCE = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, SOURCE)
-
-from hare.experiments.config import check_config
-
-# One line per schema violation, naming its key path (not the whole schema), then the checks the schema cannot express.
-check_config(config)
-
-from hare.data.availability import drop_unavailable_optional
-
-# Optional datasets (Covertype) this build cannot obtain leave every experiment before the job
-# graph is built; the reason is printed and recorded by rule skipped_datasets.
-_available_config, SKIPPED_DATASETS = drop_unavailable_optional(config)
-if SKIPPED_DATASETS:
-    config.clear()
-    config.update(_available_config)
 
 
 include: "rules/common.smk"

@@ -1,19 +1,53 @@
 import json
+import os
 import shlex
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
 
-from hare.experiments.grid import expand_jobs, tuning_jobs_of
-from hare.theory.claims import load_register
+import yaml
+from snakemake.exceptions import WorkflowError
+
+SOURCE = str(Path(workflow.basedir) / "src")
+HARE_ENVIRONMENT = {**os.environ, "PYTHONPATH": SOURCE}
+# Relative where they can be: the experiment rules pass them on, and a moved checkout should not rerun its jobs.
+CONFIG_PATHS = [os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path) for path in workflow.configfiles]
+
+
+def job_table():
+    """The job table of the config (``hare jobs --table``, hare.experiments.plan), read as a sample sheet: the one
+    place the config is validated (one line per error, naming its key); the workflow imports nothing from src/."""
+    command = [sys.executable, "-m", "hare", "jobs", *CONFIG_PATHS, "--table", "--register", str(Path(workflow.basedir, "paper", "claims.yaml"))]
+    answer = subprocess.run(command, env=HARE_ENVIRONMENT, capture_output=True, text=True)
+    if answer.returncode != 0:
+        raise WorkflowError(answer.stderr.strip() or f"hare jobs exited {answer.returncode}")
+    if answer.stderr:
+        print(answer.stderr, end="", file=sys.stderr)
+    merged = {}
+    for path in CONFIG_PATHS:
+        merged.update(yaml.safe_load(Path(path).read_text()) or {})
+    if config != merged:
+        raise WorkflowError("the config differs from its files merged left to right (--config overrides or deep merges of several "
+                            "--configfile): write the values into one config file, so that the jobs read what the workflow planned")
+    return json.loads(answer.stdout)
+
+
+# The workflow reads its config through the table and never changes it; whether an optional dataset (Covertype) can
+# be obtained is decided later, by the checkpoint skipped_datasets (available()).
+PLAN = job_table()
+CONFIG = PLAN["config"]
+
 
 PYTHON = shlex.quote(sys.executable)
 HARE = f"PYTHONPATH={shlex.quote(SOURCE)} {PYTHON} -m hare"
-JOBS = {job.stem: job for job in expand_jobs(config)}
-DATASETS = sorted({job.spec["environment"]["dataset"] for job in JOBS.values() if job.spec["environment"]["dataset"]})
-EXPERIMENTS = sorted({job.experiment for job in JOBS.values()})
-TABLES = sorted(config["tables"])
+JOBS = {row["stem"]: SimpleNamespace(**row) for row in PLAN["jobs"]}
+TABLES = sorted(CONFIG["tables"])
+OPTIONAL_DATASETS = PLAN["optional_datasets"]
 NOTEBOOKS = ["regret_curves"]
-CLAIMS = load_register(Path(workflow.basedir, "paper", "claims.yaml"), [config])
+CLAIMS = PLAN["claims"]
 CLAIM_KEYS = {claim["key"]: claim for claim in CLAIMS}
-CONFIG_FILES = " ".join(shlex.quote(str(p)) for p in workflow.configfiles)
+CONFIG_FILES = " ".join(shlex.quote(path) for path in CONFIG_PATHS)
 
 wildcard_constraints:
     experiment="[a-z][a-z0-9_]*",
@@ -28,27 +62,38 @@ wildcard_constraints:
 
 def job_resources():
     """Resources of an experiment job: a GPU under configs that ask for one (paper.yaml)."""
-    res = config.get("resources", {})
+    res = CONFIG.get("resources", {})
     return {"gpu": int(res.get("gpu_per_job", 0)), "threads": int(res.get("threads_per_job", 1))}
 
 
 def experiment_resources():
     """Site resources of the experiment batches (e.g. Slurm partition and GRES) from config ``resources.experiment_batches``."""
-    return dict(config.get("resources", {}).get("experiment_batches", {}))
+    return dict(CONFIG.get("resources", {}).get("experiment_batches", {}))
+
+
+def available():
+    """``{"stems", "tables"}`` this build runs: every job and table of the config, unless the config uses an optional
+    dataset; then the checkpoint ``skipped_datasets`` decides, and the jobs and tables of a skipped one are left out."""
+    if not OPTIONAL_DATASETS:
+        return {"stems": set(JOBS), "tables": TABLES}
+    with open(checkpoints.skipped_datasets.get().output.json) as record:
+        decided = json.load(record)
+    return {"stems": set(decided["stems"]), "tables": sorted(decided["tables"])}
 
 
 def run_files(experiment=None, environment=None):
-    """Report run files, optionally of one experiment and environment."""
+    """Report run files this build produces, optionally of one experiment and environment."""
+    stems = available()["stems"]
     return [
         f"results/{job.stem}.npz"
         for job in JOBS.values()
-        if job.role == "report" and (experiment is None or job.experiment == experiment) and (environment is None or job.environment == environment)
+        if job.role == "report" and job.stem in stems and (experiment is None or job.experiment == experiment) and (environment is None or job.environment == environment)
     ]
 
 
 def table_runs(wildcards):
     """Report runs behind a table: one experiment's, a list of experiments', or every experiment's (``experiment: all``)."""
-    experiment = config["tables"][wildcards.table]["experiment"]
+    experiment = CONFIG["tables"][wildcards.table]["experiment"]
     if isinstance(experiment, list):
         return [path for name in experiment for path in run_files(name)]
     return run_files(None if experiment == "all" else experiment)
@@ -57,7 +102,7 @@ def table_runs(wildcards):
 def final_targets(manifest=True):
     """What `rule all` builds; the manifest comes last and covers the others (``manifest=False`` leaves it out)."""
     targets = ["results/claims.md", *(f"results/notebooks/{nb}.html" for nb in NOTEBOOKS)]
-    if config["paper"]["build_pdf"]:
+    if CONFIG["paper"]["build_pdf"]:
         targets.append("results/paper.pdf")
     if manifest:
         targets.append("results/MANIFEST.sha256")
@@ -80,43 +125,25 @@ def declared_outputs(wildcards=None):
     summaries and raw files.
     """
     files = set()
+    stems = available()["stems"]
     for step in workflow.rules:
         if step.name in ON_DEMAND_RULES or step.has_wildcards():
+            continue
+        if step.name in BATCH_OF_RULE and not set(PLAN["batches"][BATCH_OF_RULE[step.name]]["jobs"]) <= stems:
             continue
         files.update(str(path) for path in step.output)
         files.update(str(path) for path in step.input if isinstance(path, str) and str(path).startswith("results/"))
     for job in JOBS.values():
-        if job.selection:
+        if job.selection and job.stem in stems:
             files.add(f"results/{job.selection}")
     for dataset in {path for path in files if path.startswith("results/data/prepared")}:
         files.add(str(Path(dataset).with_suffix(".json")))
         files.add(f"results/data/raw/{Path(dataset).stem}/MANIFEST.json")
-    for table in TABLES:
+    for table in available()["tables"]:
         files.update([f"results/tables/{table}.csv", f"paper/generated/table_{table}.tex"])
     for notebook in NOTEBOOK_FIGURES:
         files.update([f"results/notebooks/{notebook}.source.ipynb", f"results/notebooks/{notebook}.html"])
     return sorted(files)
-
-
-def batches():
-    """Jobs grouped into batches, one per (folder, experiment, environment): ``{(folder, experiment, environment): [job, ...]}``.
-
-    A batch runs in one process (``hare run-batch``), so the interpreter and torch start once per
-    batch instead of once per job; every job still writes its own result and sidecar.
-    """
-    grouped = {}
-    for job in JOBS.values():
-        folder = job.stem.split("/", 1)[0]
-        grouped.setdefault((folder, job.experiment, job.environment), []).append(job)
-    return {key: sorted(jobs, key=lambda j: j.label) for key, jobs in sorted(grouped.items())}
-
-
-def batch_entries(jobs):
-    """The ``--jobs`` JSON of ``hare run-batch`` for ``jobs``."""
-    return json.dumps(
-        [{"job": job.spec, "out": f"results/{job.stem}.npz", "selected": f"results/{job.selection}" if job.selection else None} for job in jobs],
-        sort_keys=True,
-    )
 
 
 def option(flag, paths):
@@ -125,8 +152,9 @@ def option(flag, paths):
 
 
 def tuning_runs(wildcards):
+    """The tuning run files that choose the hyperparameters of a reported job."""
     reported = JOBS[f"runs/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
-    return [f"results/{job.stem}.npz" for job in tuning_jobs_of(list(JOBS.values()), reported)]
+    return [f"results/{stem}.npz" for stem in reported.tuning]
 
 
 def claim_inputs(key=None):

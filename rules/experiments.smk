@@ -1,10 +1,14 @@
 # One rule per batch (folder, experiment, environment): its jobs run in one process and each writes its
 # own <label>.npz and .json. The rules are named run_<folder>_<experiment>_<environment>; the Slurm
 # profile gives them their site resources through config `resources` (see profiles/slurm/config.yaml).
-from hare.experiments.grid import prepared_dataset
+BATCH_OF_RULE = {}
+"""``{rule name: batch}`` of the experiment rules."""
 
-for (_folder, _experiment, _environment), _jobs in batches().items():
-    _dataset = prepared_dataset(_jobs[0].spec["environment"])
+for _batch, _planned in PLAN["batches"].items():
+    _folder, _experiment, _environment = _batch.split("/")
+    BATCH_OF_RULE[f"run_{_folder}_{_experiment}_{_environment}"] = _batch
+    _jobs = [JOBS[stem] for stem in _planned["jobs"]]
+    _dataset = _planned["dataset"]
 
     rule:
         name:
@@ -16,8 +20,9 @@ for (_folder, _experiment, _environment), _jobs in batches().items():
             npz=[f"results/{job.stem}.npz" for job in _jobs],
             sidecar=[f"results/{job.stem}.json" for job in _jobs],
         params:
-            jobs=batch_entries(_jobs),
-            dataset=(lambda wc, input: option("--dataset", input.dataset)),
+            batch=_batch,
+            digest=_planned["digest"],
+            configs=CONFIG_FILES,
             hare=HARE,
         resources:
             gpu=job_resources()["gpu"],
@@ -28,7 +33,7 @@ for (_folder, _experiment, _environment), _jobs in batches().items():
         conda:
             "../envs/hare.yaml"
         shell:
-            "OMP_NUM_THREADS={threads} {params.hare} run-batch --jobs {params.jobs:q} {params.dataset} --progress off > {log:q} 2>&1"
+            "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest} --progress off > {log:q} 2>&1"
 
 
 rule select_hyperparameters:
@@ -51,14 +56,14 @@ rule table:
     """Run files of an experiment -> one table of the paper (CSV + booktabs LaTeX), as config.tables defines it."""
     input:
         runs=table_runs,
-        published=lambda wc: [config["tables"][wc.table]["published"]] if "published" in config["tables"][wc.table] else [],
+        published=lambda wc: [CONFIG["tables"][wc.table]["published"]] if "published" in CONFIG["tables"][wc.table] else [],
     output:
         csv=report("results/tables/{table}.csv", caption="../report/tables.rst", category="Tables", subcategory="{table}"),
         tex="paper/generated/table_{table}.tex",
     params:
-        kind=lambda wc: config["tables"][wc.table]["kind"],
-        caption=lambda wc: config["tables"][wc.table]["caption"],
-        policies=lambda wc: ",".join(config["tables"][wc.table].get("policies", [])),
+        kind=lambda wc: CONFIG["tables"][wc.table]["kind"],
+        caption=lambda wc: CONFIG["tables"][wc.table]["caption"],
+        policies=lambda wc: ",".join(CONFIG["tables"][wc.table].get("policies", [])),
         published=lambda wc, input: option("--published", input.published),
         hare=HARE,
     wildcard_constraints:

@@ -52,13 +52,13 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
             f"execute_{_notebook}"
         input:
             notebook=f"results/notebooks/{_notebook}.source.ipynb",
-            data=NOTEBOOK_INPUTS[_notebook]()["runs"],
+            data=lambda wc, notebook=_notebook: NOTEBOOK_INPUTS[notebook]()["runs"],
         output:
             executed=f"results/notebooks/{_notebook}.ipynb",
             figures=[figure_report(f) for f in _figures],
         params:
             hare=HARE,
-            parameters=json.dumps({**NOTEBOOK_INPUTS[_notebook](), "figures": _figures}),
+            parameters=lambda wc, notebook=_notebook, figures=_figures: json.dumps({**NOTEBOOK_INPUTS[notebook](), "figures": figures}),
         log:
             f"results/logs/notebooks/{_notebook}.papermill.log",
         conda:

@@ -2,7 +2,7 @@ rule claims:
     """Evaluate every claim of paper/claims.yaml on its 95% interval; failures are reported, not fatal."""
     input:
         register="paper/claims.yaml",
-        data=claim_inputs(),
+        data=lambda wc: claim_inputs(),
     output:
         markdown=report("results/claims.md", caption="../report/claims.rst", category="Claims"),
         tex="paper/generated/claims.tex",
@@ -38,7 +38,7 @@ rule claim:
 rule paper_macros:
     """Numbers the prose quotes (run counts, horizons, versions), from the job sidecars."""
     input:
-        runs=run_files(),
+        runs=lambda wc: run_files(),
     output:
         "paper/generated/macros.tex",
     log:
@@ -57,7 +57,7 @@ rule paper_pdf:
         main="paper/main.tex",
         sections=sorted(str(p) for p in Path(workflow.basedir, "paper", "sections").glob("*.tex")),
         bib="paper/refs.bib",
-        generated=[
+        generated=lambda wc: [
             "paper/generated/bounds.tex",
             "paper/generated/oful.tex",
             "paper/generated/regret_terms.tex",
@@ -71,7 +71,7 @@ rule paper_pdf:
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
             "paper/generated/skipped_datasets.tex",
-            *(f"paper/generated/table_{t}.tex" for t in TABLES),
+            *(f"paper/generated/table_{t}.tex" for t in available()["tables"]),
         ],
         figures=[f for figures in NOTEBOOK_FIGURES.values() for f in figures],
     output:

@@ -16,14 +16,14 @@ rule oful_check:
     """Measured LinUCB regret against the OFUL bound with the instance's constants; the bound's premise
     (theta* inside the confidence ellipsoid) on a re-simulation of the same run from its sidecar."""
     input:
-        run=lambda wc: "results/runs/{experiment}/{environment}/{policy}.npz".format(**config["theory"]["oful"]),
-        sidecar=lambda wc: "results/runs/{experiment}/{environment}/{policy}.json".format(**config["theory"]["oful"]),
+        run=lambda wc: "results/runs/{experiment}/{environment}/{policy}.npz".format(**CONFIG["theory"]["oful"]),
+        sidecar=lambda wc: "results/runs/{experiment}/{environment}/{policy}.json".format(**CONFIG["theory"]["oful"]),
     output:
         json="results/checks/oful.json",
         tex="paper/generated/oful.tex",
     params:
         hare=HARE,
-        delta=config["theory"]["oful"]["delta"],
+        delta=CONFIG["theory"]["oful"]["delta"],
     log:
         "results/logs/theory/oful.log",
     conda:
@@ -39,7 +39,7 @@ rule decomposition:
         tex="paper/generated/regret_terms.tex",
         npz="results/checks/regret_terms.npz",
     params:
-        config=json.dumps(config["theory"]["decomposition"], sort_keys=True),
+        config=json.dumps(CONFIG["theory"]["decomposition"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/decomposition.log",
@@ -56,7 +56,7 @@ rule decomposition_grid:
         json="results/checks/regret_terms_grid.json",
         tex="paper/generated/regret_terms_grid.tex",
     params:
-        config=json.dumps(config["theory"]["decomposition_grid"], sort_keys=True),
+        config=json.dumps(CONFIG["theory"]["decomposition_grid"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/decomposition_grid.log",
@@ -74,7 +74,7 @@ rule convergence:
         tex="paper/generated/convergence.tex",
         npz="results/checks/convergence.npz",
     params:
-        config=lambda wc: json.dumps(config["theory"]["convergence"], sort_keys=True),
+        config=lambda wc: json.dumps(CONFIG["theory"]["convergence"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/convergence.log",
@@ -91,7 +91,7 @@ rule personalization:
     output:
         "results/checks/personalization.json",
     params:
-        config=json.dumps(config["personalization"], sort_keys=True),
+        config=json.dumps(CONFIG["personalization"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/personalization.log",
@@ -104,16 +104,16 @@ rule personalization:
 rule bench_policies:
     """Batched LinUCB against its memory-bandwidth ceiling and peer libraries, every policy's batching gain, NeuralUCB's exploration modes: ratios timed in one run."""
     input:
-        datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"]["datasets"]],
-        comparison=lambda wc: [f"results/data/prepared/{d}.npz" for d in config["bench"].get("comparison_datasets", [])],
+        datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in CONFIG["bench"]["datasets"]],
+        comparison=lambda wc: [f"results/data/prepared/{d}.npz" for d in CONFIG["bench"].get("comparison_datasets", [])],
     output:
         json="results/bench/policies.json",
         tex=report("paper/generated/table_bench.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
         tex_neural=report("paper/generated/table_bench_neural.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
-        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"]["datasets"], input.datasets))
-        + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(config["bench"].get("comparison_datasets", []), input.comparison)),
-        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", config["bench"]["horizon"], "--max-seconds", config["bench"]["max_seconds"], "--neural-rounds", config["bench"]["neural_rounds"], "--comparison-repeats", config["bench"].get("comparison_repeats", 5), "--neural-repeats", config["bench"].get("neural_repeats", 3), "--batch-sizes", *config["bench"]["batch_sizes"], *(["--policies", *config["bench"]["policies"]] if config["bench"].get("policies") else [])]),
+        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["datasets"], input.datasets))
+        + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"].get("comparison_datasets", []), input.comparison)),
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", CONFIG["bench"]["horizon"], "--max-seconds", CONFIG["bench"]["max_seconds"], "--neural-rounds", CONFIG["bench"]["neural_rounds"], "--comparison-repeats", CONFIG["bench"].get("comparison_repeats", 5), "--neural-repeats", CONFIG["bench"].get("neural_repeats", 3), "--batch-sizes", *CONFIG["bench"]["batch_sizes"], *(["--policies", *CONFIG["bench"]["policies"]] if CONFIG["bench"].get("policies") else [])]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
     log:
@@ -131,7 +131,7 @@ rule bench_hare:
         json="results/bench/hare.json",
         tex=report("paper/generated/table_bench_hare.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
-        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", config["bench"]["hare_rounds"], "--max-items", config["bench"]["hare_max_items"], "--quick"]),
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", CONFIG["bench"]["hare_rounds"], "--max-items", CONFIG["bench"]["hare_max_items"], "--quick"]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
     log:

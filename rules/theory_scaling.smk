@@ -4,7 +4,7 @@ rule approx_budget:
         json="results/checks/approx_budget.json",
         tex="paper/generated/approx_budget.tex",
     params:
-        config=lambda wc: json.dumps(config["theory"]["approx_budget"], sort_keys=True),
+        config=lambda wc: json.dumps(CONFIG["theory"]["approx_budget"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/approx_budget.log",
@@ -21,7 +21,7 @@ rule heads_alpha:
         json="results/checks/heads_alpha.json",
         tex="paper/generated/heads_alpha.tex",
     params:
-        config=lambda wc: json.dumps(config["theory"]["heads_alpha"], sort_keys=True),
+        config=lambda wc: json.dumps(CONFIG["theory"]["heads_alpha"], sort_keys=True),
         hare=HARE,
     log:
         "results/logs/theory/heads_alpha.log",

@@ -83,10 +83,10 @@ def test_available_optional_dataset_keeps_the_config(optional_dataset, tmp_path)
 
 
 def test_skipped_record_and_macro(tmp_path):
-    write_skipped([{"dataset": "covertype", "reason": "covtype.data.gz: no mirror copy, and data.offline is true"}], tmp_path / "s.json", tmp_path / "s.tex")
+    write_skipped({"skipped": [{"dataset": "covertype", "reason": "covtype.data.gz: no mirror copy, and data.offline is true"}], "stems": [], "tables": []}, tmp_path / "s.json", tmp_path / "s.tex")
     assert json.loads((tmp_path / "s.json").read_text())["skipped"][0]["dataset"] == "covertype"
     assert r"\newcommand{\skippedDatasets}{covertype (covtype.data.gz: no mirror copy, and data.offline is true)}" in (tmp_path / "s.tex").read_text()
-    write_skipped([], tmp_path / "n.json", tmp_path / "n.tex")
+    write_skipped({"skipped": [], "stems": [], "tables": []}, tmp_path / "n.json", tmp_path / "n.tex")
     assert r"\newcommand{\skippedDatasets}{none}" in (tmp_path / "n.tex").read_text()
     with pytest.raises(ValueError, match="keys dataset and reason"):
-        write_skipped([{"dataset": "x"}], tmp_path / "b.json", tmp_path / "b.tex")
+        write_skipped({"skipped": [{"dataset": "x"}], "stems": [], "tables": []}, tmp_path / "b.json", tmp_path / "b.tex")

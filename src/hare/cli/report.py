@@ -22,9 +22,12 @@ def cmd_build_paper(args: argparse.Namespace) -> int:
 
 
 def cmd_skipped_datasets(args: argparse.Namespace) -> int:
+    from hare.experiments.config import load_config
+    from hare.experiments.plan import availability_record
     from hare.report.paper import write_skipped
 
-    write_skipped(json.loads(args.skipped_json), Path(args.out_json), Path(args.out_tex))
+    record = availability_record(load_config([Path(p) for p in args.config]), Path(args.raw))
+    write_skipped(record, Path(args.out_json), Path(args.out_tex))
     return 0
 
 
@@ -107,7 +110,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
-    p.add_argument("--skipped-json", required=True, help='[{"dataset": ..., "reason": ...}] as JSON')
+    p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
+    p.add_argument("--raw", default="results/data/raw", help="raw-data folder where optional datasets may already be fetched")
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-tex", required=True)
     p.set_defaults(func=cmd_skipped_datasets)

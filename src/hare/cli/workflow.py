@@ -27,7 +27,16 @@ def cmd_validate_config(args: argparse.Namespace) -> int:
 def cmd_jobs(args: argparse.Namespace) -> int:
     from hare.experiments.grid import expand_jobs
 
-    for job in expand_jobs(_load_config(args.config)):
+    config = _load_config(args.config)
+    if args.table:
+        from hare.experiments.plan import job_table
+        from hare.theory.claims import load_register
+
+        table = job_table(config)
+        table["claims"] = [{"key": claim["key"], "inputs": dict(claim.get("inputs") or {})} for claim in load_register(Path(args.register), [config])]
+        json.dump(table, sys.stdout, sort_keys=True)
+        return 0
+    for job in expand_jobs(config):
         if args.role in (None, job.role):
             print(job.stem)
     return 0
@@ -64,9 +73,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_run_batch(args: argparse.Namespace) -> int:
+    from hare.experiments.plan import batch_entries
     from hare.experiments.run import run_batch
 
-    run_batch(json.loads(args.jobs), args.dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    entries, dataset = batch_entries(_load_config(args.config), args.batch, Path(args.results), args.digest)
+    if dataset is not None and not dataset.is_file():
+        raise FileNotFoundError(f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)")
+    run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")
     return 0
 
 
@@ -140,9 +153,11 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="+")
     p.set_defaults(func=cmd_validate_config)
 
-    p = sub.add_parser("jobs", help="list the jobs of a config")
+    p = sub.add_parser("jobs", help="list the jobs of a config, or (--table) write the job table the workflow reads")
     p.add_argument("config", nargs="+")
     p.add_argument("--role", choices=("report", "tuning"), default=None, help="only jobs of this role")
+    p.add_argument("--table", action="store_true", help="the workflow's job table as JSON on standard output (hare.experiments.plan)")
+    p.add_argument("--register", default="paper/claims.yaml", help="claims register whose inputs the table lists (with --table)")
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("fetch", help="download a dataset (canonical URL, then mirror), sha256-verified")
@@ -170,9 +185,11 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("run-batch", help="run several jobs of one (experiment, environment) in one process")
-    p.add_argument("--jobs", required=True, help='JSON list of {"job": specification, "out": result .npz, "selected": selection .json or null}')
-    p.add_argument("--dataset", default=None, help="prepared dataset .npz for classification and replay environments")
+    p = sub.add_parser("run-batch", help="run the jobs of one batch (folder, experiment, environment) of a config in one process")
+    p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
+    p.add_argument("--batch", required=True, help="FOLDER/EXPERIMENT/ENVIRONMENT, e.g. runs/synthetic/hare_sim (hare jobs --table lists them)")
+    p.add_argument("--results", default="results", help="results folder: outputs, selections and prepared datasets are read and written under it")
+    p.add_argument("--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
     p.set_defaults(func=cmd_run_batch)
 
