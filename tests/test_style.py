@@ -1,9 +1,37 @@
-"""The code passes the project's linter (ruff, configured in pyproject.toml) with no exceptions beyond the configured ones."""
+"""The code passes the project's linter (ruff, configured in pyproject.toml) with no exceptions beyond the configured ones,
+and no module of ``src/hare`` runs over 400 lines without its docstring saying why (a paragraph starting ``Length:``)."""
 
+import ast
+import re
 import subprocess
 import sys
+
+MAX_LINES = 400
 
 
 def test_ruff_finds_no_violations(repository):
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(repository)], capture_output=True, text=True, cwd=repository)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def states_length_reason(source: str) -> bool:
+    """Does the module docstring hold a paragraph (blank-line separated) that starts with ``Length:``?"""
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    return any(paragraph.lstrip().startswith("Length:") for paragraph in re.split(r"\n\s*\n", docstring))
+
+
+def test_states_length_reason_reads_paragraphs():
+    assert states_length_reason('"""Summary.\n\nLength: one algorithm.\n"""\n')
+    assert not states_length_reason('"""Summary. Length: inline, not a paragraph."""\n')
+    assert not states_length_reason("x = 1\n")
+
+
+def test_long_modules_state_why(repository):
+    offenders = []
+    for path in sorted((repository / "src" / "hare").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        n_lines = len(source.splitlines())
+        if n_lines > MAX_LINES and not states_length_reason(source):
+            offenders.append(f"{path.relative_to(repository)} ({n_lines} lines)")
+    assert not offenders, (f"modules over {MAX_LINES} lines without a 'Length:' paragraph in their docstring saying why they are one module "
+                           f"(split them, or add the reason): {', '.join(offenders)}")

@@ -23,6 +23,12 @@ default (Saito et al., 2021, arXiv:2008.07146; zr-obp ``obp/dataset/real.py``).
 
 Outputs are ``.npz`` archives without pickled objects, written atomically and byte for
 byte reproducibly (fixed zip timestamps, fixed member order).
+
+Length: one module because the readers of both classification protocols and of the Open Bandit Dataset share
+private parsing helpers (:func:`_records`, :func:`_numeric`, :func:`_labels`, :func:`one_hot`) whose
+:class:`DataFormatError` messages name file and line, the reference readers reuse the project readers' raw
+forms (``_magic_raw``, ``_shuttle_raw``, ...), and :func:`prepare_dataset` dispatches among all of them; split
+by dataset kind, those private helpers would become a cross-module interface.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ Every table also states, from the run sidecars alone:
   tuning runs (a dagger where the selection had ties), for an entry the config keeps
   ``fixed`` its set value and the reason, otherwise the set value of the policy's
   tunable hyperparameters. The CSV carries the same in extra columns.
+
+Length: one module because every table writer reads the row dicts :func:`summarise_run` builds (the columns of
+:data:`FIELDS`, the regime and hyperparameter-choice fields) and shares the caption and cell pieces derived
+from them (:func:`regime_sentence`, :func:`hyperparameter_note`, the marks of ``fixed`` reasons); split into
+summaries and writers, that untyped row schema would become an interface between modules.
 """
 
 from __future__ import annotations

@@ -15,6 +15,12 @@ a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUC
 
 The synthetic environment (HARE-Sim, default configuration) is always included.
 :func:`bench_table_tex` and :func:`bench_neural_table_tex` turn the file into the paper's tables.
+
+Length: one module because it is both the writer and the reader of one JSON format: the entries
+that :func:`compare_linucb`, :func:`ceiling_entry`, :func:`peer_ratio_entry` and :func:`bench_policies`
+write are the fields the tables and :func:`linucb_speedups` read, and split, a change to the format
+would span modules. The rounds themselves are played by :func:`hare.experiments.simulation.simulate`;
+the NeuralUCB modes are :mod:`hare.experiments.bench_neural`, HARE's scaling :mod:`hare.experiments.bench_hare`.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.simulation import simulate
 from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json, write_text
 from hare.policies import build_policy
@@ -77,7 +84,11 @@ def make_environment(spec: DatasetSpec, n_runs: int, horizon: int, device: str) 
 
 def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 2, max_seconds: float = math.inf) -> tuple[int, float]:
     """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after up to ``warmup``
-    untimed rounds on a fresh copy; each phase stops after the first round that ends past ``max_seconds``."""
+    untimed rounds on a fresh copy; each phase stops after the first round that ends past ``max_seconds``.
+
+    The rounds are played by :func:`hare.experiments.simulation.simulate` without its accounts (no input check,
+    no regret), so the clock, read after synchronising the device before the first round and after the last,
+    holds the policy's work alone."""
     keys = run_keys(0, range(env.n_runs), "bench", name).to(device)
     policy = None
     for repeat in ("warmup", "timed"):
@@ -85,14 +96,9 @@ def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[Ba
         policy = build_policy(name, params, env, keys).to(device)
         steps = rounds[:warmup] if repeat == "warmup" else rounds
         synchronise(device)
-        played = 0
         start = time.perf_counter()
-        for current in steps:
-            arms = policy.select(current.observation)
-            policy.update(current.observation, arms, current.reward(arms))
-            played += 1
-            if time.perf_counter() - start > max_seconds:
-                break
+        played = int(simulate(env, policy, progress=None, rounds=steps, account=False,
+                              stop=lambda t, start=start: time.perf_counter() - start > max_seconds)["rounds_played"])
         synchronise(device)
         elapsed = time.perf_counter() - start
     return played, elapsed

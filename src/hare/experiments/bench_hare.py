@@ -19,26 +19,25 @@ from __future__ import annotations
 import json
 import resource
 import statistics
-import time
 from pathlib import Path
 
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.simulation import RoundTimer, simulate
 from hare.io import write_json, write_text
 from hare.policies import build_policy
 from hare.random import run_keys
 from hare.report.latex import booktabs_table
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs: int = 1, rounds: int = 20, warmup: int = 3,
                device: str = "cpu", mean: str = "online") -> dict:
-    """Median seconds per round and peak memory (bytes) of one HARE configuration."""
+    """Median seconds per round and peak memory (bytes) of one HARE configuration.
+
+    The ``rounds + warmup`` rounds are played by :func:`hare.experiments.simulation.simulate` without its accounts;
+    a round's time is its :class:`~hare.experiments.simulation.RoundTimer` ``policy_seconds`` (``select`` and
+    ``update``, the device synchronised before and after)."""
     dev = torch.device(device)
     config = SyntheticConfig(n_items=n_items, n_clusters=min(n_clusters, n_items), item_dim=16, key_dim=key_dim)
     env = SyntheticBandit(config, n_runs, rounds + warmup, run_keys(0, range(n_runs), "bench-env"), device=dev)
@@ -47,16 +46,9 @@ def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
-    times = []
-    for t in range(rounds + warmup):
-        round_ = env.round(t)
-        _sync(dev)
-        start = time.perf_counter()
-        arms = policy.select(round_.observation)
-        policy.update(round_.observation, arms, round_.reward(arms))
-        _sync(dev)
-        if t >= warmup:
-            times.append(time.perf_counter() - start)
+    timer = RoundTimer(dev)
+    simulate(env, policy, progress=None, observer=timer, account=False)
+    times = timer.policy_seconds[warmup:]
     peak = torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     state = sum(buffer.numel() * buffer.element_size() for buffer in policy.buffers())
     return {"n_items": n_items, "n_clusters": n_clusters, "n_heads": n_heads, "key_dim": key_dim, "n_runs": n_runs, "mean": mean,

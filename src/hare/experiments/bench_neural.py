@@ -15,19 +15,20 @@ from __future__ import annotations
 
 import platform
 import statistics
-import time
 
 import torch
 
 from hare.envs.classification import ClassificationBandit
-from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
+from hare.experiments.simulation import RoundTimer, simulate
+from hare.experiments.timing import PAIRED_METHOD, t_summary
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
 
 
 def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim: int, device: str) -> dict[str, float]:
     """``{"select": selects/s, "round": rounds/s}`` of NeuralUCB with ``exploration=mode`` over ``rounds``
-    timed rounds (after two warm-up rounds); ``select`` and ``update`` are clocked separately."""
+    timed rounds (after two warm-up rounds), played by :func:`hare.experiments.simulation.simulate` without its
+    accounts; ``select`` and ``update`` are clocked separately (:class:`~hare.experiments.simulation.RoundTimer`)."""
     rng = CounterRNG(run_keys(0, [0], "bench-data"))
     n_rows = rounds + 2
     features = torch.nn.functional.normalize(rng.normal("features", 0, (n_rows, dim))[0], dim=-1)
@@ -36,19 +37,9 @@ def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim
     env = ClassificationBandit(features, labels, n_runs, n_rows, keys, device)
     params = dict(width=width, exploration=mode, train_steps=0, memory_budget_mb=4096.0)
     policy = build_policy("neural_ucb", params, env, keys.to(device)).to(device)
-    select_seconds = update_seconds = 0.0
-    for t in range(n_rows):
-        bandit_round = env.round(t)
-        synchronise(device)
-        start = time.perf_counter()
-        arms = policy.select(bandit_round.observation)
-        synchronise(device)
-        middle = time.perf_counter()
-        policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
-        synchronise(device)
-        if t >= 2:
-            select_seconds += middle - start
-            update_seconds += time.perf_counter() - middle
+    timer = RoundTimer(device, split=True)
+    simulate(env, policy, progress=None, observer=timer, account=False)
+    select_seconds, update_seconds = sum(timer.select_seconds[2:]), sum(timer.update_seconds[2:])
     return {"select": rounds / select_seconds, "round": rounds / (select_seconds + update_seconds)}
 
 

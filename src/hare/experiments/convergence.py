@@ -34,6 +34,11 @@ next round's observation is a new object), so the measured trajectory is the unp
 Probe observations carry ``t = 2**36 + p``, far from every played round, so their tie-break draws
 are not the run's; a schedule that reads ``t`` (``inverse_sqrt``) would therefore see a bonus weight
 the run does not use and is refused.
+
+Length: one module because it is one self-contained check: the settings refuse exactly what the probe protocol
+cannot measure (synthesize mode; ``inverse_sqrt``, which would read the probes' ``t = 2**36 + p``), the
+measures are the definitions of this docstring, which :func:`run_convergence` also writes into its result, and
+the writers name the macros the paper quotes from them; split, each rule would sit apart from its reason.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 A benchmark, not a test. For every distinct (policy entry, environment) of a configuration's simulated jobs (the
 first point of a grid: the tuned value does not change the work of a round) the policy plays the environment at
 ``n_runs`` runs, warm-started as its experiment's regime says, and the wall time of every round is recorded, until
-the horizon or a time budget per entry: the environment's round, the policy's choice and update, the regret, as a job
-spends them. The cost at round ``t`` is the mean over the ``window`` rounds before it.
+the horizon or a time budget per entry: the environment's round, the input check, the policy's choice and update, the
+regret and reward sums, as a job spends them (:func:`hare.experiments.simulation.simulate`). The cost at round ``t`` is the mean over the ``window`` rounds before it.
 Rounds past the budget are not measured: the model extends the per-round cost linearly in ``t``, a least-squares
 line through the measured rounds' windows (exact for the costs that are constant or grow linearly with the history,
 an overestimate for those that saturate, the kernel dictionary and the neural training), and says so per entry.
@@ -24,7 +24,6 @@ import logging
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ import torch
 
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset
 from hare.experiments.job_setup import build_environment, policy_keys, resolve_device, warm_start_logs
+from hare.experiments.simulation import RoundTimer, simulate
 from hare.policies.base import build_policy, make_config, policy_class
 
 log = logging.getLogger(__name__)
@@ -69,8 +69,9 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
     """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, in the cold regime (see
     :func:`entry_key`), up to ``horizon`` rounds or
     ``budget_s`` seconds (but at least one round): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``.
-    A policy slower than ``budget_s / window`` a round is measured on its first rounds only, and its line is flat."""
-    min_rounds = 1
+    The rounds are a job's (:func:`hare.experiments.simulation.simulate`, timed by its
+    :class:`~hare.experiments.simulation.RoundTimer`). A policy slower than ``budget_s / window`` a round is
+    measured on its first rounds only, and its line is flat."""
     spec = {**job.spec, "n_runs": n_runs, "device": "cpu", "environment": {**job.spec["environment"], "horizon": horizon}}
     if not needs_warm_start(job):
         spec.update(regime="cold", n_logged=0)
@@ -82,24 +83,9 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
     env = build_environment(spec, device, path)
     logs = warm_start_logs(spec, env)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
-    start = clock()
-    offset = 0
-    if logs is not None:
-        policy.warm_start(logs)
-        offset = len(logs)
-    warm = clock() - start
-    seconds = []
-    begin = clock()
-    for t in range(env.horizon):
-        tick = clock()
-        round_ = env.round(t)
-        observation = replace(round_.observation, t=t + offset) if offset else round_.observation
-        arms = policy.select(observation)
-        policy.update(observation, arms, round_.reward(arms))
-        round_.regret(arms)
-        seconds.append(clock() - tick)
-        if clock() - begin > budget_s and len(seconds) >= min_rounds:
-            break
+    timer = RoundTimer(budget_s=budget_s, clock=clock)
+    simulate(env, policy, progress=None, logs=logs, observer=timer, stop=timer.over_budget)
+    warm, seconds = timer.warm_start_seconds, timer.round_seconds
     return {"warm_start_s": warm, "round_seconds": seconds, "rounds_played": len(seconds), "horizon": env.horizon, "regime": spec.get("regime", "cold")}
 
 

@@ -30,6 +30,12 @@ entry whose policy declares tunable hyperparameters (``PolicyConfig.tunable``) h
 over some or all of them and over nothing else, and every such grid of the config has the same
 number of points. An entry may instead keep its set values with ``fixed: "<reason>"`` (never
 beside a grid); the reason travels in its job specification and the tables show it.
+
+Length: one module because validation and expansion are two readings of the one config shape above:
+:func:`validate_config` builds the policy config of every point :func:`policy_points` yields, under the
+environment restriction and the regime that :func:`expand_jobs` applies to the same points, and the
+equal-budget rule constrains exactly the grids :func:`expand_jobs` turns into tuning jobs; apart, a change to
+the shape could reach one reading and not the other.
 """
 
 from __future__ import annotations

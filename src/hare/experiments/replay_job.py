@@ -29,13 +29,49 @@ import numpy as np
 import torch
 
 from hare.envs.base import Observation
-from hare.envs.replay import LoggedData, ReplayBandit, masked_update
+from hare.envs.replay import LoggedData, ReplayBandit, ReplayRound
 from hare.experiments import off_policy
-from hare.experiments.job_setup import build_environment, checkpoints, deterministic_kernels, policy_keys, progress_ticker, provenance, regime_record, resolve_device, warm_start_logs
+from hare.experiments.job_setup import build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, regime_record, resolve_device, warm_start_logs
+from hare.experiments.simulation import RoundObserver, simulate
 from hare.io import write_result
 from hare.policies.base import argmax_random_ties, build_policy
 
 log = logging.getLogger(__name__)
+
+
+class ReplayTally(RoundObserver):
+    """The replay's feedback and accounts over one play of ``n_steps`` steps (:func:`run_replay`).
+
+    :meth:`feedback` accepts the events whose logged arm the policy played, for runs below ``target_accepted``
+    accepted events (``None``: no target), and returns their logged rewards (0 elsewhere) with the accepting runs,
+    the only ones that learn. After each update: ``reward`` ``(n_runs,)`` the accepted rewards summed, ``count``
+    ``(n_runs,)`` int64 the accepted events, ``trace`` ``(n_runs, n_steps)`` the reward sum after each run's
+    ``j``-th accepted event (NaN beyond its count); :meth:`record` appends ``reward`` and ``count`` to
+    ``reward_curve`` and ``count_curve``.
+    """
+
+    def __init__(self, n_runs: int, n_steps: int, target_accepted: int | None, device: torch.device):
+        self.runs = torch.arange(n_runs, device=device)
+        self.reward = torch.zeros(n_runs, dtype=torch.float64, device=device)
+        self.count = torch.zeros(n_runs, dtype=torch.int64, device=device)
+        self.trace = torch.full((n_runs, n_steps), float("nan"), dtype=torch.float64, device=device)
+        self.limit = n_steps if target_accepted is None else target_accepted
+        self.reward_curve: list[torch.Tensor] = []
+        self.count_curve: list[torch.Tensor] = []
+
+    def feedback(self, round_: ReplayRound, arms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.accepted = round_.accepted(arms) & (self.count < self.limit)
+        return torch.where(self.accepted, round_.logged_rewards, torch.zeros_like(round_.logged_rewards)), self.accepted
+
+    def updated(self, t: int, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        accepted = self.accepted
+        self.reward += rewards
+        self.trace[self.runs[accepted], self.count[accepted]] = self.reward[accepted]
+        self.count += accepted.long()
+
+    def record(self, t: int, policy) -> None:
+        self.reward_curve.append(self.reward.clone())
+        self.count_curve.append(self.count.clone())
 
 
 def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_every: int = 1, target_accepted: int | None = None, progress: bool = False) -> dict[str, np.ndarray]:
@@ -43,7 +79,8 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
 
     At step ``t`` every run is shown its next logged event, the policy selects ``arms``
     ``(n_runs,)``, and the event is accepted where ``arms`` equals the logged arm; accepted
-    runs learn from it through :func:`hare.envs.replay.masked_update`. A run stops accepting
+    runs learn from it through :func:`hare.envs.replay.masked_update` (the steps are played by
+    :func:`hare.experiments.simulation.simulate` with the feedback of :class:`ReplayTally`). A run stops accepting
     once it has ``target_accepted`` accepted events (Li et al.'s ``T``; ``None``: never).
     With ``C`` checkpoints on the step grid (:func:`hare.experiments.job_setup.checkpoints`) and
     ``A`` the largest accepted count, the arrays are
@@ -60,44 +97,24 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
       ``total_mean_reward`` ``(n_runs,)``.
 
     ``rounds``, ``cumulative_reward`` and ``total_reward`` mean what they mean in
-    :func:`hare.experiments.run.simulate`'s output, restricted to accepted events. There is no
+    :func:`hare.experiments.simulation.simulate`'s output, restricted to accepted events. There is no
     regret: the rewards of arms that were not logged are unknown.
     """
     n_steps = env.horizon if n_steps is None else n_steps
     if not 1 <= n_steps <= env.horizon:
         raise ValueError(f"n_steps must lie in 1..{env.horizon}, got {n_steps}")
-    rounds = checkpoints(n_steps, record_every)
-    record_at = set((rounds - 1).tolist())
-    device = policy.run_keys.device
-    runs = torch.arange(env.n_runs, device=device)
-    reward = torch.zeros(env.n_runs, dtype=torch.float64, device=device)
-    count = torch.zeros(env.n_runs, dtype=torch.int64, device=device)
-    trace = torch.full((env.n_runs, n_steps), float("nan"), dtype=torch.float64, device=device)
-    limit = n_steps if target_accepted is None else target_accepted
-    reward_curve, count_curve = [], []
-    bar = progress_ticker(n_steps, progress)
-    for t in range(n_steps):
-        round_ = env.round(t)
-        arms = policy.select(round_.observation)
-        accepted = round_.accepted(arms) & (count < limit)
-        rewards = torch.where(accepted, round_.logged_rewards, torch.zeros_like(round_.logged_rewards))
-        masked_update(policy, round_.observation, arms, rewards, accepted)
-        reward += rewards
-        trace[runs[accepted], count[accepted]] = reward[accepted]
-        count += accepted.long()
-        if t in record_at:
-            reward_curve.append(reward.clone())
-            count_curve.append(count.clone())
-        bar(t)
-    cumulative = torch.stack(reward_curve, 1).cpu().numpy()
-    counts = torch.stack(count_curve, 1).cpu().numpy()
+    tally = ReplayTally(env.n_runs, n_steps, target_accepted, policy.run_keys.device)
+    simulate(env, policy, record_every, progress, horizon=n_steps, feedback=tally.feedback, observer=tally, on_record=tally.record, account=False)
+    reward, count = tally.reward, tally.count
+    cumulative = torch.stack(tally.reward_curve, 1).cpu().numpy()
+    counts = torch.stack(tally.count_curve, 1).cpu().numpy()
     total_reward, total_count = reward.cpu().numpy(), count.cpu().numpy()
     return {
-        "rounds": rounds.astype(np.int64),
+        "rounds": checkpoints(n_steps, record_every).astype(np.int64),
         "cumulative_reward": cumulative,
         "accepted": counts.astype(np.int64),
         "mean_reward": np.where(counts > 0, cumulative / np.maximum(counts, 1), np.nan),
-        "accepted_cumulative_reward": trace[:, : int(total_count.max())].cpu().numpy(),
+        "accepted_cumulative_reward": tally.trace[:, : int(total_count.max())].cpu().numpy(),
         "total_reward": total_reward,
         "total_accepted": total_count.astype(np.int64),
         "total_mean_reward": np.where(total_count > 0, total_reward / np.maximum(total_count, 1), np.nan),

@@ -32,6 +32,11 @@ Determinism: every parameter is drawn from the counter RNG of ``seed``
 the caller (inverse-CDF sampling), so the same inputs give the same text. Dropout is off.
 Training runs single-threaded (:func:`single_threaded`): for a model this small intra-op threads
 only add contention, and one thread fixes the order of floating-point reductions.
+
+Length: one module because :func:`run_forward` re-implements :meth:`Decoder.forward` on stacked parameters,
+reading them by the names of ``Decoder``'s state dict, and :class:`RunDecoders` must give exactly the single
+decoder's logits, SGD steps and texts (it shares :func:`decode_tokens`, :func:`init_parameters` and the
+tokenizer); split, the two forms of the one architecture could drift apart unnoticed.
 """
 
 from __future__ import annotations

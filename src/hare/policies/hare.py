@@ -56,6 +56,13 @@ round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2
 ``alpha_j = alpha / (N_j + 1) * (kappa g + (1 - kappa) n_j)``, ``N_j`` pulls of cluster ``j``,
 ``n_j`` its mean reward (0 before its first pull), ``g`` the mean reward so far; clamped at 0,
 since a bonus weight is non-negative).
+
+Length: one module because the policy's state (``Sigma``, ``b``, ``theta0``, the user posterior, the
+projections) and its select, synthesize and update equations above are one algorithm, :class:`HARESynthesize`
+is a mode of it, and RAG-cosine is the same attention's projections with the user term and the bonus dropped,
+built, fitted on the logs and checked against the regime by the same :func:`build_projections`,
+:func:`learned_projections` and ``check_projections_*``, so that the baseline cannot drift from HARE's
+projections.
 """
 
 from __future__ import annotations

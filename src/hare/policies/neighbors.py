@@ -9,6 +9,12 @@ nearest by a per-arm selection (few arms) or ``k`` scatter-min passes over the h
 
 Notation: ``N_a`` pulls of arm ``a`` before round ``t``; ``r_{a,k}(x)`` distance from ``x`` to its
 ``k``-th nearest neighbour among them; ``f_{a,k}(x)`` mean reward of those ``k`` neighbours.
+
+Length: one module, one algorithm family (the package keeps one module per family): every policy here scores
+arms from the same :class:`ArmHistory` search in the notation above; LNUCB-TA and the three enhanced variants
+of its Appendix B share the Alg. 2 adjustment (:class:`AdaptiveNeighborMixin`), and the linear ones the
+per-arm ridge of :class:`LinearNeighborPolicy`. Split by paper, the history and the mixin would move to a
+third module that only these import, while each policy class is already short.
 """
 
 from __future__ import annotations

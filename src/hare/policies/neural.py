@@ -60,6 +60,12 @@ once a pass's mean loss is at most 1e-3; LNUCB-TA §5.1 runs
 NeuralTS with 100 gradient steps at learning rate 1e-3. The defaults are that schedule
 (2000 / 100) with LNUCB-TA's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
 single samples keep the runs batched. Everything is configurable.
+
+Length: one module, one algorithm family (the package keeps one module per family): the three policies share
+the batched network and its Zhou et al. initialisation and the training objective and schedule of
+:class:`NeuralPolicy`, and NeuralUCB and NeuralTS share the gradient posterior ``Z`` with its three width
+computations, all stated by the equations above; :meth:`BatchedReLUNetwork.jacobian` stays beside
+:meth:`GradientPosteriorPolicy.disjoint_width_squared` as its closed-form check.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ dimension, ``d_u`` user-state dimension, ``d`` the dimension of a plain linear
 bandit, ``lam`` the ridge parameter, ``sigma`` the sub-Gaussian noise scale,
 ``B_x`` the norm bound of the vectors whose widths are summed (``L`` in
 Abbasi-Yadkori et al.), ``S`` the norm bound of the unknown parameter.
+
+Length: one module because every bound is a sympy expression over the one :data:`SYMBOLS` table and the totals
+are assembled from the other bounds (:func:`_build_bounds`); :data:`SEED_ISSUES` annotates steps of these same
+derivations, and the symbolic checks (:func:`three_term_residual`, :func:`check_regime`,
+:func:`asymptotic_ratio`) and the LaTeX export read :data:`BOUNDS`; split, the derivations and the checks of
+their consistency would sit in different places.
 """
 
 from __future__ import annotations

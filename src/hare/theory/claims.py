@@ -53,6 +53,12 @@ Expressions are evaluated by a whitelist evaluator over the loaded inputs (``.js
 mappings, ``.npz`` as arrays): arithmetic, attribute or item access, and :data:`FUNCTIONS`.
 Nothing is ``eval``'d. A claim that fails is reported as FAIL with its numbers; it never stops
 the build.
+
+Length: one module because this docstring is the grammar of ``paper/claims.yaml`` and the module its one
+implementation: register loading and family expansion, the whitelist evaluator, the four uncertainty kinds and
+the status rules each implement a clause of it, and the Markdown and TeX writers print the status words and
+codes (:data:`STATUSES`, :data:`STATUS_CODES`) that :func:`decide` assigns and the paper branches on; split,
+the grammar would be documented apart from most of its clauses.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The measured three-term regret decomposition (paper, sec:decomposition).
 
-Three variants of the same HARE policy (select mode) play the same HARE-Sim runs in lock
-step: one environment object serves all of them, so every variant sees the same queries,
-active users and reward noise in every round (``round(t)`` is a pure function of the run
-keys and ``t``), and all variants share one set of policy keys (tie-breaks):
+Three variants of the same HARE policy (select mode) play the same HARE-Sim runs: one
+environment object serves all of them, one after another (:func:`_simulate`), so every variant
+sees the same queries, active users and reward noise in every round (``round(t)`` is a pure
+function of the run keys and ``t``), and all variants share one set of policy keys (tie-breaks):
 
 * ``pi_full``   learned projections ``W_hat``, posterior user state, exploration;
 * ``pi_W*``     oracle projections ``W*``, posterior user state, exploration;
@@ -24,7 +24,7 @@ HARE policies, LinUCB and LNUCB-TA, Khosravi et al., 2025) is warm-started with 
 of the environment (:meth:`SyntheticBandit.logged`, uniform logging), through
 :meth:`~hare.policies.base.Policy.warm_start` (``pi_full`` fits ``W_hat`` on them there, then feeds
 them through its update like every other policy), and the online rounds are shown as ``M + t``
-(as :func:`hare.experiments.run.simulate` does). Regret counts the online rounds only.
+(as :func:`hare.experiments.simulation.simulate` does). Regret counts the online rounds only.
 
 The mean the bonus explores around (paper, eq:online-mean): the variants use ``hare_params``' ``mean``
 (default ``online``). ``pi_full`` and ``pi_W*`` also play with the other mean, so the output
@@ -126,21 +126,30 @@ constants of :func:`hare.envs.synthetic.linear_parameters`; LNUCB-TA's Theorem 1
 an unspecified absolute constant ``b`` and a kNN uncertainty ``Gamma_kNN`` built from an
 unspecified metric, so it is not evaluated: the output states this and reports the
 ``b`` the bound would need at ``Gamma_kNN -> 0`` (any positive ``Gamma_kNN`` lowers it).
+
+Length: one module because this docstring is the specification of every measured quantity and of how
+every bound is evaluated on it (the warm-start forms, the constants, the exponent checks), and
+:func:`run_decomposition` computes them in that order from private helpers that no other module uses;
+split, the definitions would sit apart from the code that computes them. The play itself is
+:func:`hare.experiments.simulation.simulate`, the grid's tables :mod:`hare.theory.decomposition_grid` and the
+writers :mod:`hare.report.decomposition`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from hare.envs.base import LoggedRounds
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
+from hare.experiments.simulation import RoundObserver, simulate
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS, HAREConfig
@@ -351,71 +360,93 @@ def _epsilon_attention(env: SyntheticBandit, full, base_seed: int, n_queries: in
     return {"epsilon_attn": eps, "epsilon_train": float(report.epsilon_train), "n_queries": int(n_queries)}
 
 
-def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray, offset: int = 0) -> dict[str, np.ndarray]:
-    """Play every policy on the same rounds (shown as ``offset + t`` after a warm start of ``offset`` logged
-    interactions); record regret and the measured quantities at ``horizons``."""
-    n_runs, horizon = env.n_runs, int(horizons[-1])
-    record = {int(h) - 1: k for k, h in enumerate(horizons)}
-    device = env.pool.embeddings.device
-    runs = torch.arange(n_runs, device=device)
-    regret = {name: torch.zeros(n_runs, dtype=torch.float64, device=device) for name in policies}
-    curves = {name: np.zeros((n_runs, len(horizons))) for name in policies}
-    query_norm = {name: torch.zeros(n_runs, dtype=torch.float64, device=device) for name in VARIANTS if name in policies}
-    explore = policies["w_star_u_star"]
-    n_heads = explore.n_heads
-    potential = torch.zeros(n_runs, n_heads, dtype=torch.float64, device=device)
-    potential_curve = np.zeros((n_runs, n_heads, len(horizons)))
-    log_det_curve = np.zeros((n_runs, n_heads, len(horizons)))
-    counts_curve = np.zeros((n_runs, n_heads, explore.n_clusters, len(horizons)))
-    lambda_max_curve = np.zeros((n_runs, len(horizons)))
-    lambda_min_active = np.zeros((n_runs, horizon))
-    lambda_min_users = np.zeros((n_runs, len(horizons)))
-    optimal = np.zeros((n_runs, horizon), dtype=np.int64)
-    gap_seen = torch.zeros((), dtype=torch.float64, device=device)
-    abs_seen = torch.zeros((), dtype=torch.float64, device=device)
-    posterior = policies["w_star"].user_posterior
-    lam = explore.config.lam
-    for t in range(horizon):
-        round_ = env.round(t)
-        observation = replace(round_.observation, t=offset + t) if offset else round_.observation
-        optimal[:, t] = round_.optimal_arms.cpu().numpy()
-        gap_seen = torch.maximum(gap_seen, (round_.mean_rewards.max(1).values - round_.mean_rewards.min(1).values).max())
-        abs_seen = torch.maximum(abs_seen, round_.mean_rewards.abs().max())
-        lambda_min_active[:, t] = torch.linalg.eigvalsh(posterior.precision[runs, observation.users])[:, 0].cpu().numpy()
-        for name, policy in policies.items():
-            if name in query_norm:
-                out = policy.attend(observation)
-                query_norm[name] = torch.maximum(query_norm[name], out.queries.norm(dim=-1).max(-1).values)
-            arms = policy.select(observation)
-            if policy is explore:
-                chosen = explore.clusters[arms]
-                widths = out.bonuses.gather(-1, chosen[:, None, None].expand(-1, n_heads, 1)).squeeze(-1) ** 2  # (n_runs, H)
-                potential += widths.clamp(max=1.0)
-            regret[name] += round_.regret(arms)
-            policy.update(observation, arms, round_.reward(arms))
-        if t in record:
-            k = record[t]
-            for name in policies:
-                curves[name][:, k] = regret[name].cpu().numpy()
-            covariance = explore.attention.covariance
-            potential_curve[:, :, k] = potential.cpu().numpy()
-            log_det = torch.linalg.slogdet(covariance.precision)[1] - explore.key_dim * math.log(lam)  # (n_runs, H, C)
-            log_det_curve[:, :, k] = log_det.sum(-1).cpu().numpy()
-            counts_curve[:, :, :, k] = covariance.counts.cpu().numpy()
-            lambda_max_curve[:, k] = torch.linalg.eigvalsh(covariance.precision)[..., -1].flatten(1).max(1).values.cpu().numpy()
-            lambda_min_users[:, k] = torch.linalg.eigvalsh(posterior.precision)[..., 0].mean(1).cpu().numpy()
+class _Measurements(RoundObserver):
+    """The quantities of the module docstring measured while policy ``name`` plays (:func:`_simulate`).
+
+    With ``K`` horizons and ``T`` the largest:
+
+    * every variant of :data:`VARIANTS`: ``query_norm`` ``(n_runs,)``, the largest norm of its projected query
+      ``max_t ||q_t||`` (from its attention before ``select``);
+    * ``pi_W*,u*`` (``w_star_u_star``): the capped width sum ``sum_t min(1, U_{t,j_t}^2)`` per head (widths before
+      the update) and at every horizon its cluster covariances' ``log det(Sigma_j) - d_k log lam`` summed over
+      clusters, their counts and their largest eigenvalue over heads and clusters;
+    * ``pi_W*`` (``w_star``): ``lambda_min_active`` ``(n_runs, T)``, the smallest eigenvalue of the active user's
+      posterior precision before each round's update, and at every horizon its mean over users;
+    * with ``environment``: every round's optimal arms ``(n_runs, T)``, the largest reward range
+      ``max_n mu_t(n) - min_n mu_t(n)`` and the largest ``|mu_t(n)|`` seen.
+    """
+
+    def __init__(self, name: str, policy, env: SyntheticBandit, horizons: np.ndarray, environment: bool):
+        n_runs, horizon, device = env.n_runs, int(horizons[-1]), env.pool.embeddings.device
+        self.policy, self.attends, self.explore, self.user, self.environment = policy, name in VARIANTS, name == "w_star_u_star", name == "w_star", environment
+        self.index = {int(h) - 1: k for k, h in enumerate(horizons)}
+        self.runs = torch.arange(n_runs, device=device)
+        self.query_norm = torch.zeros(n_runs, dtype=torch.float64, device=device)
+        self.potential = None
+        self.explore_curves: dict[str, list[np.ndarray]] = {"potential": [], "log_det_ratio": [], "cluster_counts": [], "lambda_max": []}
+        self.lambda_min_active = np.zeros((n_runs, horizon))
+        self.lambda_min_users = np.zeros((n_runs, len(horizons)))
+        self.optimal = np.zeros((n_runs, horizon), dtype=np.int64)
+        self.gap_seen = torch.zeros((), dtype=torch.float64, device=device)
+        self.abs_seen = torch.zeros((), dtype=torch.float64, device=device)
+
+    def selecting(self, t: int, round_, observation) -> None:
+        if self.environment:
+            self.optimal[:, t] = round_.optimal_arms.cpu().numpy()
+            self.gap_seen = torch.maximum(self.gap_seen, (round_.mean_rewards.max(1).values - round_.mean_rewards.min(1).values).max())
+            self.abs_seen = torch.maximum(self.abs_seen, round_.mean_rewards.abs().max())
+        if self.user:
+            precision = self.policy.user_posterior.precision[self.runs, observation.users]
+            self.lambda_min_active[:, t] = torch.linalg.eigvalsh(precision)[:, 0].cpu().numpy()
+        if self.attends:
+            self.attention = self.policy.attend(observation)
+            self.query_norm = torch.maximum(self.query_norm, self.attention.queries.norm(dim=-1).max(-1).values)
+
+    def selected(self, t: int, arms: torch.Tensor) -> None:
+        if self.explore:
+            n_heads = self.policy.n_heads
+            chosen = self.policy.clusters[arms]
+            widths = self.attention.bonuses.gather(-1, chosen[:, None, None].expand(-1, n_heads, 1)).squeeze(-1) ** 2  # (n_runs, H)
+            if self.potential is None:
+                self.potential = torch.zeros(len(self.runs), n_heads, dtype=torch.float64, device=widths.device)
+            self.potential += widths.clamp(max=1.0)
+
+    def record(self, t: int, policy) -> None:
+        if self.explore:
+            covariance = policy.attention.covariance
+            log_det = torch.linalg.slogdet(covariance.precision)[1] - policy.key_dim * math.log(policy.config.lam)  # (n_runs, H, C)
+            curves = self.explore_curves
+            curves["potential"].append(self.potential.cpu().numpy().copy())
+            curves["log_det_ratio"].append(log_det.sum(-1).cpu().numpy())
+            curves["cluster_counts"].append(covariance.counts.cpu().numpy().copy())
+            curves["lambda_max"].append(torch.linalg.eigvalsh(covariance.precision)[..., -1].flatten(1).max(1).values.cpu().numpy())
+        if self.user:
+            self.lambda_min_users[:, self.index[t]] = torch.linalg.eigvalsh(policy.user_posterior.precision)[..., 0].mean(1).cpu().numpy()
+
+
+def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray, logs: LoggedRounds) -> dict[str, np.ndarray]:
+    """Play every policy, warm-started on ``logs``, on the same rounds (:func:`hare.experiments.simulation.simulate`:
+    online round ``t`` shown as ``M + t``), one after another; record regret and the measured quantities
+    (:class:`_Measurements`) at ``horizons``.
+
+    ``round(t)`` is a pure function of the run keys and ``t``, and the policies share no state, so each policy
+    sees the rounds and makes the choices it would make in lock step with the others.
+    """
+    curves, measured = {}, {}
+    for name, policy in policies.items():
+        measured[name] = _Measurements(name, policy, env, horizons, environment=not measured)
+        arrays = simulate(env, policy, progress=None, logs=logs, on_record=measured[name].record, record_at=horizons, observer=measured[name])
+        curves[name] = arrays["cumulative_regret"]
+    first, explore, user = next(iter(measured.values())), measured["w_star_u_star"], measured["w_star"]
     return {
         "curves": curves,
-        "query_norm": {name: value.cpu().numpy() for name, value in query_norm.items()},
-        "potential": potential_curve,
-        "log_det_ratio": log_det_curve,
-        "cluster_counts": counts_curve,
-        "lambda_max": lambda_max_curve,
-        "lambda_min_active": lambda_min_active,
-        "lambda_min_user_mean": lambda_min_users,
-        "optimal_arms": optimal,
-        "max_gap_seen": float(gap_seen),
-        "max_abs_mean_seen": float(abs_seen),
+        "query_norm": {name: m.query_norm.cpu().numpy() for name, m in measured.items() if m.attends},
+        **{key: np.stack(values, -1) for key, values in explore.explore_curves.items()},
+        "lambda_min_active": user.lambda_min_active,
+        "lambda_min_user_mean": user.lambda_min_users,
+        "optimal_arms": first.optimal,
+        "max_gap_seen": float(first.gap_seen),
+        "max_abs_mean_seen": float(first.abs_seen),
     }
 
 
@@ -556,11 +587,9 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
         policies[name] = build_policy("hare", {**_hare_config(hare_params, variant), "mean": other_mean}, env, policy_keys).to(device)
     for name in baseline_names:
         policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
-    for policy in policies.values():
-        policy.warm_start(logs)
-    config = policies["full"].config
     constants = instance_constants(env)
-    sim = _simulate(env, policies, horizons_arr, offset=len(logs))
+    sim = _simulate(env, policies, horizons_arr, logs)
+    config = policies["full"].config
     if not constants["exact"]:
         constants.update(max_gap=sim["max_gap_seen"], L_f=sim["max_gap_seen"] / 2.0, max_abs_mean_reward=sim["max_abs_mean_seen"])
     constants["max_gap_source"] = "instance supremum over unit queries" if constants["exact"] else "empirical over the rounds played"

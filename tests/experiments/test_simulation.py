@@ -1,0 +1,187 @@
+"""The one round loop (hare.experiments.simulation): it is the only loop that plays a policy, and its extension
+points (observer, timer, stop, pre-built rounds, feedback, recorded rounds, play without accounts) behave."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.run import simulate as simulate_from_run
+from hare.experiments.simulation import RoundObserver, RoundTimer, simulate
+from hare.policies import build_policy
+from hare.random import run_keys
+
+SOURCE = Path(__file__).resolve().parents[2] / "src"
+CONFIG = SyntheticConfig(n_items=12, n_clusters=3, n_users=2)
+HORIZON = 20
+
+SELECT_LOOPS_ALLOWED = {
+    ("hare.experiments.simulation", "simulate"): "the round loop itself",
+    ("hare.experiments.convergence", "probe_choices"): "asks the frozen policy for its choice on each probe after a recorded round: "
+                                                       "no reward, no update, not rounds of play",
+    ("hare.experiments.replay_job", "greedy_arms"): "asks the final, frozen policy for its choice on every logged event (the "
+                                                    "fallback greedy rule for the off-policy estimates): no reward, no update",
+}
+LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _select_calls(node: ast.AST, function: str = "<module>", in_loop: bool = False):
+    """Names of the functions holding a ``<x>.select(...)`` call nested in a loop or comprehension, under ``node``."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        function, in_loop = node.name, False
+    in_loop = in_loop or isinstance(node, LOOPS)
+    if in_loop and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "select":
+        yield function
+    for child in ast.iter_child_nodes(node):
+        yield from _select_calls(child, function, in_loop)
+
+
+def select_calls_in_loops() -> set[tuple[str, str]]:
+    """(module, enclosing function) of every ``<x>.select(...)`` call nested in a loop or comprehension under src/hare."""
+    found = set()
+    for path in (SOURCE / "hare").rglob("*.py"):
+        module = ".".join(path.relative_to(SOURCE).with_suffix("").parts)
+        found.update((module, function) for function in _select_calls(ast.parse(path.read_text())))
+    return found
+
+
+def test_the_scan_finds_a_select_inside_a_loop():
+    assert ("hare.experiments.simulation", "simulate") in select_calls_in_loops()
+
+
+def test_only_the_simulation_module_calls_select_in_a_loop():
+    """Every round loop goes through simulate; the two other loops over ``select`` query a frozen policy (allowed, with
+    the reason). ``personalization``'s ``both.select(...)`` picks decoders from a batch, outside any loop."""
+    assert select_calls_in_loops() == set(SELECT_LOOPS_ALLOWED)
+
+
+def test_run_re_exports_the_one_simulate():
+    assert simulate_from_run is simulate
+
+
+def _play(horizon=HORIZON, n_runs=3, policy="linucb", params=None):
+    env = SyntheticBandit(CONFIG, n_runs, horizon, run_keys(0, range(n_runs), "env"))
+    return env, build_policy(policy, {"alpha": 0.5} if params is None else params, env, run_keys(0, range(n_runs), "pol"))
+
+
+def test_pre_built_rounds_give_the_regret_of_the_environments_rounds():
+    env, policy = _play()
+    played = simulate(env, policy, record_every=5)
+    env, policy = _play()
+    prebuilt = simulate(env, policy, record_every=5, rounds=[env.round(t) for t in range(HORIZON)])
+    for key, value in played.items():
+        np.testing.assert_array_equal(prebuilt[key], value)
+
+
+def test_recorded_rounds_are_the_columns_of_every_round():
+    env, policy = _play()
+    every = simulate(env, policy, record_every=1)
+    env, policy = _play()
+    chosen = simulate(env, policy, record_at=[3, 17, 20])
+    np.testing.assert_array_equal(chosen["rounds"], [3, 17, 20])
+    np.testing.assert_array_equal(chosen["cumulative_regret"], every["cumulative_regret"][:, [2, 16, 19]])
+    with pytest.raises(ValueError, match="record_at"):
+        simulate(env, policy, record_at=[0, 5])
+
+
+def test_a_stop_ends_the_play_after_its_round_and_keeps_the_curves_reached():
+    env, policy = _play()
+    every = simulate(env, policy, record_every=1)
+    env, policy = _play()
+    stopped = simulate(env, policy, record_every=4, stop=lambda t: t == 9)
+    np.testing.assert_array_equal(stopped["rounds"], [4, 8])
+    np.testing.assert_array_equal(stopped["cumulative_regret"], every["cumulative_regret"][:, [3, 7]])
+    np.testing.assert_array_equal(stopped["total_regret"], every["cumulative_regret"][:, 9])
+    env, policy = _play()
+    assert int(simulate(env, policy, account=False, stop=lambda t: t == 9)["rounds_played"]) == 10
+
+
+def test_the_timer_measures_every_round_and_its_budget_stops_the_play():
+    env, policy = _play()
+    logs = env.logged(30)
+    timer = RoundTimer(split=True)
+    simulate(env, policy, logs=logs, observer=timer)
+    for seconds in (timer.round_seconds, timer.policy_seconds, timer.select_seconds, timer.update_seconds):
+        assert len(seconds) == HORIZON and all(s > 0 for s in seconds)
+    np.testing.assert_allclose(timer.policy_seconds, np.add(timer.select_seconds, timer.update_seconds), rtol=1e-9)
+    assert all(p <= r for p, r in zip(timer.policy_seconds, timer.round_seconds, strict=True))
+    assert timer.warm_start_seconds > 0
+
+    ticks = itertools.count()
+    env, policy = _play()
+    budget = RoundTimer(budget_s=30.0, clock=lambda: float(next(ticks)))  # every clock read takes one second
+    played = int(simulate(env, policy, account=False, observer=budget, stop=budget.over_budget)["rounds_played"])
+    assert 1 <= played < HORIZON and len(budget.round_seconds) == played and budget.warm_start_seconds == 0.0
+    assert budget.clock() - budget.first_round_at > 30.0
+
+
+class _Events(RoundObserver):
+    def __init__(self):
+        self.events = []
+
+    def warm_starting(self):
+        self.events.append("warm_starting")
+
+    def warm_started(self):
+        self.events.append("warm_started")
+
+    def round_started(self, t):
+        self.events.append(("round_started", t))
+
+    def selecting(self, t, round_, observation):
+        self.events.append(("selecting", t, observation.t))
+
+    def selected(self, t, arms):
+        self.events.append(("selected", t))
+
+    def updated(self, t, arms, rewards):
+        self.events.append(("updated", t))
+
+    def round_ended(self, t):
+        self.events.append(("round_ended", t))
+
+
+def test_the_observer_sees_each_round_in_order_and_the_warm_start_shift():
+    env, policy = _play(horizon=2)
+    events = _Events()
+    simulate(env, policy, record_every=2, logs=env.logged(5), observer=events, on_record=lambda t, p: events.events.append(("record", t)))
+    assert events.events == [
+        "warm_starting", "warm_started",
+        ("round_started", 0), ("selecting", 0, 5), ("selected", 0), ("updated", 0), ("round_ended", 0),
+        ("round_started", 1), ("selecting", 1, 6), ("selected", 1), ("updated", 1), ("record", 1), ("round_ended", 1),
+    ]
+
+
+def test_playing_without_accounts_leaves_the_policy_where_a_job_leaves_it():
+    env, policy = _play()
+    simulate(env, policy, record_every=5)
+    env, bare = _play()
+    assert simulate(env, bare, account=False).keys() == {"rounds_played"}
+    for (name, value), (_, other) in zip(policy.state_dict().items(), bare.state_dict().items(), strict=True):
+        torch.testing.assert_close(other, value, rtol=0, atol=0, msg=name)
+
+
+def test_a_feedback_without_learners_leaves_the_policy_untouched():
+    env, policy = _play()
+    before = {name: value.clone() for name, value in policy.state_dict().items()}
+    out = simulate(env, policy, feedback=lambda round_, arms: (round_.reward(arms), torch.zeros(env.n_runs, dtype=torch.bool)))
+    assert np.all(out["total_regret"] >= 0)
+    for name, value in policy.state_dict().items():
+        torch.testing.assert_close(value, before[name], rtol=0, atol=0, msg=name)
+
+
+def test_a_horizon_shorter_than_the_rounds_plays_their_prefix():
+    env, policy = _play()
+    every = simulate(env, policy, record_every=1)
+    env, policy = _play()
+    prefix = simulate(env, policy, horizon=7)
+    np.testing.assert_array_equal(prefix["rounds"], [7])
+    np.testing.assert_array_equal(prefix["total_regret"], every["cumulative_regret"][:, 6])
+    with pytest.raises(ValueError, match="horizon"):
+        simulate(env, policy, horizon=HORIZON + 1)
