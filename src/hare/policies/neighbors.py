@@ -159,7 +159,12 @@ class ArmHistory(nn.Module):
         n_runs, n = distances.shape
         mine = labels[:, None, :] == torch.arange(n_arms, device=labels.device)[None, :, None]  # (n_runs, n_arms, n)
         per_arm = torch.where(mine, distances[:, None, :], math.inf)
-        kth = per_arm.topk(k, dim=-1, largest=False).values[..., -1:]  # (n_runs, n_arms, 1)
+        nearest, found = per_arm.topk(k, dim=-1, largest=False)
+        kth = nearest[..., -1:]  # (n_runs, n_arms, 1)
+        if bool((((per_arm <= kth).sum(-1, keepdim=True) == k) | (kth == math.inf)).all()):
+            # No distance ties across the k-th: the k found are the k nearest whatever the tie rule (an arm with
+            # fewer pulls than k keeps all of them; its other slots are none).
+            return torch.where(nearest < math.inf, found, n).sort(dim=-1).values
         nearer = per_arm < kth
         at_kth = mine & (per_arm == kth)
         room = k - nearer.sum(-1, keepdim=True)
