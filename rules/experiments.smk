@@ -33,7 +33,7 @@ for _batch, _planned in PLAN["batches"].items():
         conda:
             "../envs/hare.yaml"
         shell:
-            "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest} --progress off > {log:q} 2>&1"
+            "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off > {log:q} 2>&1"
 
 
 rule select_hyperparameters:
