@@ -79,3 +79,17 @@ def test_invalid_yaml_names_the_file_and_line(tmp_path):
     bad.write_text("device: cpu\nenvironments:\n  a: {kind: synthetic\n")
     with pytest.raises(ConfigError, match=rf"{bad}: not valid YAML at line \d+, column \d+"):
         load_config([bad])
+
+
+def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
+    """An experiment batch (scope "experiments") still refuses a bad policy value, and leaves the theory sections,
+    which the whole-config validation of the job table checks, alone."""
+    bad_policy = _set(copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0)
+    with pytest.raises(ConfigError, match=r"experiments\.classification\.policies\.linucb\.params\.alpha"):
+        check_config(bad_policy, scope="experiments")
+    bad_theory = _set(copy.deepcopy(smoke_config), ["theory", "decomposition_grid", "n_clusters"], [2, 25])
+    check_config(copy.deepcopy(bad_theory), scope="experiments")
+    with pytest.raises(ConfigError, match=r"theory\.decomposition_grid\.n_clusters"):
+        check_config(bad_theory)
+    with pytest.raises(ValueError, match="scope"):
+        check_config(copy.deepcopy(smoke_config), scope="theory")

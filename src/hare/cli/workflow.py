@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 
-def _load_config(paths: list[str]) -> dict:
-    """Merge YAML configs left to right (later files override top-level keys) and validate them."""
+def _load_config(paths: list[str], scope: str = "all") -> dict:
+    """Merge YAML configs left to right (later files override top-level keys) and validate them (``scope``:
+    :func:`hare.experiments.grid.validate_config`)."""
     from hare.experiments.config import load_config
 
-    return load_config([Path(p) for p in paths])
+    return load_config([Path(p) for p in paths], scope=scope)
 
 
 def cmd_validate_config(args: argparse.Namespace) -> int:
@@ -76,7 +77,7 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
     from hare.experiments.plan import batch_entries
     from hare.experiments.run import run_batch
 
-    entries, dataset = batch_entries(_load_config(args.config), args.batch, Path(args.results), args.digest)
+    entries, dataset = batch_entries(_load_config(args.config, scope="experiments"), args.batch, Path(args.results), args.digest)
     if dataset is not None and not dataset.is_file():
         raise FileNotFoundError(f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)")
     run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")

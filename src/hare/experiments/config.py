@@ -22,17 +22,19 @@ def schema_errors(config: dict[str, Any], schema_path: Path = SCHEMA_PATH) -> li
     return [f"{'.'.join(map(str, e.absolute_path)) or '<top level>'}: {e.message}" for e in errors]
 
 
-def check_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
-    """Validate ``config`` by schema, then by policy registry and cross-references; return it."""
+def check_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH, scope: str = "all") -> dict[str, Any]:
+    """Validate ``config`` by schema, then by policy registry and cross-references (of ``scope``,
+    :func:`hare.experiments.grid.validate_config`); return it."""
     errors = schema_errors(config, schema_path)
     if errors:
         raise ConfigError("invalid config: " + "; ".join(errors[:5]))
-    validate_config(config)
+    validate_config(config, scope)
     return config
 
 
-def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
-    """Merge YAML files left to right (top-level keys of later files win) and validate the result."""
+def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH, scope: str = "all") -> dict[str, Any]:
+    """Merge YAML files left to right (top-level keys of later files win) and validate the result (``scope``:
+    :func:`hare.experiments.grid.validate_config`)."""
     config: dict[str, Any] = {}
     for path in paths:
         if not path.exists():
@@ -46,4 +48,4 @@ def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH) -> dict[str,
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: top level must be a mapping")
         config.update(loaded)
-    return check_config(config, schema_path)
+    return check_config(config, schema_path, scope)

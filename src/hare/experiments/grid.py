@@ -186,11 +186,20 @@ def tuning_jobs_of(jobs: list[Job], report: Job) -> list[Job]:
     return [j for j in jobs if j.role == "tuning" and j.experiment == report.experiment and j.environment == report.environment and j.label.startswith(prefix)]
 
 
-def validate_config(config: dict[str, Any]) -> None:
+CONFIG_SCOPES = ("all", "experiments")
+"""What :func:`validate_config` checks: the whole config, or only what an experiment batch reads (environments,
+experiments and their tuning budget), which spares a batch process the theory checks' imports (sympy, scipy)."""
+
+
+def validate_config(config: dict[str, Any], scope: str = "all") -> None:
     """Checks the schema cannot express: references between sections and every policy's hyperparameters.
 
+    scope: one of :data:`CONFIG_SCOPES`. The workflow validates the whole config once, when it reads the job table;
+    an experiment batch (``hare run-batch``) checks the sections it reads and that its jobs are the planned ones.
     Raises :class:`ConfigError` naming the key path at fault.
     """
+    if scope not in CONFIG_SCOPES:
+        raise ValueError(f"scope must be one of {CONFIG_SCOPES}, not {scope!r}")
     for name, env in config["environments"].items():
         if env["kind"] in ("classification", "replay") and not env.get("dataset"):
             raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
@@ -221,6 +230,8 @@ def validate_config(config: dict[str, Any]) -> None:
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
     _check_tuning_budget(config)
+    if scope == "experiments":
+        return
     if "personalization" in config:
         from hare.envs.text import TextConfig
         from hare.experiments.personalization import PersonalizationConfig

@@ -3,7 +3,9 @@
 The Snakefile imports nothing from this package. At parse time it runs ``hare jobs --table --config FILE...``
 and reads the JSON this module builds, as a workflow reads a sample sheet; each experiment rule then calls
 ``hare run-batch --config FILE... --batch FOLDER/EXPERIMENT/ENVIRONMENT``, which expands the same config again
-and runs that batch's jobs. The configuration is validated here, once, by :func:`hare.experiments.config.load_config`.
+and runs that batch's jobs. The whole configuration is validated once, when the table is built
+(:func:`hare.experiments.config.load_config`); a batch checks the sections it reads (``scope="experiments"``) and,
+by the digest of its jobs, that they are the ones planned.
 
 The table (all paths relative to the results folder)::
 
@@ -30,7 +32,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hare.data.availability import drop_unavailable_optional
 from hare.data.registry import DATASETS
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset, tuning_jobs_of
 
@@ -85,6 +86,8 @@ def availability_record(config: dict[str, Any], raw_root: Path = Path("results/d
     may probe the network unless ``data.offline``) are left out with their environments, the experiments left
     with none and the tables that read those; ``stems`` and ``tables`` are what remains.
     """
+    from hare.data.availability import drop_unavailable_optional
+
     available, skipped = drop_unavailable_optional(config, raw_root)
     return {
         "skipped": [{"dataset": status.dataset, "reason": status.reason} for status in skipped],
