@@ -119,10 +119,9 @@ def declared_outputs(wildcards=None):
     Snakemake does not rebuild a missing file whose consumers are up to date (it treats it as a spent
     intermediate), not even one the up-to-date manifest lists as an input; a deleted table, figure or macro file
     would stay missing after a run that reports success. As a target, every declared output is rebuilt when
-    missing, and everything after it. The
-    outputs of rules without wildcards are read off the workflow; those of the wildcard rules are the inputs of
-    those rules, the tables, the notebooks, the selections of tuned jobs and the prepared datasets with their
-    summaries and raw files.
+    missing, and everything after it. The outputs of rules without wildcards (the experiment batches with their
+    selections among them) are read off the workflow; those of the wildcard rules are the inputs of those rules, the
+    tables, the notebooks and the prepared datasets with their summaries and raw files.
     """
     files = set()
     stems = available()["stems"]
@@ -133,9 +132,6 @@ def declared_outputs(wildcards=None):
             continue
         files.update(str(path) for path in step.output)
         files.update(str(path) for path in step.input if isinstance(path, str) and str(path).startswith("results/"))
-    for job in JOBS.values():
-        if job.selection and job.stem in stems:
-            files.add(f"results/{job.selection}")
     for dataset in {path for path in files if path.startswith("results/data/prepared")}:
         files.add(str(Path(dataset).with_suffix(".json")))
         files.add(f"results/data/raw/{Path(dataset).stem}/MANIFEST.json")
@@ -149,12 +145,6 @@ def declared_outputs(wildcards=None):
 def option(flag, paths):
     """``--flag 'path'`` for a one-element input list, nothing for an empty one."""
     return f"{flag} {shlex.quote(paths[0])}" if paths else ""
-
-
-def tuning_runs(wildcards):
-    """The tuning run files that choose the hyperparameters of a reported job."""
-    reported = JOBS[f"runs/{wildcards.experiment}/{wildcards.environment}/{wildcards.label}"]
-    return [f"results/{stem}.npz" for stem in reported.tuning]
 
 
 def claim_inputs(key=None):

@@ -1,6 +1,8 @@
 # One rule per batch (folder, experiment, environment): its jobs run in one process and each writes its
-# own <label>.npz and .json. The rules are named run_<folder>_<experiment>_<environment>; the Slurm
-# profile gives them their site resources through config `resources` (see profiles/slurm/config.yaml).
+# own <label>.npz and .json; a batch of tuned report jobs first writes each one's selection (results/selected/...,
+# the grid point of lowest mean total regret on its tuning runs, seeds disjoint from the reported ones). The rules
+# are named run_<folder>_<experiment>_<environment>; the Slurm profile gives them their site resources through
+# config `resources` (see profiles/slurm/config.yaml).
 BATCH_OF_RULE = {}
 """``{rule name: batch}`` of the experiment rules."""
 
@@ -15,10 +17,11 @@ for _batch, _planned in PLAN["batches"].items():
             f"run_{_folder}_{_experiment}_{_environment}"
         input:
             dataset=[f"results/{_dataset}"] if _dataset else [],
-            selected=[f"results/{job.selection}" for job in _jobs if job.selection],
+            tuning=sorted({f"results/{stem}.npz" for job in _jobs for stem in job.tuning}),
         output:
             npz=[f"results/{job.stem}.npz" for job in _jobs],
             sidecar=[f"results/{job.stem}.json" for job in _jobs],
+            selected=[f"results/{job.selection}" for job in _jobs if job.selection],
         params:
             batch=_batch,
             digest=_planned["digest"],
@@ -34,22 +37,6 @@ for _batch, _planned in PLAN["batches"].items():
             "../envs/hare.yaml"
         shell:
             "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off > {log:q} 2>&1"
-
-
-rule select_hyperparameters:
-    """The grid point with the lowest mean total regret on the tuning runs (seeds disjoint from reported runs)."""
-    input:
-        tuning_runs,
-    output:
-        "results/selected/{experiment}/{environment}/{label}.json",
-    params:
-        hare=HARE,
-    log:
-        "results/logs/selected/{experiment}/{environment}/{label}.log",
-    conda:
-        "../envs/hare.yaml"
-    shell:
-        "{params.hare} select {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule table:

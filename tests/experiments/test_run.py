@@ -126,3 +126,27 @@ def test_a_grid_larger_than_the_run_cap_plays_in_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr("hare.experiments.run.MAX_GRID_RUNS", 4)
     entries = _grid_entries(tmp_path, "linucb", "alpha", [0.01, 0.1, 1.0, 10.0, 100.0], {})
     assert simulation_groups(entries) == [[0, 1], [2, 3], [4]]
+
+
+def test_a_batch_selects_each_tuned_job_from_its_tuning_runs_before_playing_it(tmp_path):
+    """A report entry with tuning runs: the batch writes its selection (the grid point of lowest mean total regret, as
+    ``hare select`` chooses it) and plays the job with the selected value; a missing tuning run fails the batch before
+    any selection or result is written."""
+    from hare.experiments.selection import select_point
+
+    tuning = _grid_entries(tmp_path, "linucb", "alpha", [0.01, 1.0, 100.0], {})
+    run_batch(tuning, progress=False)
+    runs = [entry["out"] for entry in tuning]
+    report_spec = {**_spec("linucb", {}, n_runs=2), "tuned_grid": {"alpha": [0.01, 1.0, 100.0]}}
+    selected = tmp_path / "selected.json"
+    report = {"job": report_spec, "out": str(tmp_path / "report.npz"), "selected": str(selected), "tuning": runs}
+    missing = {**report, "tuning": [*runs, str(tmp_path / "absent.npz")]}
+    with pytest.raises(FileNotFoundError, match="absent.npz"):
+        run_batch([missing], progress=False)
+    assert not selected.exists() and not Path(report["out"]).exists()
+    sidecar = run_batch([report], progress=False)[0]
+    choice = json.loads(selected.read_text())
+    assert choice == select_point(runs)
+    means = {entry["job"]["label"]: json.loads(Path(entry["out"]).with_suffix(".json").read_text())["total_regret_mean"] for entry in tuning}
+    assert choice["label"] == min(means, key=means.get)
+    assert sidecar["job"]["params"]["alpha"] == choice["params"]["alpha"] and sidecar["job"]["selected_from"] == choice["label"]

@@ -58,17 +58,23 @@ def batches(jobs: list[Job]) -> dict[str, list[Job]]:
 def batch_entries(config: dict[str, Any], batch: str, results: Path, digest: str | None = None) -> tuple[list[dict[str, Any]], Path | None]:
     """The entries of :func:`hare.experiments.run.run_batch` for ``batch`` of ``config``, and its prepared dataset.
 
+    A tuned report job's entry names its selection file (``selected``) and the tuning runs that choose it
+    (``tuning``): the batch writes the selection before it plays the job.
+
     Raises ValueError when the config has no such batch, or when ``digest`` is given and the config's jobs of the
     batch are not the ones it was computed from (the config files changed since the workflow was planned).
     """
-    planned = batches(expand_jobs(config))
+    all_jobs = expand_jobs(config)
+    planned = batches(all_jobs)
     if batch not in planned:
         raise ValueError(f"--batch {batch!r}: the config has no such batch (FOLDER/EXPERIMENT/ENVIRONMENT); it has {len(planned)}, e.g. {next(iter(planned), 'none')!r}")
     jobs = planned[batch]
     if digest is not None and batch_digest(jobs) != digest:
         raise ValueError(f"--batch {batch!r}: its jobs in the config differ from the ones the workflow planned (the config files changed since); rerun snakemake")
     dataset = prepared_dataset(jobs[0].spec["environment"])
-    entries = [{"job": job.spec, "out": str(results / f"{job.stem}.npz"), "selected": str(results / job.selection) if job.selection else None} for job in jobs]
+    entries = [{"job": job.spec, "out": str(results / f"{job.stem}.npz"), "selected": str(results / job.selection) if job.selection else None,
+                "tuning": [str(results / f"{tuning.stem}.npz") for tuning in tuning_jobs_of(all_jobs, job)] if job.selection else []}
+               for job in jobs]
     return entries, results / dataset if dataset else None
 
 

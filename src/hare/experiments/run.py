@@ -38,6 +38,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
+from hare.experiments.selection import apply_selection, write_selection
 from hare.experiments.simulation import NonFiniteInputError as NonFiniteInputError
 from hare.experiments.simulation import simulate
 from hare.io import remove_stale_temporaries, write_result
@@ -53,8 +54,6 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     Jobs on logged data (environment kind ``replay``) go to
     :func:`hare.experiments.replay_job.run_replay_job`, which writes the replay arrays instead.
     """
-    from hare.experiments.selection import apply_selection
-
     spec = apply_selection(spec, selected)
     if spec["environment"]["kind"] == "replay":
         from hare.experiments.replay_job import run_replay_job
@@ -143,11 +142,14 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
 def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = None, progress: bool | None = None) -> list[dict[str, Any]]:
     """Run several jobs of one (experiment, environment) in this process.
 
-    entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None}]``. Each job writes its own ``.npz``
-    and sidecar as :func:`run_job` does; the batch saves the interpreter and library start-up per job, and plays
-    the points of a grid as one simulation (:func:`simulation_groups`, :func:`run_simulations`). Every entry is
-    checked before the first job runs, so a bad entry fails the batch before any compute. Returns the sidecars in
-    the order of ``entries``.
+    entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None, "tuning": [path.npz] (optional)}]``.
+    An entry with ``tuning`` runs first writes its ``selected`` file from them
+    (:func:`hare.experiments.selection.write_selection`: the grid point of lowest mean total regret). Each job
+    writes its own ``.npz`` and sidecar as :func:`run_job` does; the batch saves the interpreter and library
+    start-up per job, and plays the points of a grid as one simulation (:func:`simulation_groups`,
+    :func:`run_simulations`). Every entry is checked, and every selection written, before the first job runs, so a
+    bad entry or a missing or damaged tuning run fails the batch before any compute. Returns the sidecars in the
+    order of ``entries``.
     """
     for i, entry in enumerate(entries):
         missing = sorted({"job", "out"} - set(entry))
@@ -155,6 +157,15 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
             raise ValueError(f"batch entry {i}: missing {missing}")
         if Path(entry["out"]).suffix != ".npz":
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}")
+        if entry.get("tuning") and not entry.get("selected"):
+            raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path")
+        missing_runs = [path for path in entry.get("tuning") or [] if not Path(path).is_file()]
+        if missing_runs:
+            raise FileNotFoundError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) missing: {', '.join(missing_runs)}")
+    for entry in entries:
+        if entry.get("tuning"):
+            selection = write_selection(entry["tuning"], entry["selected"])
+            log.info("%s: selected %s (%s)", entry["selected"], selection["label"], selection["criterion"])
     sidecars: dict[int, dict[str, Any]] = {}
     for group in simulation_groups(entries):
         if len(group) == 1:
