@@ -41,7 +41,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.run import simulate
+from hare.experiments.simulation import prebuilt_rounds, simulate
 from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys
@@ -169,12 +169,13 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
     env = SyntheticBandit(env_config, n_runs, int(horizon), env_keys, device)
     regret = {variant: np.zeros((n_runs, len(budgets))) for variant in ("full", "w_star")}
     epsilon, digests = [], []
+    rounds = prebuilt_rounds(env)
     for k, budget in enumerate(budgets):
         logs = env.logged(budget)
         digests.append(logs.digest())
         for variant in regret:
             policy = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
-            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs)["total_regret"]
+            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
             if variant == "full":
                 epsilon.append(_epsilon_attention(env, policy, base_seed, n_eps_queries)["epsilon_attn"])
     approx = regret["full"] - regret["w_star"]

@@ -149,7 +149,7 @@ import torch
 from hare.envs.base import LoggedRounds
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.simulation import RoundObserver, simulate
+from hare.experiments.simulation import RoundObserver, prebuilt_rounds, simulate
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS, HAREConfig
@@ -430,12 +430,15 @@ def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarr
     (:class:`_Measurements`) at ``horizons``.
 
     ``round(t)`` is a pure function of the run keys and ``t``, and the policies share no state, so each policy
-    sees the rounds and makes the choices it would make in lock step with the others.
+    sees the rounds and makes the choices it would make in lock step with the others; the rounds are drawn once
+    (:func:`hare.experiments.simulation.prebuilt_rounds`).
     """
     curves, measured = {}, {}
+    rounds = prebuilt_rounds(env)
     for name, policy in policies.items():
         measured[name] = _Measurements(name, policy, env, horizons, environment=not measured)
-        arrays = simulate(env, policy, progress=None, logs=logs, on_record=measured[name].record, record_at=horizons, observer=measured[name])
+        arrays = simulate(env, policy, progress=None, logs=logs, on_record=measured[name].record, record_at=horizons, observer=measured[name],
+                          rounds=rounds)
         curves[name] = arrays["cumulative_regret"]
     first, explore, user = next(iter(measured.values())), measured["w_star_u_star"], measured["w_star"]
     return {

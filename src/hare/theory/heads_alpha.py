@@ -36,7 +36,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.run import simulate
+from hare.experiments.simulation import prebuilt_rounds, simulate
 from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.policies.hare import HAREConfig
@@ -118,10 +118,11 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
     logs = env.logged(n_logged)
     regret = np.zeros((n_runs, len(heads), len(alphas)))
     key_dim = None
+    rounds = prebuilt_rounds(env)
     for i, h in enumerate(heads):
         for j, a in enumerate(alphas):
             policy = build_policy("hare", _cell_params(hare_params, h, a), env, policy_keys).to(device)
-            regret[:, i, j] = simulate(env, policy, record_every=int(horizon), logs=logs)["total_regret"]
+            regret[:, i, j] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
             key_dim = policy.key_dim
     factor = alpha_factor(alphas, key_dim)
     seed = int(base_seed)
