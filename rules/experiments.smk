@@ -1,23 +1,22 @@
-# One rule per batch (folder, experiment, environment): its jobs run in one process and each writes its
-# own <label>.npz and .json; a batch of tuned report jobs first writes each one's selection (results/selected/...,
-# the grid point of lowest mean total regret on its tuning runs, seeds disjoint from the reported ones). The rules
-# are named run_<folder>_<experiment>_<environment>; the Slurm profile gives them their site resources through
-# config `resources` (see profiles/slurm/config.yaml).
+# One rule per batch (experiment, environment): its jobs run in one process, the tuning jobs first, and each writes
+# its own <label>.npz and .json under results/tuning/ or results/runs/; before a tuned report job plays, the batch
+# writes its selection (results/selected/..., the grid point of lowest mean total regret on its tuning runs, seeds
+# disjoint from the reported ones). The rules are named run_<experiment>_<environment>; the Slurm profile gives them
+# their site resources through config `resources` (see profiles/slurm/config.yaml).
 BATCH_OF_RULE = {}
 """``{rule name: batch}`` of the experiment rules."""
 
 for _batch, _planned in PLAN["batches"].items():
-    _folder, _experiment, _environment = _batch.split("/")
-    BATCH_OF_RULE[f"run_{_folder}_{_experiment}_{_environment}"] = _batch
+    _experiment, _environment = _batch.split("/")
+    BATCH_OF_RULE[f"run_{_experiment}_{_environment}"] = _batch
     _jobs = [JOBS[stem] for stem in _planned["jobs"]]
     _dataset = _planned["dataset"]
 
     rule:
         name:
-            f"run_{_folder}_{_experiment}_{_environment}"
+            f"run_{_experiment}_{_environment}"
         input:
             dataset=[f"results/{_dataset}"] if _dataset else [],
-            tuning=sorted({f"results/{stem}.npz" for job in _jobs for stem in job.tuning}),
         output:
             npz=[f"results/{job.stem}.npz" for job in _jobs],
             sidecar=[f"results/{job.stem}.json" for job in _jobs],
@@ -32,7 +31,7 @@ for _batch, _planned in PLAN["batches"].items():
             **experiment_resources(),
         threads: job_resources()["threads"]
         log:
-            f"results/logs/{_folder}/{_experiment}/{_environment}.log",
+            f"results/logs/experiments/{_experiment}/{_environment}.log",
         conda:
             "../envs/hare.yaml"
         shell:

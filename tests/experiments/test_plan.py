@@ -34,7 +34,7 @@ def test_the_table_lists_every_job_once_with_its_batch_selection_and_tuning_runs
     assert sorted(batched) == sorted(job.stem for job in jobs) and len(set(batched)) == len(batched)
     for row in table["jobs"]:
         assert row["stem"] in table["batches"][row["batch"]]["jobs"]
-        assert row["stem"].startswith(row["batch"] + "/")
+        assert row["stem"] == f"{row['folder']}/{row['batch']}/{row['label']}"
         if row["selection"]:
             assert row["tuning"] and all(stem.startswith(f"tuning/{row['experiment']}/{row['environment']}/{row['label']}@") for stem in row["tuning"])
         else:
@@ -49,7 +49,7 @@ def test_the_digest_follows_the_jobs_of_its_batch_only():
     changed["experiments"]["synthetic"]["n_runs"] += 1
     after = job_table(changed)["batches"]
     moved = {name for name in before if before[name]["digest"] != after[name]["digest"]}
-    assert moved == {name for name in before if name.split("/")[1] == "synthetic" and name.startswith("runs/")}
+    assert moved == {name for name in before if name.split("/")[0] == "synthetic"}
 
 
 def test_the_command_writes_the_table_with_the_claims_of_the_config(capsys):
@@ -62,8 +62,9 @@ def test_the_command_writes_the_table_with_the_claims_of_the_config(capsys):
 def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_path):
     config_path = _synthetic_config(tmp_path)
     table = job_table(load_config([config_path]))
-    batch = "tuning/synthetic/synthetic_linear"
+    batch = "synthetic/synthetic_linear"
     planned = table["batches"][batch]
+    assert {stem.split("/")[0] for stem in planned["jobs"]} == {"tuning", "runs"}
     assert cli.main(["run-batch", "--config", str(config_path), "--batch", batch, "--results", str(tmp_path / "results"), "--digest", planned["digest"], "--progress", "off"]) == 0
     for stem in planned["jobs"]:
         with np.load(tmp_path / "results" / f"{stem}.npz") as result:
@@ -73,15 +74,15 @@ def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_
 
 def test_a_batch_refuses_a_digest_the_config_no_longer_gives_before_any_compute(tmp_path, capsys):
     config_path = _synthetic_config(tmp_path)
-    batch = "tuning/synthetic/synthetic_linear"
+    batch = "synthetic/synthetic_linear"
     assert cli.main(["run-batch", "--config", str(config_path), "--batch", batch, "--results", str(tmp_path / "results"), "--digest", "0" * 64]) == 2
     assert "differ from the ones the workflow planned" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
 
 
 def test_an_unknown_batch_is_named(tmp_path):
-    with pytest.raises(ValueError, match="'runs/nope/none'"):
-        batch_entries(load_config([_synthetic_config(tmp_path)]), "runs/nope/none", tmp_path)
+    with pytest.raises(ValueError, match="'nope/none'"):
+        batch_entries(load_config([_synthetic_config(tmp_path)]), "nope/none", tmp_path)
 
 
 def test_the_workflow_imports_nothing_from_the_package_and_never_changes_its_config():

@@ -23,13 +23,13 @@ def fresh_clone(repository, tmp_path_factory):
 
 def test_a_comparison_claim_needs_only_its_experiment_and_dataset(fresh_clone):
     rules = _planned_rules(fresh_clone, "hare_vs_linucb_mushroom_classification")
-    assert set(rules) == {"fetch_dataset", "prepare_dataset", "run_tuning_classification_mushroom", "run_runs_classification_mushroom", "claim"}
+    assert set(rules) == {"fetch_dataset", "prepare_dataset", "run_classification_mushroom", "claim"}
     assert rules["fetch_dataset"] == rules["prepare_dataset"] == rules["claim"] == 1
 
 
 def test_a_check_claim_needs_only_its_check_and_the_runs_it_reads(fresh_clone):
     rules = _planned_rules(fresh_clone, "oful_bound_holds")
-    assert set(rules) == {"oful_check", "run_tuning_synthetic_synthetic_linear", "run_runs_synthetic_synthetic_linear", "claim"}
+    assert set(rules) == {"oful_check", "run_synthetic_synthetic_linear", "claim"}
 
 
 def test_a_claim_the_config_does_not_run_needs_nothing_but_its_verdict(fresh_clone):

@@ -186,9 +186,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("run-batch", help="run the jobs of one batch (folder, experiment, environment) of a config in one process")
+    p = sub.add_parser("run-batch", help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config in one process")
     p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
-    p.add_argument("--batch", required=True, help="FOLDER/EXPERIMENT/ENVIRONMENT, e.g. runs/synthetic/hare_sim (hare jobs --table lists them)")
+    p.add_argument("--batch", required=True, help="EXPERIMENT/ENVIRONMENT, e.g. synthetic/synthetic_linear (hare jobs --table lists them)")
     p.add_argument("--results", default="results", help="results folder: outputs, selections and prepared datasets are read and written under it")
     p.add_argument("--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")

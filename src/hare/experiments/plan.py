@@ -2,7 +2,7 @@
 
 The Snakefile imports nothing from this package. At parse time it runs ``hare jobs --table --config FILE...``
 and reads the JSON this module builds, as a workflow reads a sample sheet; each experiment rule then calls
-``hare run-batch --config FILE... --batch FOLDER/EXPERIMENT/ENVIRONMENT``, which expands the same config again
+``hare run-batch --config FILE... --batch EXPERIMENT/ENVIRONMENT``, which expands the same config again
 and runs that batch's jobs. The whole configuration is validated once, when the table is built
 (:func:`hare.experiments.config.load_config`); a batch checks the sections it reads (``scope="experiments"``) and,
 by the digest of its jobs, that they are the ones planned.
@@ -13,7 +13,7 @@ The table (all paths relative to the results folder)::
      "optional_datasets": [the optional datasets (Covertype) its experiments use],
      "jobs": [{"stem", "folder", "experiment", "environment", "label", "role", "batch", "dataset",
                "dataset_name", "selection", "tuning"}],
-     "batches": {"FOLDER/EXPERIMENT/ENVIRONMENT": {"jobs": [stem, ...], "dataset", "digest"}},
+     "batches": {"EXPERIMENT/ENVIRONMENT": {"jobs": [stem, ...], "dataset", "digest"}},
      "claims": [{"key", "inputs"}]}
 
 Whether an optional dataset can be obtained is not decided here, at parse time, but by the workflow's checkpoint
@@ -37,29 +37,30 @@ from hare.experiments.grid import Job, expand_jobs, prepared_dataset, tuning_job
 
 
 def batch_of(job: Job) -> str:
-    """``FOLDER/EXPERIMENT/ENVIRONMENT``: the jobs of one batch run in one process."""
-    return job.stem.rsplit("/", 1)[0]
+    """``EXPERIMENT/ENVIRONMENT``: the jobs of one batch, tuning and reported, run in one process."""
+    return f"{job.experiment}/{job.environment}"
 
 
 def batch_digest(jobs: list[Job]) -> str:
-    """sha256 of the job specifications of a batch, in label order."""
-    specs = [job.spec for job in sorted(jobs, key=lambda job: job.label)]
+    """sha256 of the job specifications of a batch, in the order of their stems."""
+    specs = [job.spec for job in sorted(jobs, key=lambda job: job.stem)]
     return hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()
 
 
 def batches(jobs: list[Job]) -> dict[str, list[Job]]:
-    """``{batch: [job, ...]}`` in sorted batch order, each batch's jobs in label order."""
+    """``{batch: [job, ...]}`` in sorted batch order; in a batch the tuning jobs come first (their runs choose the
+    hyperparameters of the reported ones), each role in label order."""
     grouped: dict[str, list[Job]] = {}
     for job in jobs:
         grouped.setdefault(batch_of(job), []).append(job)
-    return {name: sorted(grouped[name], key=lambda job: job.label) for name in sorted(grouped)}
+    return {name: sorted(grouped[name], key=lambda job: (job.role != "tuning", job.label)) for name in sorted(grouped)}
 
 
 def batch_entries(config: dict[str, Any], batch: str, results: Path, digest: str | None = None) -> tuple[list[dict[str, Any]], Path | None]:
     """The entries of :func:`hare.experiments.run.run_batch` for ``batch`` of ``config``, and its prepared dataset.
 
     A tuned report job's entry names its selection file (``selected``) and the tuning runs that choose it
-    (``tuning``): the batch writes the selection before it plays the job.
+    (``tuning``), which the same batch plays first: the batch writes the selection before it plays the job.
 
     Raises ValueError when the config has no such batch, or when ``digest`` is given and the config's jobs of the
     batch are not the ones it was computed from (the config files changed since the workflow was planned).
@@ -67,7 +68,7 @@ def batch_entries(config: dict[str, Any], batch: str, results: Path, digest: str
     all_jobs = expand_jobs(config)
     planned = batches(all_jobs)
     if batch not in planned:
-        raise ValueError(f"--batch {batch!r}: the config has no such batch (FOLDER/EXPERIMENT/ENVIRONMENT); it has {len(planned)}, e.g. {next(iter(planned), 'none')!r}")
+        raise ValueError(f"--batch {batch!r}: the config has no such batch (EXPERIMENT/ENVIRONMENT); it has {len(planned)}, e.g. {next(iter(planned), 'none')!r}")
     jobs = planned[batch]
     if digest is not None and batch_digest(jobs) != digest:
         raise ValueError(f"--batch {batch!r}: its jobs in the config differ from the ones the workflow planned (the config files changed since); rerun snakemake")

@@ -144,12 +144,13 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
 
     entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None, "tuning": [path.npz] (optional)}]``.
     An entry with ``tuning`` runs first writes its ``selected`` file from them
-    (:func:`hare.experiments.selection.write_selection`: the grid point of lowest mean total regret). Each job
-    writes its own ``.npz`` and sidecar as :func:`run_job` does; the batch saves the interpreter and library
-    start-up per job, and plays the points of a grid as one simulation (:func:`simulation_groups`,
-    :func:`run_simulations`). Every entry is checked, and every selection written, before the first job runs, so a
-    bad entry or a missing or damaged tuning run fails the batch before any compute. Returns the sidecars in the
-    order of ``entries``.
+    (:func:`hare.experiments.selection.write_selection`: the grid point of lowest mean total regret); its tuning
+    runs are files on disk or the outputs of earlier entries of the batch (a batch of an experiment and an
+    environment plays its tuning jobs first). Each job writes its own ``.npz`` and sidecar as :func:`run_job` does;
+    the batch saves the interpreter and library start-up per job, and plays the points of a grid as one simulation
+    (:func:`simulation_groups`, :func:`run_simulations`). Every entry is checked before the first job runs, so a
+    bad entry, or a tuning run that is neither on disk nor played before it, fails the batch before any compute.
+    Returns the sidecars in the order of ``entries``.
     """
     for i, entry in enumerate(entries):
         missing = sorted({"job", "out"} - set(entry))
@@ -159,15 +160,17 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}")
         if entry.get("tuning") and not entry.get("selected"):
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path")
-        missing_runs = [path for path in entry.get("tuning") or [] if not Path(path).is_file()]
+        earlier = {str(Path(previous["out"])) for previous in entries[:i]}
+        missing_runs = [path for path in entry.get("tuning") or [] if str(Path(path)) not in earlier and not Path(path).is_file()]
         if missing_runs:
-            raise FileNotFoundError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) missing: {', '.join(missing_runs)}")
-    for entry in entries:
-        if entry.get("tuning"):
-            selection = write_selection(entry["tuning"], entry["selected"])
-            log.info("%s: selected %s (%s)", entry["selected"], selection["label"], selection["criterion"])
+            raise FileNotFoundError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) neither on disk nor played "
+                                    f"earlier in the batch: {', '.join(missing_runs)}")
     sidecars: dict[int, dict[str, Any]] = {}
     for group in simulation_groups(entries):
+        for i in group:
+            if entries[i].get("tuning"):
+                selection = write_selection(entries[i]["tuning"], entries[i]["selected"])
+                log.info("%s: selected %s (%s)", entries[i]["selected"], selection["label"], selection["criterion"])
         if len(group) == 1:
             entry = entries[group[0]]
             sidecars[group[0]] = run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected"))
