@@ -18,12 +18,11 @@ from repository_copy import SNAKEMAKE, copy_repository
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 def _batches() -> dict[str, list[str]]:
     """``{batch: [result .npz, ...]}``: the smoke config's jobs grouped as the workflow's batch rules group them
-    (one rule ``run_<folder>_<experiment>_<environment>`` per batch)."""
+    (one rule ``run_<experiment>_<environment>`` per batch, its tuning and reported jobs)."""
     config = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())
     batches: dict[str, list[str]] = {}
     for job in expand_jobs(config):
-        folder = job.stem.split("/", 1)[0]
-        batches.setdefault(f"run_{folder}_{job.experiment}_{job.environment}", []).append(f"results/{job.stem}.npz")
+        batches.setdefault(f"run_{job.experiment}_{job.environment}", []).append(f"results/{job.stem}.npz")
     return batches
 
 
