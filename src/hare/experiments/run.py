@@ -152,6 +152,7 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
     bad entry, or a tuning run that is neither on disk nor played before it, fails the batch before any compute.
     Returns the sidecars in the order of ``entries``.
     """
+    earlier: set[str] = set()
     for i, entry in enumerate(entries):
         missing = sorted({"job", "out"} - set(entry))
         if missing:
@@ -160,11 +161,11 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}")
         if entry.get("tuning") and not entry.get("selected"):
             raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path")
-        earlier = {str(Path(previous["out"])) for previous in entries[:i]}
         missing_runs = [path for path in entry.get("tuning") or [] if str(Path(path)) not in earlier and not Path(path).is_file()]
         if missing_runs:
             raise FileNotFoundError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) neither on disk nor played "
                                     f"earlier in the batch: {', '.join(missing_runs)}")
+        earlier.add(str(Path(entry["out"])))
     sidecars: dict[int, dict[str, Any]] = {}
     for group in simulation_groups(entries):
         for i in group:
