@@ -58,3 +58,12 @@ def test_an_unreadable_result_file_is_named(tmp_path, damage):
         read_npz(path)
     with pytest.raises(FileNotFoundError):
         read_npz(tmp_path / "missing.npz")
+
+
+def test_recorded_versions_are_a_fresh_mapping_each_time():
+    """package_versions is read once per process; a caller changing its answer changes no later sidecar."""
+    from hare.io import package_versions
+
+    first = package_versions()
+    first["torch"] = "edited"
+    assert package_versions()["torch"] != "edited" and "python" in package_versions()

@@ -12,6 +12,7 @@ same bytes; nothing is ever read with ``allow_pickle=True``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -182,8 +183,10 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=8)
 def git_commit(root: str | os.PathLike | None = None) -> str:
-    """The checkout's commit, with ``+dirty`` when tracked files differ; ``unknown`` outside git."""
+    """The checkout's commit, with ``+dirty`` when tracked files differ; ``unknown`` outside git. Asked once per
+    process and root (every job of a batch records the same)."""
     cwd = Path(root) if root else Path(__file__).resolve().parent
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
@@ -194,6 +197,12 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
 
 
 def package_versions(names: tuple[str, ...] = ("torch", "numpy", "scipy", "sympy", "snakemake", "hare")) -> dict[str, str]:
+    """``{"python": version, name: version or "not installed"}``, read once per process and ``names``."""
+    return dict(_package_versions(tuple(names)))
+
+
+@functools.lru_cache(maxsize=8)
+def _package_versions(names: tuple[str, ...]) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {"python": platform.python_version()}

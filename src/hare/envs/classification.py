@@ -10,6 +10,8 @@ arm); :func:`disjoint_encoding` builds it for models that need a single input ve
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -24,6 +26,21 @@ def disjoint_encoding(contexts: torch.Tensor) -> torch.Tensor:
     n_runs, n_arms, dim = contexts.shape
     eye = torch.eye(n_arms, dtype=contexts.dtype, device=contexts.device)
     return (eye[None, :, :, None] * contexts[:, :, None, :]).reshape(n_runs, n_arms, n_arms * dim)
+
+
+_PREPARED: dict[tuple[str, int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _prepared_arrays(path) -> tuple[torch.Tensor, torch.Tensor]:
+    """``features`` ``(n_rows, dim)`` and ``labels`` ``(n_rows,)`` of a prepared ``.npz``, read once per process while
+    the file keeps its size and modification time (the jobs of a batch share one dataset; nothing writes to them)."""
+    stat = os.stat(path)
+    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _PREPARED:
+        with np.load(path, allow_pickle=False) as data:
+            _PREPARED.clear()
+            _PREPARED[key] = (torch.from_numpy(data["features"]), torch.from_numpy(data["labels"]))
+    return _PREPARED[key]
 
 
 class ClassificationBandit(BanditEnvironment):
@@ -58,9 +75,7 @@ class ClassificationBandit(BanditEnvironment):
 
     @classmethod
     def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0) -> ClassificationBandit:
-        with np.load(path, allow_pickle=False) as data:
-            features = torch.from_numpy(data["features"])
-            labels = torch.from_numpy(data["labels"])
+        features, labels = _prepared_arrays(path)
         return cls(features, labels, n_runs, min(horizon or features.shape[0], features.shape[0] - logged_rows), keys, device, logged_rows)
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
