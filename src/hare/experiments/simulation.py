@@ -153,13 +153,13 @@ class RoundTimer(RoundObserver):
         return self.clock() - self.first_round_at > self.budget_s
 
 
-def prebuilt_rounds(env: BanditEnvironment, horizon: int | None = None) -> list[BanditRound]:
-    """``[env.round(t) for t < horizon]`` (default ``env.horizon``), for several policies to play the same rounds
+def prebuilt_rounds(env: BanditEnvironment) -> list[BanditRound]:
+    """``[env.round(t) for t < env.horizon]``, for several policies to play the same rounds
     through ``simulate(..., rounds=...)`` without drawing them again. A round is a pure function of the run keys and
     ``t`` (counter-based randomness) and holds only tensors no policy writes to, so each policy plays exactly what
     it would play on ``env.round(t)``. For the synthetic environments, whose rounds hold ``(n_runs, n_arms)`` means
     and rewards; not for a replay, whose rounds depend on the policy's choices."""
-    return [env.round(t) for t in range(env.horizon if horizon is None else horizon)]
+    return [env.round(t) for t in range(env.horizon)]
 
 
 def simulate(env: BanditEnvironment, policy, record_every: int | None = None, progress: bool | None = False, name: str | None = None,
