@@ -338,3 +338,19 @@ def test_search_with_tied_distances_takes_the_earliest_pulls_first(search_path):
             np.testing.assert_allclose(distances[run, arm].numpy(), brute[order], atol=1e-12)
             np.testing.assert_array_equal(rewards[run, arm].numpy(), stored_rewards.numpy()[order])
     assert len(torch.unique(distances)) < distances.numel()
+
+
+def test_selection_without_the_foreign_pull_buffer_equals_it_with(monkeypatch):
+    """A history made for the scatter passes (no ``foreign_pulls``) searched by the selection derives the
+    same per-arm mask from the stored arms."""
+    n_runs, n_arms, dim, k = 2, 2, 3, 4
+    histories = {}
+    for threshold in (0, 1000):
+        monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", threshold)
+        rng = CounterRNG(run_keys(0, [0, 1], "foreign-search"))
+        histories[threshold] = history = ArmHistory(n_runs, n_arms, 30, dim)
+        for s in range(30):
+            history.append(rng.randint("arm", s, n_arms), rng.normal("x", s, (dim,)).round(), rng.normal("r", s))
+    assert histories[0].foreign_pulls is None and histories[1000].foreign_pulls is not None
+    query = torch.zeros(n_runs, n_arms, dim, dtype=torch.float64)
+    torch.testing.assert_close(histories[0].nearest(query, k), histories[1000].nearest(query, k), rtol=0, atol=0)
