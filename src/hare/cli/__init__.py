@@ -13,6 +13,7 @@ import zipfile
 
 import yaml
 
+from hare.allocator import keep_freed_memory
 from hare.cli import bench, report, theory, workflow
 
 DEBUG_FLAG = "--debug"
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the subcommand ``argv`` names (default ``sys.argv[1:]``) and return its exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    keep_freed_memory()
     debug = DEBUG_FLAG in argv
     argv = [arg for arg in argv if arg != DEBUG_FLAG]
     args = build_parser().parse_args(argv)
