@@ -32,10 +32,13 @@ def one_arm_env(horizon: int = 10):
     return GaussianContextBandit(1, 2, 1, horizon, run_keys(0, [0], "tiny"))
 
 
-@pytest.fixture(params=["selection", "scatter"])
+@pytest.fixture(params=["selection", "selection-over-all-pulls", "scatter"])
 def search_path(request, monkeypatch):
-    """Both searches of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) and the scatter-min passes (more arms)."""
-    monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", 1000 if request.param == "selection" else 0)
+    """Every search of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) among its candidates, the same
+    over all pulls (ties at ``d_k`` beyond the margin: forced by a zero margin) and the scatter-min passes (more arms)."""
+    monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", 0 if request.param == "scatter" else 1000)
+    if request.param == "selection-over-all-pulls":
+        monkeypatch.setattr(neighbors, "TIE_MARGIN", 0)
     return request.param
 
 

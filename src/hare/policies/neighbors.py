@@ -145,12 +145,11 @@ class ArmHistory(nn.Module):
             index = self._nearest_by_selection(distances, labels, n_arms, k_search)
         else:
             index = self._nearest_by_scatter(distances, labels, n_arms, k_search)
-        none = torch.zeros(n_runs, 1, dtype=torch.float64, device=x.device)
-        padded_distances = torch.cat([distances, none + math.inf], dim=1)  # slot n: no neighbour
-        padded_rewards = torch.cat([self.rewards[:, :n], none], dim=1)
         flat = index.flatten(1)
-        nearest_distances = padded_distances.gather(1, flat).view(n_runs, n_arms, k_search)
-        nearest_rewards = padded_rewards.gather(1, flat).view(n_runs, n_arms, k_search)
+        none = flat == n  # slot n: no neighbour
+        stored_slot = flat.clamp_max(max(n - 1, 0))
+        nearest_distances = distances.gather(1, stored_slot).masked_fill_(none, math.inf).view(n_runs, n_arms, k_search)
+        nearest_rewards = self.rewards[:, :n].gather(1, stored_slot).masked_fill_(none, 0.0).view(n_runs, n_arms, k_search)
         order = torch.sort(nearest_distances, dim=-1, stable=True).indices
         nearest_distances = nearest_distances.gather(-1, order)
         nearest_rewards = nearest_rewards.gather(-1, order)
@@ -162,29 +161,21 @@ class ArmHistory(nn.Module):
 
     def _nearest_by_selection(self, distances: torch.Tensor, labels: torch.Tensor, n_arms: int, k: int) -> torch.Tensor:
         """Slots ``(n_runs, n_arms, k)`` of each arm's ``k`` nearest pulls in the order of the rounds (slot ``size``:
-        none), in ``O(n_arms size)``. Each arm's distances are ``d_s + foreign_s`` (``+inf`` on other arms' pulls);
-        ``topk`` gives the ``k`` nearest and ``d_k``. When exactly ``k`` pulls lie within ``d_k`` for every run and arm
-        they are the answer. Otherwise one integer ``topk`` over keys that put every pull nearer than ``d_k`` first
-        (``slot - size - 1``), the pulls at ``d_k`` after them in the order of the rounds (``slot``) and the rest last
-        (``slot + size + 1``, read as ``size``) lets the earliest pulls at ``d_k`` fill the remaining places."""
+        none), in ``O(n_arms size)``. Each arm's distances are ``d_s + foreign_s`` (``+inf`` on other arms' pulls).
+        One ``topk`` takes ``k +`` :data:`TIE_MARGIN` candidates; when the last of them lies beyond ``d_k`` (or the arm
+        has fewer than ``k`` pulls) they hold every pull within ``d_k``, and the choice among the candidates is
+        :func:`earliest_at_kth`. Otherwise (more ties at ``d_k`` than the margin) the same choice runs over all pulls."""
         n_runs, n = distances.shape
         foreign = self.foreign_pulls
         if foreign is None or foreign.shape[1] != n_arms:
             mine = labels[:, None, :] == torch.arange(n_arms, device=labels.device)[None, :, None]
             foreign = torch.where(mine, 0.0, math.inf).to(distances.dtype)
         per_arm = distances[:, None, :] + foreign[:, :, :n]  # (n_runs, n_arms, n)
-        nearest = per_arm.topk(k, dim=-1, largest=False)
-        kth = nearest.values[..., -1:]  # (n_runs, n_arms, 1); +inf: fewer than k pulls
-        within = (per_arm <= kth).sum(-1, keepdim=True)
-        if bool(((within == k) & (kth < math.inf)).all()):
-            return nearest.indices.sort(dim=-1).values
-        nearer = (per_arm < kth).to(torch.int32)
-        at_kth = (per_arm == torch.where(kth < math.inf, kth, -1.0)).to(torch.int32)  # fewer than k pulls: all taken, none at d_k
-        slots = torch.arange(n, dtype=torch.int32, device=labels.device)
-        keys = at_kth.add_(nearer, alpha=2).neg_().add_(1).mul_(n + 1).add_(slots)
-        chosen = keys.topk(k, dim=-1, largest=False).values
-        chosen = torch.where(chosen < 0, chosen + (n + 1), chosen.clamp_max(n))
-        return chosen.sort(dim=-1).values.to(torch.int64)
+        values, slots = per_arm.topk(min(n, k + TIE_MARGIN), dim=-1, largest=False)  # ascending
+        kth = values[..., k - 1 : k]  # (n_runs, n_arms, 1); +inf: fewer than k pulls
+        if values.shape[-1] < n and not bool(((values[..., -1:] > kth) | (kth == math.inf)).all()):
+            values, slots = per_arm, torch.arange(n, device=labels.device).expand_as(per_arm)
+        return earliest_at_kth(values, slots, kth, k, n)
 
     def _nearest_by_scatter(self, distances: torch.Tensor, labels: torch.Tensor, n_arms: int, k: int) -> torch.Tensor:
         """Slots ``(n_runs, n_arms, k)`` of each arm's ``k`` nearest pulls, nearest first (slot ``size``: none), in
@@ -207,6 +198,24 @@ class ArmHistory(nn.Module):
             found.append(slot)
             remaining.scatter_(1, slot, math.inf)
         return torch.stack(found, dim=-1)
+
+
+TIE_MARGIN = 8
+"""Candidates beyond ``k`` that a neighbour search takes, so that pulls tied at the ``k``-th distance are among them."""
+
+
+def earliest_at_kth(values: torch.Tensor, slots: torch.Tensor, kth: torch.Tensor, k: int, size: int) -> torch.Tensor:
+    """The ``k`` slots with the smallest values, equal values taken in the order of the slots, sorted; ``size`` for none.
+
+    values ``(..., m)`` (``+inf``: not a pull of this arm) with their slots ``(..., m)`` (int64), holding every value
+    ``<= kth``; kth ``(..., 1)`` the ``k``-th smallest value. One integer ``topk`` over keys ``slot - size - 1`` below
+    ``kth``, ``slot`` at it (finite only) and ``slot + size + 1`` beyond (read as ``size``). Returns ``(..., k)`` int64.
+    """
+    at_kth = values == torch.where(kth < math.inf, kth, -1.0)  # fewer than k pulls: all taken, none at d_k
+    nearer = values < kth
+    keys = torch.where(nearer, slots - (size + 1), torch.where(at_kth, slots, slots + (size + 1)))
+    chosen = keys.topk(k, dim=-1, largest=False).values
+    return torch.where(chosen < 0, chosen + (size + 1), chosen.clamp_max(size)).sort(dim=-1).values
 
 
 def bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
