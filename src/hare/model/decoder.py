@@ -51,6 +51,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from hare.model.adam import Adam
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -240,7 +241,7 @@ def train_decoder(texts: list[str], embeddings: torch.Tensor, users: torch.Tenso
     tokenizer = tokenizer or WordTokenizer.from_texts(texts)
     decoder = Decoder(DecoderConfig(z_dim=embeddings.shape[1], user_dim=d_u, **shape), tokenizer, seed)
     rng = CounterRNG(run_keys(seed, [0], "hare-decoder-batches"))
-    optimiser = torch.optim.Adam(decoder.parameters(), lr=lr)
+    optimiser = Adam(decoder.parameters(), lr=lr)
     with single_threaded():
         for step in range(steps):
             idx = rng.randint("batch", step, len(texts), (min(batch_size, len(texts)),))[0]
@@ -285,7 +286,7 @@ def train_run_decoders(texts: list[str], embeddings: torch.Tensor, seeds: list[i
     keep = torch.tensor(flags, dtype=torch.float32)[:, None, None]  # (R, 1, 1)
     rng = CounterRNG(torch.cat([run_keys(seed, [0], "hare-decoder-batches") for seed in seeds]))
     params = {name: p.clone().requires_grad_(True) for name, p in runs.params.items()}
-    optimiser = torch.optim.Adam(params.values(), lr=lr)
+    optimiser = Adam(params.values(), lr=lr)
     with single_threaded(), torch.enable_grad():
         for step in range(steps):
             idx = rng.randint("batch", step, len(texts), (min(batch_size, len(texts)),))  # (R, B)

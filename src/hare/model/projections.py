@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from hare.model.adam import Adam
 from hare.random import CounterRNG, run_keys
 
 
@@ -181,7 +182,7 @@ def fit_projections(
         "key": start.key.clone().requires_grad_(True),
         "users": (rng.normal("users", 0, (n_users, user_dim))[0] / math.sqrt(user_dim)).requires_grad_(True),
     }
-    optimiser = torch.optim.Adam(params.values(), lr=lr)
+    optimiser = Adam(params.values(), lr=lr)
     scale = 1.0 / (n_heads * math.sqrt(key_dim))
 
     def loss_fn() -> torch.Tensor:
