@@ -3,6 +3,8 @@
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -215,3 +217,42 @@ def test_config_captions_are_escaped_for_latex(tmp_path):
     runs = [_run(tmp_path, "cls", "adult", "random", [50.0, 52.0])]
     write_table("regret", runs, tmp_path / "t.csv", tmp_path / "t.tex", "Range (theta_min, theta_max), 10% & more.", "tab:t")
     assert r"\caption{Range (theta\_min, theta\_max), 10\% \& more." in (tmp_path / "t.tex").read_text()
+
+
+@pytest.mark.parametrize(("policy", "params"), [("linucb", {"alpha": 0.5}), ("linucb", {}), ("random", {}), ("lnucb_ta", {"kappa": 0.25})])
+def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, policy, params):
+    """A sidecar records the tunable hyperparameters as played, so tables need not import the policies: the row
+    equals the one derived from the policy's config class (an older sidecar without the record)."""
+    from hare.experiments.run import run_job
+
+    spec = {
+        "experiment": "cls", "label": policy, "policy": policy, "params": params, "role": "report", "base_seed": 1, "device": "cpu",
+        "environment": {"name": "sim", "kind": "synthetic", "params": {"n_items": 6, "n_clusters": 2, "n_users": 2}, "dataset": None, "horizon": 5},
+        "n_runs": 2, "record_every": 5,
+    }
+    out = tmp_path / "cls" / "sim" / f"{policy}.npz"
+    out.parent.mkdir(parents=True)
+    run_job(spec, out, progress=False)
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    recorded = summarise_run(out)
+    del sidecar["tunable"]
+    write_json(out.with_suffix(".json"), sidecar)
+    derived = summarise_run(out)
+    assert {k: recorded[k] for k in ("choice", "chosen")} == {k: derived[k] for k in ("choice", "chosen")}
+    assert recorded["choice"] == ("set" if policy != "random" else "none")
+
+
+def test_a_table_process_does_not_import_torch(tmp_path, repository):
+    """Fifteen table processes would pay torch's import (about 1 s each) for nothing: the rows come from the files."""
+    runs = [_run(tmp_path, "cls", "adult", "linucb", [10.0, 12.0], params={"alpha": 0.1}, tuned={"alpha": [0.01, 0.1]})]
+    json_path = runs[0].with_suffix(".json")
+    sidecar = json.loads(json_path.read_text())
+    write_json(json_path, {**sidecar, "tunable": {"alpha": 0.1}})
+    probe = (
+        "import sys\nfrom hare.cli import main\n"
+        f"code = main(['table', {str(runs[0])!r}, '--kind', 'regret', '--csv', {str(tmp_path / 't.csv')!r}, '--tex', {str(tmp_path / 't.tex')!r}, "
+        "'--caption', 'C.', '--label', 'tab:t'])\n"
+        "print(code, 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=repository).stdout.split()
+    assert out == ["0", "False"]

@@ -81,8 +81,10 @@ def _set_values(policy: str, params: dict, names: tuple[str, ...]) -> dict:
         return {name: params[name] for name in names if name in params}
 
 
-def hyperparameter_choice(job: dict) -> dict:
-    """How a report run's hyperparameters were set, from its job specification (the sidecar's ``job``)."""
+def hyperparameter_choice(job: dict, tunable: dict | None = None) -> dict:
+    """How a report run's hyperparameters were set, from its job specification (the sidecar's ``job``) and the
+    values of the policy's tunable hyperparameters the sidecar records (``tunable``; older sidecars: derived from
+    the policy's config class, which imports the policies)."""
     if "tuned_grid" in job:
         grid = job["tuned_grid"]
         ties = list(job.get("selection_ties") or [])
@@ -91,10 +93,14 @@ def hyperparameter_choice(job: dict) -> dict:
             "tuned_grid": json.dumps(grid, sort_keys=True), "selected_from": job.get("selected_from", ""),
             "ties": json.dumps(ties if len(ties) > 1 else []), "fixed": "",
         }
-    tunable = _tunable(job["policy"])
-    choice = "fixed" if "fixed" in job else "set" if tunable else "none"
+    if tunable is None:
+        names = _tunable(job["policy"])
+        tunable, has_tunable = _set_values(job["policy"], job["params"], names), bool(names)
+    else:
+        has_tunable = bool(tunable)
+    choice = "fixed" if "fixed" in job else "set" if has_tunable else "none"
     return {
-        "choice": choice, "chosen": json.dumps(_set_values(job["policy"], job["params"], tunable), sort_keys=True),
+        "choice": choice, "chosen": json.dumps(tunable, sort_keys=True),
         "tuned_grid": "", "selected_from": "", "ties": json.dumps([]), "fixed": job.get("fixed", ""),
     }
 
@@ -129,7 +135,7 @@ def summarise_run(npz_path: str | Path) -> dict:
         "regime": regime,
         "n_logged": n_logged,
         "warm_start_digest": sidecar.get("warm_start_digest"),
-        **hyperparameter_choice(job),
+        **hyperparameter_choice(job, sidecar.get("tunable")),
         "wall_time_s": float(sidecar["wall_time_s"]),
         "peak_rss_mb": float(sidecar["peak_memory"].get("host_max_rss_mb", float("nan"))),
         "device": sidecar["device"],
@@ -159,7 +165,7 @@ def _summarise_replay(arrays: dict, sidecar: dict) -> dict:
         "mean_reward": float(arrays["total_reward"].mean()),
         "regime": regime,
         "n_logged": n_logged,
-        **hyperparameter_choice(job),
+        **hyperparameter_choice(job, sidecar.get("tunable")),
         "std_reward": _std(arrays["total_reward"]),
         "accepted": float(arrays["total_accepted"].mean()),
         "reward_per_accepted": float(np.nanmean(mean_reward)),

@@ -151,10 +151,20 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
+def tunable_values(spec: dict[str, Any]) -> dict[str, Any]:
+    """``{name: value}`` of the policy's tunable hyperparameters as the job plays them (its defaults filled in)."""
+    from hare.policies.base import make_config
+
+    config = make_config(spec["policy"], spec["params"])
+    return {name: getattr(config, name) for name in type(config).tunable}
+
+
 def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
-    """The sidecar fields every job writes: specification and hash, commit, versions, device, sizes, time, memory."""
+    """The sidecar fields every job writes: specification and hash, the tunable hyperparameters' values, commit,
+    versions, device, sizes, time, memory."""
     return {
         "job": spec,
+        "tunable": tunable_values(spec),
         "job_hash": config_hash(spec),
         "git_commit": git_commit(),
         "versions": package_versions(),
