@@ -41,7 +41,7 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.simulation import simulate
+from hare.experiments.simulation import prebuilt_rounds, simulate
 from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json, write_text
 from hare.policies import build_policy
@@ -246,14 +246,14 @@ def compare_linucb(dataset: str, spec: DatasetSpec, n_runs_list: tuple[int, ...]
     the median LinUCB and peer rows, the median read rate per setting, and the per-repeat ratios.
     """
     env = make_environment(spec, 1, horizon, "cpu")
-    recorded = [env.round(t) for t in range(env.horizon)]
+    recorded = prebuilt_rounds(env)
     contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
     rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
     batched = {}
     for dev in devices:
         for n_runs in n_runs_list:
             env = make_environment(spec, n_runs, horizon, dev)
-            batched[dev, n_runs] = (env, [env.round(t) for t in range(env.horizon)])
+            batched[dev, n_runs] = (env, prebuilt_rounds(env))
     peer_runs: dict[str, list] = {library: [] for library in PEERS}
     our_runs: dict[tuple[str, int], list] = {key: [] for key in batched}
     for _ in range(repeats):
@@ -335,7 +335,7 @@ def bench_policies(
     if "linucb" not in names:
         for dataset, spec in datasets.items():
             env = make_environment(spec, 1, horizon, "cpu")
-            recorded = [env.round(t) for t in range(env.horizon)]
+            recorded = prebuilt_rounds(env)
             contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
             rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
             out["references"] += [{"dataset": dataset, **reference_linucb(library, contexts, rewards, alpha)} for library in PEERS]
@@ -344,7 +344,7 @@ def bench_policies(
         timed = [name for name in names if dataset in datasets or name == "linucb"]
         for dev in devices:
             envs = {n_runs: make_environment(spec, n_runs, horizon, dev) for n_runs in n_runs_list}
-            rounds = {n_runs: [env.round(t) for t in range(env.horizon)] for n_runs, env in envs.items()} if timed != ["linucb"] else {}
+            rounds = {n_runs: prebuilt_rounds(env) for n_runs, env in envs.items()} if timed != ["linucb"] else {}
             for name in timed:
                 for n_runs, env in envs.items():
                     entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}

@@ -167,7 +167,7 @@ class ArmHistory(nn.Module):
         :func:`earliest_at_kth`. Otherwise (more ties at ``d_k`` than the margin) the same choice runs over all pulls."""
         n_runs, n = distances.shape
         foreign = self.foreign_pulls
-        if foreign is None or foreign.shape[1] != n_arms:
+        if foreign is None:  # a history made for more arms than SELECTION_MAX_ARMS then was
             mine = labels[:, None, :] == torch.arange(n_arms, device=labels.device)[None, :, None]
             foreign = torch.where(mine, 0.0, math.inf).to(distances.dtype)
         per_arm = distances[:, None, :] + foreign[:, :, :n]  # (n_runs, n_arms, n)
