@@ -219,8 +219,9 @@ def test_config_captions_are_escaped_for_latex(tmp_path):
     assert r"\caption{Range (theta\_min, theta\_max), 10\% \& more." in (tmp_path / "t.tex").read_text()
 
 
-@pytest.mark.parametrize(("policy", "params"), [("linucb", {"alpha": 0.5}), ("linucb", {}), ("random", {}), ("lnucb_ta", {"kappa": 0.25})])
-def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, policy, params):
+@pytest.mark.parametrize(("policy", "params", "expected"), [("linucb", {"alpha": 0.5}, {"alpha": 0.5}), ("linucb", {}, {"alpha": 1.0}),
+                                                          ("random", {}, {}), ("lnucb_ta", {"kappa": 0.25}, {"alpha_0": 1.0})])
+def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, policy, params, expected):
     """A sidecar records the tunable hyperparameters as played, so tables need not import the policies: the row
     equals the one derived from the policy's config class (an older sidecar without the record)."""
     from hare.experiments.run import run_job
@@ -234,6 +235,7 @@ def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, p
     out.parent.mkdir(parents=True)
     run_job(spec, out, progress=False)
     sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["tunable"] == expected
     recorded = summarise_run(out)
     del sidecar["tunable"]
     write_json(out.with_suffix(".json"), sidecar)

@@ -71,12 +71,12 @@ def _tunable(policy: str) -> tuple[str, ...]:
 
 
 def _set_values(policy: str, params: dict, names: tuple[str, ...]) -> dict:
-    """The values ``names`` take for ``params`` (the policy's defaults filled in)."""
-    from hare.policies.base import make_config
+    """The values the tunable ``names`` take for ``params`` (the policy's defaults filled in); for parameters the
+    policy rejects, those of ``names`` that ``params`` sets."""
+    from hare.policies.base import tunable_values
 
     try:
-        config = make_config(policy, params)
-        return {name: getattr(config, name) for name in names}
+        return tunable_values(policy, params)
     except (KeyError, TypeError, ValueError):
         return {name: params[name] for name in names if name in params}
 

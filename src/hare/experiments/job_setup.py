@@ -18,6 +18,7 @@ import torch
 from hare.data.prepare import preparation_of
 from hare.envs.base import BanditEnvironment, LoggedRounds
 from hare.io import config_hash, git_commit, package_versions
+from hare.policies.base import tunable_values
 from hare.random import run_keys
 
 log = logging.getLogger(__name__)
@@ -151,20 +152,12 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
-def tunable_values(spec: dict[str, Any]) -> dict[str, Any]:
-    """``{name: value}`` of the policy's tunable hyperparameters as the job plays them (its defaults filled in)."""
-    from hare.policies.base import make_config
-
-    config = make_config(spec["policy"], spec["params"])
-    return {name: getattr(config, name) for name in type(config).tunable}
-
-
 def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
     """The sidecar fields every job writes: specification and hash, the tunable hyperparameters' values, commit,
     versions, device, sizes, time, memory."""
     return {
         "job": spec,
-        "tunable": tunable_values(spec),
+        "tunable": tunable_values(spec["policy"], spec["params"]),
         "job_hash": config_hash(spec),
         "git_commit": git_commit(),
         "versions": package_versions(),

@@ -209,6 +209,12 @@ def make_config(name: str, params: dict[str, Any]) -> PolicyConfig:
     return config_class(**params)
 
 
+def tunable_values(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``{hyperparameter: value}`` of policy ``name``'s tunable hyperparameters under ``params`` (defaults filled in)."""
+    config = make_config(name, params)
+    return {field: getattr(config, field) for field in type(config).tunable}
+
+
 def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
     """Construct policy ``name`` with ``params`` for ``env`` and run keys ``(n_runs,)``."""
     return policy_class(name)(make_config(name, params), env, keys)
