@@ -14,7 +14,7 @@ import zipfile
 import yaml
 
 from hare.allocator import keep_freed_memory
-from hare.cli import bench, report, theory, workflow
+from hare.cli import bench, calibrate, report, theory, workflow
 
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument(DEBUG_FLAG, action="store_true", help="on an error, show its traceback instead of its one line (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for stage in (workflow, theory, report, bench):
+    for stage in (workflow, theory, report, bench, calibrate):
         stage.add_subcommands(sub)
     return parser
 

@@ -1,0 +1,32 @@
+"""``hare calibrate``: this machine's CPU, torch with its BLAS, and its calibration figure against the machine that
+measured the README's build time (:mod:`hare.experiments.calibration`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from hare.experiments.calibration import calibrate, format_calibration
+    from hare.io import write_text
+
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
+    facts = calibrate(repeats=args.repeats)
+    print("\n".join(format_calibration(facts)))
+    if args.json is not None:
+        write_text(args.json, json.dumps(facts, indent=2) + "\n")
+    return 0
+
+
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    """Register ``hare calibrate`` on ``sub``."""
+    p = sub.add_parser("calibrate", help="this machine's speed on the build's hot paths, against the README's reference machine",
+                       description="CPU, cores, torch and its BLAS, and the calibration figure: a fixed few-second workload of small "
+                                   "float64 batched products (LinUCB's and HARE's per-round algebra), one thread and default threads, "
+                                   "as reference seconds / measured seconds (1.00 = the machine that measured the README's build time).")
+    p.add_argument("--json", type=Path, default=None, help="also write the facts as JSON to this path")
+    p.add_argument("--repeats", type=int, default=5, help="timed plays per thread setting (the median is taken)")
+    p.set_defaults(func=cmd_calibrate)
