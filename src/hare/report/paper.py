@@ -16,6 +16,32 @@ from hare.io import atomic_path, write_json, write_text
 from hare.report.latex import escape, format_number, macro_name, macros
 
 UNDEFINED = re.compile(r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|There were undefined (references|citations)")
+OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) ([^\n]*)")
+OVERFULL_TOLERANCE_PT = 1.0
+"""The widest overfull ``\\hbox`` a build accepts: anything wider sticks visibly into the margin."""
+
+
+def overfull_boxes(log_text: str, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -> list[tuple[float, str]]:
+    """``(excess in pt, where)`` of every ``Overfull \\hbox (...pt too wide)`` of a pdflatex log wider than
+    ``tolerance_pt``, widest first; ``where`` is the log's own location (``in paragraph at lines 12--15``) and the
+    start of the offending material, which TeX prints on the next line."""
+    boxes = []
+    for match in OVERFULL.finditer(log_text):
+        excess = float(match.group(1))
+        if excess > tolerance_pt:
+            following = log_text[match.end():].lstrip("\n").split("\n", 1)[0]
+            following = re.sub(r"\\[A-Za-z0-9]+/[^ ]*/[\d.]+ ?|\[\]", "", following).strip()  # font switches, empty boxes
+            where = match.group(2).strip() + (f": {following[:60]}" if following and not following.startswith(("Overfull", "Underfull")) else "")
+            boxes.append((excess, where))
+    return sorted(boxes, key=lambda box: -box[0])
+
+
+def check_overfull(log_text: str, source: str | Path, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -> None:
+    """Fail with one line naming the widest box when the log has an overfull ``\\hbox`` wider than ``tolerance_pt``."""
+    boxes = overfull_boxes(log_text, tolerance_pt)
+    if boxes:
+        excess, where = boxes[0]
+        raise RuntimeError(f"{source}: {len(boxes)} overfull \\hbox wider than {tolerance_pt:g}pt; the widest by {excess:g}pt {where}")
 
 
 def paper_macros(run_files: Iterable[str | Path]) -> str:
@@ -43,7 +69,8 @@ def paper_macros(run_files: Iterable[str | Path]) -> str:
 
 
 def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
-    """Compile ``main`` with latexmk into ``outdir``; fail on errors or undefined references/citations; copy to ``pdf``."""
+    """Compile ``main`` with latexmk into ``outdir``; fail on errors, undefined references/citations or an overfull
+    ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`); copy to ``pdf``."""
     if shutil.which("latexmk") is None:
         raise RuntimeError("latexmk not found: install TeX (see README, 'make setup' does it on Debian/Ubuntu)")
     outdir = outdir.resolve()
@@ -61,6 +88,7 @@ def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
     undefined = sorted({m.group(2) or m.group(0) for m in UNDEFINED.finditer(log_text)})
     if undefined:
         raise RuntimeError(f"{main}: undefined references or citations: {', '.join(undefined)}")
+    check_overfull(log_text, log_path)
     with atomic_path(pdf) as tmp:
         shutil.copyfile(outdir / (main.stem + ".pdf"), tmp)
 

@@ -1,0 +1,316 @@
+"""The claims register as LaTeX: the macros the paper's prose cites and the compact appendix table.
+
+:func:`register_tex` renders a claims document (``results/claims.json``, written by ``hare claims``) into
+``paper/generated/claims.tex``. It reads plain data only: a claim is a mapping with ``id``, ``key``, ``family``,
+``headline``, ``statement``, ``binding``, ``measured``, ``low``, ``high``, ``compare``, ``threshold``, ``margin``,
+``status`` (unadjusted) and ``adjusted_status``; numbers may be ``None`` (NOT RUN, exact claims, no margin).
+
+Per claim key ``k`` it defines ``\\csname claimstatus@k\\endcsname`` (the adjusted status word), ``claimcode@k``
+(its index in :data:`STATUSES`; ``\\claimverdict`` and ``\\asserts`` of paper/main.tex branch on it), ``claiminterval@k``
+(measured [low, high]), ``claimid@k`` (the short id, e.g. C17) and ``claimunadjusted@k``; per family ``f`` and status
+``S`` ``claimfamily@f@S`` and ``claimfamily@f@total``; the totals (``\\claimsTotal``, ``\\claimsPassed``, one macro
+per status, the same for the headline claims, ``\\claimsLevel``, ``\\claimsAdjustment``); and ``\\claimsTable``.
+
+The table puts the headline claims first, in a table of their own with their statements; then every other claim
+that ran, grouped by family. Within a family, claims whose statements differ only in their bound values
+(``binding``) share one statement line, in which the values are placeholders, and each row names only its values.
+NOT RUN claims are listed by id, per family. Every row's id carries ``\\hypertarget{claim.<id>}`` for ``\\claimref``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from hare.report.latex import escape, format_number, macros
+
+STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+"""Status words; a claim's ``claimcode@k`` is the index of its adjusted status here (PASS is 0)."""
+
+COLUMNS = (
+    ("Id", 0.06),
+    ("Statement", 0.33),
+    (r"Measured [interval]", 0.22),
+    ("Test", 0.08),
+    (r"$\delta$", 0.06),
+    ("Status", 0.125),
+    ("Adjusted", 0.125),
+)
+"""Header and width (fraction of ``\\linewidth``, the column's padding included) of each column of the register."""
+
+TABCOLSEP = "3pt"
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+"""Claim keys and family names become parts of control-sequence names: letters, digits, ``_``, ``.`` and ``-`` only."""
+COMPARE_TEX = {"<": "$<$", ">": "$>$", "<=": r"$\le$", ">=": r"$\ge$", "==": "$=$", "!=": r"$\ne$"}
+
+
+def column_spec() -> str:
+    """The longtable's column specification: ragged-right ``p`` columns whose widths, padding included, add up to
+    the sum of :data:`COLUMNS`' fractions of ``\\linewidth`` (at most the line width)."""
+    return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr{fraction:g}\linewidth-2\tabcolsep\relax}}" for _, fraction in COLUMNS)
+
+
+def status_of(claim: Mapping[str, Any]) -> str:
+    """The adjusted status (the unadjusted one where the document has no adjustment)."""
+    return claim.get("adjusted_status") or claim["status"]
+
+
+def status_macro(prefix: str, status: str) -> str:
+    """``claims`` + ``NOT RUN`` -> ``claimsNotRun``."""
+    return prefix + "".join(word.capitalize() for word in status.replace(" ", "_").split("_"))
+
+
+def status_counts(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts = dict.fromkeys(STATUSES, 0)
+    for claim in claims:
+        counts[status_of(claim)] += 1
+    return counts
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _digits(*values: Any) -> int:
+    """Decimals for about three significant digits of the largest magnitude among ``values`` (0 to 3)."""
+    scale = max((abs(v) for v in values if _finite(v)), default=0.0)
+    if scale == 0:
+        return 2
+    return int(min(3, max(0, 2 - math.floor(math.log10(scale)))))
+
+
+def number(value: Any, digits: int | None = None) -> str:
+    """A number for the register, ``--`` when missing or not finite."""
+    if not _finite(value):
+        return "--"
+    return format_number(float(value), _digits(value) if digits is None else digits)
+
+
+def interval_tex(claim: Mapping[str, Any]) -> str:
+    """``measured [low, high]``, ``measured`` alone for an exact claim, ``--`` when nothing was measured."""
+    measured, low, high = claim.get("measured"), claim.get("low"), claim.get("high")
+    if not _finite(measured):
+        return "--"
+    digits = _digits(measured, low, high)
+    if not (_finite(low) and _finite(high)):
+        return number(measured, digits)
+    return f"{number(measured, digits)} [{number(low, digits)}, {number(high, digits)}]"
+
+
+def comparison_tex(claim: Mapping[str, Any]) -> str:
+    """The comparison the interval must pass: ``$<$ 0``, ``within [a, b]``."""
+    compare, threshold = claim.get("compare"), claim.get("threshold")
+    if isinstance(threshold, (list, tuple)):
+        low, high = threshold
+        digits = _digits(low, high)
+        return f"within [{number(low, digits)}, {number(high, digits)}]"
+    if compare is None:
+        return "--"
+    return f"{COMPARE_TEX.get(compare, escape(compare))} {number(threshold) if threshold is not None else '--'}"
+
+
+def status_tex(status: str) -> str:
+    return rf"\textsc{{{status.lower()}}}"
+
+
+def _check(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    claims = list(document["claims"])
+    seen_keys, seen_ids = set(), set()
+    for claim in claims:
+        key = claim.get("key")
+        if not isinstance(key, str) or not SAFE_NAME.match(key):
+            raise ValueError(f"claim key {key!r}: only letters, digits, '_', '.' and '-' may name a claim")
+        for field in ("status", "adjusted_status"):
+            if claim.get(field) is not None and claim[field] not in STATUSES:
+                raise ValueError(f"claim {key}: {field} {claim[field]!r} is not one of {', '.join(STATUSES)}")
+        if claim.get("status") is None and claim.get("adjusted_status") is None:
+            raise ValueError(f"claim {key}: no status")
+        family = claim.get("family")
+        if family and not SAFE_NAME.match(family):
+            raise ValueError(f"claim {key}: family {family!r}: only letters, digits, '_', '.' and '-' may name a family")
+        if not isinstance(claim.get("id"), str) or not re.match(r"^[A-Za-z0-9]+$", claim["id"]):
+            raise ValueError(f"claim {key}: id {claim.get('id')!r} must be letters and digits (e.g. C17)")
+        if key in seen_keys or claim["id"] in seen_ids:
+            raise ValueError(f"claim {key} ({claim['id']}): duplicate key or id")
+        seen_keys.add(key)
+        seen_ids.add(claim["id"])
+    return claims
+
+
+def claim_macros(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The per-claim and per-family ``\\csname`` definitions."""
+    lines = []
+    for claim in claims:
+        key, status = claim["key"], status_of(claim)
+        lines += [
+            rf"\expandafter\def\csname claimstatus@{key}\endcsname{{{status}}}",
+            rf"\expandafter\def\csname claimcode@{key}\endcsname{{{STATUSES.index(status)}}}",
+            rf"\expandafter\def\csname claiminterval@{key}\endcsname{{{interval_tex(claim)}}}",
+            rf"\expandafter\def\csname claimid@{key}\endcsname{{{claim['id']}}}",
+            rf"\expandafter\def\csname claimunadjusted@{key}\endcsname{{{claim.get('status') or status}}}",
+        ]
+    for family in dict.fromkeys(c["family"] for c in claims if c.get("family")):
+        members = [c for c in claims if c.get("family") == family]
+        for status, n in status_counts(members).items():
+            lines.append(rf"\expandafter\def\csname claimfamily@{family}@{status}\endcsname{{{n}}}")
+        lines.append(rf"\expandafter\def\csname claimfamily@{family}@total\endcsname{{{len(members)}}}")
+    return lines
+
+
+def total_macros(document: Mapping[str, Any], claims: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    counts = status_counts(claims)
+    headline = [c for c in claims if c.get("headline")]
+    head_counts = status_counts(headline)
+    values = {
+        "claimsTotal": str(len(claims)), "claimsPassed": str(counts["PASS"]),
+        "claimsHeadlineTotal": str(len(headline)), "claimsHeadlinePassed": str(head_counts["PASS"]),
+        "claimsLevel": f"{100 * float(document.get('level', 0.95)):g}\\%",
+        "claimsAdjustment": escape(document.get("adjustment") or "no adjustment for multiplicity"),
+    }
+    values.update({status_macro("claims", s): str(n) for s, n in counts.items()})
+    values.update({status_macro("claimsHeadline", s): str(n) for s, n in head_counts.items()})
+    return values
+
+
+def _binding(claim: Mapping[str, Any]) -> dict[str, str]:
+    return {str(name): str(value) for name, value in (claim.get("binding") or {}).items()}
+
+
+def template(claim: Mapping[str, Any]) -> str:
+    """The claim's statement, LaTeX-escaped, with every bound value (``binding``) replaced by its name in angle
+    brackets, longest value first and on word boundaries: the statement its family's rows share."""
+    text = str(claim.get("statement", ""))
+    binding = _binding(claim)
+    marks = {}
+    for i, (name, value) in enumerate(sorted(binding.items(), key=lambda item: -len(item[1]))):
+        if value:
+            mark = f"\x00{i}\x00"
+            text, n = re.subn(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", mark, text)
+            if n:
+                marks[mark] = rf"\textit{{$\langle${escape(name)}$\rangle$}}"
+    text = escape(text)
+    for mark, tex in marks.items():
+        text = text.replace(mark, tex)
+    return text
+
+
+def _row(claim: Mapping[str, Any], statement: str) -> str:
+    cells = [
+        rf"\hypertarget{{claim.{claim['id']}}}{{{claim['id']}}}",
+        statement,
+        interval_tex(claim),
+        comparison_tex(claim),
+        number(claim.get("margin")),
+        status_tex(claim.get("status") or status_of(claim)),
+        status_tex(status_of(claim)),
+    ]
+    return " & ".join(cells) + r" \\"
+
+
+def _full_row(text: str) -> str:
+    return rf"\multicolumn{{{len(COLUMNS)}}}{{@{{}}>{{\raggedright\arraybackslash}}p{{{sum(f for _, f in COLUMNS):g}\linewidth}}@{{}}}}{{{text}}} \\"
+
+
+def _longtable(caption: str, label: str, body: list[str]) -> str:
+    head = " & ".join(name for name, _ in COLUMNS) + r" \\"
+    return "\n".join([
+        rf"\begin{{longtable}}{{{column_spec()}}}",
+        rf"\caption{{{caption}}}\label{{{label}}}\\",
+        r"\toprule", head, r"\midrule", r"\endfirsthead",
+        r"\toprule", head, r"\midrule", r"\endhead",
+        r"\bottomrule", r"\endlastfoot",
+        *body,
+        r"\end{longtable}",
+    ])
+
+
+def _counts_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    counts = status_counts(claims)
+    return ", ".join(f"{n} {status_tex(s)}" for s, n in counts.items() if n)
+
+
+def id_ranges(ids: Sequence[str]) -> str:
+    """``C3, C4, C5, C9`` -> ``C3--C5, C9`` (ids with a common prefix and consecutive numbers)."""
+    parsed = []
+    for text in ids:
+        match = re.match(r"^(\D*)(\d+)$", text)
+        parsed.append((match.group(1), int(match.group(2))) if match else (text, None))
+    parts, i = [], 0
+    while i < len(parsed):
+        prefix, n = parsed[i]
+        j = i
+        while n is not None and j + 1 < len(parsed) and parsed[j + 1] == (prefix, parsed[j][1] + 1):
+            j += 1
+        parts.append(ids[i] if j == i else f"{ids[i]}--{ids[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def family_body(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Rows of the claims that ran, by family (claims of no family first, each with its statement); within a family a
+    shared statement line for every distinct :func:`template`, then one row per claim naming its bound values."""
+    body: list[str] = []
+    single = [c for c in claims if not c.get("family")]
+    if single:
+        body += [_full_row(r"\textbf{Claims of no family}"), *(_row(c, escape(c.get("statement", ""))) for c in single)]
+    for family in dict.fromkeys(c["family"] for c in claims if c.get("family")):
+        members = [c for c in claims if c.get("family") == family]
+        if body:
+            body.append(r"\midrule")
+        body.append(_full_row(rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)})"))
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for claim in members:
+            groups.setdefault(template(claim), []).append(claim)
+        for text, group in groups.items():
+            bound = all(_binding(c) for c in group)
+            if bound:
+                body.append(_full_row(r"\quad " + text))
+            for claim in group:
+                cell = ", ".join(escape(v) for v in _binding(claim).values()) if bound else escape(claim.get("statement", ""))
+                body.append(_row(claim, cell))
+    return body
+
+
+def not_run_tex(claims: Sequence[Mapping[str, Any]]) -> str:
+    """The NOT RUN claims (not headline ones, which their table lists): a count and the ids per family, each id an
+    empty ``\\hypertarget`` so that ``\\claimref`` links land here."""
+    if not claims:
+        return ""
+    targets = "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in claims)
+    families = list(dict.fromkeys(c.get("family") or "" for c in claims))
+    parts = []
+    for family in families:
+        ids = [c["id"] for c in claims if (c.get("family") or "") == family]
+        parts.append(rf"{escape(family) if family else 'no family'} ({len(ids)}: {id_ranges(ids)})")
+    return (rf"\paragraph{{NOT RUN in this configuration.}}{targets} The configuration produces none of the inputs of "
+            rf"these {len(claims)} claims (statements in \texttt{{results/claims.md}}): " + "; ".join(parts) + ".\n")
+
+
+def register_tex(document: Mapping[str, Any]) -> str:
+    """Everything ``paper/generated/claims.tex`` defines, from a claims document (see the module docstring)."""
+    claims = _check(document)
+    level = f"{100 * float(document.get('level', 0.95)):g}"
+    headline = [c for c in claims if c.get("headline")]
+    ran = [c for c in claims if not c.get("headline") and status_of(c) != "NOT RUN"]
+    not_run = [c for c in claims if not c.get("headline") and status_of(c) == "NOT RUN"]
+    legend = (rf"Measured value and its {level}\% interval; \emph{{Test}}: the comparison the interval is decided "
+              r"against; $\delta$: the equivalence margin of the claim's family (EQUIVALENT when the interval lies "
+              r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
+              r"within each family (\claimsAdjustment).")
+    tables = []
+    if headline:
+        tables.append(_longtable(
+            f"Headline claims: {status_counts(headline)['PASS']} of {len(headline)} pass after adjustment. {legend}",
+            "tab:claims", [_row(c, escape(c.get("statement", ""))) for c in headline]))
+    if ran:
+        tables.append(_longtable(
+            f"Every other claim that ran, by family ({len(ran)} claims). Within a family, a statement line names the bound "
+            r"values in angle brackets and each row gives its values. Full statements, inputs and methods are in "
+            r"\texttt{results/claims.md}.", "tab:claims-all" if headline else "tab:claims", family_body(ran)))
+    table = (rf"{{\scriptsize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n"
+             + "\n".join(tables) + "\n" + not_run_tex(not_run) + "}")
+    return ("% Generated from results/claims.json by hare.report.register; do not edit.\n"
+            + macros(total_macros(document, claims)) + "\n".join(claim_macros(claims))
+            + "\n\\newcommand{\\claimsTable}{%\n" + table + "%\n}\n")

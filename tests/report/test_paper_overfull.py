@@ -1,0 +1,55 @@
+"""The paper build's check of overfull boxes: the log parser on sample lines, and build-paper's one-line failure."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from hare.report.paper import check_overfull, overfull_boxes
+
+LOG = r"""(./sections/experiments.tex
+Overfull \hbox (0.86382pt too wide) in paragraph at lines 12--15
+[]\T1/lmr/m/n/10.95 HARE adds a bonus to the log-its of
+Overfull \hbox (24.5pt too wide) in alignment at lines 40--52
+ [] [] [] []
+Underfull \hbox (badness 10000) in paragraph at lines 60--61
+Overfull \hbox (3.0pt too wide) detected at line 77
+\T1/lmr/m/n/10.95 regret_of_the_table
+Overfull \vbox (12.0pt too high) has occurred while \output is active
+"""
+
+
+def test_parser_keeps_only_hboxes_wider_than_the_tolerance_widest_first():
+    boxes = overfull_boxes(LOG)
+    assert [excess for excess, _ in boxes] == [24.5, 3.0]
+    assert boxes[0][1] == "in alignment at lines 40--52"
+    assert boxes[1][1] == "detected at line 77: regret_of_the_table"
+    assert [excess for excess, _ in overfull_boxes(LOG, 0.5)] == [24.5, 3.0, 0.86382]
+    assert overfull_boxes("Overfull \\hbox (1pt too wide) in paragraph at lines 1--2\n") == []  # 1 pt is tolerated
+    assert overfull_boxes("no boxes here\n") == []
+
+
+def test_check_fails_with_one_line_naming_the_widest_box():
+    with pytest.raises(RuntimeError) as error:
+        check_overfull(LOG, "results/latex/main.log")
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("results/latex/main.log: 2 overfull \\hbox wider than 1pt; the widest by 24.5pt in alignment at lines 40--52")
+    check_overfull(LOG.replace("24.5", "0.5").replace("3.0pt", "0.9pt"), "x.log")
+
+
+@pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
+def test_build_paper_fails_on_an_overfull_box(tmp_path):
+    main = tmp_path / "main.tex"
+    main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{1.2\\linewidth}{1pt}\\end{document}\n")
+    result = subprocess.run([sys.executable, "-m", "hare", "build-paper", "--main", str(main), "--outdir", str(tmp_path / "out"),
+                             "--pdf", str(tmp_path / "paper.pdf")], capture_output=True, text=True)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "overfull \\hbox wider than 1pt" in lines[0], result.stderr
+    assert not (tmp_path / "paper.pdf").exists()
+    main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{0.5\\linewidth}{1pt}\\end{document}\n")
+    result = subprocess.run([sys.executable, "-m", "hare", "build-paper", "--main", str(main), "--outdir", str(tmp_path / "out"),
+                             "--pdf", str(tmp_path / "paper.pdf")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

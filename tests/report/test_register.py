@@ -1,0 +1,159 @@
+"""hare.report.register: the claims register's macros and its compact table, from a small hand-made document."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from hare.report.register import COLUMNS, STATUSES, column_spec, id_ranges, interval_tex, register_tex, template
+
+
+def _claim(i, key, family, status, adjusted=None, headline=False, measured=-3.2, low=-10.1, high=3.7, **extra):
+    return {"id": f"C{i}", "key": key, "family": family, "headline": headline, "section": "Table classification",
+            "statement": extra.pop("statement", f"HARE has lower total regret than linucb on adult ({key})."),
+            "binding": extra.pop("binding", {}), "measured": measured, "low": low, "high": high, "compare": extra.pop("compare", "<"),
+            "threshold": extra.pop("threshold", 0), "margin": extra.pop("margin", 12.5), "status": status,
+            "adjusted_status": adjusted or status, "p_value": 0.01, "p_adjusted": 0.02, "method": "t interval over 20 runs",
+            "sources": [], "n_runs": 20, "planned_runs": 18, "half_width": 6.9, "note": "", **extra}
+
+
+def _baseline(i, baseline, environment, experiment, status, adjusted=None):
+    return _claim(i, f"hare_vs_{baseline}_{environment}_{experiment}", "hare_vs_baselines", status, adjusted,
+                  statement=f"HARE has lower total regret than {baseline} on {environment} ({experiment}; paired over runs).",
+                  binding={"experiment": experiment, "environment": environment, "baseline": baseline})
+
+
+@pytest.fixture
+def document():
+    claims = [
+        _claim(1, "hare_vs_linucb_adult_classification", "hare_vs_baselines", "INCONCLUSIVE", "EQUIVALENT", headline=True,
+               statement="HARE has lower total regret than linucb on adult (classification; paired over runs).",
+               binding={"experiment": "classification", "environment": "adult", "baseline": "linucb"}),
+        _baseline(2, "random", "adult", "classification", "PASS"),
+        _baseline(3, "lnucb_ta", "adult", "classification", "PASS", "INCONCLUSIVE"),
+        _baseline(4, "random", "mushroom", "classification_warm", "FAIL"),
+        _claim(5, "oful_bound_holds", None, "VACUOUS", measured=0.5, low=None, high=None, compare="<=", threshold=1, margin=None,
+               statement="LinUCB's regret stays below the OFUL bound (ratio <= 1; 100% & #1 ~ $x^2$ {a_b})."),
+        _claim(6, "published_linucb_mnist_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None,
+               compare="within", threshold=[1.5, 2.5]),
+        _claim(7, "published_linucb_adult_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None),
+        _claim(8, "published_linucb_magic_reproduced", "published", "PASS", compare="within", threshold=[-20, 20]),
+        _claim(9, "published_lin_ts_magic_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None),
+    ]
+    return {"level": 0.95, "adjustment": "Holm's step-down method within each family (5% level)", "claims": claims}
+
+
+def _defs(tex: str, name: str) -> dict[str, str]:
+    return dict(re.findall(rf"\\expandafter\\def\\csname {name}@(\S+)\\endcsname\{{([^}}]*)\}}", tex))
+
+
+def test_per_claim_macros(document):
+    tex = register_tex(document)
+    status = _defs(tex, "claimstatus")
+    assert status["hare_vs_linucb_adult_classification"] == "EQUIVALENT"  # the adjusted status decides
+    assert status["hare_vs_lnucb_ta_adult_classification"] == "INCONCLUSIVE"
+    assert status["published_linucb_mnist_reproduced"] == "NOT RUN"
+    codes = _defs(tex, "claimcode")
+    assert {key: int(code) for key, code in codes.items()} == {key: STATUSES.index(s) for key, s in status.items()}
+    assert codes["hare_vs_random_adult_classification"] == "0"
+    assert _defs(tex, "claimid")["oful_bound_holds"] == "C5"
+    assert _defs(tex, "claimunadjusted")["hare_vs_linucb_adult_classification"] == "INCONCLUSIVE"
+    intervals = _defs(tex, "claiminterval")
+    assert intervals["hare_vs_random_adult_classification"] == "-3.2 [-10.1, 3.7]"
+    assert intervals["oful_bound_holds"] == "0.500"  # exact: no interval
+    assert intervals["published_linucb_mnist_reproduced"] == "--"
+
+
+def test_family_counts_by_adjusted_status(document):
+    tex = register_tex(document)
+    family = {k: int(v) for k, v in re.findall(r"\\csname claimfamily@hare_vs_baselines@([A-Za-z ]+)\\endcsname\{(\d+)\}", tex)}
+    assert family == {"PASS": 1, "FAIL": 1, "EQUIVALENT": 1, "INCONCLUSIVE": 1, "VACUOUS": 0, "NOT RUN": 0, "total": 4}
+    assert "claimfamily@published@NOT RUN\\endcsname{3}" in tex
+    assert "claimfamily@published@total\\endcsname{4}" in tex
+
+
+def test_totals(document):
+    tex = register_tex(document)
+    values = dict(re.findall(r"\\newcommand\{\\(\w+)\}\{([^\n]*)\}\n", tex))
+    assert values["claimsTotal"] == "9" and values["claimsPassed"] == "2" and values["claimsPass"] == "2"
+    assert values["claimsNotRun"] == "3" and values["claimsEquivalent"] == "1" and values["claimsVacuous"] == "1"
+    assert values["claimsHeadlineTotal"] == "1" and values["claimsHeadlineEquivalent"] == "1" and values["claimsHeadlinePass"] == "0"
+    assert values["claimsLevel"] == "95\\%"
+    assert values["claimsAdjustment"] == "Holm's step-down method within each family (5\\% level)"
+
+
+def test_special_characters_are_escaped(document):
+    tex = register_tex(document)
+    assert r"(ratio <= 1; 100\% \& \#1 \textasciitilde{} \$x\textasciicircum{}2\$ \{a\_b\})" in tex
+    assert "100% &" not in tex
+
+
+def test_bad_keys_and_statuses_are_refused(document):
+    document["claims"][1]["key"] = "a}b"
+    with pytest.raises(ValueError, match=r"claim key 'a}b'"):
+        register_tex(document)
+    document["claims"][1]["key"] = "ok"
+    document["claims"][1]["adjusted_status"] = "MAYBE"
+    with pytest.raises(ValueError, match="claim ok: adjusted_status 'MAYBE'"):
+        register_tex(document)
+
+
+def test_column_widths_fit_the_line():
+    assert sum(fraction for _, fraction in COLUMNS) <= 1.0 + 1e-12
+    widths = [float(w) for w in re.findall(r"p\{\\dimexpr([0-9.]+)\\linewidth-2\\tabcolsep\\relax\}", column_spec())]
+    assert len(widths) == len(COLUMNS) and sum(widths) <= 1.0 + 1e-12
+    assert all(width >= 0.05 for width in widths)
+
+
+def test_table_order_headline_first_then_families_and_not_run_by_id(document):
+    tex = register_tex(document)
+    table = tex.split(r"\newcommand{\claimsTable}", 1)[1]
+    headline, rest = table.split(r"\begin{longtable}")[1:3]
+    assert r"\hypertarget{claim.C1}{C1}" in headline and "C2}" not in headline
+    assert r"\label{tab:claims}" in headline and r"\label{tab:claims-all}" in rest
+    assert rest.index("Claims of no family") < rest.index(r"\textbf{hare\_vs\_baselines}") < rest.index(r"\textbf{published}")
+    for i in (2, 3, 4, 5, 8):
+        assert rf"\hypertarget{{claim.C{i}}}{{C{i}}}" in rest
+    not_run = rest.split("NOT RUN in this configuration", 1)[1]
+    assert "published (3: C6--C7, C9)" in not_run
+    assert r"\hypertarget{claim.C6}{}" in not_run
+    assert not re.search(r"\\hypertarget\{claim\.C6\}\{C6\}", tex)
+
+
+def test_family_rows_share_a_statement_line(document):
+    tex = register_tex(document)
+    line = r"HARE has lower total regret than \textit{$\langle$baseline$\rangle$} on \textit{$\langle$environment$\rangle$}"
+    assert tex.count(line) == 1  # classification and classification_warm share it: the experiment is a placeholder
+    after = tex.split(line, 1)[1]
+    assert after.index("{C2}") < after.index("{C3}") < after.index("{C4}")
+    assert "random, adult, classification" not in tex  # values follow the binding's order
+    assert "classification, adult, random" in tex
+
+
+def test_template_replaces_values_on_word_boundaries():
+    claim = {"statement": "At rate 1.0 HARE beats knn_ucb on synthetic_linear (synthetic), not at 10.0.",
+             "binding": {"rate": "1.0", "baseline": "knn_ucb", "environment": "synthetic_linear", "experiment": "synthetic"}}
+    text = template(claim)
+    assert "10.0" in text and text.count(r"$\langle$") == 4
+
+
+def test_interval_digits_and_ranges():
+    assert interval_tex({"measured": 1234.5, "low": 1000.2, "high": 1500.9}) == "1{,}234 [1{,}000, 1{,}501]"
+    assert interval_tex({"measured": 0.0123, "low": 0.001, "high": 0.02}) == "0.012 [0.001, 0.020]"
+    assert interval_tex({"measured": float("nan"), "low": None, "high": None}) == "--"
+    assert id_ranges(["C1", "C2", "C3", "C7", "C9", "C10"]) == "C1--C3, C7, C9--C10"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
+def test_register_compiles_without_overfull_boxes(document, tmp_path):
+    from hare.report.paper import overfull_boxes
+
+    (tmp_path / "claims.tex").write_text(register_tex(document))
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass[11pt]{article}\\usepackage[margin=1in]{geometry}\\usepackage[T1]{fontenc}\\usepackage{lmodern}"
+        "\\usepackage{booktabs,longtable,array,amssymb}\\usepackage{hyperref}\n"
+        "\\begin{document}\\input{claims.tex}\\claimsTable\\end{document}\n")
+    result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert overfull_boxes((tmp_path / "main.log").read_text(errors="replace"), 0.0) == []
