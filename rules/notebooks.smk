@@ -2,6 +2,7 @@ TERMS_JSON = "results/checks/regret_terms.json"
 TERMS_NPZ = "results/checks/regret_terms.npz"
 PERSONALIZATION_JSON = "results/checks/personalization.json"
 CONVERGENCE_JSON = "results/checks/convergence.json"
+CLAIMS_JSON = "results/claims.json"
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
 # check files included, which are passed again as named parameters.
@@ -13,6 +14,7 @@ NOTEBOOK_INPUTS = {
     "personalization": lambda: {"runs": [PERSONALIZATION_JSON], "personalization_json": PERSONALIZATION_JSON},
     "convergence": lambda: {"runs": [CONVERGENCE_JSON], "convergence_json": CONVERGENCE_JSON},
     "runtime": lambda: {"runs": run_files(), "scaling_experiment": "scaling"},
+    "claims_matrix": lambda: {"runs": [CLAIMS_JSON], "claims_json": CLAIMS_JSON},
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],
@@ -22,6 +24,7 @@ NOTEBOOK_FIGURES = {
     "personalization": ["paper/figures/personalization.pdf"],
     "convergence": ["paper/figures/convergence.pdf"],
     "runtime": ["paper/figures/runtime.pdf"],
+    "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
 }
 
 
