@@ -1,13 +1,19 @@
-"""The README's results block, filled from a finished build (never typed by hand).
+"""The results the README and ``docs/results.md`` show, filled from a finished build (never typed by hand).
 
-``hare readme`` replaces everything between ``<!-- results:begin -->`` and ``<!-- results:end -->``
-in ``README.md`` with, from the results tree of one build: the main tables (total regret, mean ± std
-over the reported runs, from ``results/tables/<table>.csv``, each headed by its information regime
-and ``M`` as the run files record them),
-the claims summary (``results/claims.md``: passed / total, counts per status, every claim that does not pass), a figure
-(the first page of a notebook's PDF, rendered to PNG with ``pdftoppm`` into ``paper/readme/``) and
-the measured wall time of the build, as given (``--wall-seconds``, measured by the caller around
-``snakemake``) with the machine it ran on.
+``hare readme`` rewrites two generated blocks from the results tree of one build:
+
+* in ``docs/results.md`` (beside the README), everything between ``<!-- results:begin -->`` and
+  ``<!-- results:end -->``: the main tables (total regret, mean ± std over the reported runs, from
+  ``results/tables/<table>.csv``, each headed by its information regime and ``M`` as the run files record them), the
+  claims summary (passed / total, counts per status, every claim that does not pass), a figure (the first page of a
+  notebook's PDF, rendered to PNG with ``pdftoppm`` into ``paper/readme/``) and the measured wall time of the build, as
+  given (``--wall-seconds``, measured by the caller around ``snakemake``) with the machine it ran on and, when the build
+  left ``results/logs/calibration.json`` (``make all`` does), that machine's calibration figure;
+* in ``README.md``, everything between ``<!-- results-summary:begin -->`` and ``<!-- results-summary:end -->``: the
+  build's commit, the claims' counts, the headline claims and the figure, with a link to the page.
+
+The claims are read from ``results/claims.json`` when the build wrote it (statuses, the family-adjusted verdicts, the
+headline claims), else from the table of ``results/claims.md``.
 
     hare readme --results results --table classification,classification_warm --figure paper/figures/regret_curves.pdf \
         --wall-seconds 1012 --machine "2 CPU cores, idle" --config config/default.yaml
@@ -16,16 +22,29 @@ the measured wall time of the build, as given (``--wall-seconds``, measured by t
 from __future__ import annotations
 
 import csv
-import re
+import json
+import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hare.io import write_text
 from hare.report.names import display_name
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+SUMMARY_BEGIN, SUMMARY_END = "<!-- results-summary:begin -->", "<!-- results-summary:end -->"
+RESULTS_PAGE = Path("docs") / "results.md"
+"""Where the full results block lives, relative to the README's folder."""
+
+STATUS_ORDER = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+"""The order counts are listed in; a status outside it follows, in order of appearance."""
+NOT_LISTED = ("PASS", "NOT RUN")
+"""Verdicts of claims the summaries do not list one by one."""
+MAX_HEADLINE = 12
+"""Headline claims listed in the README's block; the rest are on the results page."""
 
 
 def regret_markdown(csv_path: Path) -> str:
@@ -64,24 +83,160 @@ def regime_sentence(rows: list[dict[str, str]]) -> str:
     return ("Regime: " if len(parts) == 1 else "Regimes: ") + "; ".join(parts) + "."
 
 
+@dataclass(frozen=True)
+class ClaimLine:
+    """One claim as the summaries show it: ``value`` is ``measured [low, high]``, ``needed`` the comparison it must
+    satisfy, ``adjusted`` the family-adjusted verdict (empty when the build has none)."""
+
+    key: str
+    status: str
+    value: str
+    needed: str
+    adjusted: str = ""
+    claim_id: str = ""
+    headline: bool = False
+
+    @property
+    def verdict(self) -> str:
+        """The published verdict: the adjusted one where the build made one, else the status."""
+        return self.adjusted or self.status
+
+
+@dataclass(frozen=True)
+class Claims:
+    """A build's claims, in register order, with the adjustment the build describes (empty when none)."""
+
+    lines: tuple[ClaimLine, ...]
+    level: float = 0.95
+    adjustment: str = ""
+
+
+def _number(value: float, digits: int = 3) -> str:
+    return f"{value:.{digits}g}"
+
+
+def _json_claim(entry: dict[str, Any]) -> ClaimLine:
+    measured, low, high = entry.get("measured"), entry.get("low"), entry.get("high")
+    if measured is None:
+        value = "--"
+    elif low is None or high is None:
+        value = f"{_number(measured)} (exact)"
+    else:
+        value = f"{_number(measured)} [{_number(low)}, {_number(high)}]"
+    threshold = entry.get("threshold")
+    compare = str(entry.get("compare", ""))
+    if isinstance(threshold, list | tuple):
+        needed = f"{compare} [{_number(threshold[0], 4)}, {_number(threshold[1], 4)}]"
+    elif threshold is None:
+        needed = compare
+    else:
+        needed = f"{compare} {_number(threshold, 4)}"
+    margin = entry.get("margin")
+    if margin is not None and entry.get("status") == "EQUIVALENT":
+        needed += f" (margin {_number(margin, 4)})"
+    return ClaimLine(key=f"`{entry['key']}`", status=str(entry["status"]), value=value, needed=needed,
+                     adjusted=str(entry.get("adjusted_status") or ""), claim_id=str(entry.get("id") or ""), headline=bool(entry.get("headline")))
+
+
+def claims_from_json(path: Path) -> Claims:
+    """``results/claims.json``: ``{"level", "adjustment", "claims": [{"id", "key", "headline", "status",
+    "adjusted_status", "measured", "low", "high", "compare", "threshold", "margin", ...}]}``."""
+    payload = json.loads(path.read_text())
+    if not isinstance(payload, dict) or not isinstance(payload.get("claims"), list):
+        raise ValueError(f"{path}: expected an object with a list 'claims'")
+    try:
+        lines = tuple(_json_claim(entry) for entry in payload["claims"])
+    except (KeyError, TypeError, IndexError) as error:
+        raise ValueError(f"{path}: a claim lacks {error}") from error
+    return Claims(lines, float(payload.get("level", 0.95)), str(payload.get("adjustment") or ""))
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def claims_from_markdown(path: Path) -> Claims:
+    """The claim rows of every table of ``results/claims.md`` whose header names ``claim`` and ``status`` (columns found
+    by their header, so added columns do not matter; a claim listed in two tables counts once); an ``adjusted``
+    column, when there is one, is the adjusted verdict."""
+    found: dict[str, ClaimLine] = {}
+    header: list[str] | None = None
+    for line in path.read_text().splitlines():
+        if not line.lstrip().startswith("|"):
+            header = None
+            continue
+        cells = _cells(line)
+        names = [c.strip("*").lower() for c in cells]
+        if header is None:
+            header = names if "claim" in names and "status" in names else []
+            continue
+        if not header or set("".join(cells)) <= set("-: "):
+            continue
+        row = dict(zip(header, cells, strict=False))
+        key = row["claim"]
+        if not key or key in found:
+            continue
+        adjusted = next((row[name] for name in header if name.startswith("adjusted")), "")
+        measured = next((row[name] for name in header if name.startswith("measured")), "")
+        found[key] = ClaimLine(key=key, status=row["status"].strip("*"), value=measured, needed=row.get("threshold", ""),
+                               adjusted=adjusted.strip("*"), claim_id=row.get("id", ""))
+    if not found:
+        raise ValueError(f"{path}: no table with 'claim' and 'status' columns")
+    return Claims(tuple(found.values()))
+
+
+def load_claims(claims_md: Path) -> Claims:
+    """The build's claims: ``claims.json`` beside ``claims_md`` when it exists, else ``claims_md`` itself."""
+    claims_json = claims_md.with_name("claims.json")
+    return claims_from_json(claims_json) if claims_json.is_file() else claims_from_markdown(claims_md)
+
+
+def status_counts(statuses: list[str]) -> str:
+    """``3 PASS, 1 FAIL, ...`` in :data:`STATUS_ORDER`, zero counts left out."""
+    order = list(STATUS_ORDER) + [s for s in dict.fromkeys(statuses) if s not in STATUS_ORDER]
+    return ", ".join(f"{statuses.count(s)} {s}" for s in order if statuses.count(s))
+
+
+def claims_headline(claims: Claims) -> str:
+    """``Claims: **N/M PASS** (counts)``, with the adjusted counts when the build adjusted its verdicts."""
+    statuses = [c.status for c in claims.lines]
+    text = f"Claims: **{statuses.count('PASS')}/{len(statuses)} PASS** ({status_counts(statuses)})"
+    if any(c.adjusted for c in claims.lines):
+        text += f"; family-adjusted: {status_counts([c.verdict for c in claims.lines])}"
+    return text
+
+
+def _claim_item(c: ClaimLine) -> str:
+    label = f"{c.claim_id} {c.key}" if c.claim_id else c.key
+    unadjusted = f" (unadjusted {c.status})" if c.adjusted and c.adjusted != c.status else ""
+    return f"- {c.verdict}{unadjusted} {label}: {c.value}, needed {c.needed}"
+
+
 def claims_summary(claims_md: Path) -> str:
-    """``N/M PASS``, the counts per status, and every claim that is neither PASS nor NOT RUN (key, measured value
-    [95% interval], threshold, status) in a collapsed list, from ``results/claims.md``."""
-    text = claims_md.read_text()
-    header = re.search(r"^# Claims: (\d+)/(\d+) PASS", text, re.MULTILINE)
-    if header is None:
-        raise ValueError(f"{claims_md}: no '# Claims: N/M PASS' header")
-    counts = re.search(r"^(\d+ [A-Z][A-Z ]*(?:, \d+ [A-Z][A-Z ]*)*)\.$", text, re.MULTILINE)
-    others = []
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 6 and cells[5].startswith("**") and cells[5] != "**status**":
-            others.append(f"- {cells[5].strip('*')} {cells[0]}: {cells[3]}, needed {cells[4]}")
-    summary = (f"Claims: **{header.group(1)}/{header.group(2)} PASS**" + (f" ({counts.group(1)})" if counts else "")
-               + "; each decided on its 95% interval (every claim with its source files in `results/claims.md` and the paper's appendix).")
+    """The counts per status (and per adjusted verdict), and every claim whose verdict is neither PASS nor NOT RUN
+    (key, measured value [interval], threshold, verdict) in a collapsed list; from ``results/claims.json`` beside
+    ``claims_md`` when present, else from ``claims_md``."""
+    claims = load_claims(claims_md)
+    others = [_claim_item(c) for c in claims.lines if c.verdict not in NOT_LISTED]
+    summary = (claims_headline(claims) + f"; each decided on its {100 * claims.level:g}% interval"
+               + (f", adjusted as follows: {claims.adjustment}" if claims.adjustment else "")
+               + " (every claim with its source files in `results/claims.md` and the paper's appendix).")
     if others:
         summary += f"\n\n<details><summary>The {len(others)} claims that do not pass</summary>\n\n" + "\n".join(others) + "\n\n</details>"
     return summary + "\n"
+
+
+def headline_claims(claims_md: Path, limit: int = MAX_HEADLINE) -> str:
+    """The counts, then each headline claim (at most ``limit``) with its verdict, value and threshold; from the same
+    source as :func:`claims_summary`."""
+    claims = load_claims(claims_md)
+    headline = [c for c in claims.lines if c.headline]
+    text = claims_headline(claims) + "."
+    if headline:
+        text += "\n\nHeadline claims:\n\n" + "\n".join(_claim_item(c) for c in headline[:limit])
+        if len(headline) > limit:
+            text += f"\n- and {len(headline) - limit} more on the results page"
+    return text + "\n"
 
 
 def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:
@@ -96,8 +251,6 @@ def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:
 
 def build_commit(results: Path) -> str:
     """The commit recorded in the build's run sidecars (``git_commit``), or ``unknown``."""
-    import json
-
     for sidecar in sorted((results / "runs").rglob("*.json")):
         commit = json.loads(sidecar.read_text()).get("git_commit")
         if commit:
@@ -105,15 +258,24 @@ def build_commit(results: Path) -> str:
     return "unknown"
 
 
+def calibration_note(results: Path) -> str:
+    """``, calibration figure 1.02`` from the build's ``logs/calibration.json`` (``hare calibrate``), or nothing."""
+    path = results / "logs" / "calibration.json"
+    if not path.is_file():
+        return ""
+    figure = json.loads(path.read_text()).get("score")
+    return "" if figure is None else f", calibration figure {figure:.2f} (`hare calibrate`)"
+
+
 def results_block(results: Path, table: str, figure_png: str, wall_seconds: float, machine: str, config: str) -> str:
-    """The block; ``table`` is one table name or several, comma-separated, each rendered under its name."""
+    """The results page's block; ``table`` is one table name or several, comma-separated, each rendered under its name."""
     tables = [name.strip() for name in table.split(",") if name.strip()]
     minutes, seconds = divmod(round(wall_seconds), 60)
     return "\n".join([
         BEGIN,
         f"### Results of the default build (`{config}`, commit `{build_commit(results)}`)",
         "",
-        f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}: **{minutes} min {seconds:02d} s**.",
+        f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}{calibration_note(results)}: **{minutes} min {seconds:02d} s**.",
         "",
         f"![Regret curves of the default build]({figure_png})",
         "",
@@ -124,20 +286,47 @@ def results_block(results: Path, table: str, figure_png: str, wall_seconds: floa
     ])
 
 
-def update_readme(readme: Path, block: str) -> None:
+def summary_block(results: Path, figure_png: str, config: str, page: str) -> str:
+    """The README's block: the build, its claims' counts and headline claims, the figure, a link to ``page``."""
+    return "\n".join([
+        SUMMARY_BEGIN,
+        f"Default build (`{config}`, commit `{build_commit(results)}`); tables, the figure and every claim that does not pass: [{page}]({page}).",
+        "",
+        headline_claims(results / "claims.md"),
+        f"![Regret curves of the default build]({figure_png})",
+        SUMMARY_END,
+    ])
+
+
+def update_readme(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the one ``begin`` ... ``end`` block of ``readme`` with ``block`` (which carries its markers)."""
     text = readme.read_text()
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise ValueError(f"{readme}: needs exactly one {BEGIN} ... {END} block")
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    write_text(readme, text[:start] + block + text[end:])
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise ValueError(f"{readme}: needs exactly one {begin} ... {end} block")
+    start, stop = text.index(begin), text.index(end) + len(end)
+    write_text(readme, text[:start] + block + text[stop:])
+
+
+def relative_link(target: Path, page: Path) -> str:
+    """``target`` (relative to the working folder) as a link from a Markdown file at ``page``."""
+    return Path(os.path.relpath(target, page.parent)).as_posix()
 
 
 def fill_readme(*, wall_seconds: float, machine: str, readme: str | Path = "README.md", results: str | Path = "results",
                 table: str = "classification,classification_warm,synthetic,synthetic_warm", figure: str | Path = "paper/figures/regret_curves.pdf",
-                png: str | Path = "paper/readme/regret_curves.png", config: str = "config/default.yaml") -> None:
-    """Replace the results block of ``readme`` with :func:`results_block` of the build under ``results`` (``table``: table
-    names, comma-separated) and render the first page of ``figure`` to ``png``, the image the block shows."""
-    png = Path(png)
-    block = results_block(Path(results), table, png.as_posix(), wall_seconds, machine, config)
+                png: str | Path = "paper/readme/regret_curves.png", config: str = "config/default.yaml", page: str | Path | None = None) -> None:
+    """Replace the results block of ``page`` (default ``docs/results.md`` beside ``readme``) with :func:`results_block`
+    and the summary block of ``readme`` with :func:`summary_block`, from the build under ``results`` (``table``: table
+    names, comma-separated), and render the first page of ``figure`` to ``png``, the image both show. Both files are
+    checked for their markers before anything is written."""
+    readme, png, results = Path(readme), Path(png), Path(results)
+    page = readme.parent / RESULTS_PAGE if page is None else Path(page)
+    for path, (begin, end) in ((page, (BEGIN, END)), (readme, (SUMMARY_BEGIN, SUMMARY_END))):
+        text = path.read_text()
+        if text.count(begin) != 1 or text.count(end) != 1:
+            raise ValueError(f"{path}: needs exactly one {begin} ... {end} block")
+    block = results_block(results, table, relative_link(png, page), wall_seconds, machine, config)
+    summary = summary_block(results, relative_link(png, readme), config, relative_link(page, readme))
     render_png(Path(figure), png)
-    update_readme(Path(readme), block)
+    update_readme(page, block)
+    update_readme(readme, summary, SUMMARY_BEGIN, SUMMARY_END)
