@@ -81,6 +81,9 @@ def test_every_input_of_the_paper_was_generated(smoke_run):
         assert (smoke_run / "paper" / name).exists(), name
     log = (smoke_run / "results" / "latex" / "main.log").read_text(errors="replace")
     assert "undefined" not in log.lower().replace("undefined control", "")
+    from hare.report.paper import overfull_boxes
+
+    assert overfull_boxes(log, 1.0) == [], "overfull \\hbox wider than 1 pt in the smoke paper"
 
 
 def test_rerun_does_nothing_and_a_deleted_run_is_redone_identically(smoke_run):

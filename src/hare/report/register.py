@@ -38,7 +38,13 @@ COLUMNS = (
     ("Status", 0.125),
     ("Adjusted", 0.125),
 )
-"""Header and width (fraction of ``\\linewidth``, the column's padding included) of each column of the register."""
+"""Header and width (fraction of ``\\linewidth``, the column's padding included) of each column of the table of the
+headline claims and the claims of no family."""
+
+FAMILY_COLUMNS = (("Id", 0.055), ("Values", 0.19), (r"Measured [interval]", 0.145), ("Status", 0.11)) * 2
+"""The family members' table: two claims side by side, each with its id, bound values, measured value and status (the
+unadjusted one, then the adjusted one where the adjustment changed it); test and margin are given once per family."""
+SHORT_STATUS = {"PASS": "pass", "FAIL": "fail", "EQUIVALENT": "equiv.", "INCONCLUSIVE": "inconcl.", "VACUOUS": "vacuous", "NOT RUN": "not run"}
 
 TABCOLSEP = "3pt"
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -46,10 +52,10 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 COMPARE_TEX = {"<": "$<$", ">": "$>$", "<=": r"$\le$", ">=": r"$\ge$", "==": "$=$", "!=": r"$\ne$"}
 
 
-def column_spec() -> str:
-    """The longtable's column specification: ragged-right ``p`` columns whose widths, padding included, add up to
-    the sum of :data:`COLUMNS`' fractions of ``\\linewidth`` (at most the line width)."""
-    return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr{fraction:g}\linewidth-2\tabcolsep\relax}}" for _, fraction in COLUMNS)
+def column_spec(columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
+    """A longtable's column specification: ragged-right ``p`` columns whose widths, padding included, add up to
+    the sum of the columns' fractions of ``\\linewidth`` (at most the line width)."""
+    return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr{fraction:g}\linewidth-2\tabcolsep\relax}}" for _, fraction in columns)
 
 
 def status_of(claim: Mapping[str, Any]) -> str:
@@ -105,10 +111,17 @@ def comparison_tex(claim: Mapping[str, Any]) -> str:
     if isinstance(threshold, (list, tuple)):
         low, high = threshold
         digits = _digits(low, high)
-        return f"within [{number(low, digits)}, {number(high, digits)}]"
+        return f"within [{_bound(low, digits)}, {_bound(high, digits)}]"
     if compare is None:
         return "--"
-    return f"{COMPARE_TEX.get(compare, escape(compare))} {number(threshold) if threshold is not None else '--'}"
+    return f"{COMPARE_TEX.get(compare, escape(compare))} {_bound(threshold) if threshold is not None else '--'}"
+
+
+def _bound(value: Any, digits: int | None = None) -> str:
+    """A threshold: whole numbers without decimals (``0``, not ``0.00``)."""
+    if _finite(value) and float(value).is_integer() and abs(value) < 1e5:
+        return format_number(float(value), 0)
+    return number(value, digits)
 
 
 def status_tex(status: str) -> str:
@@ -209,14 +222,15 @@ def _row(claim: Mapping[str, Any], statement: str) -> str:
     return " & ".join(cells) + r" \\"
 
 
-def _full_row(text: str) -> str:
-    return rf"\multicolumn{{{len(COLUMNS)}}}{{@{{}}>{{\raggedright\arraybackslash}}p{{{sum(f for _, f in COLUMNS):g}\linewidth}}@{{}}}}{{{text}}} \\"
+def _full_row(text: str, columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
+    width = sum(f for _, f in columns)
+    return rf"\multicolumn{{{len(columns)}}}{{@{{}}>{{\raggedright\arraybackslash}}p{{{width:g}\linewidth}}@{{}}}}{{{text}}} \\"
 
 
-def _longtable(caption: str, label: str, body: list[str]) -> str:
-    head = " & ".join(name for name, _ in COLUMNS) + r" \\"
+def _longtable(caption: str, label: str, body: list[str], columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
+    head = " & ".join(name for name, _ in columns) + r" \\"
     return "\n".join([
-        rf"\begin{{longtable}}{{{column_spec()}}}",
+        rf"\begin{{longtable}}{{{column_spec(columns)}}}",
         rf"\caption{{{caption}}}\label{{{label}}}\\",
         r"\toprule", head, r"\midrule", r"\endfirsthead",
         r"\toprule", head, r"\midrule", r"\endhead",
@@ -248,28 +262,51 @@ def id_ranges(ids: Sequence[str]) -> str:
     return ", ".join(parts)
 
 
+def _text(text: str) -> str:
+    """Escaped text that may break after an underscore (identifiers in statements and bound values)."""
+    return escape(text).replace(r"\_", r"\_\allowbreak{}")
+
+
+def _member_cells(claim: Mapping[str, Any], values: str) -> list[str]:
+    before, after = claim.get("status") or status_of(claim), status_of(claim)
+    status = rf"\textsc{{{SHORT_STATUS[before]}}}" + ("" if before == after else rf" $\to$ \textsc{{{SHORT_STATUS[after]}}}")
+    return [rf"\hypertarget{{claim.{claim['id']}}}{{{claim['id']}}}", values, interval_tex(claim), status]
+
+
+def _shared(members: Sequence[Mapping[str, Any]]) -> str:
+    """The family's test and margin, when every member has the same (else each member's statement says it)."""
+    tests = {comparison_tex(c) for c in members}
+    margins = {number(c.get("margin")) for c in members}
+    parts = [f"test {tests.pop()}"] if len(tests) == 1 else []
+    if len(margins) == 1:
+        parts.append(rf"$\delta$ {margins.pop()}")
+    return "; ".join(parts)
+
+
 def family_body(claims: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Rows of the claims that ran, by family (claims of no family first, each with its statement); within a family a
-    shared statement line for every distinct :func:`template`, then one row per claim naming its bound values."""
+    """Rows of the family members that ran (:data:`FAMILY_COLUMNS`, two claims a row), by family: a family line (name,
+    counts, test and margin), a shared statement line for every distinct :func:`template`, then the members, each
+    naming its bound values (its statement where it has none)."""
     body: list[str] = []
-    single = [c for c in claims if not c.get("family")]
-    if single:
-        body += [_full_row(r"\textbf{Claims of no family}"), *(_row(c, escape(c.get("statement", ""))) for c in single)]
     for family in dict.fromkeys(c["family"] for c in claims if c.get("family")):
         members = [c for c in claims if c.get("family") == family]
         if body:
             body.append(r"\midrule")
-        body.append(_full_row(rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)})"))
+        shared = _shared(members)
+        body.append(_full_row(rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)}{'; ' + shared if shared else ''})",
+                              FAMILY_COLUMNS))
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for claim in members:
             groups.setdefault(template(claim), []).append(claim)
         for text, group in groups.items():
             bound = all(_binding(c) for c in group)
             if bound:
-                body.append(_full_row(r"\quad " + text))
-            for claim in group:
-                cell = ", ".join(escape(v) for v in _binding(claim).values()) if bound else escape(claim.get("statement", ""))
-                body.append(_row(claim, cell))
+                body.append(_full_row(r"\quad " + text, FAMILY_COLUMNS))
+            cells = [_member_cells(c, ", ".join(_text(v) for v in _binding(c).values()) if bound else _text(c.get("statement", "")))
+                     for c in group]
+            for i in range(0, len(cells), 2):
+                pair = cells[i] + (cells[i + 1] if i + 1 < len(cells) else [""] * 4)
+                body.append(" & ".join(pair) + r" \\")
     return body
 
 
@@ -293,22 +330,29 @@ def register_tex(document: Mapping[str, Any]) -> str:
     claims = _check(document)
     level = f"{100 * float(document.get('level', 0.95)):g}"
     headline = [c for c in claims if c.get("headline")]
-    ran = [c for c in claims if not c.get("headline") and status_of(c) != "NOT RUN"]
+    single = [c for c in claims if not c.get("headline") and not c.get("family") and status_of(c) != "NOT RUN"]
+    members = [c for c in claims if not c.get("headline") and c.get("family") and status_of(c) != "NOT RUN"]
     not_run = [c for c in claims if not c.get("headline") and status_of(c) == "NOT RUN"]
     legend = (rf"Measured value and its {level}\% interval; \emph{{Test}}: the comparison the interval is decided "
               r"against; $\delta$: the equivalence margin of the claim's family (EQUIVALENT when the interval lies "
               r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
               r"within each family (\claimsAdjustment).")
     tables = []
-    if headline:
+    first = headline + single
+    if first:
+        body = [_row(c, _text(c.get("statement", ""))) for c in headline]
+        if headline and single:
+            body.append(_full_row(r"\textbf{Claims of no family}"))
+        body += [_row(c, _text(c.get("statement", ""))) for c in single]
         tables.append(_longtable(
-            f"Headline claims: {status_counts(headline)['PASS']} of {len(headline)} pass after adjustment. {legend}",
-            "tab:claims", [_row(c, escape(c.get("statement", ""))) for c in headline]))
-    if ran:
+            f"Headline claims ({status_counts(headline)['PASS']} of {len(headline)} pass after adjustment)"
+            + (", then the claims of no family" if single else "") + f". {legend}", "tab:claims", body))
+    if members:
         tables.append(_longtable(
-            f"Every other claim that ran, by family ({len(ran)} claims). Within a family, a statement line names the bound "
-            r"values in angle brackets and each row gives its values. Full statements, inputs and methods are in "
-            r"\texttt{results/claims.md}.", "tab:claims-all" if headline else "tab:claims", family_body(ran)))
+            f"The members of the families that ran ({len(members)} claims), two a row. Within a family, a statement line "
+            r"names the bound values in angle brackets and each member gives its values; the status is the unadjusted "
+            r"one, then ($\to$) the adjusted one where the adjustment changed it. Full statements, inputs and methods "
+            r"are in \texttt{results/claims.md}.", "tab:claims-all" if first else "tab:claims", family_body(members), FAMILY_COLUMNS))
     table = (rf"{{\scriptsize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n"
              + "\n".join(tables) + "\n" + not_run_tex(not_run) + "}")
     return ("% Generated from results/claims.json by hare.report.register; do not edit.\n"
