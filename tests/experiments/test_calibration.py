@@ -12,7 +12,7 @@ import torch
 
 from hare import cli
 from hare.experiments import calibration
-from hare.experiments.calibration import Workload, blas_backend, calibrate, make_inputs, play, score, time_workload
+from hare.experiments.calibration import Workload, blas_backend, calibrate, format_calibration, make_inputs, play, score, time_workload
 
 SMALL = Workload(batch=3, dim=5, n_arms=4, rounds=12, small_dim=3, seed=7)
 
@@ -72,6 +72,11 @@ def test_time_workload_takes_one_sample_per_repeat_and_restores_the_threads():
     assert torch.get_num_threads() == threads
 
 
+def test_time_workload_starts_no_play_once_its_budget_is_spent():
+    assert time_workload(SMALL, make_inputs(SMALL), 1, 5, fake_clock(1.0), max_seconds=2.5) == [1.0, 1.0, 1.0]
+    assert time_workload(SMALL, make_inputs(SMALL), 1, 5, fake_clock(10.0), max_seconds=2.5) == [10.0]
+
+
 def test_the_score_is_reference_over_measured():
     assert score(2.0, 3.0) == 1.5
     assert score(0.5, 1.0) == 2.0
@@ -85,6 +90,26 @@ def test_calibrate_reports_the_medians_and_their_score():
     assert facts["seconds"] == statistics.median(facts["samples"]["one_thread"]) + statistics.median(facts["samples"]["default_threads"]) == 1.0
     assert facts["score"] == 2.0
     assert facts["workload"]["dim"] == 5 and facts["cores"] >= 1 and facts["default_threads"] == torch.get_num_threads()
+    assert facts["plays"] == {"one_thread": 3, "default_threads": 3}
+
+
+def test_a_busy_machine_is_named_in_the_printed_lines():
+    facts = calibrate(SMALL, repeats=1, reference_seconds=1.0, clock=fake_clock(0.5), busy=lambda: 0.6)
+    assert facts["busy_share"] == 0.6
+    quiet = format_calibration({**facts, "busy_share": 0.1})
+    loaded = format_calibration(facts)
+    assert len(quiet) == 3 and "calibration: 1.00 (1.00 = the reference machine" in quiet[1]
+    assert loaded[:3] == quiet and "other work took 60% of the CPU" in loaded[3]
+    assert format_calibration({**facts, "busy_share": None}) == quiet
+    assert "n/a" in format_calibration({**facts, "score": None})[1]
+
+
+def test_busy_share_is_the_non_idle_share_of_the_window(monkeypatch):
+    readings = iter([(100, 400), (130, 440)])
+    monkeypatch.setattr(calibration, "cpu_times", lambda: next(readings))
+    assert calibration.busy_share(0.0) == 0.25
+    monkeypatch.setattr(calibration, "cpu_times", lambda: None)
+    assert calibration.busy_share(0.0) is None
 
 
 def test_blas_backend_reads_torch_build_settings():
@@ -95,12 +120,12 @@ def test_blas_backend_reads_torch_build_settings():
 
 
 def test_hare_calibrate_prints_and_writes_the_facts(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(calibration, "calibrate", lambda repeats: calibrate(SMALL, repeats, reference_seconds=4.0, clock=fake_clock(1.0)))
+    monkeypatch.setattr(calibration, "calibrate", lambda repeats: calibrate(SMALL, repeats, reference_seconds=4.0, clock=fake_clock(1.0), budget_seconds=100.0))
     out = tmp_path / "logs" / "calibration.json"
     assert cli.main(["calibrate", "--json", str(out), "--repeats", "2"]) == 0
     printed = capsys.readouterr().out
     facts = json.loads(out.read_text())
-    assert {"cpu_model", "cores", "torch", "blas", "one_thread_seconds", "default_threads_seconds", "seconds", "reference_seconds", "score"} <= set(facts)
+    assert {"cpu_model", "cores", "busy_share", "torch", "blas", "one_thread_seconds", "default_threads_seconds", "seconds", "reference_seconds", "score"} <= set(facts)
     assert facts["repeats"] == 2 and facts["seconds"] == 2.0 and facts["score"] == 2.0
     assert "calibration: 2.00 (1.00 = the reference machine" in printed and facts["cpu_model"] in printed and facts["blas"] in printed
 
