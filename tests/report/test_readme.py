@@ -192,3 +192,18 @@ def test_fill_readme_writes_nothing_when_a_block_is_missing(results, tmp_path, m
     with pytest.raises(ValueError, match="results-summary"):
         fill_readme(wall_seconds=1, machine="m", readme=readme, results=results, table="classification", figure="f.pdf", png=tmp_path / "x.png")
     assert "KEPT" in page.read_text()
+
+
+def test_markdown_columns_may_be_renamed_and_reordered(results):
+    (results / "claims.md").write_text("""| needed | adjusted | key | measured | unadjusted |
+|---|---|---|---|---|
+| > 0 | **FAIL** | `g_h` | -2 [-3, -1] | **FAIL** |
+| > 0 | PASS | `i_j` | 2 [1, 3] | PASS |
+
+| policy | status |
+|---|---|
+| not a claim | PASS |
+""")
+    summary = claims_summary(results / "claims.md")
+    assert "**1/2 PASS** (1 PASS, 1 FAIL); family-adjusted: 1 PASS, 1 FAIL" in summary
+    assert "- FAIL `g_h`: -2 [-3, -1], needed > 0" in summary and "not a claim" not in summary

@@ -155,33 +155,54 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
+ROLES = {"claim": ("claim", "key"), "status": ("status", "unadjusted"), "adjusted": ("adjusted",), "measured": ("measured",),
+         "threshold": ("threshold", "needed"), "id": ("id",)}
+"""Each column :func:`claims_from_markdown` reads, by the prefixes its header may start with (``adjusted`` never
+matches ``unadjusted``)."""
+
+
+def claim_columns(cells: list[str]) -> dict[str, int] | None:
+    """Column index per role of :data:`ROLES` for a table header row, or ``None`` when it is no claims table (no claim
+    column, or neither a status nor an adjusted column)."""
+    names = [c.strip("*").lower() for c in cells]
+    columns = {role: next(i for i, name in enumerate(names) if name.startswith(prefixes))
+               for role, prefixes in ROLES.items() if any(name.startswith(prefixes) for name in names)}
+    return columns if "claim" in columns and ("status" in columns or "adjusted" in columns) else None
+
+
+def claim_row(columns: dict[str, int], cells: list[str]) -> ClaimLine | None:
+    """The claim of one table row, or ``None`` for a separator or an empty claim cell."""
+    def cell(role: str) -> str:
+        i = columns.get(role)
+        return cells[i].strip("*") if i is not None and i < len(cells) else ""
+
+    if set("".join(cells)) <= set("-: ") or not cell("claim"):
+        return None
+    adjusted = cell("adjusted")
+    return ClaimLine(key=cell("claim"), status=cell("status") or adjusted, value=cell("measured"), needed=cell("threshold"),
+                     adjusted=adjusted, claim_id=cell("id"))
+
+
 def claims_from_markdown(path: Path) -> Claims:
-    """The claim rows of every table of ``results/claims.md`` whose header names ``claim`` and ``status`` (columns found
-    by their header, so added columns do not matter; a claim listed in two tables counts once); an ``adjusted``
-    column, when there is one, is the adjusted verdict."""
+    """The claims of every table of ``results/claims.md`` whose header names the claim (``claim`` or ``key``) and its
+    status (``status`` or ``unadjusted``) or its ``adjusted`` verdict. Columns are found by their header, so added or
+    reordered columns do not matter, and a claim listed in two tables (a headline section, the register) counts once."""
     found: dict[str, ClaimLine] = {}
-    header: list[str] | None = None
+    columns: dict[str, int] | None = None
+    in_table = False
     for line in path.read_text().splitlines():
         if not line.lstrip().startswith("|"):
-            header = None
+            in_table = False
             continue
         cells = _cells(line)
-        names = [c.strip("*").lower() for c in cells]
-        if header is None:
-            header = names if "claim" in names and "status" in names else []
+        if not in_table:
+            in_table, columns = True, claim_columns(cells)
             continue
-        if not header or set("".join(cells)) <= set("-: "):
-            continue
-        row = dict(zip(header, cells, strict=False))
-        key = row["claim"]
-        if not key or key in found:
-            continue
-        adjusted = next((row[name] for name in header if name.startswith("adjusted")), "")
-        measured = next((row[name] for name in header if name.startswith("measured")), "")
-        found[key] = ClaimLine(key=key, status=row["status"].strip("*"), value=measured, needed=row.get("threshold", ""),
-                               adjusted=adjusted.strip("*"), claim_id=row.get("id", ""))
+        claim = claim_row(columns, cells) if columns else None
+        if claim is not None and claim.key not in found:
+            found[claim.key] = claim
     if not found:
-        raise ValueError(f"{path}: no table with 'claim' and 'status' columns")
+        raise ValueError(f"{path}: no table with a claim and a status column")
     return Claims(tuple(found.values()))
 
 
