@@ -32,18 +32,31 @@ def cmd_skipped_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from hare.theory.claims import format_interval, format_threshold, load_configs, not_produced, write_claims
+    from hare.io import write_text
+    from hare.report.register import register_tex
+    from hare.theory.claims import claims_document, format_interval, format_threshold, load_configs, not_produced, write_claims
 
     configs = load_configs(args.config)
     keys = args.key or None
-    results = write_claims(args.register, args.root, args.markdown, args.tex, not_produced(args.register, configs), configs, keys)
-    counts = {}
+    if keys and (args.json or args.tex):
+        raise SystemExit("hare claims: --json and --tex need the whole register (the adjustment is per family); drop --key")
+    results = write_claims(args.register, args.root, args.markdown, args.json, not_produced(args.register, configs), configs, keys)
+    if args.tex:
+        write_text(args.tex, register_tex(claims_document(results)))
+    counts: dict[str, int] = {}
     for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
+        status = r.adjusted_status or r.status
+        counts[status] = counts.get(status, 0) + 1
+    headline = [r for r in results if r.headline]
+    print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS after adjustment (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
+    if headline:
+        settled = sum((r.adjusted_status or r.status) not in ("INCONCLUSIVE",) for r in headline)
+        print(f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} PASS, "
+              f"{settled}/{len(headline)} decided")
     for r in results:
-        if r.status != "PASS" or keys:
-            print(f"  {r.status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}")
+        status = r.adjusted_status or r.status
+        if (r.headline and status != "PASS") or keys:
+            print(f"  {r.claim_id:5s} {status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}" + (f"; {r.note}" if r.note else ""))
     return 0
 
 
@@ -105,6 +118,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root", default=".")
     p.add_argument("--markdown", required=True)
     p.add_argument("--tex", default=None, help="LaTeX macros and the claims table (left out when --key is given)")
+    p.add_argument("--json", default=None, help="results/claims.json: every claim as data, the source of the paper's register (whole register only)")
     p.add_argument("--config", nargs="+", required=True, help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN")
     p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
     p.set_defaults(func=cmd_claims)

@@ -56,22 +56,27 @@ the build.
 
 Length: one module because this docstring is the grammar of ``paper/claims.yaml`` and the module its one
 implementation: register loading and family expansion, the whitelist evaluator, the four uncertainty kinds and
-the status rules each implement a clause of it, and the Markdown and TeX writers print the status words and
-codes (:data:`STATUSES`, :data:`STATUS_CODES`) that :func:`decide` assigns and the paper branches on; split,
-the grammar would be documented apart from most of its clauses.
+the status rules each implement a clause of it, and the Markdown and JSON writers print the status words
+(:data:`STATUSES`) that :func:`decide` assigns (the TeX of the paper is rendered from the JSON by
+:mod:`hare.report.register`); split, the grammar would be documented apart from most of its clauses.
+
+Margins, p-values, the adjustment within families and run plans are :mod:`hare.theory.verdicts`: a claim may
+declare ``margin: <expr>`` (its equivalence margin delta, computed from tuning runs) and ``power: [<expr>, <expr>]``
+(per-run totals of the two compared policies on the tuning runs, whose paired spread plans the run count).
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import fnmatch
 import hashlib
 import json
 import math
 import operator
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +84,20 @@ import numpy as np
 import yaml
 from scipy import stats
 
-from hare.io import read_npz, write_text
-from hare.report.latex import booktabs_longtable, escape, format_number, macros
+from hare.io import read_npz, write_json, write_text
+from hare.theory import verdicts
 
-LEVEL = 0.95
+LEVEL = verdicts.LEVEL
 N_BOOT = 4000
-STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+ADJUSTMENT = ("Benjamini-Hochberg within each family, at 2.5% for each one-sided decision (PASS, FAIL, EQUIVALENT), "
+              "i.e. 5% for the two directions together, the level of the unadjusted 95% intervals")
+MARGIN_RULE = ("delta = 10% of the gap between Random's and the best policy's mean total regret on the tuning runs of the "
+               "same experiment and environment (seeds disjoint from the reported runs), fixed before any reported run")
+POWER_RULE = "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, is at most delta / 2"
+POWER_TARGET = 0.5
+"""The planned half-width as a share of the margin: half of delta, so that a tie lands inside the margin and a
+difference of delta outside zero."""
 UNCERTAINTY_KINDS = ("per_run", "bootstrap", "interval", "exact")
 PAIRING_FIELDS = ("experiment", "environment", "base_seed", "role", "n_runs", "regime", "n_logged")
 
@@ -147,6 +160,23 @@ class ClaimResult:
     sources: tuple[str, ...]
     trivial_bound: float | None = None
     family: str = ""
+    margin: float | None = None
+    p_values: dict[str, float] | None = None
+    adjusted_status: str = ""
+    p_value: float = math.nan
+    p_adjusted: float = math.nan
+    headline: bool = False
+    binding: dict[str, str] | None = None
+    claim_id: str = ""
+    n_runs: int | None = None
+    planned_runs: int | None = None
+    sd: float = math.nan
+    run_sd: float = math.nan
+    note: str = ""
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2 if math.isfinite(self.low) and math.isfinite(self.high) else math.nan
 
     @property
     def passed(self) -> bool:
@@ -157,9 +187,11 @@ class ClaimResult:
         return self.status == "NOT RUN"
 
 
-def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None) -> str:
+def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None,
+           margin: float | None = None) -> str:
     """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
-    ``threshold = (band_low, band_high)``), FAIL when none does,
+    ``threshold = (band_low, band_high)``), FAIL when none does, EQUIVALENT when neither holds but the whole interval
+    lies inside ``(threshold - margin, threshold + margin)`` (a tie the data establish, :mod:`hare.theory.verdicts`),
     INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
     whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
     band = threshold if isinstance(threshold, tuple) else (threshold, threshold)
@@ -176,6 +208,8 @@ def decide(low: float, high: float, compare: str, threshold: float | tuple[float
         return "PASS"
     if not holds(low, threshold) and not holds(high, threshold):
         return "FAIL"
+    if verdicts.equivalent(low, high, float(threshold), margin):
+        return "EQUIVALENT"
     return "INCONCLUSIVE"
 
 
@@ -267,9 +301,10 @@ def check_paired(key: str, sidecars: dict[str, dict[str, Any]]) -> None:
             raise ClaimError(f"claim {key!r}: {path} and {first_path} are not paired runs (they differ in {differing})")
 
 
-def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], seed: int) -> tuple[float, float, float]:
-    """``(statistic on all runs, low, high)``: the percentile interval of ``expression`` over :data:`N_BOOT`
-    resamples of the run indices, the same indices for every run-file input ``run_inputs``."""
+def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], seed: int) -> tuple[float, float, float, np.ndarray]:
+    """``(statistic on all runs, low, high, draws)``: the percentile interval of ``expression`` over :data:`N_BOOT`
+    resamples of the run indices, the same indices for every run-file input ``run_inputs``; ``draws`` the finite
+    resampled statistics (their one-sided shares are the claim's p-values)."""
     n_runs = {len(names[name]["total_reward"]) for name in run_inputs}
     if len(n_runs) != 1:
         raise ValueError(f"bootstrap inputs have different run counts {sorted(n_runs)}")
@@ -285,19 +320,38 @@ def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], se
     values = np.asarray(draws)
     values = values[np.isfinite(values)]
     if values.size < N_BOOT // 2:
-        return estimate, math.nan, math.nan
+        return estimate, math.nan, math.nan, values
     tail = 100 * (1 - LEVEL) / 2
     low, high = np.percentile(values, [tail, 100 - tail])
-    return estimate, float(low), float(high)
+    return estimate, float(low), float(high), values
 
 
 def _key_seed(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
 
 
+def _margin_and_plan(claim: dict[str, Any], names: dict[str, Any]) -> tuple[float | None, float, int | None]:
+    """``(margin, sd of the tuning runs' paired differences, planned runs)`` of a claim that declares ``margin:`` and
+    ``power: [a, b]`` (each an expression for per-run totals on the tuning runs); NaN and None where not declared."""
+    margin = _number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
+    if margin is not None and not (math.isfinite(margin) and margin > 0):
+        margin = None
+    sd, planned = math.nan, None
+    if "power" in claim:
+        first, second = (np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim["power"])
+        if first.shape != second.shape:
+            raise ValueError(f"power: the tuning runs differ in count ({first.size} and {second.size})")
+        if first.size >= 2:
+            sd = float(np.std(first - second, ddof=1))
+        if margin is not None:
+            planned = verdicts.planned_runs(sd, POWER_TARGET * margin)
+    return margin, sd, planned
+
+
 def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[str] = frozenset()) -> ClaimResult:
-    """One claim's :class:`ClaimResult` (module docstring). A claim reading any of ``not_run_inputs`` (run files
-    the running configuration does not produce) is NOT RUN; any other missing input is an error."""
+    """One claim's :class:`ClaimResult` (module docstring), with its unadjusted status and one-sided p-values; the
+    family's adjustment is :func:`adjust_families`. A claim reading any of ``not_run_inputs`` (run files the running
+    configuration does not produce) is NOT RUN; any other missing input is an error."""
     key = claim.get("key", "?")
     paths = {name: str(path) for name, path in (claim.get("inputs") or {}).items()}
     compare = claim.get("compare")
@@ -306,9 +360,12 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
     kind = _uncertainty_kind(claim)
     section = str(claim.get("section", ""))
     sources = tuple(paths.values())
+    common = {"family": str(claim.get("family", "")), "binding": dict(claim.get("_binding") or {})}
     if not_run_inputs & set(sources):
         nan = math.nan
-        return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, str(claim.get("family", "")))
+        return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, **common)
+    values = None
+    draws = None
     try:
         names = {name: load_input(root / path) for name, path in paths.items()}
         run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_reward" in names[name]]
@@ -320,12 +377,14 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
             threshold = tuple(_number(evaluate_expression(e, names)) for e in claim["threshold"])
         else:
             threshold = _number(evaluate_expression(claim["threshold"], names))
+        margin, sd, planned = _margin_and_plan(claim, names)
         unmet = [pair for pair in claim.get("requires_equal") or [] if _number(evaluate_expression(pair[0], names)) != _number(evaluate_expression(pair[1], names))]
         if kind == "per_run":
-            measured, low, high = t_interval(evaluate_expression(claim["per_run"], names))
-            method = f"t interval over {len(np.atleast_1d(evaluate_expression(claim['per_run'], names)))} runs"
+            values = np.asarray(evaluate_expression(claim["per_run"], names), dtype=float).reshape(-1)
+            measured, low, high = t_interval(values)
+            method = f"t interval over {values.size} runs"
         elif kind == "bootstrap":
-            measured, low, high = _bootstrap(claim["bootstrap"], names, run_inputs, _key_seed(key))
+            measured, low, high, draws = _bootstrap(claim["bootstrap"], names, run_inputs, _key_seed(key))
             method = f"percentile bootstrap over runs ({N_BOOT} resamples)"
         elif kind == "interval":
             measured = _number(evaluate_expression(claim["measured"], names))
@@ -340,24 +399,64 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         raise ClaimError(f"claim {key!r}: {error}") from error
     if math.isnan(measured):
         low = high = math.nan
+    p_values = {d: math.nan for d in verdicts.DECISIONS}
+    if compare != "within" and not math.isnan(measured) and not isinstance(threshold, tuple):
+        if values is not None:
+            p_values = verdicts.t_p_values(values, compare, threshold, margin)
+        elif draws is not None:
+            p_values = verdicts.resample_p_values(draws, compare, threshold, margin)
+        elif kind == "interval":
+            p_values = verdicts.interval_p_values(measured, low, high, compare, threshold, margin)
     if unmet:
         method += "; not what the claim needs: " + "; ".join(f"{a} != {b}" for a, b in unmet)
         status = "NOT RUN"
     elif trivial is not None and threshold >= trivial:
         status = "VACUOUS"
     else:
-        status = decide(low, high, compare, threshold, measured)
-    return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial, str(claim.get("family", "")))
+        status = decide(low, high, compare, threshold, measured, margin)
+    n_runs = int(values.size) if values is not None else None
+    run_sd = float(np.std(values, ddof=1)) if values is not None and values.size >= 2 else math.nan
+    return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial,
+                       margin=margin, p_values=p_values, adjusted_status=status, n_runs=n_runs, planned_runs=planned, sd=sd,
+                       run_sd=run_sd, **common)
+
+
+def _decision_p(r: ClaimResult, status: str) -> float:
+    return (r.p_values or {}).get(status, math.nan) if status in verdicts.DECISIONS else math.nan
+
+
+def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
+    """Every result with its family-adjusted status (:func:`hare.theory.verdicts.adjusted_decisions`, Benjamini--Hochberg
+    within each family over the members that ran and have p-values). Members without p-values (exact claims, bands,
+    VACUOUS, NOT RUN, undefined measurements) keep their status; a claim without a family is its own family."""
+    out = list(results)
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(out):
+        groups.setdefault(r.family or f"claim:{r.key}", []).append(i)
+    for members in groups.values():
+        tested = [i for i in members if out[i].status in ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE")
+                  and any(math.isfinite(v) for v in (out[i].p_values or {}).values())]
+        decisions = verdicts.adjusted_decisions([out[i].p_values for i in tested])
+        for i, (taken, p_adjusted) in zip(tested, decisions, strict=True):
+            r = out[i]
+            adjusted = taken or "INCONCLUSIVE"
+            if r.status == "FAIL" and not math.isfinite(r.measured):
+                adjusted = "FAIL"
+            unadjusted_p = _decision_p(r, r.status) if r.status in verdicts.DECISIONS else min(
+                (v for v in (r.p_values or {}).values() if math.isfinite(v)), default=math.nan)
+            out[i] = replace(r, adjusted_status=adjusted, p_adjusted=p_adjusted, p_value=unadjusted_p)
+    return out
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_TEMPLATED = ("key", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact")
+_TEMPLATED = ("key", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact", "margin")
 
 
 def _placeholders(claim: dict[str, Any]) -> set[str]:
     nested = [claim.get("threshold")] if isinstance(claim.get("threshold"), list) else []
     nested += [pair for pair in claim.get("requires_equal") or []]
     texts = ([claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values()) + list(claim.get("interval") or [])
+             + list(claim.get("power") or [])
              + [text for group in nested for text in group])
     return {name for text in texts if isinstance(text, str) for name in _PLACEHOLDER.findall(text)}
 
@@ -414,7 +513,7 @@ def expand_family(claim: dict[str, Any], configs: Sequence[dict[str, Any]] = ())
         raise ClaimError(f"claim {key!r}: for_each variable(s) {unused} do not appear in the key")
     expanded = []
     for binding in _bindings(list(variables.items()), {}, configs, key):
-        expanded.append({field: _fill(value, binding) for field, value in claim.items() if field != "for_each"})
+        expanded.append({**{field: _fill(value, binding) for field, value in claim.items() if field != "for_each"}, "_binding": dict(binding)})
     return expanded
 
 
@@ -497,8 +596,41 @@ def not_produced(register: str | Path, configs: Sequence[dict[str, Any]]) -> fro
     return frozenset(p for p in run_inputs_of(load_register(register, configs)) if run_result(p) not in produced)
 
 
+def headline_patterns(path: str | Path) -> list[str]:
+    """The register's ``headline:`` list: shell patterns (``fnmatch``) of the keys the abstract and introduction rest on."""
+    register = yaml.safe_load(Path(path).read_text()) or {}
+    patterns = register.get("headline") or []
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ClaimError(f"{path}: headline must be a list of key patterns, got {patterns!r}")
+    return patterns
+
+
+def _settle_note(r: ClaimResult) -> str:
+    """For an INCONCLUSIVE claim: how many runs would settle it at the observed mean and spread."""
+    if r.adjusted_status != "INCONCLUSIVE" or not math.isfinite(r.run_sd) or isinstance(r.threshold, tuple):
+        return ""
+    needed = verdicts.runs_to_settle(r.measured, r.run_sd, float(r.threshold), r.margin)
+    if needed is None:
+        return "the mean sits at the threshold; no run count settles it without a margin"
+    return f"about {needed} runs would settle it at the observed mean and spread ({r.n_runs} ran)"
+
+
+def finish_register(results: Sequence[ClaimResult], patterns: Sequence[str] = ()) -> list[ClaimResult]:
+    """The register's results in their published form: adjusted within families (:func:`adjust_families`), headline
+    claims marked (``patterns``) and numbered first (C1, C2, ...; then every other claim in register order), and a
+    note on each INCONCLUSIVE claim saying how many runs would settle it."""
+    adjusted = adjust_families(results)
+    marked = [replace(r, headline=any(fnmatch.fnmatchcase(r.key, p) for p in patterns)) for r in adjusted]
+    order = [r for r in marked if r.headline] + [r for r in marked if not r.headline]
+    ids = {r.key: f"C{i}" for i, r in enumerate(order, start=1)}
+    finished = [replace(r, claim_id=ids[r.key]) for r in marked]
+    return [replace(r, note=_settle_note(r)) for r in finished]
+
+
 def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset(),
                       configs: Iterable[dict[str, Any]] = (), keys: Sequence[str] | None = None) -> list[ClaimResult]:
+    """Every claim of the register, evaluated and finished (:func:`finish_register`). With ``keys``, only those claims,
+    unadjusted: their family's other members are not evaluated, so ``adjusted_status`` is left empty."""
     claims = load_register(path, configs)
     if keys is not None:
         known = {c["key"] for c in claims}
@@ -506,7 +638,9 @@ def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozen
         if unknown:
             raise ClaimError(f"unknown claim key(s) {unknown}; `hare claims --list` prints every key")
         claims = [c for c in claims if c["key"] in set(keys)]
-    return [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
+        return [replace(evaluate_claim(claim, Path(root), frozenset(not_run_inputs)), adjusted_status="") for claim in claims]
+    results = [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
+    return finish_register(results, headline_patterns(path))
 
 
 def format_threshold(r: ClaimResult, digits: int = 4, number=None) -> str:
@@ -529,87 +663,87 @@ def status_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
     return {status: sum(r.status == status for r in results) for status in STATUSES}
 
 
+def _json_number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def claim_entry(r: ClaimResult) -> dict[str, Any]:
+    """One claim as plain data (the ``claims`` list of :func:`claims_document`); undefined numbers are ``None``."""
+    threshold = [_json_number(t) for t in r.threshold] if isinstance(r.threshold, tuple) else _json_number(r.threshold)
+    return {
+        "id": r.claim_id, "key": r.key, "family": r.family, "headline": r.headline, "section": r.section,
+        "statement": r.statement, "binding": dict(r.binding or {}), "measured": _json_number(r.measured),
+        "low": _json_number(r.low), "high": _json_number(r.high), "compare": r.compare, "threshold": threshold,
+        "margin": _json_number(r.margin), "status": r.status, "adjusted_status": r.adjusted_status or r.status,
+        "p_value": _json_number(r.p_value), "p_adjusted": _json_number(r.p_adjusted), "method": r.method,
+        "sources": list(r.sources), "n_runs": r.n_runs, "planned_runs": r.planned_runs,
+        "half_width": _json_number(r.half_width), "tuning_sd": _json_number(r.sd), "note": r.note,
+    }
+
+
+def claims_document(results: Sequence[ClaimResult]) -> dict[str, Any]:
+    """``results/claims.json``: ``{"level", "adjustment", "margin_rule", "power_rule", "claims": [...]}`` with one
+    :func:`claim_entry` per claim, in register order; :func:`hare.report.register.register_tex` renders it."""
+    return {"level": LEVEL, "adjustment": ADJUSTMENT, "margin_rule": MARGIN_RULE, "power_rule": POWER_RULE,
+            "claims": [claim_entry(r) for r in results]}
+
+
+def adjusted_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
+    return {status: sum((r.adjusted_status or r.status) == status for r in results) for status in STATUSES}
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _plan_cell(r: ClaimResult) -> str:
+    if r.planned_runs is None:
+        return ""
+    return f"{r.planned_runs} / {r.n_runs if r.n_runs is not None else '--'}"
+
+
 def claims_markdown(results: Sequence[ClaimResult]) -> str:
-    counts = status_counts(results)
-    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-    lines = [
-        f"# Claims: {counts['PASS']}/{len(results)} PASS", "",
-        f"{summary}.", "",
-        "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies the comparison, "
-        "FAIL when none of it does, INCONCLUSIVE when it straddles the threshold, VACUOUS when the threshold is a bound at or above "
-        "the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.", "",
-        "| claim | section | statement | measured [95% interval] | threshold | status | method | source |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
+    """``results/claims.md``: the counts, the rules, the headline claims, then every claim (register order), each with
+    its unadjusted and family-adjusted status, margin, planned and achieved run count and half-width."""
+    counts, adjusted = status_counts(results), adjusted_counts(results)
+    headline = [r for r in results if r.headline]
+    head = adjusted_counts(headline)
+    summary = ", ".join(f"{n} {status}" for status, n in adjusted.items() if n)
+    header = ["| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / ran | half-width | note |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def row(r: ClaimResult) -> str:
         threshold = r.compare if r.not_run else format_threshold(r) + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
-        status = r.status if r.status in ("PASS", "NOT RUN") else f"**{r.status}**"
-        lines.append(f"| `{r.key}` | {r.section} | {r.statement} | {format_interval(r)} | {threshold} | {status} | {r.method} | "
-                     + ", ".join(f"`{s}`" for s in r.sources) + " |")
+        status = r.adjusted_status or r.status
+        shown = status if status in ("PASS", "NOT RUN") else f"**{status}**"
+        margin = f"{r.margin:.4g}" if r.margin is not None else ""
+        half = f"{r.half_width:.3g}" if math.isfinite(r.half_width) else ""
+        return (f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | {r.status} | "
+                f"{shown} | {_plan_cell(r)} | {half} | {_cell(r.note)} |")
+
+    lines = [
+        f"# Claims: {adjusted['PASS']}/{len(results)} PASS after adjustment", "",
+        f"{summary} (unadjusted: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ").", "",
+        f"Headline claims: {head['PASS']}/{len(headline)} PASS, " + ", ".join(f"{n} {s}" for s, n in head.items() if n and s != "PASS") + ".", "",
+        "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies the comparison, "
+        "FAIL when none of it does, EQUIVALENT when it does neither but lies inside the margin (threshold - δ, threshold + δ), "
+        "INCONCLUSIVE when it straddles the threshold and leaves the margin (too few runs), VACUOUS when the threshold is a bound "
+        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.", "",
+        f"Adjustment: {ADJUSTMENT}.", "", f"Margins: {MARGIN_RULE}.", "", f"Run counts: {POWER_RULE}.", "",
+        "## Headline claims", "", *header, *(row(r) for r in headline), "",
+        "## Every claim", "", *header, *(row(r) for r in results), "",
+        "## Methods and inputs", "", "| id | claim | section | method | source |", "|---|---|---|---|---|",
+        *(f"| {r.claim_id} | `{r.key}` | {_cell(r.section)} | {r.method} | " + ", ".join(f"`{s}`" for s in r.sources) + " |" for r in results),
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _breakable_key(key: str) -> str:
-    return r"\texttt{" + escape(key).replace(r"\_", r"\_\allowbreak{}") + "}"
-
-
-STATUS_CODES = {status: i for i, status in enumerate(STATUSES)}
-"""``\\claimverdict`` and ``\\asserts`` (paper/main.tex) branch on these codes."""
-
-
-def _tex_interval(r: ClaimResult) -> str:
-    if r.not_run or math.isnan(r.measured):
-        return "--"
-    if r.method.startswith("exact"):
-        return format_number(r.measured, 2)
-    return f"{format_number(r.measured, 2)} [{format_number(r.low, 2)}, {format_number(r.high, 2)}]"
-
-
-def claims_tex(results: Sequence[ClaimResult]) -> str:
-    """Per claim key ``k``: ``\\csname claimstatus@k\\endcsname`` (the status word), ``claimcode@k`` (its index in
-    :data:`STATUSES`) and ``claiminterval@k`` (measured [low, high]); the counts; and ``\\claimsTable``: every claim that
-    ran, one row each, then the keys of the NOT RUN claims as one paragraph."""
-    lines = []
-    rows = []
-    for r in results:
-        lines += [
-            rf"\expandafter\def\csname claimstatus@{r.key}\endcsname{{{r.status}}}",
-            rf"\expandafter\def\csname claimcode@{r.key}\endcsname{{{STATUS_CODES[r.status]}}}",
-            rf"\expandafter\def\csname claiminterval@{r.key}\endcsname{{{_tex_interval(r)}}}",
-        ]
-        if r.not_run:
-            continue
-        threshold = format_threshold(r, number=lambda v: format_number(v, 2)).replace(r.compare, f"${escape(r.compare)}$" if r.compare != "within" else "within", 1)
-        status = r.status if r.status == "PASS" else rf"\textbf{{{r.status}}}"
-        rows.append([_breakable_key(r.key), escape(r.section), escape(r.statement), _tex_interval(r), threshold, status])
-    families = sorted({r.family for r in results if r.family})
-    for family in families:
-        for status, n in status_counts([r for r in results if r.family == family]).items():
-            lines.append(rf"\expandafter\def\csname claimfamily@{family}@{status}\endcsname{{{n}}}")
-        lines.append(rf"\expandafter\def\csname claimfamily@{family}@total\endcsname{{{sum(r.family == family for r in results)}}}")
-    counts = status_counts(results)
-    values = {"claimsTotal": str(len(results)), "claimsPassed": str(counts["PASS"]), "claimsLevel": f"{100 * LEVEL:g}\\%"}
-    values.update({"claims" + "".join(w.capitalize() for w in status.replace(" ", "_").split("_")): str(n) for status, n in counts.items()})
-    table = booktabs_longtable(
-        ["Claim", "Source", "Statement", "Measured [95\\% interval]", "Threshold", "Status"], rows,
-        "p{0.19\\linewidth}p{0.09\\linewidth}p{0.27\\linewidth}p{0.13\\linewidth}rl",
-        f"Claims register: {counts['PASS']} of {len(results)} claims pass. Each is decided on the 95\\% interval of its measured "
-        "quantity; the result files are named in \\texttt{paper/claims.yaml} and \\texttt{results/claims.md}.", "tab:claims",
-    )
-    not_run = [r for r in results if r.not_run]
-    skipped = ""
-    if not_run:
-        skipped = ("\\paragraph{NOT RUN in this configuration.} The configuration produces none of the run files of these "
-                   f"{len(not_run)} claims (statements as in their families above and in \\texttt{{paper/claims.yaml}}): "
-                   + ", ".join(_breakable_key(r.key) for r in not_run) + ".\n")
-    return macros(values) + "\n".join(lines) + "\n\\newcommand{\\claimsTable}{%\n" + table + skipped + "}\n"
-
-
-def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, tex_path: str | Path | None,
+def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, json_path: str | Path | None = None,
                  not_run_inputs: frozenset[str] = frozenset(), configs: Iterable[dict[str, Any]] = (),
                  keys: Sequence[str] | None = None) -> list[ClaimResult]:
+    """Evaluate the register and write ``results/claims.md`` and (the whole register only) ``results/claims.json``."""
     results = evaluate_register(register, root, not_run_inputs, configs, keys)
     write_text(markdown_path, claims_markdown(results))
-    if tex_path is not None:
-        write_text(tex_path, claims_tex(results))
+    if json_path is not None:
+        write_json(json_path, claims_document(results))
     return results

@@ -1,0 +1,202 @@
+"""Verdicts that decide: one-sided p-values, equivalence within a practical margin, multiplicity within a family,
+and the run count a comparison needs.
+
+A claim compares a measured quantity ``mu`` with a threshold ``theta`` (``mu < theta``, say). Its 95% interval is
+two one-sided tests at ``ALPHA_ONE_SIDED = 2.5%`` each, and the register reads three one-sided decisions off it:
+
+=============  =====================================================  ====================================
+decision       null hypothesis rejected                                p-value (Student t, ``n - 1`` df)
+=============  =====================================================  ====================================
+PASS           ``mu >= theta`` (the claim's direction is not true)     ``p_pass``
+FAIL           ``mu <= theta`` (the opposite direction is not true)    ``p_fail``
+EQUIVALENT     ``|mu - theta| >= delta`` (two one-sided tests, TOST)   ``p_equivalent = max`` of the two
+=============  =====================================================  ====================================
+
+``delta`` is the family's practical margin, fixed from tuning runs before any reported run is seen. Unadjusted,
+a decision is taken when its p-value is below 2.5%, which is exactly the 95% interval lying on one side of the
+threshold (PASS, FAIL) or inside ``(theta - delta, theta + delta)`` (EQUIVALENT). PASS and FAIL take precedence
+over EQUIVALENT; none of them is INCONCLUSIVE, which then means too few runs and nothing else.
+
+Multiplicity (:func:`benjamini_hochberg`): within each family of the register, each of the three decisions is
+adjusted by the Benjamini--Hochberg step-up procedure at 2.5%, so the expected share of false decisions among
+those taken is at most 2.5% per direction (5% for the two directions together, the level of the unadjusted
+intervals); under a family of true nulls, the chance of any adjusted PASS is at most 2.5%.
+
+Run counts (:func:`planned_runs`): the smallest ``n`` whose expected half-width ``t_{0.975, n-1} s / sqrt(n)``
+is at most the target, from the standard deviation ``s`` of paired differences on the tuning runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+LEVEL = 0.95
+ALPHA_ONE_SIDED = (1 - LEVEL) / 2
+"""Each one-sided decision's level: a 95% two-sided interval is two one-sided tests at 2.5%."""
+DECISIONS = ("PASS", "FAIL", "EQUIVALENT")
+MAX_PLANNED_RUNS = 10_000
+"""Above this the plan reports the cap: a margin so small against the spread cannot be met by runs."""
+
+
+def _wrong_side(direction: str) -> str:
+    return {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[direction]
+
+
+def t_p_values(values: Sequence[float] | np.ndarray, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
+    """``{"PASS", "FAIL", "EQUIVALENT"}`` one-sided p-values of the mean of ``values`` ``(n,)`` against ``threshold``
+    (Student t with ``n - 1`` degrees of freedom). ``EQUIVALENT`` is NaN without a margin; all are NaN with fewer than
+    two finite values. A spread of zero gives p-values of 0 or 1 (the mean is known exactly)."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    nan = {d: math.nan for d in DECISIONS}
+    if x.size < 2 or not np.all(np.isfinite(x)) or compare not in ("<", "<=", ">", ">="):
+        return nan
+    mean, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+    df = x.size - 1
+
+    def below(bound: float) -> float:
+        """p of the null ``mu >= bound`` against ``mu < bound``."""
+        if se == 0:
+            return 0.0 if mean < bound else 1.0
+        return float(stats.t.cdf((mean - bound) / se, df))
+
+    def above(bound: float) -> float:
+        """p of the null ``mu <= bound`` against ``mu > bound``."""
+        if se == 0:
+            return 0.0 if mean > bound else 1.0
+        return float(stats.t.sf((mean - bound) / se, df))
+
+    lower_is_claimed = compare in ("<", "<=")
+    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
+         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
+         "EQUIVALENT": math.nan}
+    if margin is not None and math.isfinite(margin) and margin > 0:
+        p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
+    return p
+
+
+def resample_p_values(draws: np.ndarray, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
+    """One-sided p-values of a bootstrap statistic from its resampled values ``draws`` ``(n_boot,)``: the share of
+    resamples on the null's side, with the usual ``(1 + count) / (1 + n_boot)`` so that no p-value is 0."""
+    draws = np.asarray(draws, dtype=float)
+    draws = draws[np.isfinite(draws)]
+    nan = {d: math.nan for d in DECISIONS}
+    if draws.size == 0 or compare not in ("<", "<=", ">", ">="):
+        return nan
+
+    def share(mask: np.ndarray) -> float:
+        return float((1 + np.count_nonzero(mask)) / (1 + draws.size))
+
+    lower_is_claimed = compare in ("<", "<=")
+    p = {"PASS": share(draws >= threshold) if lower_is_claimed else share(draws <= threshold),
+         "FAIL": share(draws <= threshold) if lower_is_claimed else share(draws >= threshold),
+         "EQUIVALENT": math.nan}
+    if margin is not None and math.isfinite(margin) and margin > 0:
+        p["EQUIVALENT"] = max(share(draws <= threshold - margin), share(draws >= threshold + margin))
+    return p
+
+
+def interval_p_values(measured: float, low: float, high: float, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
+    """p-values of a quantity known only by its 95% interval, read as a normal estimate with standard error
+    ``(high - low) / (2 z_{0.975})`` (the checks' intervals are t or bootstrap intervals; this is their normal reading)."""
+    nan = {d: math.nan for d in DECISIONS}
+    if not all(math.isfinite(v) for v in (measured, low, high)) or high < low or compare not in ("<", "<=", ">", ">="):
+        return nan
+    se = (high - low) / (2 * stats.norm.ppf(1 - ALPHA_ONE_SIDED))
+    if se == 0:
+        point = np.array([measured, measured])
+        return t_p_values(point, compare, threshold, margin)
+
+    def below(bound: float) -> float:
+        return float(stats.norm.cdf((measured - bound) / se))
+
+    def above(bound: float) -> float:
+        return float(stats.norm.sf((measured - bound) / se))
+
+    lower_is_claimed = compare in ("<", "<=")
+    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
+         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
+         "EQUIVALENT": math.nan}
+    if margin is not None and math.isfinite(margin) and margin > 0:
+        p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
+    return p
+
+
+def equivalent(low: float, high: float, threshold: float, margin: float | None) -> bool:
+    """The whole interval ``[low, high]`` lies inside ``(threshold - margin, threshold + margin)``."""
+    if margin is None or not math.isfinite(margin) or margin <= 0 or not (math.isfinite(low) and math.isfinite(high)):
+        return False
+    return threshold - margin < low and high < threshold + margin
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
+    """Benjamini--Hochberg adjusted p-values ``(m,)``: ``p_adj_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the
+    sorted finite p-values; NaN stays NaN and does not count in ``m``. A hypothesis is rejected at level ``q`` when
+    its adjusted p-value is below ``q``."""
+    p = np.asarray(p_values, dtype=float).reshape(-1)
+    adjusted = np.full(p.shape, math.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    m = finite.size
+    if m == 0:
+        return adjusted
+    order = finite[np.argsort(p[finite], kind="stable")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def adjusted_decisions(p_by_decision: Sequence[dict[str, float]], level: float = ALPHA_ONE_SIDED) -> list[tuple[str | None, float]]:
+    """For the members of one family, each given its ``{"PASS", "FAIL", "EQUIVALENT"}`` p-values: the decision taken
+    after the Benjamini--Hochberg adjustment of each decision's p-values across the family (PASS, then FAIL, then
+    EQUIVALENT; ``None`` when none is rejected at ``level``) and the adjusted p-value behind it (for ``None``, the
+    smallest adjusted p-value, or NaN when the member has none)."""
+    adjusted = {d: benjamini_hochberg([p.get(d, math.nan) for p in p_by_decision]) for d in DECISIONS}
+    out: list[tuple[str | None, float]] = []
+    for i in range(len(p_by_decision)):
+        taken = next((d for d in DECISIONS if adjusted[d][i] < level), None)
+        if taken is not None:
+            out.append((taken, float(adjusted[taken][i])))
+            continue
+        defined = [adjusted[d][i] for d in DECISIONS if math.isfinite(adjusted[d][i])]
+        out.append((None, float(min(defined)) if defined else math.nan))
+    return out
+
+
+def planned_runs(sd: float, target_half_width: float, level: float = LEVEL, cap: int = MAX_PLANNED_RUNS) -> int | None:
+    """The smallest ``n >= 2`` with ``t_{(1+level)/2, n-1} sd / sqrt(n) <= target_half_width``; ``None`` when ``sd`` or
+    the target is undefined or the target is not positive; ``cap`` when even ``cap`` runs do not reach it."""
+    if not (math.isfinite(sd) and math.isfinite(target_half_width)) or target_half_width <= 0 or sd < 0:
+        return None
+    if sd == 0:
+        return 2
+
+    def half_width(n: int) -> float:
+        return float(stats.t.ppf((1 + level) / 2, n - 1) * sd / math.sqrt(n))
+
+    if half_width(cap) > target_half_width:
+        return cap
+    low, high = 2, cap
+    while low < high:
+        mid = (low + high) // 2
+        if half_width(mid) <= target_half_width:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def runs_to_settle(mean: float, sd: float, threshold: float, margin: float | None, level: float = LEVEL) -> int | None:
+    """At the observed mean and spread, about how many runs would make the interval decide: exclude the threshold
+    (half-width below ``|mean - threshold|``) or, with a margin, lie inside it (below ``margin - |mean - threshold|``),
+    whichever needs fewer. ``None`` when neither can happen (a mean exactly at the threshold without a margin)."""
+    distance = abs(mean - threshold)
+    targets = [distance]
+    if margin is not None and math.isfinite(margin) and margin > distance:
+        targets.append(margin - distance)
+    target = max(targets)
+    if not math.isfinite(target) or target <= 0:
+        return None
+    return planned_runs(sd, target * (1 - 1e-9), level)
