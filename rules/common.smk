@@ -91,6 +91,14 @@ def run_files(experiment=None, environment=None):
     ]
 
 
+def margin_inputs():
+    """The tuning runs and selections of the tuned experiments this build runs (rule margins)."""
+    stems = available()["stems"]
+    tuned = [job for job in JOBS.values() if job.stem in stems and CONFIG["experiments"][job.experiment].get("tune")]
+    return sorted([f"results/{job.stem}.npz" for job in tuned if job.role == "tuning"]
+                  + [f"results/{job.selection}" for job in tuned if job.selection])
+
+
 def table_runs(wildcards):
     """Report runs behind a table: one experiment's, a list of experiments', or every experiment's (``experiment: all``)."""
     experiment = CONFIG["tables"][wildcards.table]["experiment"]

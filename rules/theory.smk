@@ -12,6 +12,24 @@ rule bounds_tex:
         "{params.hare} bounds --out {output:q} > {log:q} 2>&1"
 
 
+rule margins:
+    """Equivalence margins (a tenth of the Random-to-best range) and per-run tuning totals of every tuned experiment:
+    from the tuning runs only, fixed before any reported run is read (hare.experiments.margins)."""
+    input:
+        runs=lambda wc: margin_inputs(),
+    output:
+        "results/checks/margins.json",
+    log:
+        "results/logs/theory/margins.log",
+    params:
+        hare=HARE,
+        configs=CONFIG_FILES,
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} margins --config {params.configs} --out {output:q} > {log:q} 2>&1"
+
+
 rule oful_check:
     """Measured LinUCB regret against the OFUL bound with the instance's constants; the bound's premise
     (theta* inside the confidence ellipsoid) on a re-simulation of the same run from its sidecar."""

@@ -58,11 +58,16 @@ def test_tuned_experiment_has_tuning_jobs_and_one_report_job(smoke_config):
 
     jobs = expand_jobs(_tuned(smoke_config))
     tuning = [j for j in jobs if j.role == "tuning"]
-    assert sorted(j.stem for j in tuning if j.environment == "mushroom") == [f"tuning/regret/mushroom/linucb@alpha={a}" for a in (0.1, 1.0, 10.0)]
+    grid = [j for j in tuning if "@" in j.label]
+    assert sorted(j.stem for j in grid if j.environment == "mushroom") == [f"tuning/regret/mushroom/linucb@alpha={a}" for a in (0.1, 1.0, 10.0)]
+    # entries without a grid get reference tuning runs on the same seeds (margins and run plans), never a selection
+    assert sorted(j.stem for j in tuning if "@" not in j.label and j.environment == "mushroom") == [
+        "tuning/regret/mushroom/hare_random", "tuning/regret/mushroom/random"]
     report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")
     assert report.spec["tuned_grid"] == {"alpha": [0.1, 1.0, 10.0]}
     assert report.selection == "selected/regret/mushroom/linucb.json"
-    assert {j.stem for j in tuning_jobs_of(jobs, report)} == {j.stem for j in tuning if j.environment == "mushroom"}
+    assert {j.stem for j in tuning_jobs_of(jobs, report)} == {j.stem for j in grid if j.environment == "mushroom"}
+    assert next(j for j in jobs if j.stem == "runs/regret/mushroom/random").selection is None
     assert all(j.spec["n_runs"] == 2 for j in tuning) and report.spec["n_runs"] == 3
 
 

@@ -107,12 +107,13 @@ def test_column_widths_fit_the_line(columns):
     assert all(width >= 0.05 for width in widths)
 
 
-def test_table_order_headline_first_then_families_and_not_run_by_id(document):
+def test_headline_claims_in_their_own_table_then_single_claims_families_and_not_run_by_id(document):
     tex = register_tex(document)
-    table = tex.split(r"\newcommand{\claimsTable}", 1)[1]
+    table, headline = tex.split(r"\newcommand{\claimsTable}", 1)[1].split(r"\newcommand{\claimsHeadlineTable}", 1)
     first, rest = table.split(r"\begin{longtable}")[1:3]
     assert r"\label{tab:claims}" in first and r"\label{tab:claims-all}" in rest
-    assert first.index(r"\hypertarget{claim.C1}{C1}") < first.index("Claims of no family") < first.index(r"\hypertarget{claim.C5}{C5}")
+    assert r"\label{tab:headline}" in headline and r"\hypertarget{claim.C1}{C1}" in headline
+    assert r"\hypertarget{claim.C1}" not in table and r"\hypertarget{claim.C5}{C5}" in first
     assert rest.index(r"\textbf{hare\_vs\_baselines}") < rest.index(r"\textbf{published}")
     for i in (2, 3, 4, 8):
         assert rf"\hypertarget{{claim.C{i}}}{{C{i}}}" in rest
@@ -160,3 +161,24 @@ def test_register_compiles_without_overfull_boxes(document, tmp_path):
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:]
     assert overfull_boxes((tmp_path / "main.log").read_text(errors="replace"), 0.0) == []
+
+
+def test_headline_statements_name_policies_and_datasets_as_readers_know_them():
+    from hare.report.register import readable_statement
+
+    claim = {"statement": "HARE has lower total regret than lnucb_ta on mushroom (classification_warm; paired over runs).",
+             "binding": {"experiment": "classification_warm", "environment": "mushroom", "baseline": "lnucb_ta"}}
+    assert readable_statement(claim) == "HARE has lower total regret than LNUCB-TA on Mushroom (classification, warm; paired over runs)."
+    claim = {"statement": "online_mean wins on synthetic_linear (hare_online).", "binding": {"environment": "synthetic_linear", "experiment": "hare_online"}}
+    assert readable_statement(claim) == r"online\_mean wins on HARE-Sim (linear) (hare online)."
+
+
+def test_every_inconclusive_headline_claim_says_what_would_settle_it(document):
+    from hare.report.register import headline_tex
+
+    claims = [dict(c) for c in document["claims"]]
+    claims[0].update(headline=True, adjusted_status="INCONCLUSIVE", note="about 40 runs would settle it at the observed mean and spread (5 ran)")
+    tex = headline_tex(claims, "95")
+    assert "What would settle the inconclusive headline claims" in tex and "C1: about 40 runs would settle it" in tex
+    claims[0].update(adjusted_status="PASS")
+    assert "What would settle" not in headline_tex(claims, "95")

@@ -68,12 +68,19 @@ def test_t_interval_matches_the_closed_form():
 
 
 @pytest.mark.parametrize(("low", "high", "compare", "threshold", "status"), [
-    (-3, -1, "<", 0, "PASS"), (1, 3, "<", 0, "FAIL"), (-1, 1, "<", 0, "INCONCLUSIVE"), (0, 1, "<", 0, "FAIL"),
+    (-3, -1, "<", 0, "PASS"), (1, 3, "<", 0, "FAIL"), (-1, 1, "<", 0, "INCONCLUSIVE"), (0, 1, "<", 0, "INCONCLUSIVE"),
+    (1e-9, 1, "<", 0, "FAIL"), (0, 0, ">=", 0, "PASS"), (0, 0, ">", 0, "INCONCLUSIVE"),
     (0, 1, "<=", 0, "INCONCLUSIVE"), (-1, 0, "<=", 0, "PASS"), (0.9, 1.0, ">=", 0.8, "PASS"), (0.7, 0.9, ">=", 0.8, "INCONCLUSIVE"),
     (math.nan, 1, "<", 0, "FAIL"),
 ])
 def test_status_is_decided_on_the_whole_interval(low, high, compare, threshold, status):
+    """An interval touching the threshold does not establish the opposite direction: not FAIL."""
     assert decide(low, high, compare, threshold) == status
+
+
+def test_an_exact_tie_with_a_margin_is_equivalent():
+    """Two policies that play identically (zero paired spread): the point interval [0, 0] is a tie, not a FAIL."""
+    assert decide(0.0, 0.0, "<", 0.0, 0.0, margin=2.0) == "EQUIVALENT"
 
 
 def test_paired_comparisons_give_pass_fail_and_inconclusive(fixture_results):
@@ -127,7 +134,8 @@ def test_bootstrap_resamples_runs_jointly(tmp_path):
     same = {**claim, "key": "same", "inputs": {"a": "runs/a.npz", "b": "runs/a.npz"}}
     spread, itself = evaluate_register(_register(tmp_path, [claim, same]), tmp_path)
     assert spread.low < spread.measured < spread.high < 1 and spread.status == "PASS"
-    assert itself.low == itself.high == 1.0 and itself.status == "FAIL"
+    # exactly at the threshold: neither direction is established, and without a margin no tie can be declared
+    assert itself.low == itself.high == 1.0 and itself.status == "INCONCLUSIVE"
 
 
 def test_unpaired_run_files_are_refused(fixture_results):

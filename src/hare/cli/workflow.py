@@ -93,6 +93,21 @@ def cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_margins(args: argparse.Namespace) -> int:
+    from hare.data.availability import drop_unavailable_optional
+    from hare.experiments.margins import margins
+    from hare.io import write_json
+
+    config, _ = drop_unavailable_optional(_load_config(args.config))
+    document = margins(config, args.root)
+    write_json(args.out, document)
+    for experiment, per_env in document["experiments"].items():
+        for environment, entry in per_env.items():
+            margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
+            print(f"{experiment}/{environment}: delta = {margin}; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})")
+    return 0
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     from hare.experiments.aggregate import write_table
 
@@ -198,6 +213,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_select)
+
+    p = sub.add_parser("margins", help="equivalence margins and per-run tuning totals of every tuned experiment (tuning runs only)")
+    p.add_argument("--config", nargs="+", required=True)
+    p.add_argument("--root", default=".")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_margins)
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
     p.add_argument("runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)")

@@ -154,8 +154,10 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
     In an experiment with ``tune: true`` a policy entry with a ``grid`` becomes one
     *tuning* job per grid point (``n_tuning_runs`` runs on seeds disjoint from the
     reported ones) and a single *report* job whose hyperparameters are the point with
-    the lowest mean total regret on the tuning runs. Without ``tune`` every grid point
-    is a report job (sensitivity studies).
+    the lowest mean total regret on the tuning runs; an entry without a grid (Random, a
+    fixed baseline) gets one reference tuning job on the same tuning seeds (its label has
+    no ``@``), so margins and run plans (:mod:`hare.experiments.margins`) see every policy
+    on the tuning runs. Without ``tune`` every grid point is a report job (sensitivity studies).
     """
     jobs = []
     for experiment, exp in config["experiments"].items():
@@ -173,6 +175,10 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                     report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
                     jobs.append(report)
                 else:
+                    if tune:
+                        # Reference tuning runs of an entry without a grid (Random, a fixed baseline): the margins and
+                        # run plans of hare.experiments.margins compare every policy on the same tuning seeds.
+                        jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"]) for point_label, params in points)
                     untuned = [_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"]) for point_label, params in points]
                     for job in untuned if "fixed" in entry else ():
                         job.spec["fixed"] = entry["fixed"]

@@ -15,6 +15,12 @@ The table puts the headline claims first, in a table of their own with their sta
 that ran, grouped by family. Within a family, claims whose statements differ only in their bound values
 (``binding``) share one statement line, in which the values are placeholders, and each row names only its values.
 NOT RUN claims are listed by id, per family. Every row's id carries ``\\hypertarget{claim.<id>}`` for ``\\claimref``.
+``\\claimsHeadlineTable`` is the body's table of the headline claims (readable names, margin, reported and planned
+runs, verdict) with a sentence per inconclusive one on how many runs would settle it.
+
+Length: one module because the macros, the appendix tables and the headline table are one rendering of one
+document: they share its validation, number formats, status words and hypertargets, and every ``\\claimref`` of
+the paper must land on a row one of them writes.
 """
 
 from __future__ import annotations
@@ -325,11 +331,76 @@ def not_run_tex(claims: Sequence[Mapping[str, Any]]) -> str:
             rf"these {len(claims)} claims (statements in \texttt{{results/claims.md}}): " + "; ".join(parts) + ".\n")
 
 
+HEADLINE_COLUMNS = (
+    ("Id", 0.05),
+    ("Claim", 0.37),
+    (r"Measured [95\% interval]", 0.21),
+    (r"$\delta$", 0.07),
+    ("Runs", 0.09),
+    ("Verdict", 0.21),
+)
+"""The body's table of the headline claims: runs are ``ran / planned`` (the power calculation on the tuning runs),
+the verdict is the adjusted status (with the unadjusted one where the adjustment changed it)."""
+
+
+def readable_statement(claim: Mapping[str, Any]) -> str:
+    """The statement with every bound value a reader would not recognise (a config label) shown by its display name
+    (:data:`hare.report.names.DISPLAY_NAMES`; an experiment name as words, ``classification_warm`` -> classification,
+    warm), LaTeX-escaped."""
+    from hare.report.names import DISPLAY_NAMES
+
+    text = str(claim.get("statement", ""))
+    marks = {}
+    values = sorted(_binding(claim).values(), key=len, reverse=True)
+    for i, value in enumerate(values):
+        shown = DISPLAY_NAMES.get(value, value.replace("_warm", ", warm").replace("_", " "))
+        mark = f"\x00{i}\x00"
+        text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", mark, text)
+        marks[mark] = escape(shown)
+    text = escape(text)
+    for mark, shown in marks.items():
+        text = text.replace(escape(mark), shown).replace(mark, shown)
+    return text
+
+
+def _runs_cell(claim: Mapping[str, Any]) -> str:
+    ran, planned = claim.get("n_runs"), claim.get("planned_runs")
+    if ran is None:
+        return "--"
+    return f"{ran}" + (f" / {planned}" if planned is not None else "")
+
+
+def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
+    r"""``\claimsHeadlineTable``: the headline claims, one row each (:data:`HEADLINE_COLUMNS`), with their statements in
+    readable names; the rows carry the claims' ``\hypertarget``s."""
+    headline = [c for c in claims if c.get("headline")]
+    body = []
+    for c in headline:
+        before, after = c.get("status") or status_of(c), status_of(c)
+        verdict = status_tex(after) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
+        body.append(" & ".join([
+            rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}", readable_statement(c), interval_tex(c), number(c.get("margin")),
+            _runs_cell(c), verdict]) + r" \\")
+    counts = status_counts(headline)
+    caption = (rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['EQUIVALENT']} are equivalent and "
+               rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
+               + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "") + ". "
+               rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
+               r"the first policy named); $\delta$: the equivalence margin from the tuning runs; runs: reported / planned by "
+               r"the power calculation on the tuning runs (half-width at most $\delta/2$).")
+    table = _longtable(caption, "tab:headline", body, HEADLINE_COLUMNS) if body else ""
+    open_claims = [c for c in headline if status_of(c) == "INCONCLUSIVE"]
+    if open_claims:
+        table += ("\n\\par\\noindent\\emph{What would settle the inconclusive headline claims.} "
+                  + "; ".join(f"{c['id']}: {escape(c.get('note') or 'no run count settles it without a margin')}" for c in open_claims) + ".\\par")
+    return (rf"\newcommand{{\claimsHeadlineTable}}{{{{\footnotesize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}"
+            rf"\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n" + table + "\n}}\n")
+
+
 def register_tex(document: Mapping[str, Any]) -> str:
     """Everything ``paper/generated/claims.tex`` defines, from a claims document (see the module docstring)."""
     claims = _check(document)
     level = f"{100 * float(document.get('level', 0.95)):g}"
-    headline = [c for c in claims if c.get("headline")]
     single = [c for c in claims if not c.get("headline") and not c.get("family") and status_of(c) != "NOT RUN"]
     members = [c for c in claims if not c.get("headline") and c.get("family") and status_of(c) != "NOT RUN"]
     not_run = [c for c in claims if not c.get("headline") and status_of(c) == "NOT RUN"]
@@ -338,15 +409,12 @@ def register_tex(document: Mapping[str, Any]) -> str:
               r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
               r"within each family (\claimsAdjustment).")
     tables = []
-    first = headline + single
+    first = single
     if first:
-        body = [_row(c, _text(c.get("statement", ""))) for c in headline]
-        if headline and single:
-            body.append(_full_row(r"\textbf{Claims of no family}"))
-        body += [_row(c, _text(c.get("statement", ""))) for c in single]
+        body = [_row(c, _text(c.get("statement", ""))) for c in single]
         tables.append(_longtable(
-            f"Headline claims ({status_counts(headline)['PASS']} of {len(headline)} pass after adjustment)"
-            + (", then the claims of no family" if single else "") + f". {legend}", "tab:claims", body))
+            r"The claims of no family that are not headline claims (those are in Table~\ref{tab:headline}). " + legend,
+            "tab:claims", body))
     if members:
         tables.append(_longtable(
             f"The members of the families that ran ({len(members)} claims), two a row. Within a family, a statement line "
@@ -357,4 +425,4 @@ def register_tex(document: Mapping[str, Any]) -> str:
              + "\n".join(tables) + "\n" + not_run_tex(not_run) + "}")
     return ("% Generated from results/claims.json by hare.report.register; do not edit.\n"
             + macros(total_macros(document, claims)) + "\n".join(claim_macros(claims))
-            + "\n\\newcommand{\\claimsTable}{%\n" + table + "%\n}\n")
+            + "\n\\newcommand{\\claimsTable}{%\n" + table + "%\n}\n" + headline_tex(claims, level))

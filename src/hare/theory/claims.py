@@ -190,7 +190,9 @@ class ClaimResult:
 def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None,
            margin: float | None = None) -> str:
     """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
-    ``threshold = (band_low, band_high)``), FAIL when none does, EQUIVALENT when neither holds but the whole interval
+    ``threshold = (band_low, band_high)``), FAIL when every value satisfies the strict opposite (an interval that
+    touches the threshold does not establish the opposite direction; the FAIL p-value of
+    :func:`hare.theory.verdicts.t_p_values` tests the same), EQUIVALENT when neither holds but the whole interval
     lies inside ``(threshold - margin, threshold + margin)`` (a tie the data establish, :mod:`hare.theory.verdicts`),
     INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
     whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
@@ -206,7 +208,8 @@ def decide(low: float, high: float, compare: str, threshold: float | tuple[float
     holds = COMPARISONS[compare]
     if holds(low, threshold) and holds(high, threshold):
         return "PASS"
-    if not holds(low, threshold) and not holds(high, threshold):
+    opposite = operator.gt if compare in ("<", "<=") else operator.lt
+    if opposite(low, threshold) and opposite(high, threshold):
         return "FAIL"
     if verdicts.equivalent(low, high, float(threshold), margin):
         return "EQUIVALENT"
@@ -332,13 +335,19 @@ def _key_seed(key: str) -> int:
 
 def _margin_and_plan(claim: dict[str, Any], names: dict[str, Any]) -> tuple[float | None, float, int | None]:
     """``(margin, sd of the tuning runs' paired differences, planned runs)`` of a claim that declares ``margin:`` and
-    ``power: [a, b]`` (each an expression for per-run totals on the tuning runs); NaN and None where not declared."""
-    margin = _number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
+    ``power: [a, b]`` (each an expression for per-run totals on the tuning runs); NaN and None where not declared or
+    where the margins file has no entry (an experiment the running configuration does not tune)."""
+    try:
+        margin = _number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
+        power = [np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim.get("power") or []]
+    except KeyError:
+        # The running configuration does not tune this experiment (no tuning runs): no margin, no plan.
+        return None, math.nan, None
     if margin is not None and not (math.isfinite(margin) and margin > 0):
         margin = None
     sd, planned = math.nan, None
-    if "power" in claim:
-        first, second = (np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim["power"])
+    if power:
+        first, second = power
         if first.shape != second.shape:
             raise ValueError(f"power: the tuning runs differ in count ({first.size} and {second.size})")
         if first.size >= 2:
