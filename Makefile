@@ -81,7 +81,7 @@ lint:
 	$(BIN)/snakemake --lint --configfile $(CONFIG)
 
 clean:
-	rm -rf results/runs results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/claims.json results/claims results/report.html paper/generated paper/figures .snakemake
+	rm -rf results/runs results/tuning results/selected results/bench results/MANIFEST.sha256 results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/claims.json results/claims results/report.html paper/generated paper/figures .snakemake
 
 # The paper's core comparisons at the paper's scale on CPU (config/paper-core.yaml; measured time in docs/reproduction.md).
 paper-core:
