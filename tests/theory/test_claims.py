@@ -268,14 +268,25 @@ def _paper_register(repository):
     return repository / "paper" / "claims.yaml", configs
 
 
+MARGINS = "results/checks/margins.json"
+
+
 def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repository, tmp_path):
     """Plant every run file the register reads with the same per-run regrets (every policy plays like Random, on the
     same draws): no claim on run files may pass. A comparison that passes here could not fail."""
     register, configs = _paper_register(repository)
     claims = load_register(register, configs)
     regrets = np.random.default_rng(0).uniform(200, 260, size=5)
-    run_claims = [c for c in claims if all(str(p).startswith("results/runs/") for p in c["inputs"].values())]
-    for path in {p for c in run_claims for p in c["inputs"].values()}:
+    run_claims = [c for c in claims if all(str(p).startswith("results/runs/") or p == MARGINS for p in c["inputs"].values())]
+    assert any(MARGINS in c["inputs"].values() for c in run_claims)
+    # margins from planted tuning runs: a margin for every experiment and dataset, every policy alike on them
+    experiments = {}
+    for path in {p for c in run_claims for p in c["inputs"].values() if p != MARGINS}:
+        experiment, environment, label = path.split("/")[2:5]
+        entry = experiments.setdefault(experiment, {}).setdefault(environment, {"margin": 5.0, "policies": {}})
+        entry["policies"][label.split("@")[0].removesuffix(".npz")] = {"totals": list(regrets)}
+    write_json(tmp_path / MARGINS, {"experiments": experiments})
+    for path in {p for c in run_claims for p in c["inputs"].values() if p != MARGINS}:
         experiment, environment = path.split("/")[2:4]
         npz = (tmp_path / path).with_suffix(".npz")
         write_npz(npz, total_regret=regrets, total_reward=500 - regrets, total_mean_reward=(500 - regrets) / 500)
@@ -284,6 +295,7 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     results = evaluate_register(tmp_path / "claims.yaml", tmp_path)
     assert len(results) > 100
     assert [r.key for r in results if r.status == "PASS"] == []
+    assert [r.key for r in results if r.adjusted_status == "PASS"] == []
 
 
 def test_every_register_claim_names_its_source_section(repository):
