@@ -182,3 +182,16 @@ def test_every_inconclusive_headline_claim_says_what_would_settle_it(document):
     assert "What would settle the inconclusive headline claims" in tex and "C1: about 40 runs would settle it" in tex
     claims[0].update(adjusted_status="PASS")
     assert "What would settle" not in headline_tex(claims, "95")
+
+
+def test_a_family_drawn_as_a_claims_matrix_gets_one_line_not_a_row_per_member():
+    from hare.report.register import MATRIX_MIN_MEMBERS
+
+    members = [_baseline(i, f"b{i}", "adult", "classification", "PASS") for i in range(1, MATRIX_MIN_MEMBERS + 2)]
+    small = [_claim(20 + i, f"small_{i}", "small", "FAIL") for i in range(3)]
+    tex = register_tex({"level": 0.95, "claims": members + small})
+    family_line = tex[tex.index(r"\textbf{hare\_vs\_baselines}"):]
+    assert r"Figure~\ref{fig:claims-matrix}" in family_line and f"C1--C{MATRIX_MIN_MEMBERS + 1}" in family_line
+    assert all(rf"\hypertarget{{claim.C{i}}}{{}}" in tex for i in range(1, MATRIX_MIN_MEMBERS + 2))
+    assert r"\hypertarget{claim.C2}{C2}" not in tex  # no member row
+    assert r"\hypertarget{claim.C21}{C21}" in tex  # a small family keeps its rows

@@ -289,7 +289,21 @@ def _shared(members: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def family_body(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+MATRIX_MIN_MEMBERS = 12
+"""Families with more members than this (all members, NOT RUN and headline ones included) are drawn as claims
+matrices (notebooks/claims_matrix.py, parameter ``min_members``); the register gives them one line each and points
+to the figure instead of a row per member."""
+
+
+def drawn_families(claims: Sequence[Mapping[str, Any]]) -> set[str]:
+    sizes: dict[str, int] = {}
+    for claim in claims:
+        if claim.get("family"):
+            sizes[claim["family"]] = sizes.get(claim["family"], 0) + 1
+    return {family for family, n in sizes.items() if n > MATRIX_MIN_MEMBERS}
+
+
+def family_body(claims: Sequence[Mapping[str, Any]], drawn: set[str] = frozenset()) -> list[str]:
     """Rows of the family members that ran (:data:`FAMILY_COLUMNS`, two claims a row), by family: a family line (name,
     counts, test and margin), a shared statement line for every distinct :func:`template`, then the members, each
     naming its bound values (its statement where it has none)."""
@@ -299,6 +313,13 @@ def family_body(claims: Sequence[Mapping[str, Any]]) -> list[str]:
         if body:
             body.append(r"\midrule")
         shared = _shared(members)
+        if family in drawn:
+            figure = r"Figure~\ref{fig:claims-matrix}" if family == "hare_vs_baselines" else r"Figure~\ref{fig:claims-matrix-families}"
+            targets = "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in members)
+            body.append(_full_row(rf"\textbf{{{escape(family)}}}{targets} ({len(members)} that ran: {_counts_text(members)}"
+                                  rf"{'; ' + shared if shared else ''}): every member is a cell of {figure}; ids "
+                                  rf"{id_ranges([c['id'] for c in members])}.", FAMILY_COLUMNS))
+            continue
         body.append(_full_row(rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)}{'; ' + shared if shared else ''})",
                               FAMILY_COLUMNS))
         groups: dict[str, list[Mapping[str, Any]]] = {}
@@ -333,27 +354,41 @@ def not_run_tex(claims: Sequence[Mapping[str, Any]]) -> str:
 
 HEADLINE_COLUMNS = (
     ("Id", 0.05),
-    ("Claim", 0.37),
-    (r"Measured [95\% interval]", 0.21),
+    ("Claim", 0.41),
+    (r"Measured [95\% interval]", 0.2),
     (r"$\delta$", 0.07),
-    ("Runs", 0.09),
-    ("Verdict", 0.21),
+    ("Runs", 0.08),
+    ("Verdict", 0.19),
 )
 """The body's table of the headline claims: runs are ``ran / planned`` (the power calculation on the tuning runs),
 the verdict is the adjusted status (with the unadjusted one where the adjustment changed it)."""
 
 
-def readable_statement(claim: Mapping[str, Any]) -> str:
-    """The statement with every bound value a reader would not recognise (a config label) shown by its display name
-    (:data:`hare.report.names.DISPLAY_NAMES`; an experiment name as words, ``classification_warm`` -> classification,
-    warm), LaTeX-escaped."""
+def readable_statement(claim: Mapping[str, Any], text: str | None = None) -> str:
+    """The statement (or ``text``) with every bound value a reader would not recognise (a config label) shown by its
+    display name (:data:`hare.report.names.DISPLAY_NAMES`; an experiment name as words, ``classification_warm`` ->
+    classification, warm), LaTeX-escaped."""
+    return _readable(str(claim.get("statement", "")) if text is None else text, claim, regimes=False)
+
+
+def readable_label(claim: Mapping[str, Any]) -> str:
+    """The claim's short ``label`` for the headline table (its statement where it has none), with display names and
+    a bound experiment shown as its regime (cold, warm)."""
+    if not claim.get("label"):
+        return readable_statement(claim)
+    return _readable(str(claim["label"]), claim, regimes=True)
+
+
+def _readable(text: str, claim: Mapping[str, Any], regimes: bool) -> str:
     from hare.report.names import DISPLAY_NAMES
 
-    text = str(claim.get("statement", ""))
     marks = {}
-    values = sorted(_binding(claim).values(), key=len, reverse=True)
-    for i, value in enumerate(values):
-        shown = DISPLAY_NAMES.get(value, value.replace("_warm", ", warm").replace("_", " "))
+    binding = sorted(_binding(claim).items(), key=lambda item: len(item[1]), reverse=True)
+    for i, (name, value) in enumerate(binding):
+        if regimes and name == "experiment":
+            shown = "warm" if value.endswith("_warm") else "cold"
+        else:
+            shown = DISPLAY_NAMES.get(value, value.replace("_warm", ", warm").replace("_", " "))
         mark = f"\x00{i}\x00"
         text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])", mark, text)
         marks[mark] = escape(shown)
@@ -375,20 +410,24 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
     readable names; the rows carry the claims' ``\hypertarget``s."""
     headline = [c for c in claims if c.get("headline")]
     body = []
-    for c in headline:
+    for c in (c for c in headline if status_of(c) != "NOT RUN"):
         before, after = c.get("status") or status_of(c), status_of(c)
         verdict = status_tex(after) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
         body.append(" & ".join([
-            rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}", readable_statement(c), interval_tex(c), number(c.get("margin")),
+            rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}", readable_label(c), interval_tex(c), number(c.get("margin")),
             _runs_cell(c), verdict]) + r" \\")
     counts = status_counts(headline)
+    not_run = [c for c in headline if status_of(c) == "NOT RUN"]
     caption = (rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['EQUIVALENT']} are equivalent and "
                rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
                + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "") + ". "
                rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
                r"the first policy named); $\delta$: the equivalence margin from the tuning runs; runs: reported / planned by "
                r"the power calculation on the tuning runs (half-width at most $\delta/2$).")
+    if not_run:
+        caption += rf" Not run in this configuration: {id_ranges([c['id'] for c in not_run])} (datasets of the paper configuration)."
     table = _longtable(caption, "tab:headline", body, HEADLINE_COLUMNS) if body else ""
+    table += "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in not_run)
     open_claims = [c for c in headline if status_of(c) == "INCONCLUSIVE"]
     if open_claims:
         table += ("\n\\par\\noindent\\emph{What would settle the inconclusive headline claims.} "
@@ -417,10 +456,11 @@ def register_tex(document: Mapping[str, Any]) -> str:
             "tab:claims", body))
     if members:
         tables.append(_longtable(
-            f"The members of the families that ran ({len(members)} claims), two a row. Within a family, a statement line "
+            f"The members of the families that ran ({len(members)} claims), two a row; a family drawn as a claims matrix "
+            r"has one line that points to its figure. Within a family, a statement line "
             r"names the bound values in angle brackets and each member gives its values; the status is the unadjusted "
             r"one, then ($\to$) the adjusted one where the adjustment changed it. Full statements, inputs and methods "
-            r"are in \texttt{results/claims.md}.", "tab:claims-all" if first else "tab:claims", family_body(members), FAMILY_COLUMNS))
+            r"are in \texttt{results/claims.md}.", "tab:claims-all" if first else "tab:claims", family_body(members, drawn_families(claims)), FAMILY_COLUMNS))
     table = (rf"{{\scriptsize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n"
              + "\n".join(tables) + "\n" + not_run_tex(not_run) + "}")
     return ("% Generated from results/claims.json by hare.report.register; do not edit.\n"

@@ -173,6 +173,7 @@ class ClaimResult:
     sd: float = math.nan
     run_sd: float = math.nan
     note: str = ""
+    label: str = ""
 
     @property
     def half_width(self) -> float:
@@ -369,7 +370,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
     kind = _uncertainty_kind(claim)
     section = str(claim.get("section", ""))
     sources = tuple(paths.values())
-    common = {"family": str(claim.get("family", "")), "binding": dict(claim.get("_binding") or {})}
+    common = {"family": str(claim.get("family", "")), "binding": dict(claim.get("_binding") or {}), "label": str(claim.get("label", ""))}
     if not_run_inputs & set(sources):
         nan = math.nan
         return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, **common)
@@ -458,7 +459,7 @@ def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_TEMPLATED = ("key", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact", "margin")
+_TEMPLATED = ("key", "label", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact", "margin")
 
 
 def _placeholders(claim: dict[str, Any]) -> set[str]:
@@ -681,7 +682,7 @@ def claim_entry(r: ClaimResult) -> dict[str, Any]:
     threshold = [_json_number(t) for t in r.threshold] if isinstance(r.threshold, tuple) else _json_number(r.threshold)
     return {
         "id": r.claim_id, "key": r.key, "family": r.family, "headline": r.headline, "section": r.section,
-        "statement": r.statement, "binding": dict(r.binding or {}), "measured": _json_number(r.measured),
+        "statement": r.statement, "label": r.label, "binding": dict(r.binding or {}), "measured": _json_number(r.measured),
         "low": _json_number(r.low), "high": _json_number(r.high), "compare": r.compare, "threshold": threshold,
         "margin": _json_number(r.margin), "status": r.status, "adjusted_status": r.adjusted_status or r.status,
         "p_value": _json_number(r.p_value), "p_adjusted": _json_number(r.p_adjusted), "method": r.method,
