@@ -91,12 +91,11 @@ def run_files(experiment=None, environment=None):
     ]
 
 
-def margin_inputs():
-    """The tuning runs and selections of the tuned experiments this build runs (rule margins)."""
-    stems = available()["stems"]
-    tuned = [job for job in JOBS.values() if job.stem in stems and CONFIG["experiments"][job.experiment].get("tune")]
-    return sorted([f"results/{job.stem}.npz" for job in tuned if job.role == "tuning"]
-                  + [f"results/{job.selection}" for job in tuned if job.selection])
+def margin_inputs(experiment, environment):
+    """The tuning runs and selections of one tuned experiment and environment (rule margins)."""
+    jobs = [job for job in JOBS.values() if job.experiment == experiment and job.environment == environment]
+    return sorted([f"results/{job.stem}.npz" for job in jobs if job.role == "tuning"]
+                  + [f"results/{job.selection}" for job in jobs if job.selection])
 
 
 def table_runs(wildcards):
@@ -161,8 +160,16 @@ def claim_inputs(key=None):
     nothing built. Other inputs (checks, benchmarks) come from rules every configuration has."""
     reported = set(run_files())
     claims = CLAIMS if key is None else [CLAIM_KEYS[key]] if key in CLAIM_KEYS else []
-    paths = {path for claim in claims for path in (claim.get("inputs") or {}).values()}
-    return sorted(p for p in paths if not p.startswith("results/runs/") or str(Path(p).with_suffix(".npz")) in reported)
+    needed = set()
+    for claim in claims:
+        paths = list((claim.get("inputs") or {}).values())
+        runs = [p for p in paths if p.startswith("results/runs/")]
+        if any(str(Path(p).with_suffix(".npz")) not in reported for p in runs):
+            # NOT RUN: the configuration does not produce its run files; its margins need nothing built either
+            needed.update(p for p in paths if not p.startswith(("results/runs/", "results/checks/margins/")))
+            continue
+        needed.update(paths)
+    return sorted(needed)
 
 
 def figure_report(path):

@@ -13,21 +13,21 @@ rule bounds_tex:
 
 
 rule margins:
-    """Equivalence margins (a tenth of the Random-to-best range) and per-run tuning totals of every tuned experiment:
-    from the tuning runs only, fixed before any reported run is read (hare.experiments.margins)."""
+    """Equivalence margin (a tenth of the Random-to-best range) and per-run tuning totals of one tuned experiment and
+    environment: from its tuning runs only, fixed before any reported run is read (hare.experiments.margins)."""
     input:
-        runs=lambda wc: margin_inputs(),
+        runs=lambda wc: margin_inputs(wc.experiment, wc.environment),
     output:
-        "results/checks/margins.json",
+        "results/checks/margins/{experiment}/{environment}.json",
     log:
-        "results/logs/theory/margins.log",
+        "results/logs/theory/margins_{experiment}_{environment}.log",
     params:
         hare=HARE,
         configs=CONFIG_FILES,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} margins --config {params.configs} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} margins --config {params.configs} --batch {wildcards.experiment}/{wildcards.environment} --out {output:q} > {log:q} 2>&1"
 
 
 rule oful_check:

@@ -79,3 +79,22 @@ def test_reference_tuning_runs_share_the_tuning_seeds(config):
     point = next(j for j in jobs if j.label == "linucb@alpha=0.1")
     for field in ("base_seed", "role", "n_runs", "environment"):
         assert reference.spec[field] == point.spec[field]
+
+
+def test_one_batch_file_and_a_batch_the_config_does_not_tune(config, tmp_path):
+    from hare.experiments.margins import batch_input_files, batch_margins
+
+    for label, totals in {"random": [9.0, 11.0, 10.0, 10.0], "linucb@alpha=0.1": [2.0] * 4, "linucb@alpha=1.0": [4.0] * 4,
+                          "hare@alpha=0.1": [3.0] * 4, "hare@alpha=1.0": [5.0] * 4}.items():
+        _plant(tmp_path, f"tuning/regret/mushroom/{label}", totals, label)
+    from hare.experiments.selection import write_selection
+
+    for label in ("linucb", "hare"):
+        write_selection([tmp_path / f"results/tuning/regret/mushroom/{label}@alpha={a}.npz" for a in (0.1, 1.0)],
+                        tmp_path / f"results/selected/regret/mushroom/{label}.json")
+    entry = batch_margins(config, "regret", "mushroom", tmp_path)
+    assert entry["margin"] == pytest.approx(MARGIN_FRACTION * (10.0 - 2.0)) and entry["experiment"] == "regret"
+    assert all("/regret/mushroom/" in path for path in batch_input_files(config, "regret", "mushroom"))
+    assert batch_margins(config, "untuned", "mushroom", tmp_path)["margin"] is None
+    with pytest.raises(ValueError, match="nope/mushroom"):
+        batch_margins(config, "nope", "mushroom", tmp_path)

@@ -202,8 +202,10 @@ def _produced_results(config: dict) -> set[str]:
 @pytest.mark.parametrize("name", ["smoke", "default", "paper"])
 def test_claim_check_inputs_are_produced_by_every_config(claims, name):
     produced = _produced_results(yaml.safe_load(_read(ROOT / "config" / f"{name}.yaml")))
+    # run files and the per-batch margins that go with them are produced where their batch runs (else NOT RUN)
     missing = {c["key"]: path for c in claims for path in c["inputs"].values()
-               if not path.startswith("results/runs/") and path not in produced and not (path.startswith("paper/") and (ROOT / path).is_file())}
+               if not path.startswith(("results/runs/", "results/checks/margins/")) and path not in produced
+               and not (path.startswith("paper/") and (ROOT / path).is_file())}
     assert not missing, f"config/{name}.yaml does not produce the inputs of {missing}"
 
 
@@ -211,5 +213,9 @@ def test_every_run_file_a_claim_reads_is_produced_by_some_config(claims):
     produced = set().union(*(_produced_results(yaml.safe_load(_read(ROOT / "config" / f"{n}.yaml"))) for n in ("smoke", "default", "paper")))
     orphans = {c["key"]: path for c in claims for path in c["inputs"].values() if path.startswith("results/runs/") and str(Path(path).with_suffix(".npz")) not in produced}
     assert not orphans, f"run files no config produces (these claims would be NOT RUN everywhere): {orphans}"
+    batches = {"/".join(path.split("/")[2:4]) for path in produced if path.startswith("results/runs/")}
+    stray = {c["key"]: path for c in claims for path in c["inputs"].values()
+             if path.startswith("results/checks/margins/") and path.removeprefix("results/checks/margins/").removesuffix(".json") not in batches}
+    assert not stray, f"margins of batches no config runs: {stray}"
 
 

@@ -268,7 +268,8 @@ def _paper_register(repository):
     return repository / "paper" / "claims.yaml", configs
 
 
-MARGINS = "results/checks/margins.json"
+MARGINS = "results/checks/margins/"
+RUNS = "results/runs/"
 
 
 def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repository, tmp_path):
@@ -277,16 +278,17 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     register, configs = _paper_register(repository)
     claims = load_register(register, configs)
     regrets = np.random.default_rng(0).uniform(200, 260, size=5)
-    run_claims = [c for c in claims if all(str(p).startswith("results/runs/") or p == MARGINS for p in c["inputs"].values())]
-    assert any(MARGINS in c["inputs"].values() for c in run_claims)
+    run_claims = [c for c in claims if all(str(p).startswith((RUNS, MARGINS)) for p in c["inputs"].values())]
+    assert any(str(p).startswith(MARGINS) for c in run_claims for p in c["inputs"].values())
     # margins from planted tuning runs: a margin for every experiment and dataset, every policy alike on them
-    experiments = {}
-    for path in {p for c in run_claims for p in c["inputs"].values() if p != MARGINS}:
+    margins = {}
+    for path in {p for c in run_claims for p in c["inputs"].values() if p.startswith(RUNS)}:
         experiment, environment, label = path.split("/")[2:5]
-        entry = experiments.setdefault(experiment, {}).setdefault(environment, {"margin": 5.0, "policies": {}})
+        entry = margins.setdefault(f"{MARGINS}{experiment}/{environment}.json", {"margin": 5.0, "policies": {}})
         entry["policies"][label.split("@")[0].removesuffix(".npz")] = {"totals": list(regrets)}
-    write_json(tmp_path / MARGINS, {"experiments": experiments})
-    for path in {p for c in run_claims for p in c["inputs"].values() if p != MARGINS}:
+    for path, entry in margins.items():
+        write_json(tmp_path / path, entry)
+    for path in {p for c in run_claims for p in c["inputs"].values() if p.startswith(RUNS)}:
         experiment, environment = path.split("/")[2:4]
         npz = (tmp_path / path).with_suffix(".npz")
         write_npz(npz, total_regret=regrets, total_reward=500 - regrets, total_mean_reward=(500 - regrets) / 500)

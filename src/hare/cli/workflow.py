@@ -94,17 +94,15 @@ def cmd_select(args: argparse.Namespace) -> int:
 
 
 def cmd_margins(args: argparse.Namespace) -> int:
-    from hare.data.availability import drop_unavailable_optional
-    from hare.experiments.margins import margins
+    from hare.experiments.margins import batch_margins
     from hare.io import write_json
 
-    config, _ = drop_unavailable_optional(_load_config(args.config))
-    document = margins(config, args.root)
-    write_json(args.out, document)
-    for experiment, per_env in document["experiments"].items():
-        for environment, entry in per_env.items():
-            margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
-            print(f"{experiment}/{environment}: delta = {margin}; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})")
+    experiment, _, environment = args.batch.partition("/")
+    entry = batch_margins(_load_config(args.config), experiment, environment, args.root)
+    write_json(args.out, entry)
+    margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
+    best = f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})" if entry["best"] else " (not tuned in this config)"
+    print(f"{args.batch}: delta = {margin}{best}")
     return 0
 
 
@@ -214,8 +212,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_select)
 
-    p = sub.add_parser("margins", help="equivalence margins and per-run tuning totals of every tuned experiment (tuning runs only)")
+    p = sub.add_parser("margins", help="equivalence margin and per-run tuning totals of one tuned batch (tuning runs only)")
     p.add_argument("--config", nargs="+", required=True)
+    p.add_argument("--batch", required=True, help="EXPERIMENT/ENVIRONMENT of a tuned experiment")
     p.add_argument("--root", default=".")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_margins)

@@ -429,7 +429,7 @@ def _dataclass_from(cls: type, values: Any, where: str) -> Any:
     try:
         return cls(**values)
     except (TypeError, ValueError) as error:
-        match = re.match(rf"{cls.__name__}\.(\w+): (.*)", str(error))
+        match = re.match(rf"(?:{cls.__name__}|{re.escape(where)})\.(\w+): (.*)", str(error))
         if match:
             raise ConfigError(f"{where}.{match.group(1)}: {match.group(2)}") from error
         raise ConfigError(f"{where}: {error}") from error

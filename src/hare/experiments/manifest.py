@@ -45,6 +45,7 @@ PROVENANCE_FILES = (
     "tables/replay.csv",
     "checks/personalization.json",
     "claims.md",
+    "claims.json",
     "paper.pdf",
 )
 """Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
@@ -53,7 +54,7 @@ PROVENANCE_FILES = (
 * ``notebooks/runtime.ipynb`` and its HTML: the notebook prints the wall times it plots. The
   other notebooks, their HTML and every ``.source.ipynb`` are byte-identical: cell ids are fixed
   and execution timestamps dropped (:mod:`hare.report.notebooks`);
-* ``claims.md``: the claims on LNUCB-TA's Table 7 quote measured wall-time ratios;
+* ``claims.md`` and ``claims.json``: the claims on LNUCB-TA's Table 7 quote measured wall-time ratios;
 * ``paper.pdf``: it prints the measured tables and claims.
 
 Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the

@@ -13,9 +13,11 @@ paper, tied; a claim is EQUIVALENT when its 95% interval lies inside ``(-delta, 
 (:mod:`hare.theory.verdicts`). An experiment without a Random entry has no margin (its claims can pass or fail but
 not be equivalent).
 
-The claims register reads ``results/checks/margins.json`` (``margin: m.experiments.e.x.margin``) and the per-run
-totals of two policies on the same tuning seeds (``power: [m.experiments.e.x.policies.a.totals, ...]``), whose paired
-spread plans the run count (:func:`hare.theory.verdicts.planned_runs`).
+The workflow writes one file per batch, ``results/checks/margins/e/x.json`` (:func:`batch_margins`), so that a claim
+needs the tuning runs of its own experiment and dataset only. The claims register reads its margin
+(``margin: m.margin``) and the per-run totals of two policies on the same tuning seeds
+(``power: [m.policies.a.totals, m.policies.b.totals]``), whose paired spread plans the run count
+(:func:`hare.theory.verdicts.planned_runs`).
 """
 
 from __future__ import annotations
@@ -78,7 +80,31 @@ def _policy_totals(source: dict[str, str | None], root: Path) -> dict[str, Any]:
     return {"label": label, "source": str(runs), "totals": [float(v) for v in totals], "mean": float(totals.mean())}
 
 
-def margins(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
+def margin_path(experiment: str, environment: str) -> str:
+    return f"results/checks/margins/{experiment}/{environment}.json"
+
+
+def batch_input_files(config: dict[str, Any], experiment: str, environment: str) -> list[str]:
+    """The files :func:`batch_margins` reads for one batch: its selections and tuning runs."""
+    jobs = [job for job in expand_jobs(config) if job.experiment == experiment and job.environment == environment]
+    return sorted([f"results/{job.stem}.npz" for job in jobs if job.role == "tuning"]
+                  + [f"results/{job.selection}" for job in jobs if job.selection])
+
+
+def batch_margins(config: dict[str, Any], experiment: str, environment: str, root: str | Path = ".") -> dict[str, Any]:
+    """The margin entry of one experiment and environment (:func:`margins`), with the rule; without tuning runs (an
+    experiment this config does not tune) the margin is ``None`` and there are no totals. A ``ValueError`` names a
+    batch the config does not have."""
+    exp = config["experiments"].get(experiment)
+    if exp is None or environment not in exp["environments"]:
+        raise ValueError(f"margins: {experiment}/{environment} is not an experiment and environment of this config")
+    entry = margins(config, root, only=(experiment, environment))["experiments"].get(experiment, {}).get(environment)
+    if entry is None:  # not tuned in this config: no tuning runs, so no margin and no plan
+        entry = {"margin": None, "reference_mean": None, "best": None, "best_mean": None, "n_tuning_runs": 0, "policies": {}}
+    return {"rule": MARGIN_RULE, "fraction": MARGIN_FRACTION, "experiment": experiment, "environment": environment, **entry}
+
+
+def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str] | None = None) -> dict[str, Any]:
     """``{"rule", "fraction", "experiments": {e: {x: {"margin", "reference_mean", "best", "best_mean", "n_tuning_runs",
     "policies": {label: {"label", "source", "totals", "mean"}}}}}}`` (module docstring); ``margin`` is ``None`` without
     a Random entry or when Random is the best policy (no range to take a share of)."""
@@ -86,6 +112,8 @@ def margins(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     out: dict[str, Any] = {"rule": MARGIN_RULE, "fraction": MARGIN_FRACTION, "experiments": {}}
     for experiment, per_env in tuning_sources(config).items():
         for environment, per_label in per_env.items():
+            if only is not None and (experiment, environment) != only:
+                continue
             policies = {label: _policy_totals(source, root) for label, source in per_label.items()}
             if not policies:
                 continue
