@@ -24,10 +24,11 @@ rule margins:
     params:
         hare=HARE,
         configs=CONFIG_FILES,
+        batch=lambda wc: f"{wc.experiment}/{wc.environment}",
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} margins --config {params.configs} --batch {wildcards.experiment}/{wildcards.environment} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} margins --config {params.configs} --batch {params.batch:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule oful_check:
