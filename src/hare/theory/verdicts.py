@@ -29,7 +29,7 @@ is at most the target, from the standard deviation ``s`` of paired differences o
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -44,6 +44,20 @@ MAX_PLANNED_RUNS = 10_000
 
 def _wrong_side(direction: str) -> str:
     return {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[direction]
+
+
+def _decisions(below: Callable[[float], float], above: Callable[[float], float], compare: str, threshold: float,
+               margin: float | None) -> dict[str, float]:
+    """The three decisions' p-values from the two one-sided tests of an estimate: ``below(b)`` the p of the null
+    ``mu >= b`` (against ``mu < b``), ``above(b)`` that of ``mu <= b``; EQUIVALENT is TOST against ``threshold +- margin``
+    (NaN without a positive margin)."""
+    lower_is_claimed = compare in ("<", "<=")
+    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
+         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
+         "EQUIVALENT": math.nan}
+    if margin is not None and math.isfinite(margin) and margin > 0:
+        p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
+    return p
 
 
 def t_p_values(values: Sequence[float] | np.ndarray, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
@@ -69,13 +83,7 @@ def t_p_values(values: Sequence[float] | np.ndarray, compare: str, threshold: fl
             return 0.0 if mean > bound else 1.0
         return float(stats.t.sf((mean - bound) / se, df))
 
-    lower_is_claimed = compare in ("<", "<=")
-    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
-         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
-         "EQUIVALENT": math.nan}
-    if margin is not None and math.isfinite(margin) and margin > 0:
-        p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
-    return p
+    return _decisions(below, above, compare, threshold, margin)
 
 
 def resample_p_values(draws: np.ndarray, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
@@ -90,13 +98,7 @@ def resample_p_values(draws: np.ndarray, compare: str, threshold: float, margin:
     def share(mask: np.ndarray) -> float:
         return float((1 + np.count_nonzero(mask)) / (1 + draws.size))
 
-    lower_is_claimed = compare in ("<", "<=")
-    p = {"PASS": share(draws >= threshold) if lower_is_claimed else share(draws <= threshold),
-         "FAIL": share(draws <= threshold) if lower_is_claimed else share(draws >= threshold),
-         "EQUIVALENT": math.nan}
-    if margin is not None and math.isfinite(margin) and margin > 0:
-        p["EQUIVALENT"] = max(share(draws <= threshold - margin), share(draws >= threshold + margin))
-    return p
+    return _decisions(lambda bound: share(draws >= bound), lambda bound: share(draws <= bound), compare, threshold, margin)
 
 
 def interval_p_values(measured: float, low: float, high: float, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
@@ -116,13 +118,7 @@ def interval_p_values(measured: float, low: float, high: float, compare: str, th
     def above(bound: float) -> float:
         return float(stats.norm.sf((measured - bound) / se))
 
-    lower_is_claimed = compare in ("<", "<=")
-    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
-         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
-         "EQUIVALENT": math.nan}
-    if margin is not None and math.isfinite(margin) and margin > 0:
-        p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
-    return p
+    return _decisions(below, above, compare, threshold, margin)
 
 
 def equivalent(low: float, high: float, threshold: float, margin: float | None) -> bool:
