@@ -50,7 +50,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     headline = [r for r in results if r.headline]
     print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS after adjustment (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
     if headline:
-        settled = sum((r.adjusted_status or r.status) not in ("INCONCLUSIVE",) for r in headline)
+        settled = sum((r.adjusted_status or r.status) in ("PASS", "FAIL", "EQUIVALENT", "VACUOUS") for r in headline)
         print(f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} PASS, "
               f"{settled}/{len(headline)} decided")
     for r in results:
