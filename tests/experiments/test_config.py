@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from hare.experiments.config import check_config, load_config
-from hare.experiments.grid import ConfigError
+from hare.experiments.grid import ConfigError, expand_jobs
 
 
 @pytest.mark.parametrize("name", ["default", "smoke", "paper"])
@@ -93,3 +93,27 @@ def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
         check_config(bad_theory)
     with pytest.raises(ValueError, match="scope"):
         check_config(copy.deepcopy(smoke_config), scope="theory")
+
+
+ALL_REWARDS_REFUSAL = "'all_rewards' reads the whole reward matrix, information a bandit does not have; it is allowed only in the published experiment"
+
+
+def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smoke_config):
+    """LNUCB-TA's ``global_mean: all_rewards`` (its public code's global mean) is refused, in one line naming the key path,
+    in the params or the grid of any other experiment, and accepted in ``published`` (LNUCB-TA's Table 2)."""
+    cases = [
+        (["experiments", "classification", "policies", "lnucb_ta", "params"], {"global_mean": "all_rewards"},
+         "experiments.classification.policies.lnucb_ta.params.global_mean"),
+        (["experiments", "sensitivity", "policies", "lnucb_ta_kappa", "grid", "global_mean"], ["rounds", "all_rewards"],
+         "experiments.sensitivity.policies.lnucb_ta_kappa.grid.global_mean"),
+    ]
+    for path, value, key in cases:
+        config = _set(copy.deepcopy(smoke_config), path, value)
+        with pytest.raises(ConfigError) as refused:
+            check_config(config, scope="experiments")
+        assert str(refused.value) == f"{key}: {ALL_REWARDS_REFUSAL}"
+    published = copy.deepcopy(smoke_config)
+    published["experiments"]["published"]["policies"]["lnucb_ta"] = {"params": {"global_mean": "all_rewards"}, "grid": {"alpha_0": [0.1, 1.0]}}
+    check_config(published)
+    jobs = [job for job in expand_jobs(published) if job.experiment == "published" and job.spec["policy"] == "lnucb_ta"]
+    assert jobs and all(job.spec["params"]["global_mean"] == "all_rewards" for job in jobs)

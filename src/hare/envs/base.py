@@ -170,3 +170,26 @@ class BanditEnvironment(ABC):
         every run and every policy: the warm start of the warm regime. Drawn from keys of the environment
         instance and :data:`WARM_START_STREAM`, never from run keys."""
         raise LoggedDataUnavailable(f"{type(self).__name__} has no logged interactions for a warm start")
+
+    def mean_reward_all_rounds(self) -> torch.Tensor:
+        """The mean of each run's whole reward matrix, ``(n_runs,)`` float64: the reward :meth:`round` gives every
+        arm at every round ``0..horizon-1`` (realised rewards; in classification they equal the means), rounds not
+        yet played included. No bandit has this information (it holds the rewards of the arms not pulled and of the
+        rounds to come); LNUCB-TA's public-code reading reads it as its global mean (``global_mean: all_rewards``).
+
+        Environments that can compute it override this method; the others raise ``ValueError`` naming themselves."""
+        raise ValueError(f"{type(self).__name__} does not expose the mean of its whole reward matrix "
+                         "(LNUCB-TA's global_mean: all_rewards); use global_mean: rounds or arms")
+
+
+def mean_of_round_rewards(env: BanditEnvironment) -> torch.Tensor:
+    """:meth:`BanditEnvironment.mean_reward_all_rounds` of an environment whose :meth:`~BanditEnvironment.round`
+    returns a :class:`BanditRound` and draws every round from counters (so a round can be asked for twice): the
+    realised rewards ``(n_runs, n_arms)`` of rounds ``0..horizon-1`` summed over arms and rounds, divided by
+    ``horizon n_arms``. One pass over the horizon (the cost of the environment's side of one simulation), ``(n_runs,)``
+    float64."""
+    total = torch.zeros(env.n_runs, dtype=torch.float64)
+    for t in range(env.horizon):
+        rewards = env.round(t).rewards
+        total = total.to(rewards.device) + rewards.to(torch.float64).sum(-1)
+    return total / (env.horizon * env.n_arms)

@@ -95,6 +95,11 @@ class ClassificationBandit(BanditEnvironment):
         x = logs.queries[0]  # (M, dim)
         return self.served_warm_start(LoggedRounds(x[:, None, :].expand(-1, self.n_arms, -1), None, x, logs.items[0], logs.rewards[0]))
 
+    def mean_reward_all_rounds(self) -> torch.Tensor:
+        """:meth:`BanditEnvironment.mean_reward_all_rounds`: every round rewards exactly one of the ``K`` arms (the
+        row's class) with 1, so the whole reward matrix has mean ``1/K`` in every run, whatever the rows, ``(n_runs,)``."""
+        return torch.full((self.n_runs,), 1.0 / self.n_arms, dtype=torch.float64, device=self.features.device)
+
     def round(self, t: int) -> BanditRound:
         rows = self.order[:, t]
         x = self.features[rows]  # (n_runs, dim)

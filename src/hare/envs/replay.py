@@ -174,6 +174,11 @@ class ReplayBandit(BanditEnvironment):
         logged = LoggedData.from_npz(path)
         return cls(logged, n_runs, min(horizon or logged.n_rows, logged.n_rows), keys, device)
 
+    def mean_reward_all_rounds(self) -> torch.Tensor:
+        """Refused: a logged event holds the reward of the logged arm only, so there is no whole reward matrix."""
+        raise ValueError("ReplayBandit has no whole reward matrix (each logged event holds the reward of the logged arm only), "
+                         "so LNUCB-TA's global_mean: all_rewards cannot run on it; use global_mean: rounds or arms")
+
     def round(self, t: int) -> ReplayRound:
         rows = self.order[:, t]
         observation = Observation(t, self.logged.arm_contexts(rows), None, self.logged.contexts[rows])

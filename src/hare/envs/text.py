@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
+from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation, mean_of_round_rewards
 from hare.envs.synthetic import LoggedInteractions, user_query_logs
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
@@ -310,6 +310,11 @@ class TextBandit(BanditEnvironment):
     def logged(self, n_logged: int) -> LoggedRounds:
         """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`)."""
         return user_query_logs(self, n_logged)
+
+    def mean_reward_all_rounds(self) -> torch.Tensor:
+        """:meth:`BanditEnvironment.mean_reward_all_rounds`: the realised rewards of :meth:`round` over the whole
+        horizon (:func:`hare.envs.base.mean_of_round_rewards`), ``(n_runs,)``."""
+        return mean_of_round_rewards(self)
 
     def round(self, t: int) -> BanditRound:
         x, users = self.queries(t), self.active_users(t)

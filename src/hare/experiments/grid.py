@@ -235,6 +235,8 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
                         policy_config.check_environment(config["environments"][env_name]["kind"])
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"{where}.policies.{label} ({job_label}): {error}") from error
+            if experiment != PRIVILEGED_EXPERIMENT:
+                _refuse_privileged_settings(entry, f"{where}.policies.{label}")
     _check_tuning_budget(config)
     if scope == "experiments":
         return
@@ -282,6 +284,21 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         if unknown:
             raise ConfigError(f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
                               f"they have: {', '.join(sorted(labels))}")
+
+
+PRIVILEGED_EXPERIMENT = "published"
+"""The one experiment (the reproduction of LNUCB-TA's Table 2) whose policies may read information a bandit does not have."""
+
+PRIVILEGED_SETTINGS = {("global_mean", "all_rewards"): "reads the whole reward matrix, information a bandit does not have"}
+"""``(hyperparameter, value)`` -> why it is refused outside :data:`PRIVILEGED_EXPERIMENT` (LNUCB-TA's public-code reading)."""
+
+
+def _refuse_privileged_settings(entry: dict[str, Any], where: str) -> None:
+    """A policy entry outside :data:`PRIVILEGED_EXPERIMENT` sets none of :data:`PRIVILEGED_SETTINGS`, in its params or its grid."""
+    for (key, value), reason in PRIVILEGED_SETTINGS.items():
+        for section, found in (("params", (entry.get("params") or {}).get(key) == value), ("grid", value in ((entry.get("grid") or {}).get(key) or ()))):
+            if found:
+                raise ConfigError(f"{where}.{section}.{key}: {value!r} {reason}; it is allowed only in the {PRIVILEGED_EXPERIMENT} experiment")
 
 
 def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:

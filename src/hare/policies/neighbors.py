@@ -117,7 +117,15 @@ class ArmHistory(nn.Module):
         """The ``k`` nearest past pulls of each arm to its context, nearest first.
 
         contexts: ``(n_runs, n_arms, dim)``. Returns distances ``(n_runs, n_arms, k)`` (``+inf`` past
-        ``N_a``) and their rewards ``(n_runs, n_arms, k)`` (0 past ``N_a``).
+        ``N_a``) and their rewards ``(n_runs, n_arms, k)`` (0 past ``N_a``): the first two outputs of
+        :meth:`nearest_pulls`.
+        """
+        distances, rewards, _ = self.nearest_pulls(contexts, k)
+        return distances, rewards
+
+    def nearest_pulls(self, contexts: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`nearest` with the slots of the pulls found: distances ``(n_runs, n_arms, k)``, rewards
+        ``(n_runs, n_arms, k)`` and slots ``(n_runs, n_arms, k)`` int64 into the history (``size``: none).
 
         Each stored pull ``s`` (arm ``a_s``, context ``y_s``) is measured against the query of its own
         arm, ``||x_{a_s} - y_s||`` from ``||x||^2 + ||y||^2 - 2 x.y``; each arm's ``k`` nearest are found by
@@ -153,11 +161,30 @@ class ArmHistory(nn.Module):
         order = torch.sort(nearest_distances, dim=-1, stable=True).indices
         nearest_distances = nearest_distances.gather(-1, order)
         nearest_rewards = nearest_rewards.gather(-1, order)
+        nearest_slots = index.gather(-1, order)
         if k_search < k:
             pad = (0, k - k_search)
             nearest_distances = torch.nn.functional.pad(nearest_distances, pad, value=math.inf)
             nearest_rewards = torch.nn.functional.pad(nearest_rewards, pad, value=0.0)
-        return nearest_distances, nearest_rewards
+            nearest_slots = torch.nn.functional.pad(nearest_slots, pad, value=n)
+        return nearest_distances, nearest_rewards, nearest_slots
+
+    def direct_distances(self, contexts: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        """``||x_a - y_s||`` computed from the difference, ``(n_runs, n_arms, k)`` float64 (``+inf`` at slot ``size``),
+        for contexts ``(n_runs, n_arms, dim)`` and slots ``(n_runs, n_arms, k)`` from :meth:`nearest_pulls`.
+
+        The search's ``sqrt(||x||^2 + ||y||^2 - 2 x.y)`` can leave about ``1e-8`` where ``x = y`` (the three terms
+        round differently: in 10 to 25 % of repeated unit-norm contexts of 13 to 117 dimensions, measured); the
+        difference is exactly 0 there, so a repeated context is an exact match. ``O(n_runs n_arms k dim)``."""
+        n_runs, n_arms, k = slots.shape
+        n = int(self.size)
+        if not n or not k:
+            return torch.full(slots.shape, math.inf, dtype=torch.float64, device=slots.device)
+        dim = self.contexts.shape[-1]
+        flat = slots.reshape(n_runs, n_arms * k).clamp_max(n - 1)
+        stored = self.contexts[:, :n].gather(1, flat[..., None].expand(-1, -1, dim)).view(n_runs, n_arms, k, dim)
+        distances = torch.linalg.vector_norm(contexts.to(torch.float64)[:, :, None, :] - stored, dim=-1)
+        return distances.masked_fill(slots >= n, math.inf)
 
     def _nearest_by_selection(self, distances: torch.Tensor, labels: torch.Tensor, n_arms: int, k: int) -> torch.Tensor:
         """Slots ``(n_runs, n_arms, k)`` of each arm's ``k`` nearest pulls in the order of the rounds (slot ``size``:
@@ -237,11 +264,20 @@ def kl_upper_bound(mean: torch.Tensor, level: torch.Tensor, iterations: int = 50
     return low
 
 
-def adaptive_k(variances: torch.Tensor, theta_min: int, theta_max: int) -> torch.Tensor:
+K_ROUNDINGS = ("round", "floor")
+"""How :func:`adaptive_k` makes ``k`` an integer: Alg. 2 line 5 as written (``round``) or LNUCB-TA's public code (``floor``)."""
+
+
+def adaptive_k(variances: torch.Tensor, theta_min: int, theta_max: int, rounding: str = "round") -> torch.Tensor:
     """LNUCB-TA Alg. 2 line 5: ``k = theta_min + (theta_max - theta_min) Var(z_a)``, rounded to the
-    nearest integer and clipped to ``[theta_min, theta_max]`` (a variance above 1 would leave the range).
+    nearest integer (``rounding="round"``, :func:`torch.round`: halves to even, so 2.5 -> 2 and 3.5 -> 4) or,
+    as LNUCB-TA's public code does, cut to its integer part (``"floor"``: 2.5 -> 2, 2.7 -> 2, 3.5 -> 3), then
+    clipped to ``[theta_min, theta_max]`` (a variance above 1 would leave the range).
     ``(n_runs, n_arms)`` float -> int64."""
-    k = torch.round(theta_min + (theta_max - theta_min) * variances)
+    if rounding not in K_ROUNDINGS:
+        raise ValueError(f"rounding must be one of {K_ROUNDINGS}, not {rounding!r}")
+    raw = theta_min + (theta_max - theta_min) * variances
+    k = torch.floor(raw) if rounding == "floor" else torch.round(raw)
     return k.clamp(theta_min, theta_max).to(torch.int64)
 
 
@@ -252,6 +288,26 @@ def mean_of_first_k(rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor
     cumulative = rewards.cumsum(-1)
     total = cumulative.gather(-1, (k - 1).clamp_min(0)[..., None]).squeeze(-1)
     return torch.where(counts >= k, total / k, torch.zeros_like(total))
+
+
+def distance_weighted_mean_of_first_k(distances: torch.Tensor, rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """LNUCB-TA's public-code reading of Alg. 2 line 7 (``knn_weights="distance"``): distance-weighted kNN
+    regression over the same ``k`` nearest neighbours as :func:`mean_of_first_k`,
+
+        f = sum_i w_i r_i / sum_i w_i,   w_i = 1 / d_i   (i = 1..k),
+
+    and, when some of the ``k`` lie at distance exactly 0, the mean reward of those exact matches (they take all
+    the weight); 0 where ``N_a < k`` (Alg. 2 line 6 stays). distances ``(n_runs, n_arms, k_max)`` (``+inf`` past
+    ``N_a``), rewards ``(n_runs, n_arms, k_max)``, nearest first; counts, k ``(n_runs, n_arms)`` -> ``(n_runs, n_arms)``."""
+    within = torch.arange(distances.shape[-1], device=distances.device) < k[..., None]  # (n_runs, n_arms, k_max)
+    exact = within & (distances == 0)
+    n_exact = exact.sum(-1)
+    exact_mean = torch.where(exact, rewards, 0.0).sum(-1) / n_exact.clamp_min(1)
+    weights = torch.where(within & (distances > 0), distances.reciprocal(), 0.0)  # 1/inf = 0 past N_a
+    total_weight = weights.sum(-1)
+    weighted = (weights * rewards).sum(-1) / torch.where(total_weight > 0, total_weight, 1.0)
+    f = torch.where(n_exact > 0, exact_mean, weighted)
+    return torch.where(counts >= k, f, torch.zeros_like(f))
 
 
 @dataclass(frozen=True)
@@ -401,7 +457,20 @@ class LinKNNUCB(LinearNeighborPolicy):
         return self.tie_break(self.scores(observation.contexts), observation.t)
 
 
-GLOBAL_MEANS = ("rounds", "arms")
+GLOBAL_MEANS = ("rounds", "arms", "all_rewards")
+"""``g`` of Alg. 3 line 3: the mean reward of the rounds played (``rounds``), of the per-arm means (``arms``, eq. 101),
+or, as LNUCB-TA's public code, of the environment's whole reward matrix (``all_rewards``: information a bandit does not have)."""
+
+KNN_WEIGHTS = ("uniform", "distance")
+"""``f_a`` of Alg. 2 line 7: the plain mean of the ``k_a`` nearest rewards (``uniform``) or, as the public code, their
+``1/d``-weighted mean (``distance``)."""
+
+THETA_INITS = ("zero", "uniform")
+"""``theta_a`` before arm ``a``'s first update: the ridge estimate, 0 (``zero``, Alg. 1), or, as the public code, a draw
+uniform in ``[-1, 1]^d`` (``uniform``)."""
+
+PUBLIC_CODE_READING = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
+"""The four switches at the values that read LNUCB-TA as its authors' public implementation does (docs/lnucb_ta_reading.md)."""
 
 
 @dataclass(frozen=True)
@@ -415,7 +484,18 @@ class LNUCBTAConfig(PolicyConfig):
     Component switches of the LNUCB-TA §5.3 ablation (Figure 2), both on by default:
     attention: the temporal-attention exploration rate of Alg. 3 line 4 (eq. 4); off, every arm
     explores at the constant ``alpha_0``. adaptive_knn: the kNN reward adjustment ``f_a`` of Alg. 2
-    (eq. 9's second term); off, ``f_a = 0``. Both off is LinUCB with ``alpha = alpha_0``."""
+    (eq. 9's second term); off, ``f_a = 0``. Both off is LinUCB with ``alpha = alpha_0``.
+
+    Reading switches: the defaults are Algorithms 1–3 as written; the other values are where the authors'
+    public implementation reads them differently (:data:`PUBLIC_CODE_READING`, docs/lnucb_ta_reading.md).
+    knn_weights (Alg. 2 line 7): ``uniform`` (default), ``f_a`` the plain mean of the ``k_a`` nearest rewards;
+    ``distance``, their ``1/d``-weighted mean, exact matches taking all the weight.
+    global_mean (Alg. 3 line 3): ``all_rewards``, ``g`` the mean of the environment's whole reward matrix,
+    every arm and every round of the horizon, rounds to come included (``1/K`` in classification): information
+    a bandit does not have, so config validation allows it only in the ``published`` experiment.
+    k_rounding (Alg. 2 line 5): ``round`` (default) or ``floor``, the integer part of ``k``.
+    theta_init (Alg. 1 lines 4 and 9): ``zero`` (default), ``l_a = x_a^T Sigma_a^{-1} b_a`` from the start; ``uniform``,
+    ``l_a = x_a^T theta_a`` with ``theta_a`` uniform in ``[-1, 1]^d`` until arm ``a``'s first update."""
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha_0",)
 
@@ -428,6 +508,9 @@ class LNUCBTAConfig(PolicyConfig):
     refactor_every: int = 1000
     attention: bool = True
     adaptive_knn: bool = True
+    knn_weights: str = "uniform"
+    k_rounding: str = "round"
+    theta_init: str = "zero"
 
     def __post_init__(self) -> None:
         self.require(isinstance(self.attention, bool), "attention", "must be true or false")
@@ -439,6 +522,20 @@ class LNUCBTAConfig(PolicyConfig):
         self.require(self.lam > 0, "lam", "must be > 0")
         self.require(self.global_mean in GLOBAL_MEANS, "global_mean", f"must be one of {GLOBAL_MEANS}")
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+        self.require(self.knn_weights in KNN_WEIGHTS, "knn_weights", f"must be one of {KNN_WEIGHTS}")
+        self.require(self.k_rounding in K_ROUNDINGS, "k_rounding", f"must be one of {K_ROUNDINGS}")
+        self.require(self.theta_init in THETA_INITS, "theta_init", f"must be one of {THETA_INITS}")
+
+    def check_environment(self, kind: str) -> None:
+        """``global_mean: all_rewards`` needs the whole reward matrix, which a replay environment (logged data: the
+        reward of the logged arm only) does not have."""
+        if self.global_mean == "all_rewards" and kind == "replay":
+            raise ValueError("LNUCBTAConfig.global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment "
+                             "does not have (its logs hold the reward of the logged arm only)")
+
+
+THETA_INIT_STREAM = "lnucb-ta-theta-init"
+"""The policy RNG stream of ``theta_init="uniform"``'s draw (counter 0)."""
 
 
 class AdaptiveNeighborMixin:
@@ -474,6 +571,24 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
     Ablation (LNUCB-TA §5.3): ``attention=False`` replaces ``alpha_a`` by ``alpha_0``;
     ``adaptive_knn=False`` sets ``f_a = 0`` (no neighbour search); with both off the index is
     LinUCB's ``x_a^T mu_a + alpha_0 sqrt(x_a^T Sigma_a^{-1} x_a)``.
+
+    Public-code reading (:data:`PUBLIC_CODE_READING`; defaults: the algorithm as written, to the bit), one switch
+    per place where the authors' implementation departs from Algorithms 1–3:
+
+    * ``knn_weights="distance"`` (Alg. 2 line 7): ``f_a = sum_i r_i / d_i / sum_i 1 / d_i`` over the same ``k_a``
+      neighbours, ``d_i = ||x_a - y_i||`` taken from the difference (:meth:`ArmHistory.direct_distances`, exactly 0
+      for a repeated context); exact matches, if any, take all the weight (their mean reward). Still 0 while ``N_a < k_a``.
+    * ``global_mean="all_rewards"`` (Alg. 3 line 3): ``g`` the mean of the environment's whole reward matrix, every
+      arm and every round ``0..horizon-1``, rounds not yet played included
+      (:meth:`hare.envs.base.BanditEnvironment.mean_reward_all_rounds`, read once at construction into the buffer
+      ``global_constant`` ``(n_runs,)``; ``1/K`` in classification). A bandit has no such information: config
+      validation allows it only in the ``published`` experiment.
+    * ``k_rounding="floor"`` (Alg. 2 line 5): ``k_a`` the integer part instead of the nearest integer; clipping and the
+      condition ``N_a >= k_a`` stay.
+    * ``theta_init="uniform"`` (Alg. 1 line 4 before the first update of line 9): until arm ``a`` has been updated once,
+      ``l_a = x_a^T theta_a`` with ``theta_a`` uniform in ``[-1, 1]^d``, drawn once per run and arm at construction
+      (stream ``"lnucb-ta-theta-init"``, counter 0 of the run keys; buffer ``initial_theta`` ``(n_runs, n_arms, dim)``);
+      the ridge estimate takes over from the arm's first update. The width term keeps ``Sigma_a^{-1} = I / lam``.
     """
 
     config_class = LNUCBTAConfig
@@ -484,13 +599,32 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         self.selection: dict = {}
         self.register_buffer("global_reward_sum", torch.zeros(env.n_runs, dtype=torch.float64))
         self.register_buffer("global_rounds", torch.zeros((), dtype=torch.float64))
+        constant = env.mean_reward_all_rounds().to(device=keys.device, dtype=torch.float64) if config.global_mean == "all_rewards" else None
+        self.register_buffer("global_constant", constant)
+        initial = 2.0 * self.rng.uniform(THETA_INIT_STREAM, 0, (env.n_arms, env.dim)) - 1.0 if config.theta_init == "uniform" else None
+        self.register_buffer("initial_theta", initial)
 
     def global_attention(self) -> torch.Tensor:
-        """``g`` of the coming round, ``(n_runs,)``: only rewards of earlier rounds enter."""
+        """``g`` of the coming round, ``(n_runs,)``: only rewards of earlier rounds enter, except under
+        ``global_mean="all_rewards"`` (the constant mean of the whole reward matrix)."""
         if self.config.global_mean == "rounds":
             return self.global_reward_sum / self.global_rounds.clamp_min(1.0)
+        if self.config.global_mean == "all_rewards":
+            return self.global_constant
         pulled = (self.history.counts > 0).to(torch.float64)
         return (self.history.means() * pulled).sum(-1) / pulled.sum(-1).clamp_min(1.0)
+
+    def knn_adjustment(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(f_a, k_a)`` of Alg. 2, each ``(n_runs, n_arms)``, for contexts ``(n_runs, n_arms, dim)``: ``k_a`` by
+        ``k_rounding``, ``f_a`` by ``knn_weights`` (the defaults are :class:`AdaptiveNeighborMixin`'s, op for op)."""
+        c = self.config
+        k = adaptive_k(self.history.variances(), c.theta_min, c.theta_max, c.k_rounding)
+        if c.knn_weights == "uniform":
+            _, rewards = self.history.nearest(contexts, c.theta_max)
+            return mean_of_first_k(rewards, self.history.counts, k), k
+        _, rewards, slots = self.history.nearest_pulls(contexts, c.theta_max)
+        distances = self.history.direct_distances(contexts, slots)
+        return distance_weighted_mean_of_first_k(distances, rewards, self.history.counts, k), k
 
     def exploration_rates(self) -> torch.Tensor:
         """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``; ``alpha_0`` everywhere without attention."""
@@ -516,9 +650,17 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         the ridge updates are LinUCB's to the last bit."""
         x = contexts.to(torch.float64)
         if self.ridge.dim < ROW_PRODUCTS_MIN_DIM:
-            return linear_means(x, self.ridge.theta), self.ridge.quadratic_form(x).sqrt(), None
+            return self.linear_estimate(x), self.ridge.quadratic_form(x).sqrt(), None
         products = self.ridge.row_products(x)
-        return linear_means(x, self.ridge.theta), linear_means(x, products).clamp_min(0.0).sqrt(), products
+        return self.linear_estimate(x), linear_means(x, products).clamp_min(0.0).sqrt(), products
+
+    def linear_estimate(self, x: torch.Tensor) -> torch.Tensor:
+        """``l_a`` of Alg. 1 line 4, ``(n_runs, n_arms)`` for float64 contexts ``(n_runs, n_arms, dim)``: ``x_a^T mu_a``;
+        under ``theta_init="uniform"``, ``x_a^T theta_a`` (the uniform draw) for the arms not yet updated."""
+        linear = linear_means(x, self.ridge.theta)
+        if self.initial_theta is None:
+            return linear
+        return torch.where(self.history.counts > 0, linear, linear_means(x, self.initial_theta))
 
     def scores_and_products(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Eq. 9 for every arm ``(n_runs, n_arms)`` and the products of :meth:`linear_terms`."""
