@@ -91,13 +91,6 @@ def run_files(experiment=None, environment=None):
     ]
 
 
-def margin_inputs(experiment, environment):
-    """The tuning runs and selections of one tuned experiment and environment (rule margins)."""
-    jobs = [job for job in JOBS.values() if job.experiment == experiment and job.environment == environment]
-    return sorted([f"results/{job.stem}.npz" for job in jobs if job.role == "tuning"]
-                  + [f"results/{job.selection}" for job in jobs if job.selection])
-
-
 def table_runs(wildcards):
     """Report runs behind a table: one experiment's, a list of experiments', or every experiment's (``experiment: all``)."""
     experiment = CONFIG["tables"][wildcards.table]["experiment"]

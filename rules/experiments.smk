@@ -1,7 +1,8 @@
 # One rule per batch (experiment, environment): its jobs run in one process, the tuning jobs first, and each writes
 # its own <label>.npz and .json under results/tuning/ or results/runs/; before a tuned report job plays, the batch
 # writes its selection (results/selected/..., the grid point of lowest mean total regret on its tuning runs, seeds
-# disjoint from the reported ones). The rules are named run_<experiment>_<environment>; the Slurm profile gives them
+# disjoint from the reported ones); after its jobs, it writes its equivalence margin from its tuning runs only
+# (results/checks/margins/<experiment>/<environment>.json, hare.experiments.margins). The rules are named run_<experiment>_<environment>; the Slurm profile gives them
 # their site resources through config `resources` (see profiles/slurm/config.yaml).
 BATCH_OF_RULE = {}
 """``{rule name: batch}`` of the experiment rules."""
@@ -21,6 +22,7 @@ for _batch, _planned in PLAN["batches"].items():
             npz=[f"results/{job.stem}.npz" for job in _jobs],
             sidecar=[f"results/{job.stem}.json" for job in _jobs],
             selected=[f"results/{job.selection}" for job in _jobs if job.selection],
+            margins=f"results/checks/margins/{_experiment}/{_environment}.json",
         params:
             batch=_batch,
             digest=_planned["digest"],
@@ -35,7 +37,7 @@ for _batch, _planned in PLAN["batches"].items():
         conda:
             "../envs/hare.yaml"
         shell:
-            "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off > {log:q} 2>&1"
+            "OMP_NUM_THREADS={threads} {params.hare} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off --margins {output.margins:q} > {log:q} 2>&1"
 
 
 rule table:

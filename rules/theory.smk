@@ -12,25 +12,6 @@ rule bounds_tex:
         "{params.hare} bounds --out {output:q} > {log:q} 2>&1"
 
 
-rule margins:
-    """Equivalence margin (a tenth of the Random-to-best range) and per-run tuning totals of one tuned experiment and
-    environment: from its tuning runs only, fixed before any reported run is read (hare.experiments.margins)."""
-    input:
-        runs=lambda wc: margin_inputs(wc.experiment, wc.environment),
-    output:
-        "results/checks/margins/{experiment}/{environment}.json",
-    log:
-        "results/logs/theory/margins_{experiment}_{environment}.log",
-    params:
-        hare=HARE,
-        configs=CONFIG_FILES,
-        batch=lambda wc: f"{wc.experiment}/{wc.environment}",
-    conda:
-        "../envs/hare.yaml"
-    shell:
-        "{params.hare} margins --config {params.configs} --batch {params.batch:q} --out {output:q} > {log:q} 2>&1"
-
-
 rule oful_check:
     """Measured LinUCB regret against the OFUL bound with the instance's constants; the bound's premise
     (theta* inside the confidence ellipsoid) on a re-simulation of the same run from its sidecar."""

@@ -77,11 +77,27 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
     from hare.experiments.plan import batch_entries
     from hare.experiments.run import run_batch
 
-    entries, dataset = batch_entries(_load_config(args.config, scope="experiments"), args.batch, Path(args.results), args.digest)
+    config = _load_config(args.config, scope="experiments")
+    entries, dataset = batch_entries(config, args.batch, Path(args.results), args.digest)
     if dataset is not None and not dataset.is_file():
         raise FileNotFoundError(f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)")
     run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    if args.margins:
+        _write_margins(config, args.batch, Path(args.results).parent, args.margins)
     return 0
+
+
+def _write_margins(config: dict, batch: str, root: Path, out: str) -> None:
+    """The margin file of ``batch`` (:func:`hare.experiments.margins.batch_margins`, tuning runs only), and its line."""
+    from hare.experiments.margins import batch_margins
+    from hare.io import write_json
+
+    experiment, _, environment = batch.partition("/")
+    entry = batch_margins(config, experiment, environment, root)
+    write_json(out, entry)
+    margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
+    best = f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})" if entry["best"] else " (not tuned in this config)"
+    print(f"{batch}: delta = {margin}{best}")
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -94,15 +110,7 @@ def cmd_select(args: argparse.Namespace) -> int:
 
 
 def cmd_margins(args: argparse.Namespace) -> int:
-    from hare.experiments.margins import batch_margins
-    from hare.io import write_json
-
-    experiment, _, environment = args.batch.partition("/")
-    entry = batch_margins(_load_config(args.config), experiment, environment, args.root)
-    write_json(args.out, entry)
-    margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
-    best = f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})" if entry["best"] else " (not tuned in this config)"
-    print(f"{args.batch}: delta = {margin}{best}")
+    _write_margins(_load_config(args.config), args.batch, Path(args.root), args.out)
     return 0
 
 
@@ -205,6 +213,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--results", default="results", help="results folder: outputs, selections and prepared datasets are read and written under it")
     p.add_argument("--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--margins", default=None, help="after the batch, write its margin file (as `hare margins`: tuning runs only) to this path")
     p.set_defaults(func=cmd_run_batch)
 
     p = sub.add_parser("select", help="choose hyperparameters from tuning runs (the selection lists tied points)")
