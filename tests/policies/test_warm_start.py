@@ -125,3 +125,20 @@ def test_cold_environment_serves_no_logs():
     with pytest.raises(LoggedDataUnavailable, match="cold regime"):
         env.sample_logged(5, run_keys(0, [0], "x"))
     assert env.logged_reads == 0
+
+
+@pytest.mark.parametrize("name", ["knn_ucb", "lin_knn_ucb", "lnucb_ta", "beta_thompson_enhanced", "eps_greedy_enhanced"])
+def test_a_second_warm_start_equals_playing_both_logs(name):
+    """The neighbour policies fill an empty history with all logs at once (ArmHistory.extend); a second warm start
+    finds it non-empty and appends log by log: both give the state of playing the logs online, to the bit."""
+    env = environment(horizon=N_LOGGED)  # room for a second set of logs
+    logs = env.logged(N_LOGGED)
+    warm = fresh(name, env)
+    warm.warm_start(logs)
+    warm.warm_start(logs)
+    played = fresh(name, env)
+    for _ in range(2):
+        for m in range(len(logs)):
+            observation, arms, rewards = logs.step(m, env.n_runs)
+            played.update(observation, arms, rewards)
+    assert_same_state(state(warm), state(played), name)

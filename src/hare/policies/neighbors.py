@@ -26,7 +26,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from hare.envs.base import BanditEnvironment, Observation
+from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.covariance import RidgeState, shared_vector
 from hare.policies.base import (
     Policy,
@@ -96,6 +96,39 @@ class ArmHistory(nn.Module):
         self.reward_square_sums[runs, arms] += rewards.square()
         if self.foreign_pulls is not None:
             self.foreign_pulls[runs, arms, slot] = 0.0
+
+    def extend(self, arms: torch.Tensor, contexts: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Store ``M`` pulls that every run shares (a warm start's logs) at once: arms ``(M,)``, contexts
+        ``(M, dim)``, rewards ``(M,)``. The state equals that of ``M`` calls of :meth:`append` to the bit: on an
+        empty history the per-arm sums are accumulated in the order of the pulls (in double precision, as the
+        appends add them); on a non-empty one the pulls go through :meth:`append` one by one."""
+        m = int(arms.shape[0])
+        slot = int(self.size)
+        if slot + m > self.capacity:
+            raise ValueError(f"arm history capacity {self.capacity} exceeded")
+        if slot:
+            n_runs = self.contexts.shape[0]
+            for i in range(m):
+                self.append(arms[i].expand(n_runs), contexts[i].expand(n_runs, -1), rewards[i].expand(n_runs))
+            return
+        rewards = rewards.to(torch.float64)
+        contexts = contexts.to(torch.float64)
+        self.contexts[:, :m] = contexts
+        self.squared_norms[:, :m] = contexts.square().sum(-1)
+        self.rewards[:, :m] = rewards
+        self.arms[:, :m] = arms
+        self.size += m
+        n_arms = self.counts.shape[1]
+        sums, square_sums = [0.0] * n_arms, [0.0] * n_arms
+        for arm, reward in zip(arms.tolist(), rewards.tolist(), strict=True):
+            sums[arm] += reward
+            square_sums[arm] += reward * reward
+        like = dict(dtype=torch.float64, device=self.reward_sums.device)
+        self.counts += torch.bincount(arms, minlength=n_arms).to(self.counts.device)
+        self.reward_sums += torch.tensor(sums, **like)
+        self.reward_square_sums += torch.tensor(square_sums, **like)
+        if self.foreign_pulls is not None:
+            self.foreign_pulls[:, arms, torch.arange(m, device=arms.device)] = 0.0
 
     def arm_pulls(self, run: int, arm: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Contexts ``(N_a, dim)`` and rewards ``(N_a,)`` of one run's pulls of ``arm``, oldest first."""
@@ -339,7 +372,26 @@ class NeighborPolicy(Policy):
         self.history = ArmHistory(env.n_runs, env.n_arms, env.history_capacity, env.dim)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """:meth:`learn`, then the pull joins the history."""
+        self.learn(observation, arms, rewards)
         self.history.append(arms, pulled_contexts(observation.contexts, arms), rewards)
+
+    def learn(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """What a pull teaches besides the history (a ridge model, counts, global sums); nothing here. It never
+        reads the history, so a warm start may fill the history first (:meth:`warm_start`)."""
+
+    def warm_start(self, logs: LoggedRounds) -> None:
+        """The state of :meth:`Policy.warm_start` (every log through :meth:`update` in order), faster: the
+        history takes the ``M`` logs at once (:meth:`ArmHistory.extend`, the state of ``M`` appends to the bit),
+        then :meth:`learn` sees each log in order (skipped where it learns nothing)."""
+        if int(self.history.size) or not len(logs):
+            super().warm_start(logs)
+            return
+        self.history.extend(logs.arms, pulled_contexts(logs.contexts, logs.arms), logs.rewards)
+        if type(self).learn is NeighborPolicy.learn:
+            return
+        for m in range(len(logs)):
+            self.learn(*logs.step(m, self.n_runs))
 
 
 @register_policy("knn_ucb")
@@ -429,9 +481,9 @@ class LinearNeighborPolicy(NeighborPolicy):
         x = contexts.to(torch.float64)
         return (x * self.ridge.theta).sum(-1), self.ridge.quadratic_form(x).sqrt()
 
-    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+    def learn(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards)
-        super().update(observation, arms, rewards)
+        super().learn(observation, arms, rewards)
 
 
 @register_policy("lin_knn_ucb")
@@ -676,16 +728,16 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         self.selection = {"observation": observation, "products": products}
         return self.tie_break(scores, observation.t)
 
-    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        """Alg. 1 line 9. The ridge step reuses the pulled arm's ``Sigma^{-1} x`` from :meth:`select` when it
-        scored this same observation on the current state (as LinUCB does)."""
+    def learn(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Alg. 1 line 9 (the history is appended by :meth:`NeighborPolicy.update`). The ridge step reuses the
+        pulled arm's ``Sigma^{-1} x`` from :meth:`select` when it scored this same observation on the current state
+        (as LinUCB does)."""
         selection, self.selection = self.selection, {}
         products = selection.get("products")
         a_inv_x = None
         if selection.get("observation") is observation and products is not None:
             a_inv_x = products.gather(1, arms[:, None, None].expand(-1, 1, products.shape[-1])).squeeze(1)
         self.ridge.update_selected(arms, pulled_contexts(observation.contexts, arms), rewards, a_inv_x)
-        NeighborPolicy.update(self, observation, arms, rewards)
         self.global_reward_sum += rewards.to(torch.float64)
         self.global_rounds += 1.0
 
@@ -815,10 +867,10 @@ class BetaThompsonEnhanced(AdaptiveNeighborMixin, NeighborPolicy):
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
 
-    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+    def learn(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         runs = torch.arange(self.n_runs, device=arms.device)
         self.successes[runs, arms] += rewards.to(torch.float64).clamp(0.0, 1.0)
-        super().update(observation, arms, rewards)
+        super().learn(observation, arms, rewards)
 
 
 @register_policy("eps_greedy_enhanced")
