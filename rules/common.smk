@@ -137,6 +137,8 @@ def declared_outputs(wildcards=None):
         files.add(f"results/data/raw/{Path(dataset).stem}/MANIFEST.json")
     for table in available()["tables"]:
         files.update([f"results/tables/{table}.csv", f"paper/generated/table_{table}.tex"])
+        if CONFIG["tables"][table]["kind"] == "reproduction":
+            files.add(f"paper/generated/{table}_text.tex")
     for notebook in NOTEBOOK_FIGURES:
         files.update([f"results/notebooks/{notebook}.source.ipynb", f"results/notebooks/{notebook}.html"])
     return sorted(files)

@@ -41,7 +41,8 @@ for _batch, _planned in PLAN["batches"].items():
 
 
 rule table:
-    """Run files of an experiment -> one table of the paper (CSV + booktabs LaTeX), as config.tables defines it."""
+    """Run files of an experiment -> one table of the paper (CSV + booktabs LaTeX), as config.tables defines it; a table
+    of kind reproduction is the rule table_reproduction below, the same with its generated paragraphs as a third output."""
     input:
         runs=table_runs,
         published=lambda wc: [CONFIG["tables"][wc.table]["published"]] if "published" in CONFIG["tables"][wc.table] else [],
@@ -53,13 +54,25 @@ rule table:
         caption=lambda wc: CONFIG["tables"][wc.table]["caption"],
         policies=lambda wc: ",".join(CONFIG["tables"][wc.table].get("policies", [])),
         published=lambda wc, input: option("--published", input.published),
+        text="",
         hare=HARE,
     wildcard_constraints:
-        table="|".join(TABLES),
+        table="|".join(t for t in TABLES if CONFIG["tables"][t]["kind"] != "reproduction") or "(?!)",
     log:
         "results/logs/tables/{table}.log",
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} table {input.runs:q} --kind {params.kind:q} --policies={params.policies:q} {params.published} "
+        "{params.hare} table {input.runs:q} --kind {params.kind:q} --policies={params.policies:q} {params.published} {params.text} "
         "--csv {output.csv:q} --tex {output.tex:q} --caption {params.caption:q} --label tab:{wildcards.table} > {log:q} 2>&1"
+
+
+use rule table as table_reproduction with:
+    output:
+        csv=report("results/tables/{table}.csv", caption="../report/tables.rst", category="Tables", subcategory="{table}"),
+        tex="paper/generated/table_{table}.tex",
+        text="paper/generated/{table}_text.tex",
+    params:
+        text=lambda wc, output: option("--text", [output.text]),
+    wildcard_constraints:
+        table="|".join(t for t in TABLES if CONFIG["tables"][t]["kind"] == "reproduction") or "(?!)",

@@ -3,6 +3,22 @@ TERMS_NPZ = "results/checks/regret_terms.npz"
 PERSONALIZATION_JSON = "results/checks/personalization.json"
 CONVERGENCE_JSON = "results/checks/convergence.json"
 CLAIMS_JSON = "results/claims.json"
+PUBLISHED_TABLE = "paper/published/lnucb_ta_table2.csv"
+LOCK_IN_JSON = "results/checks/lock_in.json"
+LOCK_IN_MACROS = "paper/generated/lock_in_macros.tex"
+
+
+def lock_in_tuning_files():
+    """Tuning runs of the published experiment at each alpha_0 grid point of LNUCB-TA as written and of the public
+    code's reading (the JOBS table lists them; a tuning run is an output of its batch like a reported one)."""
+    stems = available()["stems"]
+    return [
+        f"results/{job.stem}.npz"
+        for job in JOBS.values()
+        if job.role == "tuning" and job.experiment == "published" and job.stem in stems
+        and job.label.partition("@")[0] in ("lnucb_ta", "lnucb_ta_public") and "alpha_0=" in job.label.partition("@")[2]
+    ]
+
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
 # check files included, which are passed again as named parameters.
@@ -15,6 +31,10 @@ NOTEBOOK_INPUTS = {
     "convergence": lambda: {"runs": [CONVERGENCE_JSON], "convergence_json": CONVERGENCE_JSON},
     "runtime": lambda: {"runs": run_files(), "scaling_experiment": "scaling"},
     "claims_matrix": lambda: {"runs": [CLAIMS_JSON], "claims_json": CLAIMS_JSON},
+    "lock_in": lambda: {
+        "runs": run_files("published") + run_files("classification") + run_files("exploration_sweep") + lock_in_tuning_files() + [PUBLISHED_TABLE],
+        "published_table": PUBLISHED_TABLE,
+    },
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],
@@ -25,6 +45,13 @@ NOTEBOOK_FIGURES = {
     "convergence": ["paper/figures/convergence.pdf"],
     "runtime": ["paper/figures/runtime.pdf"],
     "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
+    "lock_in": ["paper/figures/lock_in.pdf"],
+}
+# name -> files other than figures that the notebook writes (JSON checks, LaTeX macros): outputs of its execute rule,
+# passed as the parameter ``outputs`` ({key: path}). Figures stay in NOTEBOOK_FIGURES: each one is a report entry with
+# its caption report/<figure>.rst and must be a vector PDF (tests/notebooks/test_notebooks.py).
+NOTEBOOK_OUTPUTS = {
+    "lock_in": {"json": LOCK_IN_JSON, "macros": LOCK_IN_MACROS},
 }
 
 
@@ -59,9 +86,12 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
         output:
             executed=f"results/notebooks/{_notebook}.ipynb",
             figures=[figure_report(f) for f in _figures],
+            others=list(NOTEBOOK_OUTPUTS.get(_notebook, {}).values()),
         params:
             hare=HARE,
-            parameters=lambda wc, notebook=_notebook, figures=_figures: json.dumps({**NOTEBOOK_INPUTS[notebook](), "figures": figures}),
+            parameters=lambda wc, notebook=_notebook, figures=_figures: json.dumps(
+                {**NOTEBOOK_INPUTS[notebook](), "figures": figures, **({"outputs": NOTEBOOK_OUTPUTS[notebook]} if notebook in NOTEBOOK_OUTPUTS else {})}
+            ),
         log:
             f"results/logs/notebooks/{_notebook}.papermill.log",
         conda:

@@ -73,6 +73,8 @@ rule paper_pdf:
             "paper/generated/macros.tex",
             "paper/generated/skipped_datasets.tex",
             *(f"paper/generated/table_{t}.tex" for t in available()["tables"]),
+            *(f"paper/generated/{t}_text.tex" for t in available()["tables"] if CONFIG["tables"][t]["kind"] == "reproduction"),
+            *(path for outputs in NOTEBOOK_OUTPUTS.values() for path in outputs.values() if path.startswith("paper/generated/")),
         ],
         figures=[f for figures in NOTEBOOK_FIGURES.values() for f in figures],
     output:

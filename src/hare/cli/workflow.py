@@ -121,7 +121,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     if missing:
         raise FileNotFoundError(f"run file(s) missing: {', '.join(missing)}")
     policies = [p for p in args.policies.split(",") if p] if args.policies else None
-    write_table(args.kind, args.runs, args.csv, args.tex, args.caption, args.label, policies, args.published)
+    write_table(args.kind, args.runs, args.csv, args.tex, args.caption, args.label, policies, args.published, args.text)
     return 0
 
 
@@ -230,11 +230,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
     p.add_argument("runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)")
-    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published", "replay"))
+    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published", "replay", "reproduction"))
     p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
-    p.add_argument("--published", default=None, help="CSV of published numbers (kind published)")
+    p.add_argument("--published", default=None, help="CSV of published numbers (kinds published and reproduction)")
     p.add_argument("--csv", required=True)
     p.add_argument("--tex", required=True)
+    p.add_argument("--text", default=None, help="kind reproduction only: also write the generated paragraph per dataset (LaTeX) here")
     p.add_argument("--caption", required=True)
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)

@@ -13,6 +13,10 @@ Every table also states, from the run sidecars alone:
   ``fixed`` its set value and the reason, otherwise the set value of the policy's
   tunable hyperparameters. The CSV carries the same in extra columns.
 
+The reproduction table (kind ``reproduction``, :func:`reproduction_rows`) sets LNUCB-TA as written, the public code's
+reading and each of its switches alone against LNUCB-TA's published row, with the claims' verdict rule, and writes one
+paragraph per dataset from the same numbers (:func:`reproduction_text`).
+
 Length: one module because every table writer reads the row dicts :func:`summarise_run` builds (the columns of
 :data:`FIELDS`, the regime and hyperparameter-choice fields) and shares the caption and cell pieces derived
 from them (:func:`regime_sentence`, :func:`hyperparameter_note`, the marks of ``fixed`` reasons); split into
@@ -28,12 +32,14 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name, parameter_symbol
+from hare.theory.statistics import t_interval
 
 FIELDS = (
     "experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward",
@@ -45,7 +51,7 @@ values of the tuned (or tunable) hyperparameters; ``ties``: JSON list of the tun
 (empty without a tie)."""
 TIMING_FIELDS = ("wall_time_s", "peak_rss_mb", "device")
 """Measured, not reproducible bit for bit: only the compute, scaling and replay tables carry them."""
-TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published", "replay")
+TABLE_KINDS = ("regret", "sensitivity", "scaling", "compute", "published", "replay", "reproduction")
 SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
 TIE_MARK = r"$^\dagger$"
 REGIMES = ("cold", "warm")
@@ -120,6 +126,7 @@ def summarise_run(npz_path: str | Path) -> dict:
     return {
         "experiment": job["experiment"],
         "environment": job["environment"]["name"],
+        "run_file": str(npz_path),
         "dataset": job["environment"].get("dataset") or "",
         "preparation": job["environment"].get("preparation", "project") if job["environment"].get("dataset") else "",
         "policy": job["label"],
@@ -449,6 +456,13 @@ PROTOCOL_NAMES = {"reference": "reference (ordinal, unit rows)", "project": "one
 """How each preparation protocol is named in the published table (``hare.data.prepare``)."""
 
 
+def read_published(published_csv: str | Path) -> dict[tuple[str, str], dict]:
+    """The rows of a CSV of published numbers (policy, environment, mean, std, n_runs, horizon, source), by
+    ``(policy, dataset)`` (``environment`` in the CSV names the dataset)."""
+    with open(published_csv, newline="") as handle:
+        return {(p["policy"], p["environment"]): p for p in csv.DictReader(handle)}
+
+
 def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
     """Our rows beside the numbers a publication quotes (CSV: policy, environment, mean, std, n_runs, horizon, source).
 
@@ -457,8 +471,7 @@ def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
     policy shows what the preparation alone moves. ``comparable`` is true only when the preparation is the
     reference one and the horizon and run count equal the published ones; no difference is computed.
     """
-    with open(published_csv, newline="") as handle:
-        published = {(p["policy"], p["environment"]): p for p in csv.DictReader(handle)}
+    published = read_published(published_csv)
     out = []
     for mine in rows:
         p = published.get((mine["policy_name"], mine.get("dataset") or mine["environment"]))
@@ -499,17 +512,318 @@ def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
+class Reading(NamedTuple):
+    """One reading of LNUCB-TA in the reproduction table: its label in the ``published`` experiment (the label the
+    claims register reads), the switches it sets to the public code's value (docs/lnucb_ta_reading.md), and its
+    name in LaTeX and in plain text."""
+
+    label: str
+    switches: tuple[str, ...]
+    tex: str
+    text: str
+
+
+REPRODUCED_POLICY = "lnucb_ta"
+"""The policy whose published row every reading is set against."""
+PUBLIC_VALUES = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
+"""LNUCB-TA's hyperparameters where the public code departs from the algorithm as written, at the public code's value
+(``hare.policies.neighbors.PUBLIC_CODE_READING``, repeated here so that a table process does not import torch)."""
+SWITCHES = tuple(PUBLIC_VALUES)
+PRIVILEGED_SWITCH = "global_mean"
+"""The switch whose public value (``all_rewards``) reads information a bandit does not have."""
+READINGS = (
+    Reading("lnucb_ta", (), "as written", "as written"),
+    Reading("lnucb_ta_public", SWITCHES, "public-code reading", "public-code reading"),
+    Reading("lnucb_ta_distance_weights", ("knn_weights",), "distance weights", "distance weights"),
+    Reading("lnucb_ta_all_rewards", ("global_mean",), "$g$ from all rewards", "g from all rewards"),
+    Reading("lnucb_ta_floor_k", ("k_rounding",), "$k$ by floor", "k by floor"),
+    Reading("lnucb_ta_uniform_theta", ("theta_init",), r"$\theta$ uniform at start", "theta uniform at start"),
+)
+"""The rows of the reproduction table, in order: the algorithm as written, the public code's reading (every switch),
+then each switch alone."""
+NOT_A_BANDIT = "not available to a bandit"
+VERDICTS_TEX = {"within 2 sd": r"within 2$\sigma$", "outside 2 sd": r"outside 2$\sigma$", "overlaps": "overlaps",
+                "no published row": "no published row", "no interval": "no interval ($n<2$)"}
+"""How each verdict code of the CSV reads in the table (``not comparable`` gains our T and n)."""
+REPRODUCTION_RULE = (
+    r"Verdicts follow the rule of the claims register: within 2$\sigma$ when the whole 95\% $t$ interval of our mean lies "
+    r"within the published mean $\pm$ two published standard deviations, outside 2$\sigma$ when it lies wholly outside, "
+    r"overlaps otherwise, and not comparable at another horizon $T$ or run count $n$ than the published ones."
+)
+REPRODUCTION_FIELDS = (
+    "dataset", "environment", "reading", "policy", "role", "mean", "ci_low", "ci_high", "std", "n_runs", "horizon",
+    "published_mean", "published_std", "published_n_runs", "published_horizon", "sigma_difference", "verdict", "comparable",
+    "chosen", "source",
+)
+"""CSV columns of the reproduction table: one line per table row; ``role`` is ``published`` (the quoted numbers) or
+``ours``; ``sigma_difference`` is (our mean - published mean) / published std; ``verdict`` one of ``within 2 sd``,
+``outside 2 sd``, ``overlaps``, ``not comparable``, ``no published row``, ``no interval``."""
+
+
+def reading_name(reading: Reading, tex: bool = True) -> str:
+    """The row label of a reading: ``as written``, ``public-code reading (all switches)``, ``<switch> alone``; the
+    switch that reads the whole reward matrix is marked as not available to a bandit."""
+    name = reading.tex if tex else reading.text
+    if len(reading.switches) == len(SWITCHES):
+        return f"{name} (all switches)"
+    if len(reading.switches) == 1:
+        return f"{name} alone" + (f" ({NOT_A_BANDIT})" if reading.switches[0] == PRIVILEGED_SWITCH else "")
+    return name
+
+
+def _check_reading(row: dict, reading: Reading) -> None:
+    """A run labelled as a reading plays LNUCB-TA with exactly that reading's switches at the public code's values."""
+    params = json.loads(row["params"])
+    public = tuple(name for name in SWITCHES if params.get(name) == PUBLIC_VALUES[name])
+    if row["policy_name"] != REPRODUCED_POLICY or set(public) != set(reading.switches):
+        raise ValueError(f"run of {row['policy']!r} on {row['environment']!r}: the reproduction table reads it as LNUCB-TA "
+                         f"{reading.text} (public-code switches {list(reading.switches)}), but it plays {row['policy_name']!r} "
+                         f"with the public-code switches {list(public)}")
+
+
+def reproduction_verdict(low: float | None, high: float | None, horizon: int, n_runs: int, published: dict | None) -> str:
+    """The verdict code of one reading: the claims' rule (:func:`hare.theory.claims.decide` with ``within``) on the 95%
+    interval ``[low, high]`` of our mean against the band published mean ± 2 published std, at the published horizon
+    and run count only (``not comparable`` otherwise); ``no published row`` without a published row."""
+    from hare.theory.claims import decide
+
+    if published is None:
+        return "no published row"
+    if int(horizon) != int(published["horizon"]) or int(n_runs) != int(published["n_runs"]):
+        return "not comparable"
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "no interval"
+    mean, std = float(published["mean"]), float(published["std"])
+    status = decide(low, high, "within", (mean - 2 * std, mean + 2 * std))
+    return {"PASS": "within 2 sd", "FAIL": "outside 2 sd"}.get(status, "overlaps")
+
+
+def _published_line(dataset: str, published: dict) -> dict:
+    numbers = {"mean": float(published["mean"]), "std": float(published["std"]),
+               "n_runs": int(published["n_runs"]), "horizon": int(published["horizon"])}
+    return {
+        "dataset": dataset, "environment": "", "reading": "published", "policy": REPRODUCED_POLICY, "role": "published",
+        **numbers, "ci_low": float("nan"), "ci_high": float("nan"), **{f"published_{k}": v for k, v in numbers.items()},
+        "sigma_difference": float("nan"), "verdict": "", "comparable": "", "chosen": "", "source": published["source"],
+    }
+
+
+def _reading_line(row: dict, reading: Reading, published: dict | None) -> dict:
+    interval = t_interval(read_npz(row["run_file"])["total_regret"])
+    mean = interval["estimate"]
+    low, high = interval["ci_low"], interval["ci_high"]
+    verdict = reproduction_verdict(low, high, row["horizon"], row["n_runs"], published)
+    pub = {"mean": float("nan"), "std": float("nan"), "n_runs": "", "horizon": ""}
+    if published is not None:
+        pub = {"mean": float(published["mean"]), "std": float(published["std"]),
+               "n_runs": int(published["n_runs"]), "horizon": int(published["horizon"])}
+    sigma = (mean - pub["mean"]) / pub["std"] if pub["std"] > 0 else float("nan")
+    return {
+        "dataset": row["dataset"], "environment": row["environment"], "reading": reading_name(reading, tex=False),
+        "policy": reading.label, "role": "ours", "mean": mean, "std": row["std"],
+        "ci_low": float("nan") if low is None else low, "ci_high": float("nan") if high is None else high,
+        "n_runs": row["n_runs"], "horizon": row["horizon"], **{f"published_{k}": v for k, v in pub.items()},
+        "sigma_difference": sigma, "verdict": verdict, "comparable": verdict not in ("not comparable", "no published row"),
+        "chosen": row.get("chosen", ""), "source": published["source"] if published is not None else "",
+        "regime": row["regime"], "n_logged": row["n_logged"],
+    }
+
+
+def reproduction_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
+    """The lines of the reproduction table: per dataset (sorted) of the runs under the reference preparation, LNUCB-TA's
+    published row (when the CSV has one), then the readings of :data:`READINGS` that were run, in that order. Each
+    reading's mean comes with its 95% t interval over runs (:func:`hare.theory.statistics.t_interval`, read from its
+    run file), its difference from the published mean in published standard deviations and its verdict
+    (:func:`reproduction_verdict`)."""
+    published = read_published(published_csv)
+    readings = {reading.label: reading for reading in READINGS}
+    runs: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if r.get("preparation") != "reference" or r["policy"] not in readings:
+            continue
+        key = (r["dataset"], r["policy"])
+        if key in runs:
+            raise ValueError(f"two runs of {r['policy']!r} on {r['dataset']!r} under the reference preparation "
+                             f"({runs[key]['run_file']} and {r['run_file']}); the reproduction table holds one per dataset")
+        _check_reading(r, readings[r["policy"]])
+        runs[key] = r
+    out = []
+    for dataset in sorted({d for d, _ in runs}):
+        row = published.get((REPRODUCED_POLICY, dataset))
+        if row is not None:
+            out.append(_published_line(dataset, row))
+        out.extend(_reading_line(runs[(dataset, reading.label)], reading, row) for reading in READINGS if (dataset, reading.label) in runs)
+    return out
+
+
+def _signed(value: float) -> str:
+    """A signed number in math mode (``$+1.2$``, ``$-0.4$``, ``$0.0$``); ``--`` when undefined."""
+    text = format_number(abs(value)) if math.isfinite(value) else "--"
+    if text == "--" or text == format_number(0.0):
+        return text if text == "--" else f"${text}$"
+    return f"${'+' if value > 0 else '-'}{text}$"
+
+
+def _scale(row: dict, published: bool = False) -> str:
+    horizon, n_runs = (row["published_horizon"], row["published_n_runs"]) if published else (row["horizon"], row["n_runs"])
+    return f"$T={format_number(horizon, 0)}$, $n={n_runs}$"
+
+
+def _verdict_tex(row: dict) -> str:
+    return f"not comparable ({_scale(row)})" if row["verdict"] == "not comparable" else VERDICTS_TEX[row["verdict"]]
+
+
+def reproduction_table_tex(lines: list[dict], caption: str, label: str, regime: str = "") -> str:
+    """Per dataset, LNUCB-TA's published mean ± std, then each reading's mean total regret with its 95% t interval,
+    n and T, its difference from the published mean in published standard deviations and its verdict; the caption
+    states the verdict rule (the claims') and ends with ``regime`` (:func:`regime_sentence` of the runs)."""
+    readings = {reading.label: reading for reading in READINGS}
+    body: list[list[str]] = []
+    previous = None
+    for r in lines:
+        if previous is not None and r["dataset"] != previous:
+            body.append([])
+        dataset = escape(display_name(r["dataset"])) if r["dataset"] != previous else ""
+        previous = r["dataset"]
+        if r["role"] == "published":
+            body.append([dataset, "published (LNUCB-TA, Table~2)", f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
+                         str(r["n_runs"]), format_number(r["horizon"], 0), "--", "--"])
+            continue
+        body.append([
+            dataset, reading_name(readings[r["policy"]]),
+            f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
+            str(r["n_runs"]), format_number(r["horizon"], 0), _signed(r["sigma_difference"]) if r["comparable"] else "--", _verdict_tex(r),
+        ])
+    notes = (
+        "Total pseudo-regret under the reference preparation. Our rows: mean over $n$ independent runs of $T$ rounds with its "
+        "95\\% Student $t$ interval; the published row: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 quotes them. "
+        "$\\Delta/\\sigma_{\\mathrm{pub}}$: (our mean $-$ published mean) / published standard deviation, at the published "
+        "scale only (the CSV gives it at any scale). Every reading is "
+        "tuned on $\\alpha_0$ over tuning runs with disjoint seeds, like LNUCB-TA as written; a switch alone departs from the "
+        "algorithm as written in that one place, the public-code reading in all of them. $g$ from all rewards, and so the "
+        "public-code reading, reads the environment's whole reward matrix: information a bandit does not have."
+    )
+    if any(r["verdict"] == "no published row" for r in lines):
+        notes += " A dataset without a published LNUCB-TA row has no published row and no verdict."
+    header = ["Dataset", "Reading", "Total regret [95\\% interval]", "$n$", "$T$", "$\\Delta/\\sigma_{\\mathrm{pub}}$", "Verdict"]
+    return booktabs_table(header, body, "llrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True)
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _move(delta: float, numbers: bool, sigma: float | None = None) -> tuple[str, str, str]:
+    """``(verb, participle, amount)`` of a move of the mean by ``delta``: lowers/raises/leaves unchanged, and (with
+    ``numbers``) `` by |delta|`` plus its size in published standard deviations when ``sigma`` is given."""
+    if delta == 0:
+        return "leaves unchanged", "leaving it unchanged", ""
+    verb, participle = ("raises", "raising") if delta > 0 else ("lowers", "lowering")
+    amount = f" by {format_number(abs(delta))}" if numbers else ""
+    if numbers and sigma is not None and math.isfinite(sigma) and sigma > 0:
+        amount += f" ({format_number(abs(delta) / sigma)} published standard deviations)"
+    return verb, participle, amount
+
+
+def _reading_subject(reading: Reading) -> str:
+    """A reading as the paragraph names it: LNUCB-TA as written, the public-code reading, or the switch alone."""
+    if not reading.switches:
+        return "LNUCB-TA as written"
+    return f"the {reading.tex}" if len(reading.switches) == len(SWITCHES) else reading_name(reading)
+
+
+def _dataset_paragraph(lines: list[dict]) -> str:
+    """About three sentences on one dataset's readings, from the numbers of its lines (see :func:`reproduction_text`)."""
+    readings = {reading.label: reading for reading in READINGS}
+    name = escape(display_name(lines[0]["dataset"]))
+    published = next((r for r in lines if r["role"] == "published"), None)
+    ours = {r["policy"]: r for r in lines if r["role"] == "ours"}
+    written = ours.get(READINGS[0].label)
+    comparable = published is not None and all(r["comparable"] for r in ours.values())
+    numbers = published is None or comparable
+    sigma = published["std"] if comparable else None
+    sentences = []
+    if published is None:
+        sentences.append(f"On {name}, LNUCB-TA has no published row, so no reading gets a verdict"
+                         + (f"; as written it reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
+                            f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]; {_scale(written)})." if written else "."))
+    elif not comparable:
+        scale = written or next(iter(ours.values()))
+        sentences.append(f"On {name}, our runs ({_scale(scale)}) are not at the published scale ({_scale(scale, published=True)}): "
+                         "the verdicts need the published scale (\\texttt{config/paper.yaml}), so only the directions of the moves are reported.")
+    elif written is not None:
+        gap = written["mean"] - published["mean"]
+        where = "level with it" if _signed(written["sigma_difference"]) == f"${format_number(0.0)}$" else (
+            f"{format_number(abs(written['sigma_difference']))} published standard deviations {'above' if gap > 0 else 'below'} it")
+        sentences.append(f"On {name}, LNUCB-TA as written reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
+                         f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]) against the published "
+                         f"{format_number(published['mean'])} $\\pm$ {format_number(published['std'])}, {where}.")
+    else:
+        sentences.append(f"On {name}, LNUCB-TA as written was not run; the published mean is {format_number(published['mean'])} "
+                         f"$\\pm$ {format_number(published['std'])}.")
+    if written is not None:
+        clauses = []
+        public = ours.get(READINGS[1].label)
+        if public is not None:
+            verb, _, amount = _move(public["mean"] - written["mean"], numbers, sigma)
+            target = f" to {format_number(public['mean'])}" if numbers and verb != "leaves unchanged" else ""
+            clauses.append(f"the public-code reading {verb} the mean total regret of LNUCB-TA as written{amount}{target}")
+        alone = [ours[r.label] for r in READINGS if len(r.switches) == 1 and r.label in ours]
+        it = "it" if clauses else "the mean total regret of LNUCB-TA as written"
+        if alone:
+            most = max(alone, key=lambda r: abs(r["mean"] - written["mean"]))
+            delta = most["mean"] - written["mean"]
+            if delta == 0:
+                clauses.append(f"no switch alone moves {it}")
+            else:
+                _, participle, amount = _move(delta, numbers, sigma)
+                switch = readings[most["policy"]]
+                mark = f" ({NOT_A_BANDIT})" if switch.switches == (PRIVILEGED_SWITCH,) else ""
+                clauses.append(f"of the switches alone, {switch.tex}{mark} moves {it} the most, {participle} it{amount}")
+        else:
+            clauses.append("no switch was run alone" if clauses else "neither the public-code reading nor a switch alone was run")
+        text = "; ".join(clauses)
+        sentences.append(text[0].upper() + text[1:] + ".")
+    if comparable:
+        within = [_reading_subject(readings[r["policy"]]) for r in ours.values() if r["verdict"] == "within 2 sd"]
+        if within:
+            sentences.append(f"Of the readings, {_join(within)} {'reaches' if len(within) == 1 else 'reach'} the published mean "
+                             "within two published standard deviations.")
+        else:
+            overlapping = [_reading_subject(readings[r["policy"]]) for r in ours.values() if r["verdict"] == "overlaps"]
+            note = f" ({_join(overlapping)} {'overlaps' if len(overlapping) == 1 else 'overlap'} the band, undecided at this run count)" if overlapping else ""
+            sentences.append("No reading reaches the published mean within two published standard deviations: the remaining gap is "
+                             f"unexplained{note}.")
+    return " ".join(sentences)
+
+
+def reproduction_text(lines: list[dict]) -> str:
+    """One generated paragraph per dataset of the reproduction table, every number from its lines: LNUCB-TA as written
+    against the published mean; how far the public-code reading moves it and in which direction; which switch alone
+    moves it most; and which readings reach the published mean within two published standard deviations, or that none
+    does and the gap is unexplained. Rows at another scale than the published one (not comparable) give the directions
+    of the moves only, and say that the verdicts need the published scale."""
+    head = "% Generated by `hare table --kind reproduction` from the run files; do not edit.\n"
+    datasets = list(dict.fromkeys(r["dataset"] for r in lines))
+    if not datasets:
+        return head + "No reading of LNUCB-TA was run under the reference preparation in this configuration.\n"
+    return head + "\n\n".join(_dataset_paragraph([r for r in lines if r["dataset"] == d]) for d in datasets) + "\n"
+
+
 def write_table(
     kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str,
-    policies: list[str] | None = None, published_csv: str | Path | None = None,
+    policies: list[str] | None = None, published_csv: str | Path | None = None, text_path: str | Path | None = None,
 ) -> list[dict]:
     """Build the table of ``kind`` from run files (of one experiment or several); ``policies`` keeps only those config names.
 
     The caption written to the ``.tex`` is ``caption`` (plain text from the config, TeX specials escaped) followed by
-    the regime sentence of the runs (:func:`regime_sentence`).
+    the regime sentence of the runs (:func:`regime_sentence`). A ``reproduction`` table (:func:`reproduction_rows`)
+    also writes its generated paragraphs (:func:`reproduction_text`) to ``text_path`` when given; other kinds take none.
     """
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
+    if text_path is not None and kind != "reproduction":
+        raise ValueError(f"only a reproduction table writes a text (--text), not a {kind} table")
     caption = escape(caption)
     rows = summarise_runs(run_files)
     if policies:
@@ -530,6 +844,16 @@ def write_table(
     elif kind == "replay":
         fields = FIELDS + TIMING_FIELDS + ("std_reward", "accepted", "reward_per_accepted", "reward_per_accepted_std", "ope_ipw", "ope_snipw", "ope_dm", "ope_dr", "ope_ipw_se")
         tex = replay_table_tex(rows, caption, label)
+    elif kind == "reproduction":
+        if published_csv is None:
+            raise ValueError("a reproduction table needs --published")
+        sentence = regime_sentence(rows)
+        rows = reproduction_rows(rows, published_csv)
+        fields = REPRODUCTION_FIELDS
+        tex = reproduction_table_tex(rows, caption, label, sentence) if rows else booktabs_table(
+            ["Reading"], [["no reading of LNUCB-TA under the reference preparation in this configuration"]], "l", f"{caption} {sentence}", label)
+        if text_path is not None:
+            write_text(text_path, reproduction_text(rows))
     else:
         if published_csv is None:
             raise ValueError("a published table needs --published")

@@ -18,6 +18,9 @@ Config shape (validated first by ``config/schema.yaml``)::
 is prepared (:data:`hare.data.prepare.PROTOCOLS`); :func:`prepared_dataset` names the file.
 
 ``environments`` in a policy entry restricts it to some of the experiment's environments.
+``max_runs_per_simulation`` (an experiment's, or a policy entry's, which wins; default none) plays a job's runs in
+chunks of at most that many (:func:`hare.experiments.run.run_simulations`), with the results of one simulation; the
+job specification carries it only when it is set.
 ``regime`` (default ``cold``) is the experiment's information regime (paper: sec:regimes): in
 ``warm`` every policy, tuning and reported runs alike, first learns from the same ``n_logged``
 logged interactions of the environment; in ``cold`` no policy sees a log.
@@ -131,7 +134,8 @@ def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
 LOGGED_KINDS = ("synthetic", "classification")
 
 
-def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: str, policy: str, params: dict[str, Any], role: str, n_runs: int) -> Job:
+def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: str, policy: str, params: dict[str, Any], role: str, n_runs: int,
+         entry: dict[str, Any] | None = None) -> Job:
     spec = {
         "experiment": experiment,
         "environment": env,
@@ -145,6 +149,10 @@ def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: st
         "record_every": int(config.get("record_every", 10)),
         **regime_of(config["experiments"][experiment]),
     }
+    # Only when set (the policy entry's value, else the experiment's): the jobs of other configs keep their digests.
+    limit = (entry or {}).get("max_runs_per_simulation", config["experiments"][experiment].get("max_runs_per_simulation"))
+    if limit is not None:
+        spec["max_runs_per_simulation"] = int(limit)
     return Job(experiment, env["name"], label, spec)
 
 
@@ -170,16 +178,16 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                 policy = entry.get("policy", label)
                 points = policy_points(label, entry)
                 if tune and entry.get("grid"):
-                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"]) for point_label, params in points)
-                    report = _job(config, experiment, env, label, policy, dict(entry.get("params") or {}), "report", exp["n_runs"])
+                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry) for point_label, params in points)
+                    report = _job(config, experiment, env, label, policy, dict(entry.get("params") or {}), "report", exp["n_runs"], entry)
                     report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
                     jobs.append(report)
                 else:
                     if tune:
                         # Reference tuning runs of an entry without a grid (Random, a fixed baseline): the margins and
                         # run plans of hare.experiments.margins compare every policy on the same tuning seeds.
-                        jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"]) for point_label, params in points)
-                    untuned = [_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"]) for point_label, params in points]
+                        jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry) for point_label, params in points)
+                    untuned = [_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"], entry) for point_label, params in points]
                     for job in untuned if "fixed" in entry else ():
                         job.spec["fixed"] = entry["fixed"]
                     jobs.extend(untuned)
@@ -219,7 +227,9 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
                 raise ConfigError(f"{where}.environments: unknown environment {env_name!r}; defined: {sorted(config['environments'])}")
         regime = exp.get("regime", "cold")
         _check_regime(config, exp, where)
+        _check_runs_per_simulation(exp, where)
         for label, entry in exp["policies"].items():
+            _check_runs_per_simulation(entry, f"{where}.policies.{label}")
             name = entry.get("policy", label)
             if name not in known:
                 raise ConfigError(f"{where}.policies.{label}: unknown policy {name!r}; known policies: {', '.join(sorted(known))}")
@@ -417,6 +427,13 @@ def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> No
         rows = (env.get("params") or {}).get("logged_rows", 0)
         if env["kind"] == "classification" and n_logged > rows:
             raise ConfigError(f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside (environments.{env_name}.params.logged_rows)")
+
+
+def _check_runs_per_simulation(entry: dict[str, Any], where: str) -> None:
+    """``max_runs_per_simulation`` of an experiment or a policy entry, if set, is an integer >= 1 (runs played at once)."""
+    limit = entry.get("max_runs_per_simulation")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"{where}.max_runs_per_simulation: must be an integer >= 1, the most runs one simulation holds (got {limit!r})")
 
 
 def _check_decomposition_grid(grid: dict[str, Any], where: str) -> None:

@@ -16,6 +16,18 @@ Every round's contexts and queries must be finite: a NaN or Inf raises
 :class:`NonFiniteInputError` naming the round and the environment instead of
 propagating into the policy's state. The rounds are played by
 :func:`hare.experiments.simulation.simulate` (re-exported here).
+
+A job whose specification sets ``max_runs_per_simulation`` (an experiment's or a policy entry's key of the config,
+:func:`hare.experiments.grid.expand_jobs`) plays its runs in chunks of at most that many (:func:`run_chunks`): the
+environment is built once for all the runs, and each chunk's policy, built with the policy keys of its run indices,
+plays the rows of those runs in every round (:class:`RunChunk`). Every random number of run ``r`` is a function of
+its run index alone (:func:`hare.random.run_keys`); the environment draws every round for all the runs, as in the
+whole play (HARE-Sim's means are matrix products whose last bit depends on the number of rows, so an environment of
+the chunk's runs alone would differ in the last bit), and the policies' batched arithmetic treats each run apart
+(tests/experiments/test_run_chunks.py), so the concatenated arrays equal the unchunked play's bit for bit. Only the
+policy's state, the memory that grows with the runs, is held one chunk at a time; the environment's side of a round
+is computed once per chunk. The sidecar records ``chunks`` (``[[r0, r1], ...]``) and the wall time summed over them.
+A job on logged data (``replay``) plays whole.
 """
 
 from __future__ import annotations
@@ -24,9 +36,11 @@ import json
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from hare.experiments.job_setup import (
@@ -72,42 +86,113 @@ def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset
     and uses job ``i``'s policy keys, so each job's runs play the arms they play alone (regret equal up to the
     rounding of matrix products over more rows). Each job's sidecar records its share of the wall time and, under
     ``grid_simulation``, the jobs it played with and the whole simulation's wall time and run count.
+
+    With ``max_runs_per_simulation`` (:func:`runs_per_simulation`) a job of more runs plays them in chunks
+    (:func:`run_chunks`, :class:`RunChunk`; module docstring), with the arrays of the unchunked play; its sidecar
+    records ``chunks`` and the wall time summed over them. A grid of more runs than that plays its points in groups
+    that fit.
     """
     outs = [Path(out) for out in outs]
     for out in outs:
         if out.suffix != ".npz":
             raise ValueError(f"output must be a .npz path, got {out}")
+    spec = specs[0]
+    copies = len(specs)
+    n = spec["n_runs"]
+    limit = runs_per_simulation(spec)
+    if copies > 1 and limit is not None and copies * n > limit:
+        # A grid of more runs than the job may hold at once plays its points in smaller groups (as simulation_groups
+        # forms them); every point's runs still play whole.
+        size = max(1, limit // n)
+        return [sidecar for j in range(0, copies, size) for sidecar in run_simulations(specs[j:j + size], outs[j:j + size], dataset_path, progress)]
+    for out in outs:
         for stale in (out.with_suffix(".json"), out):
             stale.unlink(missing_ok=True)
             remove_stale_temporaries(stale)
-    spec = specs[0]
-    copies = len(specs)
     device = resolve_device(spec["device"])
     deterministic_kernels(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     env = build_environment(spec, device, dataset_path, copies)
     logs = warm_start_logs(spec, env)
-    if copies == 1:
-        policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
-    else:
-        keys = torch.cat([policy_keys(s) for s in specs])
-        policy = build_grid_policy(spec["policy"], [s["params"] for s in specs], env, keys)
-    policy = policy.to(device)
-    start = time.perf_counter()
-    arrays = simulate(env, policy, spec["record_every"], sys.stderr.isatty() if progress is None else progress, spec["environment"]["name"], logs)
-    wall = time.perf_counter() - start
-    n = spec["n_runs"]
+    interactive = sys.stderr.isatty() if progress is None else progress
+    chunks = run_chunks(n, limit) if copies == 1 else [(0, n)]
+    parts, wall = [], 0.0
+    for r0, r1 in chunks:
+        if copies == 1:
+            whole = (r0, r1) == (0, n)
+            played = env if whole else RunChunk(env, r0, r1)
+            policy = build_policy(spec["policy"], spec["params"], played, policy_keys(spec) if whole else policy_keys(spec)[r0:r1])
+        else:
+            played = env
+            keys = torch.cat([policy_keys(s) for s in specs])
+            policy = build_grid_policy(spec["policy"], [s["params"] for s in specs], env, keys)
+        policy = policy.to(device)
+        if len(chunks) > 1:
+            log.info("%s: runs %d-%d of %d", spec["label"], r0, r1 - 1, n)
+        start = time.perf_counter()
+        parts.append(simulate(played, policy, spec["record_every"], interactive, spec["environment"]["name"], logs))
+        wall += time.perf_counter() - start
+        del policy
+    arrays = parts[0] if len(parts) == 1 else {key: parts[0][key] if key == "rounds" else np.concatenate([part[key] for part in parts]) for key in parts[0]}
     sidecars = []
     for i, (job, out) in enumerate(zip(specs, outs, strict=True)):
         part = {key: value if key == "rounds" else value[i * n:(i + 1) * n] for key, value in arrays.items()}
         sidecar = {**provenance(job, env, device, wall / copies), "n_runs": n, **regime_record(job, logs),
                    "total_regret_mean": float(part["total_regret"].mean())}
+        if limit is not None:
+            sidecar["chunks"] = [[r0, r1] for r0, r1 in chunks]
         if copies > 1:
             sidecar["grid_simulation"] = {"labels": [s["label"] for s in specs], "n_runs": env.n_runs, "wall_time_s": wall}
         sidecars.append(write_result(out, part, sidecar))
         log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], n, wall / copies)
     return sidecars
+
+
+def runs_per_simulation(spec: dict[str, Any]) -> int | None:
+    """The most runs of ``spec`` one simulation may hold (its ``max_runs_per_simulation``), or None: no limit."""
+    limit = spec.get("max_runs_per_simulation")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"job {spec.get('label')!r}: max_runs_per_simulation must be an integer >= 1 (got {limit!r})")
+    return limit
+
+
+def run_chunks(n_runs: int, limit: int | None) -> list[tuple[int, int]]:
+    """The run ranges ``[(r0, r1), ...]`` of ``n_runs`` runs played at most ``limit`` at a time (None: all at once)."""
+    size = n_runs if limit is None else max(1, min(limit, n_runs))
+    return [(r0, min(r0 + size, n_runs)) for r0 in range(0, n_runs, size)]
+
+
+class RunChunk:
+    """Runs ``[r0, r1)`` of an environment, as an environment of ``r1 - r0`` runs for a policy to play.
+
+    Each round is the whole environment's round ``t`` restricted to those runs (the rows of its contexts, users,
+    queries, mean and realised rewards, slices that keep views as views), so the chunk sees exactly the numbers
+    the whole play gives those runs; :meth:`mean_reward_all_rounds` likewise. Every other attribute (sizes, pool,
+    horizon, the information regime, the warm start) is the whole environment's.
+    """
+
+    def __init__(self, env, r0: int, r1: int):
+        if not 0 <= r0 < r1 <= env.n_runs:
+            raise ValueError(f"runs [{r0}, {r1}) are not runs of an environment of {env.n_runs}")
+        self.env, self.runs, self.n_runs = env, slice(r0, r1), r1 - r0
+
+    def __getattr__(self, name: str):
+        if name == "env":  # not set yet (a copy being built): no attribute to forward to
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def _rows(self, values: torch.Tensor | None) -> torch.Tensor | None:
+        return None if values is None else values[self.runs]
+
+    def round(self, t: int):
+        round_ = self.env.round(t)
+        observation = round_.observation
+        observation = replace(observation, contexts=self._rows(observation.contexts), users=self._rows(observation.users), queries=self._rows(observation.queries))
+        return replace(round_, observation=observation, mean_rewards=self._rows(round_.mean_rewards), rewards=self._rows(round_.rewards))
+
+    def mean_reward_all_rounds(self) -> torch.Tensor:
+        return self.env.mean_reward_all_rounds()[self.runs]
 
 
 MAX_GRID_RUNS = 64
@@ -119,8 +204,10 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
 
     Tuning entries play together when their specifications differ only in the label and in hyperparameters their
     policy takes per run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`) and none replays logged data:
-    the points of one tuning grid. At most :data:`MAX_GRID_RUNS` runs share a simulation. Reported jobs always
-    play alone, so their results and their wall times (the compute, scaling and sweep tables) are a job's own.
+    the points of one tuning grid. At most :data:`MAX_GRID_RUNS` runs share a simulation, and at most the jobs'
+    ``max_runs_per_simulation`` when they set it (a job of more runs plays alone, in chunks: :func:`run_simulations`).
+    Reported jobs always play alone, so their results and their wall times (the compute, scaling and sweep tables)
+    are a job's own.
     """
     groups: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
@@ -134,7 +221,8 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
         groups.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
     chunks = []
     for members in groups.values():
-        size = max(1, MAX_GRID_RUNS // entries[members[0]]["job"]["n_runs"])
+        spec = entries[members[0]]["job"]
+        size = max(1, min(MAX_GRID_RUNS, runs_per_simulation(spec) or MAX_GRID_RUNS) // spec["n_runs"])
         chunks.extend(members[j:j + size] for j in range(0, len(members), size))
     return sorted(chunks, key=lambda chunk: chunk[0])
 

@@ -111,6 +111,7 @@ FUNCTIONS = {
     "log": np.log,
     "len": len,
     "lookup": lambda rows, *pairs: _lookup(rows, *pairs),
+    "share_above": lambda x, level: float(np.mean(np.asarray(x, dtype=float) > float(level))),
 }
 
 
