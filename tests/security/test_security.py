@@ -28,6 +28,7 @@ UNQUOTED_ALLOWLIST = {
     "params.delta": "a number (schema: theory.oful.delta is a number in (0, 1))",
     "params.selected": "'--selected <path>' with the path shlex-quoted in rules/common.smk (option)",
     "params.published": "'--published <path>' with the path shlex-quoted in rules/common.smk (option)",
+    "params.text": "'--text <path>' (a declared output) shlex-quoted in rules/common.smk (option), or empty",
     "params.datasets": "'--dataset name=path' pairs, each shlex-quoted in rules/theory.smk",
     "params.not_run": "claim input paths the config does not produce, each shlex-quoted in rules/paper.smk",
     "params.settings": "benchmark settings from the schema-validated bench config, each shlex-quoted in rules/theory.smk",
