@@ -91,6 +91,18 @@ def run_files(experiment=None, environment=None):
     ]
 
 
+def lock_in_tuning_files():
+    """Tuning runs of the published experiment at each alpha_0 grid point of LNUCB-TA as written and of the public
+    code's reading (the JOBS table lists them; a tuning run is an output of its batch like a reported one)."""
+    stems = available()["stems"]
+    return [
+        f"results/{job.stem}.npz"
+        for job in JOBS.values()
+        if job.role == "tuning" and job.experiment == "published" and job.stem in stems
+        and job.label.partition("@")[0] in ("lnucb_ta", "lnucb_ta_public") and "alpha_0=" in job.label.partition("@")[2]
+    ]
+
+
 def table_runs(wildcards):
     """Report runs behind a table: one experiment's, a list of experiments', or every experiment's (``experiment: all``)."""
     experiment = CONFIG["tables"][wildcards.table]["experiment"]

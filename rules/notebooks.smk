@@ -8,18 +8,6 @@ LOCK_IN_JSON = "results/checks/lock_in.json"
 LOCK_IN_MACROS = "paper/generated/lock_in_macros.tex"
 
 
-def lock_in_tuning_files():
-    """Tuning runs of the published experiment at each alpha_0 grid point of LNUCB-TA as written and of the public
-    code's reading (the JOBS table lists them; a tuning run is an output of its batch like a reported one)."""
-    stems = available()["stems"]
-    return [
-        f"results/{job.stem}.npz"
-        for job in JOBS.values()
-        if job.role == "tuning" and job.experiment == "published" and job.stem in stems
-        and job.label.partition("@")[0] in ("lnucb_ta", "lnucb_ta_public") and "alpha_0=" in job.label.partition("@")[2]
-    ]
-
-
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
 # check files included, which are passed again as named parameters.
 NOTEBOOK_INPUTS = {
