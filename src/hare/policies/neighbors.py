@@ -594,11 +594,17 @@ class AdaptiveNeighborMixin:
     """LNUCB-TA Alg. 2 (adaptive ``k`` and the kNN reward adjustment) over the ``history`` buffer."""
 
     def knn_adjustment(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(f_{a,k_a}(x_a), k_a)``, each ``(n_runs, n_arms)``, with ``k_a`` from the arm's reward variance."""
+        """``(f_{a,k_a}(x_a), k_a)``, each ``(n_runs, n_arms)``, for contexts ``(n_runs, n_arms, dim)``, with ``k_a``
+        from the arm's reward variance: ``k_a`` by the config's ``k_rounding``, ``f_a`` by its ``knn_weights``
+        (LNUCB-TA's reading switches); a config without them (the enhanced variants) reads Alg. 2 as written."""
         c = self.config
-        k = adaptive_k(self.history.variances(), c.theta_min, c.theta_max)
-        _, rewards = self.history.nearest(contexts, c.theta_max)
-        return mean_of_first_k(rewards, self.history.counts, k), k
+        k = adaptive_k(self.history.variances(), c.theta_min, c.theta_max, getattr(c, "k_rounding", "round"))
+        if getattr(c, "knn_weights", "uniform") == "uniform":
+            _, rewards = self.history.nearest(contexts, c.theta_max)
+            return mean_of_first_k(rewards, self.history.counts, k), k
+        _, rewards, slots = self.history.nearest_pulls(contexts, c.theta_max)
+        distances = self.history.direct_distances(contexts, slots)
+        return distance_weighted_mean_of_first_k(distances, rewards, self.history.counts, k), k
 
 
 @register_policy("lnucb_ta")
@@ -665,18 +671,6 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
             return self.global_constant
         pulled = (self.history.counts > 0).to(torch.float64)
         return (self.history.means() * pulled).sum(-1) / pulled.sum(-1).clamp_min(1.0)
-
-    def knn_adjustment(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(f_a, k_a)`` of Alg. 2, each ``(n_runs, n_arms)``, for contexts ``(n_runs, n_arms, dim)``: ``k_a`` by
-        ``k_rounding``, ``f_a`` by ``knn_weights`` (the defaults are :class:`AdaptiveNeighborMixin`'s, op for op)."""
-        c = self.config
-        k = adaptive_k(self.history.variances(), c.theta_min, c.theta_max, c.k_rounding)
-        if c.knn_weights == "uniform":
-            _, rewards = self.history.nearest(contexts, c.theta_max)
-            return mean_of_first_k(rewards, self.history.counts, k), k
-        _, rewards, slots = self.history.nearest_pulls(contexts, c.theta_max)
-        distances = self.history.direct_distances(contexts, slots)
-        return distance_weighted_mean_of_first_k(distances, rewards, self.history.counts, k), k
 
     def exploration_rates(self) -> torch.Tensor:
         """``alpha_a`` of Alg. 3 line 4, ``(n_runs, n_arms)``; ``alpha_0`` everywhere without attention."""
