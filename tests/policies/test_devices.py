@@ -56,3 +56,41 @@ def test_runs_on_cpu(name):
 @pytest.mark.parametrize("name", POLICIES)
 def test_cuda_picks_the_arms_of_cpu(name):
     assert torch.equal(play(name, "cuda"), play(name, "cpu")), name
+
+
+WARM_STARTED = {
+    "hare_learned": ("hare", {"projections": "learned", "fit_steps": 20, "alpha": 0.5}),
+    "hare_log_prototypes": ("hare", {"projections": "random", "pool": "log_prototypes", "alpha": 0.5}),
+}
+"""Configurations whose warm start rebuilds state (HARE's learned projections and its log-prototype pool): after it,
+every tensor must still be on the policy's device."""
+
+
+def play_warm(name: str, device: str) -> torch.Tensor:
+    """Arms ``(ROUNDS, N_RUNS)`` of a warm-started configuration of ``WARM_STARTED`` on ``device``."""
+    policy_name, params = WARM_STARTED[name]
+    config = SyntheticConfig(n_items=12, n_clusters=3, n_users=2)
+    env = SyntheticBandit(config, N_RUNS, ROUNDS + 20, run_keys(0, range(N_RUNS), "devices-env"), device)
+    policy = build_policy(policy_name, params, env, run_keys(0, range(N_RUNS), "devices", name)).to(device)
+    policy.warm_start(env.logged(20))
+    for tensor in [*policy.parameters(), *policy.buffers()]:
+        assert tensor.device.type == torch.device(device).type, f"{name}: state on {tensor.device} after the warm start"
+    played = []
+    for t in range(20, 20 + ROUNDS):
+        round_ = env.round(t)
+        arms = policy.select(round_.observation)
+        policy.update(round_.observation, arms, round_.reward(arms))
+        played.append(arms.cpu())
+    return torch.stack(played)
+
+
+@pytest.mark.parametrize("name", sorted(WARM_STARTED))
+def test_warm_started_state_runs_on_cpu(name):
+    play_warm(name, "cpu")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", sorted(WARM_STARTED))
+def test_warm_started_cuda_picks_the_arms_of_cpu(name):
+    assert torch.equal(play_warm(name, "cuda"), play_warm(name, "cpu")), name

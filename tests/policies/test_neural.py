@@ -194,3 +194,26 @@ SANITY = dict(width=8, lr=1e-2, lam=1.0, train_steps=5, batch_size=16, dense_tra
 def test_beats_random_on_synthetic(name, params):
     """Total regret over 150 rounds at most 85% of uniform random's (2 runs)."""
     assert synthetic_regret(name, params, 2, 150) <= 0.85 * synthetic_regret("random", {}, 2, 150)
+
+
+def test_bootstrap_rounding_bound_covers_the_float32_error_and_ties_the_symmetric_start():
+    """BootstrapNN's outputs against a float64 recomputation from the same float32 weights: the error is within the
+    stated bound, both at the sign-paired initialisation (where the exact output is 0, so every arm ties and the
+    arm is the ties stream's) and after training has moved the weights."""
+    keys = run_keys(0, [0, 1, 2], "bootstrap-rounding")
+    env = small_env(3, keys)
+    params = dict(SMALL, n_networks=3)
+    fresh = build_policy("bootstrap_nn", params, env, keys)
+    trained, _, _ = play("bootstrap_nn", params, small_env(3, keys), keys, 12)
+    for policy, t in ((fresh, 0), (trained, 12)):
+        contexts = env.round(t).observation.contexts
+        scores, rounding = policy.scores_with_rounding(contexts, t)
+        q = policy.config.n_networks
+        groups = torch.arange(3) * q + policy.rng.randint("bootstrap-head", t, q)
+        x = policy.encode_all_arms(contexts).double()
+        hidden = torch.relu(x @ policy.network.weight_in[groups].double().transpose(1, 2))
+        exact = policy.config.width ** 0.5 * (hidden @ policy.network.weight_out[groups].double()[:, :, None]).squeeze(-1)
+        assert bool(((scores - exact).abs() <= rounding).all()), t
+        assert bool((rounding < 1e-3 * (exact.abs().amax() + 1)).all()), "the bound is loose by orders of magnitude"
+    ties = fresh.rng.uniform("ties", 0, (env.n_arms,), torch.float64).argmax(-1)
+    assert torch.equal(fresh.select(env.round(0).observation), ties), "at the symmetric start every arm ties"

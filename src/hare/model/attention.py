@@ -77,7 +77,7 @@ class UncertaintyAttention(nn.Module):
         mean_keys.index_add_(1, self.clusters, self.keys)
         self.register_buffer("cluster_mean_keys", mean_keys / sizes[None, :, None])  # (H, C, d_k)
         self.scale = 1.0 / math.sqrt(self.key_dim)
-        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every)
+        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every).to(self.keys.device)  # HARE rebuilds it after a fit
 
     def bonuses(self, queries: torch.Tensor) -> torch.Tensor:
         """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` (paper, eq:scores) for every cluster: ``(n_runs, *Q, H, d_k) -> (n_runs, *Q, H, C)``."""

@@ -112,14 +112,16 @@ class Policy(nn.Module, ABC):
             observation, arms, rewards = logs.step(m, self.n_runs)
             self.update(observation, arms, rewards)
 
-    def tie_break(self, scores: torch.Tensor, t: int) -> torch.Tensor:
+    def tie_break(self, scores: torch.Tensor, t: int, tolerance: torch.Tensor | float = 0.0) -> torch.Tensor:
         """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``.
 
         The tie noise ``u ~ U(0, 1)^n`` (stream ``"ties"``, counter ``t``) only matters in rows
         whose maximum is not unique, so it is drawn only when some row has such a tie: the arms
-        are those of :func:`argmax_random_ties` with the noise always drawn.
+        are those of :func:`argmax_random_ties` with the noise always drawn. ``tolerance``
+        (a scalar or ``(n_runs, 1)``): scores within it of their row's maximum tie with it, for
+        scores known only up to a rounding-error bound (0: exact ties only).
         """
-        is_max = scores >= scores.max(dim=-1, keepdim=True).values
+        is_max = scores >= scores.max(dim=-1, keepdim=True).values - tolerance
         if bool((is_max.sum(-1) != 1).any()):
             return masked_argmax(is_max, self.rng.uniform("ties", t, (scores.shape[-1],), scores.dtype))
         return is_max.byte().argmax(dim=-1)

@@ -564,17 +564,35 @@ class BootstrapNN(NeuralPolicy):
 
     def scores(self, contexts: torch.Tensor, t: int) -> torch.Tensor:
         """Outputs of each run's network of the round, ``(n_runs, n_arms)`` float64."""
+        return self.scores_with_rounding(contexts, t)[0]
+
+    def scores_with_rounding(self, contexts: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Outputs ``f(x_a) = sqrt(m) w_out^T relu(W_in x_a)`` of each run's network of the round, ``(n_runs, n_arms)``
+        float64, and a bound on their float32 rounding error, ``(n_runs, n_arms)``.
+
+        A float32 dot product of ``n`` terms is off by at most ``n u sum |terms|`` (``u = 2^-24``, Higham, Thm. 3.5
+        to first order), so with ``h = relu(W_in x)``: ``|err f| <= sqrt(m) (m u |w_out|^T|h| + d u |w_out|^T |W_in||x|)``.
+        The bound matters at the symmetric initialisation, where ``f = 0`` exactly and the computed outputs are
+        rounding noise whose sign depends on the device's summation order.
+        """
         q = self.config.n_networks
         head = self.rng.randint("bootstrap-head", t, q)  # (n_runs,)
         groups = torch.arange(self.n_runs, device=head.device) * q + head
         x = self.encode_all_arms(contexts)
         with torch.no_grad():
-            hidden = torch.relu(torch.bmm(x, self.network.weight_in[groups].transpose(1, 2)))  # (n_runs, n_arms, m)
-            out = math.sqrt(self.config.width) * torch.bmm(hidden, self.network.weight_out[groups][:, :, None]).squeeze(-1)
-        return out.to(torch.float64)
+            weight_in, weight_out = self.network.weight_in[groups], self.network.weight_out[groups][:, :, None]  # (n_runs, m, d), (n_runs, m, 1)
+            hidden = torch.relu(torch.bmm(x, weight_in.transpose(1, 2)))  # (n_runs, n_arms, m)
+            out = math.sqrt(self.config.width) * torch.bmm(hidden, weight_out).squeeze(-1)
+            m, d = weight_in.shape[1:]
+            u = torch.finfo(torch.float32).eps / 2
+            magnitude_hidden = torch.bmm(x.abs(), weight_in.abs().transpose(1, 2))  # (n_runs, n_arms, m): sum_k |W_ik x_k|
+            rounding = math.sqrt(m) * torch.bmm(m * u * hidden + d * u * magnitude_hidden, weight_out.abs()).squeeze(-1)
+        return out.to(torch.float64), rounding.to(torch.float64)
 
     def select(self, observation: Observation) -> torch.Tensor:
-        return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)
+        """Greedy on the round's network; outputs within twice the row's largest rounding bound of the maximum tie."""
+        scores, rounding = self.scores_with_rounding(observation.contexts, observation.t)
+        return self.tie_break(scores, observation.t, tolerance=2 * rounding.max(dim=-1, keepdim=True).values)
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
         draws = self.rng.uniform("bootstrap-mask", observation.t, (self.config.n_networks,))
