@@ -14,6 +14,11 @@ SHELL := /bin/bash
 TORCH_INDEX ?=
 TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-science lmodern cm-super-minimal dvipng poppler-utils
 STAMP := $(VENV)/.installed
+# Python through the venv's interpreter, never its console scripts (their shebangs name the folder the venv was made
+# in), and hare from this checkout's src/ as the workflow's rules do: a copied or moved checkout, its .venv with it,
+# builds in place and reruns nothing (docs/workflow.md).
+HARE = PYTHONPATH=src $(BIN)/python -m hare
+SNAKEMAKE = $(BIN)/python -m snakemake
 
 .PHONY: all test setup tex slurm workflow report lint clean claim paper-core cost-model
 
@@ -21,31 +26,36 @@ all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
 	@sed -n 1,5p results/claims.md
 
-# First the machine's calibration figure (hare calibrate, a few seconds; README: how long the build takes here), also
-# written to results/logs/calibration.json (logs/ is no workflow output and not in the manifest).
-# The config is validated once, when the Snakefile reads its job table (hare jobs CONFIG --table): a bad value is one
-# line naming its key. The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log. Then
+
+# First the config is validated (hare validate-config): Snakemake reads every --configfile before the Snakefile runs and
+# says of a YAML syntax error only that the file is not valid YAML; hare names the file and line, and a bad value's key,
+# in one line. Then the machine's calibration figure (hare calibrate, a few seconds; README: how long the build takes
+# here), also written to results/logs/calibration.json (logs/ is no workflow output and not in the manifest).
+# The console shows Snakemake's progress lines and any error; its whole output goes to results/logs/workflow.log. Then
 # every result file is checked against its sidecar and the manifest (hare verify), which catches what Snakemake cannot:
 # a file damaged with its modification time kept.
 workflow:
+	@$(HARE) validate-config $(CONFIG) > /dev/null
 	@mkdir -p results/logs
-	@$(BIN)/hare calibrate --json results/logs/calibration.json || echo "warning: hare calibrate failed; the build goes on without a calibration figure"
+	@$(HARE) calibrate --json results/logs/calibration.json || echo "warning: hare calibrate failed; the build goes on without a calibration figure"
 	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
-	@set -o pipefail; $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
+	@set -o pipefail; $(SNAKEMAKE) --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
 	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \
 	  || { echo "workflow failed: see results/logs/workflow.log"; exit 1; }
-	@$(BIN)/hare verify --results results > results/logs/verify.log \
+	@$(HARE) verify --results results > results/logs/verify.log \
 	  || { cat results/logs/verify.log; echo "results differ from their sidecars or the manifest (listed above; bit rot keeps a file's time, so Snakemake sees nothing to do)"; exit 1; }
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow
-	@$(BIN)/snakemake --report results/report.html --configfile $(CONFIG) > results/logs/report.log 2>&1 \
+	@$(SNAKEMAKE) --report results/report.html --configfile $(CONFIG) > results/logs/report.log 2>&1 \
 	  || { echo "report failed: see results/logs/report.log"; exit 1; }
 
-# One claim alone: builds only the inputs of paper/claims.yaml's claim KEY, then prints its verdict and interval.
+# One claim alone: builds only the inputs of paper/claims.yaml's claim KEY, then prints its verdict and interval (the
+# config validated first, as for workflow).
 claim: setup
 	@test -n "$(KEY)" || { echo "usage: make claim KEY=<claim key of results/claims.md or paper/claims.yaml>"; exit 2; }
-	$(BIN)/snakemake results/claims/$(KEY).md --cores $(CORES) --configfile $(CONFIG)
+	@$(HARE) validate-config $(CONFIG) > /dev/null
+	$(SNAKEMAKE) results/claims/$(KEY).md --cores $(CORES) --configfile $(CONFIG)
 	@cat results/claims/$(KEY).md
 
 test: setup slurm
@@ -77,8 +87,8 @@ slurm:
 	    || echo "warning: could not install slurm-wlm and munge; the Slurm test will be skipped"; }
 
 lint:
-	$(BIN)/ruff check .
-	$(BIN)/snakemake --lint --configfile $(CONFIG)
+	$(BIN)/python -m ruff check .
+	$(SNAKEMAKE) --lint --configfile $(CONFIG)
 
 clean:
 	rm -rf results/runs results/tuning results/selected results/bench results/MANIFEST.sha256 results/tables results/checks results/notebooks results/logs results/latex results/paper.pdf results/claims.md results/claims.json results/claims results/report.html paper/generated paper/figures .snakemake
@@ -91,6 +101,6 @@ paper-core:
 # every policy entry at B = 20 and t = 1,000/5,000/10,000, and the predicted CPU time of paper and paper-core.
 COST_DATASETS := $(foreach d,adult magic mushroom shuttle mnist,results/data/prepared/$(d).npz) $(foreach d,adult magic mushroom mnist,results/data/prepared_reference/$(d).npz)
 cost-model: setup
-	$(BIN)/snakemake $(COST_DATASETS) --cores $(CORES) --configfile config/paper.yaml
-	$(BIN)/hare cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 20 --budget 2 \
+	$(SNAKEMAKE) $(COST_DATASETS) --cores $(CORES) --configfile config/paper.yaml
+	$(HARE) cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 20 --budget 2 \
 	  --predict config/paper.yaml config/paper-core.yaml $(if $(MEASURED),--measured $(MEASURED))

@@ -9,9 +9,16 @@ from types import SimpleNamespace
 import yaml
 from snakemake.exceptions import WorkflowError
 
+# Nothing Snakemake records of a job (its params, input files and shell code: persistence.py, the rerun triggers
+# params, input and code) names this checkout or the interpreter by an absolute path, so that a copied (cp -a) or moved
+# build reruns nothing: both are found when the job runs. The rules call `hare` as HARE below: PYTHONPATH=src, relative
+# to the working directory (the checkout, where every other path of the rules is relative too), and the interpreter
+# that runs this Snakemake from the variable HARE_PYTHON, set here for every shell command this process (or a job's
+# Snakemake, which reads this file again) starts.
 SOURCE = str(Path(workflow.basedir) / "src")
 HARE_ENVIRONMENT = {**os.environ, "PYTHONPATH": SOURCE}
-# Relative where they can be: the experiment rules pass them on, and a moved checkout should not rerun its jobs.
+os.environ.update(HARE_PYTHON=sys.executable)
+# Relative where they can be (Snakemake makes --configfile paths absolute): the experiment rules pass them on.
 CONFIG_PATHS = [os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path) for path in workflow.configfiles]
 
 
@@ -39,8 +46,7 @@ PLAN = job_table()
 CONFIG = PLAN["config"]
 
 
-PYTHON = shlex.quote(sys.executable)
-HARE = f"PYTHONPATH={shlex.quote(SOURCE)} {PYTHON} -m hare"
+HARE = 'PYTHONPATH=src "$HARE_PYTHON" -m hare'
 JOBS = {row["stem"]: SimpleNamespace(**row) for row in PLAN["jobs"]}
 TABLES = sorted(CONFIG["tables"])
 OPTIONAL_DATASETS = PLAN["optional_datasets"]

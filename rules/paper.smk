@@ -56,7 +56,7 @@ rule paper_pdf:
     """latexmk; undefined references or citations fail the build."""
     input:
         main="paper/main.tex",
-        sections=sorted(str(p) for p in Path(workflow.basedir, "paper", "sections").glob("*.tex")),
+        sections=sorted(f"paper/sections/{p.name}" for p in Path(workflow.basedir, "paper", "sections").glob("*.tex")),  # relative: Snakemake records input paths
         bib="paper/refs.bib",
         generated=lambda wc: [
             "paper/generated/bounds.tex",
@@ -90,7 +90,9 @@ rule paper_pdf:
 
 
 rule manifest:
-    """sha256 of every result file, once everything else is built; `hare verify` checks it later."""
+    """sha256 of every result file and every generated paper file (paper/generated, paper/figures: entries ../paper/...,
+    inputs through declared_outputs, so a rebuilt table or figure rewrites it), once everything else is built; `hare verify`
+    checks it later."""
     input:
         final_targets(manifest=False),
         declared_outputs,

@@ -108,3 +108,70 @@ def test_a_bad_config_section_is_one_line_or_with_debug_its_traceback(tmp_path, 
         assert cli.main(argv) == 2
         assert capsys.readouterr().err.strip().splitlines() == ["hare approx-budget: error: budgets: an exponent needs a list of at least 4 values (got [1])"]
     assert not list(tmp_path.iterdir())
+
+
+def _raising(error: BaseException):
+    def handler(args):
+        raise error
+    return handler
+
+
+@pytest.mark.parametrize(("error", "line"), [
+    (MemoryError("Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64"),
+     "out of memory: Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64"),
+    (MemoryError(), "out of memory"),
+    (RuntimeError("linalg.cholesky: The factorization could not be completed\nbecause the input is not positive-definite."),
+     "linalg.cholesky: The factorization could not be completed because the input is not positive-definite."),
+    (OverflowError("Python int too large to convert to C long"), "Python int too large to convert to C long"),
+    (KeyError("horizon"), "horizon"),
+])
+def test_every_expected_failure_is_one_line_and_debug_shows_its_traceback(monkeypatch, capsys, tmp_path, error, line):
+    """A job too large for its machine (MemoryError, torch's out-of-memory RuntimeError), a failed factorisation of a bad
+    matrix, an overflow: one line, exit 2; with --debug the exception itself."""
+    from hare.cli import workflow
+
+    monkeypatch.setattr(workflow, "cmd_validate_config", _raising(error))
+    assert cli.main(["validate-config", str(tmp_path / "any.yaml")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"hare validate-config: error: {line}"]
+    with pytest.raises(type(error)):
+        cli.main(["validate-config", str(tmp_path / "any.yaml"), "--debug"])
+
+
+def test_torch_and_numpy_failures_are_expected_errors():
+    import numpy as np
+    import torch
+
+    assert issubclass(torch.cuda.OutOfMemoryError, cli.USER_ERRORS)
+    assert issubclass(np.linalg.LinAlgError, cli.USER_ERRORS)
+    assert issubclass(torch.linalg.LinAlgError, cli.USER_ERRORS)
+
+
+SMOKE_HARE = "hare: {params: {projections: random, mean: online, online_lr: 0.05}, grid: {alpha: [0.01, 0.1]}}"
+BAD_VARIANTS = {
+    "alpha_inf": (SMOKE_HARE, SMOKE_HARE.replace("[0.01, 0.1]", "[0.01, .inf]"), "experiments.classification.policies.hare.grid.alpha[1]: .inf is not a finite number"),
+    "lam_inf": ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam: .inf is not a finite number"),
+    "noise_nan": ("noise_sigma: 0.1", "noise_sigma: .nan", "environments.synthetic_linear.params.noise_sigma: .nan is not a finite number"),
+    "horizon": ("horizon: 80\n    n_runs: 2", "horizon: 1000000000000\n    n_runs: 2", "experiments.synthetic.horizon: 1000000000000 is greater than the maximum"),
+    "n_runs": ("horizon: 80\n    n_runs: 2", "horizon: 80\n    n_runs: 100000000", "experiments.synthetic.n_runs: 100000000 is greater than the maximum"),
+    "duplicate": ("base_seed: 7\n", "base_seed: 7\nbase_seed: 8\n", "not valid YAML at line 4, column 1: duplicate key 'base_seed' (first at line 3)"),
+    "latin1": ("# Smoke", "# Sm\udce9ke", "not UTF-8 text: byte 0xe9 at byte offset 4 (line 1)"),
+}
+
+
+@pytest.mark.parametrize("command", ["validate-config", "jobs"])
+@pytest.mark.parametrize("variant", sorted(BAD_VARIANTS))
+def test_each_bad_config_of_issue_28_is_one_line_naming_the_key(tmp_path, capsys, command, variant):
+    """Variants of config/smoke.yaml that ran to completion (an infinite alpha or lambda, an absurd n_runs, a duplicate
+    key), failed late in a Cholesky error (a NaN noise), in a 30-line MemoryError traceback (10^12 rounds) or without
+    the file's name (a byte that is not UTF-8): one line on stderr, nothing on stdout, exit 2."""
+    old, new, expected = BAD_VARIANTS[variant]
+    text = (ROOT / "config" / "smoke.yaml").read_text()
+    assert old in text
+    path = tmp_path / f"{variant}.yaml"
+    path.write_bytes(text.replace(old, new, 1).encode("utf-8", "surrogateescape"))
+    argv = [command, str(path), *(["--table"] if command == "jobs" else [])]
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"hare {command}: error: ") and expected in line, line

@@ -1,10 +1,11 @@
 import os
 import stat
+import tempfile
 
 import numpy as np
 import pytest
 
-from hare.io import UnreadableResultError, atomic_path, config_hash, read_npz, write_npz, write_text
+from hare.io import UnreadableResultError, atomic_path, config_hash, read_npz, set_written_mode, write_npz, write_text
 
 
 def test_npz_bytes_are_deterministic(tmp_path):
@@ -67,3 +68,88 @@ def test_recorded_versions_are_a_fresh_mapping_each_time():
     first = package_versions()
     first["torch"] = "edited"
     assert package_versions()["torch"] != "edited" and "python" in package_versions()
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_set_written_mode_gives_a_temporary_file_the_mode_of_a_plain_write(tmp_path, umask, mode):
+    fd, name = tempfile.mkstemp(dir=tmp_path)
+    os.close(fd)
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
+    previous = os.umask(umask)
+    try:
+        set_written_mode(name)
+        left = os.umask(umask)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(name).st_mode) == mode
+    assert left == umask, "the umask is left as it was"
+
+
+# -- YAML files and strict sidecars (issue 28) ------------------------------------------------------------------------
+
+
+def test_read_yaml_refuses_a_duplicate_key_naming_the_file_and_both_lines(tmp_path):
+    from hare.io import UnreadableYAMLError, read_yaml
+
+    path = tmp_path / "twice.yaml"
+    path.write_text("a: 1\nb:\n  c: 2\n  d: 3\n  c: 4\n")
+    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not valid YAML at line 5, column 3: duplicate key 'c' \(first at line 3\)$"):
+        read_yaml(path)
+
+
+def test_read_yaml_lets_a_merge_override_the_keys_it_brings(tmp_path):
+    from hare.io import read_yaml
+
+    path = tmp_path / "merge.yaml"
+    path.write_text("base: &base {a: 1, b: 2}\nderived:\n  <<: *base\n  b: 3\n")
+    assert read_yaml(path) == {"base": {"a": 1, "b": 2}, "derived": {"a": 1, "b": 3}}
+
+
+def test_read_yaml_names_the_file_and_offset_of_a_byte_that_is_not_utf8(tmp_path):
+    from hare.io import UnreadableYAMLError, read_yaml
+
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"a: 1\nb: caf\xe9\n")
+    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not UTF-8 text: byte 0xe9 at byte offset 11 \(line 2\): invalid continuation byte$"):
+        read_yaml(path)
+
+
+def test_read_yaml_names_the_file_line_and_column_of_a_syntax_error_in_one_line(tmp_path):
+    import re
+
+    from hare.io import UnreadableYAMLError, read_yaml
+
+    path = tmp_path / "broken.yaml"
+    path.write_text("a: [1, 2\nb: 3\n")
+    with pytest.raises(UnreadableYAMLError) as refused:
+        read_yaml(path)
+    assert re.fullmatch(rf"{re.escape(str(path))}: not valid YAML at line \d+, column \d+: .+", str(refused.value)) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("payload", "where"), [
+    ({"a": 1.0, "b": [2.0, float("nan")]}, "b[1]: .nan"), ({"job": {"params": {"alpha": float("inf")}}}, "job.params.alpha: .inf"),
+    ({"x": np.float64(-np.inf)}, "x: -.inf"),
+])
+def test_first_nonfinite_names_the_key_path(payload, where):
+    from hare.io import first_nonfinite, yaml_number
+
+    path, value = first_nonfinite(payload)
+    assert f"{path}: {yaml_number(value)}" == where
+    assert first_nonfinite({"a": [1.0, {"b": 2}], "c": "inf", "d": None}) is None
+
+
+def test_a_sidecar_with_a_nonfinite_number_is_refused_before_anything_is_written(tmp_path):
+    """A run's sidecar is strict JSON: ``"alpha": Infinity`` never reaches a result file, and no ``.npz`` is left
+    without its sidecar."""
+    import json
+
+    from hare.io import write_json, write_result
+
+    out = tmp_path / "run.npz"
+    with pytest.raises(ValueError, match=r"run\.json: job\.params\.alpha: \.inf is not a finite number$"):
+        write_result(out, {"total_regret": np.zeros(2)}, {"job": {"params": {"alpha": float("inf")}}})
+    assert list(tmp_path.iterdir()) == []
+    sidecar = write_result(out, {"total_regret": np.zeros(2)}, {"job": {"params": {"alpha": 1.0}}, "mean": np.float64(0.5)})
+    assert json.loads(out.with_suffix(".json").read_text()) == sidecar
+    write_json(tmp_path / "loose.json", {"std": float("nan")})
+    assert "NaN" in (tmp_path / "loose.json").read_text(), "other JSON files keep their NaN (an undefined statistic)"

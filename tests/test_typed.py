@@ -56,3 +56,31 @@ def test_values_of_the_right_type_pass_and_the_own_checks_still_run():
 ])
 def test_value_has_type(value, annotation, fits):
     assert value_has_type(value, annotation) is fits
+
+
+@dataclass(frozen=True)
+class Rates(TypedFields):
+    rate: float = 0.5
+    rates: tuple[float, ...] = (0.5,)
+    limit: float | None = None
+
+
+@pytest.mark.parametrize(("field", "value", "shown"), [
+    ("rate", float("nan"), "nan"), ("rate", float("inf"), "inf"), ("rate", -float("inf"), "-inf"), ("rates", (1.0, float("nan")), "nan"),
+    ("limit", float("inf"), "inf"),
+])
+def test_a_nonfinite_number_is_refused_by_name_in_every_float_field(field, value, shown):
+    """NaN passes every comparison check (``nan < 0`` is false) and an infinity every lower bound; the base refuses both."""
+    with pytest.raises(ValueError, match=rf"^Rates\.{field}: must be a finite number \(got {shown}\)$"):
+        Rates(**{field: value})
+
+
+def test_a_dataclass_of_the_package_refuses_a_nonfinite_value():
+    from hare.envs.synthetic import SyntheticConfig
+    from hare.policies.base import make_config
+
+    with pytest.raises(ValueError, match=r"^SyntheticConfig\.noise_sigma: must be a finite number \(got nan\)$"):
+        SyntheticConfig(noise_sigma=float("nan"))
+    with pytest.raises(ValueError, match=r"^HAREConfig\.alpha: must be a finite number \(got inf\)$"):
+        make_config("hare", {"alpha": float("inf")})
+    assert make_config("hare", {"alpha": 1e300}).alpha == 1e300

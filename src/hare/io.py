@@ -6,7 +6,11 @@ file that looks complete. A process killed by SIGKILL cannot delete its temporar
 file; :func:`remove_stale_temporaries` removes those of one destination before it is
 written again.
 ``.npz`` files are written with fixed zip timestamps, so the same arrays give the
-same bytes; nothing is ever read with ``allow_pickle=True``.
+same bytes; nothing is ever read with ``allow_pickle=True``. A run's sidecar is strict JSON: a NaN or an
+infinity never reaches it (:func:`write_result`).
+
+Configs and registers are read by :func:`read_yaml`: safe YAML whose mappings may not repeat a key, with
+one-line errors naming the file and where in it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import functools
 import hashlib
 import io
 import json
+import math
 import os
 import platform
 import subprocess
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 _FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -40,7 +46,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~current_umask())
+        set_written_mode(tmp_path)
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
@@ -84,9 +90,12 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text)
 
 
-def write_json(path: str | os.PathLike, payload: Any) -> None:
-    """Write ``payload`` as sorted, indented JSON, atomically."""
-    write_text(path, json.dumps(payload, indent=2, sort_keys=True, default=_json_default) + "\n")
+def write_json(path: str | os.PathLike, payload: Any, allow_nan: bool = True) -> None:
+    """Write ``payload`` as sorted, indented JSON, atomically. ``allow_nan=False``: strict JSON, a NaN or an infinity
+    raises ``ValueError`` naming its key path (:func:`first_nonfinite`) and nothing is written."""
+    if not allow_nan:
+        refuse_nonfinite(payload, f"{path}: ")
+    write_text(path, json.dumps(payload, indent=2, sort_keys=True, default=_json_default, allow_nan=allow_nan) + "\n")
 
 
 def _json_default(value: Any) -> Any:
@@ -97,6 +106,84 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def first_nonfinite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """``(key path, number)`` of the first NaN or infinity in ``value`` (mappings, lists and tuples walked in order;
+    a float or a numpy floating point number), or ``None``. Key paths read ``a.b[2].c``."""
+    if isinstance(value, (float, np.floating)):
+        return None if math.isfinite(value) else (path or "<top level>", float(value))
+    if isinstance(value, dict):
+        items = ((f"{path}.{key}" if path else str(key), item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = first_nonfinite(item, where)
+        if found is not None:
+            return found
+    return None
+
+
+def yaml_number(value: float) -> str:
+    """A non-finite number as YAML spells it (``.nan``, ``.inf``, ``-.inf``); a finite one as ``repr``."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    return repr(value)
+
+
+def refuse_nonfinite(value: Any, where: str = "") -> None:
+    """Raise ``ValueError`` ``<where><key path>: .inf is not a finite number`` for the first NaN or infinity of ``value``."""
+    found = first_nonfinite(value)
+    if found is not None:
+        raise ValueError(f"{where}{found[0]}: {yaml_number(found[1])} is not a finite number")
+
+
+class UnreadableYAMLError(ValueError):
+    """A YAML file that cannot be read as one mapping of unique keys: not UTF-8, not YAML, or a key given twice.
+    The message is one line naming the file and where in it."""
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping with a key given twice (PyYAML keeps the last silently).
+
+    Keys are compared as written with their resolved tags (``a`` and ``'a'`` are the same string); a merge
+    (``<<: *anchor``) is not a key, so the keys it brings may be overridden as YAML intends."""
+
+    def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
+        node = super().compose_mapping_node(anchor)
+        seen: dict[tuple[str, str], yaml.Mark] = {}
+        for key, _ in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                continue
+            first = seen.setdefault((key.tag, key.value), key.start_mark)
+            if first is not key.start_mark:
+                raise yaml.composer.ComposerError(None, None, f"duplicate key {key.value!r} (first at line {first.line + 1})", key.start_mark)
+        return node
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    """The YAML document of ``path``, read with :class:`UniqueKeyLoader`.
+
+    Raises :class:`UnreadableYAMLError` in one line naming the file: a byte that is not UTF-8 (its byte offset and
+    line), a syntax error or a duplicate key (line and column). A missing file stays a ``FileNotFoundError``.
+    """
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UnreadableYAMLError(f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} (line {line}): {error.reason}") from error
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise UnreadableYAMLError(f"{path}: not valid YAML{where}: {' '.join(str(problem).split())}") from error
 
 
 def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
@@ -127,11 +214,13 @@ REBUILD_HINT = "remove it with `hare verify --repair` (or delete it) and run sna
 
 def write_result(npz_path: str | os.PathLike, arrays: dict[str, np.ndarray], sidecar: dict[str, Any]) -> dict[str, Any]:
     """Write a result: the ``.npz`` of ``arrays``, then its sidecar ``.json`` (last, so a complete sidecar means a
-    complete result) with :data:`SIDECAR_HASH_KEY`, the sha256 of the ``.npz`` bytes; returns the sidecar."""
+    complete result) with :data:`SIDECAR_HASH_KEY`, the sha256 of the ``.npz`` bytes; returns the sidecar. The sidecar
+    is strict JSON: a NaN or an infinity in it raises ``ValueError`` naming its key path before anything is written."""
     npz_path = Path(npz_path)
+    refuse_nonfinite(sidecar, f"{npz_path.with_suffix('.json')}: ")  # before the .npz: no result without its sidecar
     write_npz(npz_path, **arrays)
     sidecar = {**sidecar, SIDECAR_HASH_KEY: file_sha256(npz_path)}
-    write_json(npz_path.with_suffix(".json"), sidecar)
+    write_json(npz_path.with_suffix(".json"), sidecar, allow_nan=False)
     return sidecar
 
 
@@ -212,3 +301,10 @@ def _package_versions(names: tuple[str, ...]) -> dict[str, str]:
         except PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def set_written_mode(path: str | os.PathLike) -> None:
+    """Give ``path`` the mode a plain ``open(path, "w")`` would have given it, ``0o666 & ~umask``: for a file
+    written under a temporary name (``tempfile.mkstemp`` and pooch create ``0o600`` files) before it is renamed
+    into place."""
+    os.chmod(path, 0o666 & ~current_umask())

@@ -2,13 +2,16 @@
 
 A subclass of :class:`TypedFields` (a dataclass) refuses a value of the wrong type at construction with one
 message naming the class and the field (``SyntheticConfig.n_items: must be int (got 'many', a str)``), before its
-own ``__post_init__`` compares it with anything: a string where a number belongs never reaches a ``>=``. The
+own ``__post_init__`` compares it with anything: a string where a number belongs never reaches a ``>=``, and a NaN
+or an infinity is refused in every field (``SyntheticConfig.noise_sigma: must be a finite number (got nan)``). The
 check is derived from the annotations, so no list of typed fields is kept by hand.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import types
 import typing
 from typing import Any
@@ -39,14 +42,34 @@ def type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation)
 
 
+def nonfinite_number(value: Any) -> float | None:
+    """The first NaN or infinity of a field's value (a float, or a list or tuple of them, nested), or ``None``."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else value
+    if isinstance(value, (list, tuple)):
+        return next((found for found in map(nonfinite_number, value) if found is not None), None)
+    return None
+
+
+@functools.cache
+def field_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, evaluated once per class (a config's fields are checked at every construction)."""
+    return typing.get_type_hints(cls)
+
+
 def check_field_types(instance: Any) -> None:
-    """Raise ``ValueError`` naming the first field of dataclass ``instance`` whose value does not fit its annotation."""
+    """Raise ``ValueError`` naming the first field of dataclass ``instance`` whose value does not fit its annotation,
+    or holds a NaN or an infinity: no field of a configuration is a non-finite number (``-1 < nan`` is false, so a
+    range check alone would let it through)."""
     cls = type(instance)
-    hints = typing.get_type_hints(cls)
+    hints = field_hints(cls)
     for field in dataclasses.fields(cls):
         value = getattr(instance, field.name)
         if not value_has_type(value, hints[field.name]):
             raise ValueError(f"{cls.__name__}.{field.name}: must be {type_name(hints[field.name])} (got {value!r}, a {type(value).__name__})")
+        bad = nonfinite_number(value)
+        if bad is not None:
+            raise ValueError(f"{cls.__name__}.{field.name}: must be a finite number (got {bad!r})")
 
 
 class TypedFields:

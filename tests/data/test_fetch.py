@@ -3,7 +3,9 @@ import functools
 import hashlib
 import http.server
 import logging
+import os
 import shutil
+import stat
 import threading
 from pathlib import Path
 
@@ -154,3 +156,28 @@ def test_optional_dataset_without_mirror_is_unavailable(tmp_path):
 def test_unknown_dataset(tmp_path):
     with pytest.raises(KeyError, match="valid names"):
         fetch_dataset("iris", tmp_path, offline=True)
+
+
+@pytest.fixture
+def umask_022():
+    """The umask 0o022 for the test (written files then get 0o644), restored after it."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_mirror_copies_get_the_mode_of_a_plain_write(tmp_path, umask_022):
+    paths = fetch_dataset("mushroom", tmp_path / "raw", offline=True) + fetch_dataset("adult", tmp_path / "raw", offline=True)
+    assert {path.name: _mode(path) for path in paths} == {path.name: 0o644 for path in paths}
+
+
+def test_downloads_get_the_mode_of_a_plain_write(tmp_path, monkeypatch, http_root, umask_022):
+    root, base = http_root
+    shutil.copy(DEFAULT_MIRROR / "uci_mushroom" / "agaricus-lepiota.data", root / "m.data")
+    _with_url(monkeypatch, "mushroom", f"{base}/m.data")
+    (path,) = fetch_dataset("mushroom", tmp_path / "raw", mirror_dir=tmp_path / "no-mirror")
+    assert _mode(path) == 0o644

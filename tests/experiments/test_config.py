@@ -1,6 +1,7 @@
 import copy
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -117,3 +118,79 @@ def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smo
     check_config(published)
     jobs = [job for job in expand_jobs(published) if job.experiment == "published" and job.spec["policy"] == "lnucb_ta"]
     assert jobs and all(job.spec["params"]["global_mean"] == "all_rewards" for job in jobs)
+
+
+# Issue 28: every number finite, every size bounded, every expected failure one line (each case below was accepted,
+# or failed late without naming its key, before).
+
+SMOKE_SYNTHETIC_HARE = "hare: {params: {projections: random, mean: online, online_lr: 0.05}, grid: {alpha: [0.01, 0.1]}}"
+
+
+def _smoke_variant(repository, tmp_path, old: str, new: str, name: str = "variant.yaml") -> Path:
+    """A copy of config/smoke.yaml with the first ``old`` replaced by ``new``."""
+    text = (repository / "config" / "smoke.yaml").read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "spelling"),
+    [
+        (SMOKE_SYNTHETIC_HARE, SMOKE_SYNTHETIC_HARE.replace("online_lr: 0.05}", "online_lr: 0.05, alpha: .inf}").replace(", grid: {alpha: [0.01, 0.1]}", ""),
+         "experiments.classification.policies.hare.params.alpha", ".inf"),
+        ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam", ".inf"),
+        ("noise_sigma: 0.1", "noise_sigma: .nan", "environments.synthetic_linear.params.noise_sigma", ".nan"),
+        ("grid: {alpha: [0.01, 0.1]}", "grid: {alpha: [0.01, -.inf]}", "experiments.classification.policies.hare.grid.alpha[1]", "-.inf"),
+        ("max_seconds: 5", "max_seconds: .NaN", "bench.max_seconds", ".nan"),
+    ],
+)
+def test_a_nonfinite_number_is_refused_naming_the_file_and_its_key(repository, tmp_path, old, new, key, spelling):
+    path = _smoke_variant(repository, tmp_path, old, new)
+    with pytest.raises(ConfigError) as refused:
+        load_config([path])
+    assert str(refused.value) == f"{path}: {key}: {spelling} is not a finite number"
+
+
+def test_a_nonfinite_number_in_a_mapping_is_refused_before_the_schema(smoke_config):
+    config = _set(copy.deepcopy(smoke_config), ["theory", "oful", "delta"], float("inf"))
+    with pytest.raises(ConfigError, match=r"^invalid config: theory\.oful\.delta: \.inf is not a finite number$"):
+        check_config(config)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("horizon: 80\n    n_runs: 2", "horizon: 1000000000000\n    n_runs: 2", r"experiments\.synthetic\.horizon: 1000000000000 is greater than the maximum of 100000000"),
+        ("horizon: 80\n    n_runs: 2", "horizon: 80\n    n_runs: 100000000", r"experiments\.synthetic\.n_runs: 100000000 is greater than the maximum of 10000"),
+        ("n_logged: 100\n    environments: [synthetic_linear]", "n_logged: 1000000000\n    environments: [synthetic_linear]", r"experiments\.synthetic_warm\.n_logged: 1000000000 is greater"),
+        ("n_items: 24, n_clusters: 4, n_users: 3, noise", "n_items: 10000000, n_clusters: 4, n_users: 3, noise", r"environments\.synthetic_linear\.params\.n_items: 10000000 is greater"),
+    ],
+)
+def test_an_absurd_size_is_refused_naming_its_key(repository, tmp_path, old, new, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config([_smoke_variant(repository, tmp_path, old, new)])
+
+
+def test_a_duplicate_key_is_refused_naming_the_file_and_line(repository, tmp_path):
+    path = _smoke_variant(repository, tmp_path, "base_seed: 7\n", "base_seed: 7\nrecord_every: 5\nbase_seed: 8\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: not valid YAML at line 5, column 1: duplicate key 'base_seed' \(first at line 3\)$"):
+        load_config([path])
+
+
+def test_a_byte_that_is_not_utf8_is_refused_naming_the_file_and_offset(repository, tmp_path):
+    text = (repository / "config" / "smoke.yaml").read_bytes()
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(text.replace(b"# Smoke", b"# Sm\xe9ke", 1))
+    with pytest.raises(ConfigError, match=rf"^{path}: not UTF-8 text: byte 0xe9 at byte offset 4 \(line 1\)"):
+        load_config([path])
+
+
+def test_the_shipped_configs_respect_the_documented_bounds(repository):
+    """No shipped config comes near the schema's maxima of sizes (10^8 rounds, 10,000 runs)."""
+    from hare.experiments.config import schema_errors
+
+    for path in sorted((repository / "config").glob("*.yaml")):
+        if path.name != "schema.yaml":
+            assert schema_errors(yaml.safe_load(path.read_text())) == [], path.name

@@ -114,6 +114,23 @@ def test_bad_config_fails_before_any_job(repository, tmp_path):
     assert "alpha" in result.stdout + result.stderr
 
 
+def test_a_yaml_syntax_error_is_one_line_naming_file_and_line_before_snakemake_runs(repository, tmp_path):
+    """Snakemake reads every --configfile before the Snakefile and says of a YAML syntax error only that the file is
+    not valid YAML; `make workflow` validates the config first (hare validate-config) and stops with one line naming
+    the file and the line, before anything is written or Snakemake starts."""
+    workdir = copy_repository(repository, tmp_path / "checkout")
+    good = (repository / "config" / "smoke.yaml").read_text().splitlines(keepends=True)
+    line = next(i for i, text in enumerate(good) if text == "device: cpu\n")
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("".join([*good[:line], "device: cpu: cuda\n", *good[line + 1:]]))
+    result = subprocess.run(["make", "--no-print-directory", "workflow", f"CONFIG={bad}", f"BIN={Path(sys.executable).parent}"],
+                            cwd=workdir, capture_output=True, text=True)
+    assert result.returncode != 0
+    first = (result.stderr + result.stdout).strip().splitlines()[0]
+    assert str(bad) in first and re.search(rf"\bline {line + 1}\b", first), result.stdout + result.stderr
+    assert not (workdir / "results" / "logs").exists() and not (workdir / ".snakemake").exists()
+
+
 ON_DEMAND_RULES = {"all", "claim"}
 """Rules outside the default target's graph: the target itself and `make claim`'s one-claim rule."""
 
@@ -197,4 +214,34 @@ def test_bit_rot_is_found_repaired_and_rebuilt_through_the_workflow(smoke_run):
     result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert run.read_bytes() == original
+    assert subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True).returncode == 0
+
+
+def test_a_kept_mtime_edit_of_a_generated_table_and_a_figure_is_found_repaired_and_rebuilt(smoke_run):
+    """The manifest lists every generated paper file the workflow declares (as ``../paper/...``). One character of a
+    generated table and one byte of a figure changed with their times kept: Snakemake sees nothing to do, `hare verify`
+    names both as changed, `--repair` deletes them, a dry run plans their rules, the next plain run rebuilds them byte
+    for byte, and the new manifest verifies."""
+    from hare.experiments.manifest import read_manifest
+
+    listed = {p.removeprefix("../") for p in read_manifest(smoke_run / "results" / "MANIFEST.sha256") if p.startswith("../")}
+    assert listed == {p for p in _summary(smoke_run) if p.startswith("paper/")}
+    damaged = {"paper/generated/table_synthetic.tex": "table", "paper/figures/regret_curves.pdf": "execute_regret_curves"}
+    originals = {path: (smoke_run / path).read_bytes() for path in damaged}
+    for path, data in originals.items():
+        stat = (smoke_run / path).stat()
+        middle = len(data) // 2
+        (smoke_run / path).write_bytes(data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:])
+        os.utime(smoke_run / path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "Nothing to be done" in _planned(smoke_run)
+    hare = [sys.executable, "-m", "hare", "verify", "--results", "results"]
+    found = subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True)
+    assert found.returncode == 1 and sorted(line.split(" (")[0] for line in found.stdout.splitlines()) == [f"changed: ../{p}" for p in sorted(damaged)], found.stdout
+    repaired = subprocess.run([*hare, "--repair"], cwd=smoke_run, capture_output=True, text=True)
+    assert all(f"removed: ../{path} (snakemake rebuilds it)" in repaired.stdout for path in damaged), repaired.stdout + repaired.stderr
+    assert not any((smoke_run / path).exists() for path in damaged)
+    assert set(damaged.values()) <= set(_planned_rules(_planned(smoke_run)))
+    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert {path: (smoke_run / path).read_bytes() for path in damaged} == originals
     assert subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True).returncode == 0

@@ -19,9 +19,22 @@ from hare.cli import bench, calibrate, report, theory, workflow
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
 
-USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, zipfile.BadZipFile, yaml.YAMLError)
-"""What a bad argument, config, file or permission raises: one line ``hare <command>: error: ...``, exit 2
-(``--debug`` shows the traceback). OSError covers a missing file and a denied permission."""
+USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, ArithmeticError, MemoryError, zipfile.BadZipFile, yaml.YAMLError)
+"""What a bad argument, config, file or permission, or a job too large for its machine, raises: one line
+``hare <command>: error: ...``, exit 2 (``--debug`` shows the traceback). OSError covers a missing file and a denied
+permission; RuntimeError covers torch's (a CUDA out-of-memory error, a failed factorisation of a bad matrix);
+ValueError numpy's ``LinAlgError``, a decoding error and a :class:`hare.experiments.grid.ConfigError`; ArithmeticError
+an overflow; MemoryError an allocation the machine cannot satisfy."""
+
+
+def one_line(error: BaseException) -> str:
+    """The message of an expected error on one line: a ``KeyError``'s key without quotes, a ``MemoryError`` said to
+    be one, every line break and run of spaces as one space (a torch or YAML message may span lines)."""
+    message = error.args[0] if isinstance(error, KeyError) and error.args else error
+    text = " ".join(str(message).split())
+    if isinstance(error, MemoryError):
+        return f"out of memory: {text}" if text else "out of memory"
+    return text or type(error).__name__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +61,5 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as error:
         if debug:
             raise
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"hare {args.command}: error: {message}", file=sys.stderr)
+        print(f"hare {args.command}: error: {one_line(error)}", file=sys.stderr)
         return 2

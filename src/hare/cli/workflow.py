@@ -240,13 +240,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
 
-    p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file)")
+    p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated and paper/figures)")
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_manifest)
 
-    p = sub.add_parser("verify", help="check result files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)")
+    p = sub.add_parser("verify", help="check result and generated paper files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)")
     p.add_argument("--results", default="results")
-    p.add_argument("--repair", action="store_true", help="delete every result file that changed or disagrees with its sidecar, so snakemake rebuilds it")
+    p.add_argument("--repair", action="store_true", help="delete every covered file that changed or disagrees with its sidecar, so snakemake rebuilds it")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("cost-model", help="seconds per round of every policy of a config at B runs and rounds t, and the predicted CPU time of its jobs")

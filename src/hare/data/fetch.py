@@ -21,7 +21,7 @@ import requests
 
 from hare.data.errors import DataIntegrityError, DatasetUnavailable
 from hare.data.registry import RemoteFile, get_dataset
-from hare.io import file_sha256
+from hare.io import file_sha256, set_written_mode
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ def _download(rf: RemoteFile, target: Path, timeout: float) -> None:
         if match is None:
             raise
         raise DataIntegrityError(_mismatch(rf, rf.url, match.group(1))) from None
+    set_written_mode(target)  # pooch moves its 0o600 temporary file into place
 
 
 def _copy_verified(source: Path, target: Path, rf: RemoteFile) -> None:
@@ -116,6 +117,7 @@ def _copy_verified(source: Path, target: Path, rf: RemoteFile) -> None:
         actual = file_sha256(tmp)
         if actual != rf.sha256:
             raise DataIntegrityError(_mismatch(rf, str(source), actual))
+        set_written_mode(tmp)  # mkstemp created it 0o600
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

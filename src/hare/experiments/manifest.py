@@ -1,8 +1,8 @@
-"""``results/MANIFEST.sha256``: the sha256 of every result file, and its verification.
+"""``results/MANIFEST.sha256``: the sha256 of every result file and every generated paper file, and its verification.
 
-The manifest lists one ``<sha256>  <path>`` line per file under the results
-directory, paths relative to it with ``/`` separators, sorted by path: the format
-of ``sha256sum``, so ``cd results && sha256sum -c MANIFEST.sha256`` also checks it.
+The manifest lists one ``<sha256>  <path>`` line per covered file, paths relative to the results directory with
+``/`` separators, sorted by path: the format of ``sha256sum``, so ``cd results && sha256sum -c MANIFEST.sha256``
+also checks it.
 
 Covered: every regular file under ``results/`` (runs and their sidecars, raw and
 prepared data, tables, checks, notebooks and their HTML, claims, the PDF), except
@@ -11,10 +11,29 @@ prepared data, tables, checks, notebooks and their HTML, claims, the PDF), excep
 * ``latex/`` (latexmk's build folder: aux files, logs),
 * ``.snakemake/`` (workflow bookkeeping, if a run used ``results`` as its directory),
 * ``report.html`` (``snakemake --report``, written from the finished results after the manifest),
-* ``MANIFEST.sha256`` itself.
+* ``MANIFEST.sha256`` itself;
+
+and every regular file under ``paper/generated/`` and ``paper/figures/`` (:data:`PAPER_DIRS`), the generated
+tables, macros and figures the PDF reads, listed as ``../paper/generated/<name>`` and ``../paper/figures/<name>``.
+
+Which paper files are listed: the two folders as a whole. ``.gitignore`` ignores both folders entirely and no file
+in them is tracked, because only workflow rules write there (the table, theory, benchmark, claims and macros rules,
+and the notebooks' figures and macros); every file in them is a workflow output (a stale one from an earlier
+config included, as under ``results/``). The hand-written sources of the PDF (``paper/*.tex``,
+``paper/sections/``, ``refs.bib``, ``claims.yaml``, ``published/``, ``readme/``) are tracked by git, which is
+what checks them, and are not listed. A folder that mixed hand-written and generated files would break this rule;
+``tests/experiments/test_manifest.py`` checks that git tracks nothing in either folder and ignores both.
+
+Why ``../paper/...`` entries in the one manifest and not a second manifest in ``paper/``: one file, one
+``hare verify``, one ``sha256sum -c`` from inside ``results/`` cover everything the PDF is built from, and the
+workflow's rule ``manifest`` already takes every generated paper file as an input (``declared_outputs`` in
+``rules/common.smk``), so it is rewritten whenever one of them is rebuilt. ``..`` is read lexically (the folder
+beside the results directory as written, as the workflow sees it); ``sha256sum`` follows ``..`` physically, so the
+two agree unless ``results`` is a symbolic link to another place.
 
 The manifest records what one run produced, so :func:`verify` detects any later
-change (a flipped byte, a deleted or an added file). Which files a *second* run
+change (a flipped byte, a deleted or an added file), and ``verify(repair=True)`` deletes a changed file, in
+``results/`` or in ``paper/``, so that the next ``snakemake`` rebuilds it. Which files a *second* run
 reproduces byte for byte is a different question, answered by
 :data:`PROVENANCE_FILES`: files that carry wall times, memory peaks, commits or
 execution timestamps by design; every other file is bit-reproducible on the same
@@ -32,6 +51,8 @@ from hare.io import file_sha256, sidecar_mismatch, write_text
 MANIFEST_NAME = "MANIFEST.sha256"
 EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
 EXCLUDED_FILES = (MANIFEST_NAME, "report.html")
+PAPER_DIRS = ("../paper/generated", "../paper/figures")
+"""Folders of generated paper files, relative to the results directory: every file in them is listed."""
 
 PROVENANCE_FILES = (
     "runs/*.json",
@@ -47,18 +68,29 @@ PROVENANCE_FILES = (
     "claims.md",
     "claims.json",
     "paper.pdf",
+    "../paper/generated/table_bench*.tex",
+    "../paper/generated/table_compute.tex",
+    "../paper/generated/table_scaling.tex",
+    "../paper/generated/table_exploration_sweep.tex",
+    "../paper/generated/table_replay.tex",
+    "../paper/generated/claims.tex",
+    "../paper/figures/runtime.pdf",
 )
-"""Result files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
+"""Covered files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
 
 * ``runs/**.json`` sidecars: wall time and peak memory (and the git commit, if it moved);
-* ``notebooks/runtime.ipynb`` and its HTML: the notebook prints the wall times it plots. The
-  other notebooks, their HTML and every ``.source.ipynb`` are byte-identical: cell ids are fixed
-  and execution timestamps dropped (:mod:`hare.report.notebooks`);
-* ``claims.md`` and ``claims.json``: the claims on LNUCB-TA's Table 7 quote measured wall-time ratios;
+* ``notebooks/runtime.ipynb`` and its HTML, and its figure ``paper/figures/runtime.pdf``: the notebook prints and
+  plots wall times. The other notebooks, their HTML, their figures and every ``.source.ipynb`` are byte-identical:
+  cell ids are fixed and execution timestamps dropped (:mod:`hare.report.notebooks`);
+* the benchmarks (``bench/``, ``table_bench*.tex``) and the tables of the timed kinds (compute, scaling, replay: the
+  compute, scaling, exploration-sweep and replay tables, CSV and LaTeX), which print ms per round or compute used;
+* ``claims.md``, ``claims.json`` and the claims table ``paper/generated/claims.tex``: the claims on LNUCB-TA's
+  Table 7 quote measured wall-time ratios;
 * ``paper.pdf``: it prints the measured tables and claims.
 
 Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the
-personalization timings) is byte-identical between two runs on the same device and software versions.
+personalization timings, ``paper/generated/`` but the timed tables and the claims table, ``paper/figures/`` but the
+runtime figure) is byte-identical between two runs on the same device and software versions.
 """
 
 
@@ -66,28 +98,42 @@ def _excluded(relative: str) -> bool:
     return relative in EXCLUDED_FILES or relative.split("/", 1)[0] in EXCLUDED_DIRS
 
 
+def locate(results_dir: str | os.PathLike, relative: str) -> Path:
+    """The file a manifest entry names: ``relative`` joined to ``results_dir``, ``..`` read lexically (the folder
+    beside ``results_dir`` as written, even where ``results_dir`` is a symbolic link)."""
+    return Path(os.path.normpath(os.path.join(os.path.abspath(results_dir), relative)))
+
+
+def _regular_files(folder: Path) -> list[str]:
+    """Regular files (no symbolic links) under ``folder``, relative to it with ``/`` separators; none if it is absent."""
+    return [path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and not path.is_symlink()]
+
+
 def result_files(results_dir: str | os.PathLike) -> list[str]:
-    """Paths (relative, ``/``-separated, sorted) of the files the manifest covers."""
-    root = Path(results_dir)
-    files = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root).as_posix()
-        if path.is_file() and not path.is_symlink() and not _excluded(relative):
-            files.append(relative)
+    """Paths (relative to ``results_dir``, ``/``-separated, sorted) of the files the manifest covers: the results
+    but the excluded ones, and every file of :data:`PAPER_DIRS` as ``../paper/<folder>/<name>``."""
+    files = [relative for relative in _regular_files(Path(results_dir)) if not _excluded(relative)]
+    for folder in PAPER_DIRS:
+        files.extend(f"{folder}/{relative}" for relative in _regular_files(locate(results_dir, folder)))
     return sorted(files)
+
+
+def require_results_dir(results_dir: str | os.PathLike) -> Path:
+    """``results_dir`` as a path; an error in one line if it is not an existing directory."""
+    root = Path(results_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"results directory {root} does not exist" if not root.exists() else f"results directory {root} is not a directory")
+    return root
 
 
 def compute_manifest(results_dir: str | os.PathLike) -> dict[str, str]:
     """``{relative path: sha256}`` of every covered file."""
-    root = Path(results_dir)
-    return {relative: file_sha256(root / relative) for relative in result_files(root)}
+    return {relative: file_sha256(locate(results_dir, relative)) for relative in result_files(results_dir)}
 
 
 def write_manifest(results_dir: str | os.PathLike) -> Path:
     """Write ``<results_dir>/MANIFEST.sha256`` atomically; return its path."""
-    root = Path(results_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"results directory {root} does not exist")
+    root = require_results_dir(results_dir)
     entries = compute_manifest(root)
     disagreeing = [f"{relative} ({problem})" for relative, digest in entries.items()
                    if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative, digest))]
@@ -118,11 +164,12 @@ def verify(results_dir: str | os.PathLike, repair: bool = False) -> list[str]:
     Every ``.npz`` is checked against the sha256 its sidecar recorded when it was written
     (:func:`hare.io.sidecar_mismatch`), whether or not a manifest exists; against the manifest,
     reports files listed but missing, files whose sha256 changed (a single flipped byte included)
-    and covered files it does not list. ``repair``: delete every changed or disagreeing file (an
-    ``.npz`` with its sidecar), so that the next ``snakemake`` rebuilds exactly them and what
-    depends on them; each deletion is reported.
+    and covered files it does not list, generated paper files (``../paper/...``) included. ``repair``: delete
+    every changed or disagreeing file (an ``.npz`` with its sidecar), so that the next ``snakemake`` rebuilds
+    exactly them and what depends on them; each deletion is reported. A ``results_dir`` that is not a directory is
+    an error (:func:`require_results_dir`), not a list of problems.
     """
-    root = Path(results_dir)
+    root = require_results_dir(results_dir)
     digests = compute_manifest(root)
     problems, bad = [], set()
     for relative in sorted(r for r in digests if r.endswith(".npz")):
@@ -144,8 +191,8 @@ def verify(results_dir: str | os.PathLike, repair: bool = False) -> list[str]:
         problems.extend(f"extra: {relative} (not in the manifest)" for relative in sorted(set(digests) - set(expected)))
     if repair:
         for relative in sorted(bad):
-            if (root / relative).exists():
-                (root / relative).unlink()
+            if locate(root, relative).exists():
+                locate(root, relative).unlink()
                 problems.append(f"removed: {relative} (snakemake rebuilds it)")
     return problems
 
@@ -156,7 +203,7 @@ def with_sidecar(relative: str) -> set[str]:
 
 
 def is_provenance_file(relative: str) -> bool:
-    """Whether ``relative`` (a path under ``results/``) is one of :data:`PROVENANCE_FILES`."""
+    """Whether ``relative`` (a manifest entry: a path relative to ``results/``) is one of :data:`PROVENANCE_FILES`."""
     return any(fnmatch.fnmatch(relative, pattern) for pattern in PROVENANCE_FILES)
 
 

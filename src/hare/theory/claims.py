@@ -81,10 +81,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from scipy import stats
 
-from hare.io import read_npz, write_json, write_text
+from hare.io import read_npz, read_yaml, write_json, write_text
 from hare.theory import verdicts
 
 LEVEL = verdicts.LEVEL
@@ -554,15 +553,15 @@ def reference_configs(register_path: str | Path) -> list[dict[str, Any]]:
     """The configurations the register's ``reference_configs`` names (paths relative to the repository root,
     the register's parent's parent)."""
     path = Path(register_path)
-    register = yaml.safe_load(path.read_text()) or {}
+    register = read_yaml(path) or {}
     root = path.resolve().parent.parent
-    return [yaml.safe_load((root / name).read_text()) for name in register.get("reference_configs") or []]
+    return [read_yaml(root / name) for name in register.get("reference_configs") or []]
 
 
 def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """The register's claims, families expanded over ``configs`` (the running configuration) and the register's
     reference configurations; duplicate keys are a :class:`ClaimError`."""
-    register = yaml.safe_load(Path(path).read_text())
+    register = read_yaml(path)
     claims = register.get("claims") if isinstance(register, dict) else None
     if not claims:
         raise ClaimError(f"{path}: no 'claims' list")
@@ -609,7 +608,7 @@ def not_produced(register: str | Path, configs: Sequence[dict[str, Any]]) -> fro
 
 def headline_patterns(path: str | Path) -> list[str]:
     """The register's ``headline:`` list: shell patterns (``fnmatch``) of the keys the abstract and introduction rest on."""
-    register = yaml.safe_load(Path(path).read_text()) or {}
+    register = read_yaml(path) or {}
     patterns = register.get("headline") or []
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         raise ClaimError(f"{path}: headline must be a list of key patterns, got {patterns!r}")

@@ -1,0 +1,114 @@
+"""The manifest covers the generated paper files beside the results: a kept-mtime edit of a generated table or a
+figure is found and repaired, hand-written paper sources are left to git, and the timed ones are provenance.
+
+The manifest's checks of result files alone (flipped, missing and extra files, damaged run files) are in
+``tests/workflow/test_job_faults.py``."""
+
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from hare import cli
+from hare.experiments.manifest import PAPER_DIRS, is_provenance_file, read_manifest, reproducible_part, verify, write_manifest
+
+GENERATED = {
+    "results/tables/synthetic.csv": "policy,regret\nlinucb,1.5\n",
+    "results/claims.md": "# Claims\n",
+    "paper/generated/table_synthetic.tex": "\\begin{tabular}{lr} LinUCB & 1.5 \\end{tabular}\n",
+    "paper/generated/macros.tex": "\\newcommand{\\nruns}{20}\n",
+    "paper/figures/regret_curves.pdf": "%PDF-1.5 regret curves\n",
+}
+HAND_WRITTEN = {"paper/main.tex": "\\input{generated/macros}\n", "paper/sections/method.tex": "Method.\n"}
+
+
+@pytest.fixture
+def build(tmp_path):
+    """A finished build in ``tmp_path``: results, generated paper files, hand-written sources, and the manifest."""
+    for relative, text in {**GENERATED, **HAND_WRITTEN}.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    write_manifest(tmp_path / "results")
+    return tmp_path
+
+
+def _edit_keeping_mtime(path):
+    """Change one character of ``path`` and restore its access and modification times (what Snakemake cannot see)."""
+    stat = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data[:-2] + bytes([data[-2] ^ 0x01]) + data[-1:])
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_the_manifest_lists_generated_paper_files_and_not_the_hand_written_sources(build):
+    entries = read_manifest(build / "results" / "MANIFEST.sha256")
+    assert sorted(entries) == ["../paper/figures/regret_curves.pdf", "../paper/generated/macros.tex", "../paper/generated/table_synthetic.tex",
+                               "claims.md", "tables/synthetic.csv"]
+    assert verify(build / "results") == []
+
+
+def test_the_manifest_stays_sha256sum_compatible_from_inside_results(build):
+    result = subprocess.run(["sha256sum", "--check", "--strict", "MANIFEST.sha256"], cwd=build / "results", capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "../paper/generated/table_synthetic.tex: OK" in result.stdout
+
+
+@pytest.mark.parametrize("relative", ["paper/generated/table_synthetic.tex", "paper/figures/regret_curves.pdf"])
+def test_a_kept_mtime_edit_of_a_generated_paper_file_is_changed_and_repaired(build, relative):
+    """One character edited, its times restored: `verify` names it as changed; `--repair` deletes it, and only it."""
+    path = build / relative
+    _edit_keeping_mtime(path)
+    problems = verify(build / "results")
+    assert len(problems) == 1 and problems[0].startswith(f"changed: ../{relative} (sha256 "), problems
+    assert verify(build / "results", repair=True)[-1] == f"removed: ../{relative} (snakemake rebuilds it)"
+    assert not path.exists()
+    assert all((build / other).is_file() for other in {**GENERATED, **HAND_WRITTEN} if other != relative)
+    assert verify(build / "results") == [f"missing: ../{relative}"]
+
+
+def test_an_edited_hand_written_source_is_git_s_business_and_a_new_figure_is_extra(build):
+    (build / "paper" / "sections" / "method.tex").write_text("Method, edited.\n")
+    (build / "paper" / "figures" / "new.pdf").write_text("%PDF-1.5 new\n")
+    assert verify(build / "results") == ["extra: ../paper/figures/new.pdf (not in the manifest)"]
+
+
+def test_the_paper_folder_beside_a_symlinked_results_folder_is_covered(build, tmp_path_factory):
+    """``..`` is read lexically: the paper files beside ``results`` as the workflow writes them, even where ``results``
+    is a link to a folder elsewhere (scratch storage on a cluster)."""
+    elsewhere = tmp_path_factory.mktemp("scratch") / "results"
+    (build / "results").rename(elsewhere)
+    (build / "results").symlink_to(elsewhere, target_is_directory=True)
+    assert verify(build / "results") == []
+    _edit_keeping_mtime(build / "paper" / "generated" / "macros.tex")
+    assert verify(build / "results")[0].startswith("changed: ../paper/generated/macros.tex")
+
+
+def test_verify_of_a_missing_results_directory_is_one_line(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "dir"
+    assert cli.main(["verify", "--results", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [f"hare verify: error: results directory {missing} does not exist"]
+
+
+def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(repository):
+    """Every table of a timed kind (compute, scaling, replay) in any config, CSV and LaTeX, the benchmark and claims
+    tables and the runtime figure differ between runs by design; other generated tables and figures do not."""
+    for config in sorted((repository / "config").glob("*.yaml")):
+        for name, table in ((yaml.safe_load(config.read_text()) or {}).get("tables") or {}).items():
+            timed = table["kind"] in ("compute", "scaling", "replay")
+            assert is_provenance_file(f"../paper/generated/table_{name}.tex") == timed == is_provenance_file(f"tables/{name}.csv"), f"{config.name}: {name}"
+    timed = ["../paper/generated/claims.tex", "../paper/generated/table_bench.tex", "../paper/generated/table_bench_hare.tex", "../paper/figures/runtime.pdf"]
+    steady = ["../paper/generated/macros.tex", "../paper/generated/bounds.tex", "../paper/figures/regret_curves.pdf", "../paper/figures/claims_matrix.pdf"]
+    assert reproducible_part(dict.fromkeys(timed + steady, "0" * 64)) == dict.fromkeys(steady, "0" * 64)
+
+
+def test_the_covered_paper_folders_hold_only_workflow_outputs(repository):
+    """The rule that makes every file of PAPER_DIRS a workflow output: git tracks nothing in them and ignores them."""
+    for folder in PAPER_DIRS:
+        assert folder.startswith("../paper/")
+        inside = folder.removeprefix("../")
+        tracked = subprocess.run(["git", "ls-files", "--", inside], cwd=repository, capture_output=True, text=True, check=True).stdout
+        assert tracked == "", f"{inside}: tracked files {tracked.split()}"
+        ignored = subprocess.run(["git", "check-ignore", "--quiet", "--no-index", f"{inside}/any.tex"], cwd=repository)
+        assert ignored.returncode == 0, f"{inside} is not ignored by .gitignore"
