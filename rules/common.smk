@@ -24,14 +24,18 @@ CONFIG_PATHS = [os.path.relpath(path) if not os.path.relpath(path).startswith(".
 
 def job_table():
     """The job table of the config (``hare jobs --table``, hare.experiments.plan), read as a sample sheet: the one
-    place the config is validated (one line per error, naming its key); the workflow imports nothing from src/."""
+    place the config is validated (one line per error, naming its key); the workflow imports nothing from src/.
+
+    An overlay (config/smoke.yaml, paper-core.yaml, paper.yaml: ``base: default.yaml`` and what differs) is resolved
+    by ``hare`` alone; Snakemake's ``config`` is the files as written, so it is compared with the files merged left to
+    right unresolved, and every rule reads the resolved config from the table (CONFIG below), never ``config``."""
     command = [sys.executable, "-m", "hare", "jobs", *CONFIG_PATHS, "--table", "--register", str(Path(workflow.basedir, "paper", "claims.yaml"))]
     answer = subprocess.run(command, env=HARE_ENVIRONMENT, capture_output=True, text=True)
     if answer.returncode != 0:
         raise WorkflowError(answer.stderr.strip() or f"hare jobs exited {answer.returncode}")
     if answer.stderr:
         print(answer.stderr, end="", file=sys.stderr)
-    merged = {}
+    merged = {}  # as written: an overlay keeps its `base`, which Snakemake does not resolve either
     for path in CONFIG_PATHS:
         merged.update(yaml.safe_load(Path(path).read_text()) or {})
     if config != merged:

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -19,4 +18,7 @@ def repository() -> Path:
 
 @pytest.fixture
 def smoke_config() -> dict:
-    return yaml.safe_load((REPOSITORY / "config" / "smoke.yaml").read_text())
+    """config/smoke.yaml resolved onto its base, default.yaml (the file itself is an overlay)."""
+    from hare.experiments.config import resolve_config_file
+
+    return resolve_config_file(REPOSITORY / "config" / "smoke.yaml")

@@ -1,6 +1,16 @@
-"""The package's import graph: no module of ``hare`` imports, at module level or inside a function, a
-module that imports it back (directly or through others); a package's ``__init__`` re-exporting its
-own submodules is not a cycle."""
+"""The package's import graph: layers that point one way, and no cycles.
+
+The layers, lowest first (documented in ``src/hare/__init__.py``; :data:`LAYERS` is their executable form):
+base (``typed``, ``io``, ``random``, ``allocator``, ``statistics``, ``verdicts``) < ``data`` < ``envs`` < ``model``
+< ``policies`` < ``report`` < ``experiments`` < ``theory`` < ``cli``. A module of ``hare`` imports its own layer or
+a lower one only. An import counts wherever it is written: at module level or inside a function, as a string given
+to ``importlib.import_module`` or ``__import__`` (an f-string by its literal start up to its last dot:
+``f"hare.theory.{name}"`` imports ``hare.theory``), and as any string constant that names a module of the package.
+``report``, which renders the numbers it is given, imports the base only.
+
+No module imports, directly or through others, a module that imports it back; a package's ``__init__``
+re-exporting its own submodules is not a cycle.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +20,89 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 
+LAYERS: dict[str, int] = {
+    "": 0, "typed": 0, "io": 0, "random": 0, "allocator": 0, "statistics": 0, "verdicts": 0,
+    "data": 1,
+    "envs": 2,
+    "model": 3,
+    "policies": 4,
+    "report": 5,
+    "experiments": 6,
+    "theory": 7,
+    "cli": 8, "__main__": 8,
+}
+"""The rank of each top-level module or package of ``hare`` (``""``: the package ``hare`` itself)."""
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(SOURCE).with_suffix("").parts
+DYNAMIC_IMPORTS = ("import_module", "__import__")
+
+
+def module_name(path: Path, root: Path = SOURCE) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_graph() -> dict[str, set[str]]:
-    files = {module_name(p): p for p in (SOURCE / "hare").rglob("*.py")}
+def package_sources(root: Path = SOURCE) -> dict[str, tuple[str, bool]]:
+    """``{module name: (source, whether it is a package's __init__)}`` of every module of ``hare`` under ``root``."""
+    return {module_name(p, root): (p.read_text(), p.name == "__init__.py") for p in sorted((root / "hare").rglob("*.py"))}
+
+
+def _literal_start(node: ast.expr) -> str | None:
+    """The module a dynamic import's argument names: a string, or an f-string's literal start up to its last dot."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return str(node.values[0].value).rpartition(".")[0] or None
+    return None
+
+
+def imported_names(name: str, source: str, is_package: bool = False, modules: frozenset[str] = frozenset()) -> set[str]:
+    """Every dotted name the module ``name`` (``source``) imports, anywhere in it: ``import a.b`` gives ``a.b``,
+    ``from a import b`` gives ``a`` and ``a.b`` (relative imports resolved), a dynamic import its literal name, and
+    a string constant the name of one of ``modules``."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                module = ".".join(base[:len(base) - node.level + 1] + ([module] if module else []))
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            target = _literal_start(node.args[0]) if called in DYNAMIC_IMPORTS else None
+            if target:
+                names.add(target)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in modules:
+            names.add(node.value)
+    return names
+
+
+def layer(name: str) -> int:
+    """The rank of a dotted name inside ``hare`` (:data:`LAYERS`); ``KeyError`` for a top-level name it does not list."""
+    parts = name.split(".")
+    return LAYERS[parts[1] if len(parts) > 1 else ""]
+
+
+def upward_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:
+    """``(module, imported name)`` of every import of a higher layer than the module's own, sorted."""
+    modules = frozenset(sources)
+    return sorted({(name, target) for name, (source, is_package) in sources.items()
+                   for target in imported_names(name, source, is_package, modules)
+                   if (target == "hare" or target.startswith("hare.")) and layer(target) > layer(name)})
+
+
+def import_graph(sources: dict[str, tuple[str, bool]] | None = None) -> dict[str, set[str]]:
+    """``{module: the modules of the package it imports}``, without a package's imports of its own submodules and
+    a submodule's of its packages."""
+    sources = package_sources() if sources is None else sources
+    modules = frozenset(sources)
     graph: dict[str, set[str]] = defaultdict(set)
-    for name, path in files.items():
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            elif isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            else:
-                continue
-            graph[name].update(t for t in targets if t in files and t != name and not name.startswith(t + ".") and not t.startswith(name + "."))
+    for name, (source, is_package) in sources.items():
+        graph[name].update(t for t in imported_names(name, source, is_package, modules)
+                           if t in modules and t != name and not name.startswith(t + ".") and not t.startswith(name + "."))
     return graph
 
 
@@ -71,12 +146,64 @@ def test_no_import_cycles():
     assert cycles(import_graph()) == []
 
 
-LOWER = ("hare.data", "hare.envs", "hare.model", "hare.policies")
-UPPER = ("hare.experiments", "hare.theory", "hare.report", "hare.cli")
+def test_every_module_has_a_layer():
+    """A new top-level module or package of ``hare`` needs its place in :data:`LAYERS` (and in the package docstring)."""
+    assert sorted({name.split(".")[1] for name in package_sources() if "." in name} - set(LAYERS)) == []
 
 
-def test_lower_layers_do_not_import_upper_ones():
-    """data -> envs -> model -> policies is the library; experiments, theory, reports and the command line build on it."""
-    upward = sorted((module, target) for module, targets in import_graph().items() if module.startswith(LOWER)
-                    for target in targets if target.startswith(UPPER))
-    assert upward == []
+def test_the_checker_reports_planted_upward_imports():
+    """Every form of import counts: module level, inside a function, relative, dynamic (a string, an f-string,
+    ``__import__``), a string constant naming a module; downward imports and ones of other packages do not."""
+    sources = {
+        "hare.envs.top": ("import hare.theory.claims\n", False),
+        "hare.model.inner": ("def f():\n    from hare.experiments.grid import expand_jobs\n    return expand_jobs\n", False),
+        "hare.policies.relative": ("def f():\n    from ..report import latex\n    return latex\n", False),
+        "hare.experiments.dynamic": ("import importlib\n\n\ndef f(name):\n    return importlib.import_module(f'hare.theory.{name}')\n", False),
+        "hare.experiments.string": ("from importlib import import_module\n\nMODULE = import_module('hare.cli')\n", False),
+        "hare.data.builtin": ("def f():\n    return __import__('hare.policies.base')\n", False),
+        "hare.report.registry": ("STUDIES = ('hare.theory.claims',)\n", False),
+        "hare.theory.claims": ("import numpy\nfrom hare import verdicts\nfrom hare.experiments import grid\n\n\ndef f():\n    from hare.report.latex import macros\n", False),
+        "hare.cli": ("from hare.theory import claims\n", True),
+    }
+    assert upward_imports(sources) == [
+        ("hare.data.builtin", "hare.policies.base"),
+        ("hare.envs.top", "hare.theory.claims"),
+        ("hare.experiments.dynamic", "hare.theory"),
+        ("hare.experiments.string", "hare.cli"),
+        ("hare.model.inner", "hare.experiments.grid"),
+        ("hare.model.inner", "hare.experiments.grid.expand_jobs"),
+        ("hare.policies.relative", "hare.report"),
+        ("hare.policies.relative", "hare.report.latex"),
+        ("hare.report.registry", "hare.theory.claims"),
+    ]
+
+
+def test_the_checker_reads_a_planted_module_from_a_source_tree(tmp_path):
+    """The same check on files: a module of a lower layer that imports an upper one inside a function is reported."""
+    files = {
+        "hare/__init__.py": "",
+        "hare/io.py": "",
+        "hare/envs/__init__.py": "",
+        "hare/envs/planted.py": "from hare.io import write_text\n\n\ndef sneak():\n    from hare.theory.claims import decide\n    return decide, write_text\n",
+        "hare/theory/__init__.py": "",
+        "hare/theory/claims.py": "from hare.envs import planted\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert upward_imports(package_sources(tmp_path)) == [("hare.envs.planted", "hare.theory.claims"), ("hare.envs.planted", "hare.theory.claims.decide")]
+    assert cycles(import_graph(package_sources(tmp_path))) == [["hare.envs.planted", "hare.theory.claims"]]
+
+
+def test_layers_import_downward_only():
+    """Every module of ``hare``, every import of it (see the module docstring), against :data:`LAYERS`."""
+    assert upward_imports(package_sources()) == []
+
+
+def test_report_imports_only_the_base():
+    """``report`` renders numbers it is given: below the layers that compute, it imports none of the others either."""
+    sources = package_sources()
+    reached = sorted({target for name, (source, is_package) in sources.items() if name.startswith("hare.report")
+                      for target in imported_names(name, source, is_package, frozenset(sources))
+                      if target.startswith("hare.") and not target.startswith("hare.report") and layer(target) > 0})
+    assert reached == []

@@ -146,7 +146,7 @@ def test_torch_and_numpy_failures_are_expected_errors():
     assert issubclass(torch.linalg.LinAlgError, cli.USER_ERRORS)
 
 
-SMOKE_HARE = "hare: {params: {projections: random, mean: online, online_lr: 0.05}, grid: {alpha: [0.01, 0.1]}}"
+SMOKE_HARE = "hare: {params: {key_dim: null}, grid: {alpha: [0.01, 0.1]}}"
 BAD_VARIANTS = {
     "alpha_inf": (SMOKE_HARE, SMOKE_HARE.replace("[0.01, 0.1]", "[0.01, .inf]"), "experiments.classification.policies.hare.grid.alpha[1]: .inf is not a finite number"),
     "lam_inf": ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam: .inf is not a finite number"),
@@ -169,6 +169,7 @@ def test_each_bad_config_of_issue_28_is_one_line_naming_the_key(tmp_path, capsys
     assert old in text
     path = tmp_path / f"{variant}.yaml"
     path.write_bytes(text.replace(old, new, 1).encode("utf-8", "surrogateescape"))
+    (tmp_path / "default.yaml").write_bytes((ROOT / "config" / "default.yaml").read_bytes())  # the overlay's base
     argv = [command, str(path), *(["--table"] if command == "jobs" else [])]
     assert cli.main(argv) == 2
     captured = capsys.readouterr()

@@ -6,11 +6,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hare.experiments.config import check_config, load_config
+from hare.experiments.config import check_config, load_config, resolve_config_file
 from hare.experiments.grid import ConfigError, expand_jobs
 
 
-@pytest.mark.parametrize("name", ["default", "smoke", "paper"])
+@pytest.fixture
+def smoke_config(repository) -> dict:
+    """config/smoke.yaml resolved onto its base, default.yaml (the file itself is an overlay)."""
+    return resolve_config_file(repository / "config" / "smoke.yaml")
+
+
+@pytest.mark.parametrize("name", ["default", "smoke", "paper-core", "paper"])
 def test_shipped_configs_validate(repository, name):
     load_config([repository / "config" / f"{name}.yaml"])
 
@@ -123,22 +129,23 @@ def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smo
 # Issue 28: every number finite, every size bounded, every expected failure one line (each case below was accepted,
 # or failed late without naming its key, before).
 
-SMOKE_SYNTHETIC_HARE = "hare: {params: {projections: random, mean: online, online_lr: 0.05}, grid: {alpha: [0.01, 0.1]}}"
+SMOKE_CLASSIFICATION_HARE = "hare: {params: {key_dim: null}, grid: {alpha: [0.01, 0.1]}}"
 
 
 def _smoke_variant(repository, tmp_path, old: str, new: str, name: str = "variant.yaml") -> Path:
-    """A copy of config/smoke.yaml with the first ``old`` replaced by ``new``."""
+    """A copy of config/smoke.yaml with the first ``old`` replaced by ``new``, beside a copy of its base."""
     text = (repository / "config" / "smoke.yaml").read_text()
     assert old in text
     path = tmp_path / name
     path.write_text(text.replace(old, new, 1))
+    (tmp_path / "default.yaml").write_bytes((repository / "config" / "default.yaml").read_bytes())
     return path
 
 
 @pytest.mark.parametrize(
     ("old", "new", "key", "spelling"),
     [
-        (SMOKE_SYNTHETIC_HARE, SMOKE_SYNTHETIC_HARE.replace("online_lr: 0.05}", "online_lr: 0.05, alpha: .inf}").replace(", grid: {alpha: [0.01, 0.1]}", ""),
+        (SMOKE_CLASSIFICATION_HARE, SMOKE_CLASSIFICATION_HARE.replace("key_dim: null}", "key_dim: null, alpha: .inf}").replace(", grid: {alpha: [0.01, 0.1]}", ""),
          "experiments.classification.policies.hare.params.alpha", ".inf"),
         ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam", ".inf"),
         ("noise_sigma: 0.1", "noise_sigma: .nan", "environments.synthetic_linear.params.noise_sigma", ".nan"),
@@ -193,4 +200,4 @@ def test_the_shipped_configs_respect_the_documented_bounds(repository):
 
     for path in sorted((repository / "config").glob("*.yaml")):
         if path.name != "schema.yaml":
-            assert schema_errors(yaml.safe_load(path.read_text())) == [], path.name
+            assert schema_errors(resolve_config_file(path)) == [], path.name

@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hare import cli
-from hare.experiments.config import check_config
+from hare.experiments.config import check_config, resolve_config_file
 from hare.experiments.grid import ConfigError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-SMOKE = yaml.safe_load((REPOSITORY / "config" / "smoke.yaml").read_text())
+SMOKE = resolve_config_file(REPOSITORY / "config" / "smoke.yaml")
+"""config/smoke.yaml resolved onto its base (the file is an overlay of default.yaml)."""
 KEY_PATH = re.compile(r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): |(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)")
 """A message naming a key path: the schema's and the finite-number check's (``invalid config: <path>: ``, or after the
 file's name on the command line), or the cross-reference checks' (``<section>.<path>``)."""

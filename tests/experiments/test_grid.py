@@ -184,11 +184,9 @@ def test_the_fixed_reason_travels_in_the_job_spec():
 
 
 def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):
-    import yaml
+    from hare.experiments.config import resolve_config_file, schema_errors
 
-    from hare.experiments.config import schema_errors
-
-    config = yaml.safe_load((repository / "config" / "smoke.yaml").read_text())
+    config = resolve_config_file(repository / "config" / "smoke.yaml")
     experiments = sorted(config["experiments"])
     config["tables"]["classification"]["experiment"] = experiments[:2]
     config["tables"]["synthetic"]["experiment"] = "all"

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from hare import cli
-from hare.experiments.config import load_config
+from hare.experiments.config import load_config, resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.plan import batch_entries, job_table
 
@@ -17,7 +17,7 @@ SMOKE = REPOSITORY / "config" / "smoke.yaml"
 
 def _synthetic_config(tmp_path: Path) -> Path:
     """The smoke config cut to one tuned synthetic experiment of 20 rounds."""
-    config = yaml.safe_load(SMOKE.read_text())
+    config = resolve_config_file(SMOKE)
     config["experiments"] = {"synthetic": {**config["experiments"]["synthetic"], "horizon": 20}}
     config["tables"] = {name: table for name, table in config["tables"].items() if table["experiment"] == "synthetic"}
     path = tmp_path / "config.yaml"
@@ -125,7 +125,7 @@ GIB = 2**30
 
 def _one_experiment(policies: dict, **experiment) -> dict:
     """The smoke config cut to one tuned synthetic experiment of ``policies`` (and the tables and theory reading it)."""
-    config = yaml.safe_load(SMOKE.read_text())
+    config = resolve_config_file(SMOKE)
     config["experiments"] = {"synthetic": {**config["experiments"]["synthetic"], "policies": policies, **experiment}}
     config["tables"] = {name: table for name, table in config["tables"].items() if table["experiment"] == "synthetic"}
     return config
@@ -167,6 +167,9 @@ import torch
 torch.set_num_threads(1)
 from hare.experiments.run import run_job
 spec, out = json.loads(sys.argv[1]), sys.argv[2]
+# A one-run warm-up first: the code pages of torch and its BLAS that the job touches become resident before the
+# measurement (they are file-backed, shared, and the page cache decides how many of them are resident at start).
+run_job({**spec, "n_runs": 1}, out + ".warm.npz", progress=None)
 before = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 run_job(spec, out, progress=None)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
@@ -176,7 +179,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads the resident set of the process from /proc (Linux)")
 def test_the_estimate_is_within_a_factor_of_three_of_a_measured_job(tmp_path):
     """One real job (LinUCB, 16 runs, 200 arms of 64 features: 200 MiB of covariances) in a fresh process: the peak
-    resident memory it added is within a factor of 3 of :func:`simulation_memory` (measured: 292 MiB against 215)."""
+    resident memory it added after a one-run warm-up is within a factor of 3 of :func:`simulation_memory`."""
     import subprocess
     import sys
 

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+
+from hare.experiments.config import resolve_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "paper"
@@ -147,8 +148,8 @@ def _workflow_outputs() -> set[str]:
         patterns.update(re.findall(r"[\"'](paper/generated/[^\"']+)[\"']", _read(smk)))
     tables = set()
     for config in (ROOT / "config").glob("*.yaml"):
-        data = yaml.safe_load(_read(config)) or {}
-        tables.update((data.get("tables") or {}).keys())
+        if config.name != "schema.yaml":
+            tables.update(resolve_config_file(config)["tables"])
     outputs = set()
     for pattern in patterns:
         if "{table}" in pattern:
@@ -172,7 +173,7 @@ def test_generated_tables_exist_in_every_config(sources):
     rule_tables = set(re.findall(r"paper/generated/table_([a-z_]+)\.tex", "".join(_read(p) for p in (ROOT / "rules").glob("*.smk"))))
     used = {name for text in sources.values() for name in re.findall(r"\\input\{generated/table_([^}.]+)", text)} - rule_tables
     for config in ("smoke", "default", "paper"):
-        data = yaml.safe_load(_read(ROOT / "config" / f"{config}.yaml"))
+        data = resolve_config_file(ROOT / "config" / f"{config}.yaml")
         missing = used - set(data["tables"])
         assert not missing, f"config/{config}.yaml lacks tables {sorted(missing)}"
 
@@ -201,7 +202,7 @@ def _produced_results(config: dict) -> set[str]:
 
 @pytest.mark.parametrize("name", ["smoke", "default", "paper"])
 def test_claim_check_inputs_are_produced_by_every_config(claims, name):
-    produced = _produced_results(yaml.safe_load(_read(ROOT / "config" / f"{name}.yaml")))
+    produced = _produced_results(resolve_config_file(ROOT / "config" / f"{name}.yaml"))
     # run files and the per-batch margins that go with them are produced where their batch runs (else NOT RUN)
     missing = {c["key"]: path for c in claims for path in c["inputs"].values()
                if not path.startswith(("results/runs/", "results/checks/margins/")) and path not in produced
@@ -210,7 +211,7 @@ def test_claim_check_inputs_are_produced_by_every_config(claims, name):
 
 
 def test_every_run_file_a_claim_reads_is_produced_by_some_config(claims):
-    produced = set().union(*(_produced_results(yaml.safe_load(_read(ROOT / "config" / f"{n}.yaml"))) for n in ("smoke", "default", "paper")))
+    produced = set().union(*(_produced_results(resolve_config_file(ROOT / "config" / f"{n}.yaml")) for n in ("smoke", "default", "paper")))
     orphans = {c["key"]: path for c in claims for path in c["inputs"].values() if path.startswith("results/runs/") and str(Path(path).with_suffix(".npz")) not in produced}
     assert not orphans, f"run files no config produces (these claims would be NOT RUN everywhere): {orphans}"
     batches = {"/".join(path.split("/")[2:4]) for path in produced if path.startswith("results/runs/")}

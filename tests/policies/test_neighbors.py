@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 from conftest_neural import GaussianContextBandit, batched_matches_alone, synthetic_regret
 
 from hare.envs.base import BanditEnvironment, BanditRound, Observation
-from hare.experiments.config import check_config
+from hare.experiments.config import check_config, resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.policies import neighbors
 from hare.policies.base import build_policy, make_config
@@ -305,7 +304,7 @@ def test_lnucb_ta_experiments_of_every_config(path):
     """Each config validates; on every dataset of the classification experiment the sweep runs the four policies at the same rates
     (run files ``<policy>@<rate name>=<rate>``), the ablation runs the four switch settings, and the sensitivity
     study runs LNUCB-TA over kappa and over (theta_min, theta_max)."""
-    config = check_config(yaml.safe_load(path.read_text()))
+    config = check_config(resolve_config_file(path))
     classification = set(config["experiments"]["classification"]["environments"])
     jobs = expand_jobs(config)
     for experiment in ("exploration_sweep", "lnucb_ta_ablation", "sensitivity"):

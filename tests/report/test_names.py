@@ -3,8 +3,8 @@
 from pathlib import Path
 
 import pytest
-import yaml
 
+from hare.experiments.config import resolve_config_file
 from hare.policies.base import policy_names
 from hare.report.names import config_labels, display_name, missing_display_names
 
@@ -17,7 +17,7 @@ def test_the_configs_are_found():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_config_label_has_a_display_name(path):
-    labels = config_labels(yaml.safe_load(path.read_text()))
+    labels = config_labels(resolve_config_file(path))
     assert "linucb" in labels
     assert missing_display_names(labels) == [], f"{path.name}: add these labels to hare.report.names.DISPLAY_NAMES"
 

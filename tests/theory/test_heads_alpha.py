@@ -37,11 +37,10 @@ def test_bad_config_names_the_key(change, key):
 
 
 def test_workflow_validation_names_the_section():
-    import yaml
-
+    from hare.experiments.config import resolve_config_file
     from hare.experiments.grid import ConfigError, validate_config
 
-    config = yaml.safe_load((Path(__file__).parents[2] / "config" / "smoke.yaml").read_text())
+    config = resolve_config_file(Path(__file__).parents[2] / "config" / "smoke.yaml")
     config["theory"] = {"heads_alpha": {**config["theory"]["heads_alpha"], "heads": [0, 2]}}
     with pytest.raises(ConfigError, match=r"theory\.heads_alpha\.heads"):
         validate_config(config)

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import FAULTS_GROUP
+from hare.experiments.config import resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import is_provenance_file, read_manifest, reproducible_part, verify
 from repository_copy import SNAKEMAKE, copy_repository
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 def _batches() -> dict[str, list[str]]:
     """``{batch: [result .npz, ...]}``: the smoke config's jobs grouped as the workflow's batch rules group them
     (one rule ``run_<experiment>_<environment>`` per batch, its tuning and reported jobs)."""
-    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())
+    config = resolve_config_file(Path(__file__).resolve().parents[2] / "config" / "smoke.yaml")
     batches: dict[str, list[str]] = {}
     for job in expand_jobs(config):
         batches.setdefault(f"run_{job.experiment}_{job.environment}", []).append(f"results/{job.stem}.npz")
@@ -122,7 +122,7 @@ TIMED_KINDS = ("compute", "scaling", "replay")
 """Table kinds that print measured wall times (ms per round, compute used)."""
 TIMED_OUTPUTS = {
     "claims.tex", "table_bench.tex", "table_bench_neural.tex", "table_bench_hare.tex", "runtime.pdf",
-    *(f"table_{name}.tex" for name, table in yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "smoke.yaml").read_text())["tables"].items()
+    *(f"table_{name}.tex" for name, table in resolve_config_file(Path(__file__).resolve().parents[2] / "config" / "smoke.yaml")["tables"].items()
       if table["kind"] in TIMED_KINDS),
 }
 """Generated paper files that report measured wall times (claims.tex: the wall-time claims of LNUCB-TA's Table 7; every

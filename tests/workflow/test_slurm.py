@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import FAULTS_GROUP
+from hare.experiments.config import resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import read_manifest, reproducible_part, verify
 from repository_copy import SNAKEMAKE, copy_repository
@@ -216,7 +217,7 @@ def test_slurm_results_equal_a_local_run(slurm_run, reference_run):
     ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     npz = sorted(p for p in ours if p.endswith(".npz") and p.startswith("runs/"))
-    assert len(npz) == sum(job.role == "report" for job in expand_jobs(yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())))
+    assert len(npz) == sum(job.role == "report" for job in expand_jobs(resolve_config_file(workdir / "config" / "smoke.yaml")))
     assert {p: ours[p] for p in npz} == {p: reference[p] for p in npz}
     assert reproducible_part(ours) == reproducible_part(reference)
     # The PDF is not compared: its compute, benchmark and runtime tables and figure carry measured wall times.

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
+from hare.experiments.config import resolve_config_file
 from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group("workflow")]
@@ -59,7 +59,7 @@ def test_report_carries_every_figure_and_table_with_its_caption(smoke_run, tmp_p
     html = report.read_text()
     captions = _captions(html)
     figures = sorted((smoke_run / "paper" / "figures").glob("*.pdf"))
-    config = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text())
+    config = resolve_config_file(smoke_run / "config" / "smoke.yaml")
     assert len(figures) >= 7
     for path in [*figures, *(smoke_run / "results" / "tables" / f"{table}.csv" for table in config["tables"])]:
         assert captions.get(path.name), f"{path.name}: not in the report, or without a caption"
@@ -108,6 +108,7 @@ def test_bad_config_fails_before_any_job(repository, tmp_path):
     bad = tmp_path / "bad.yaml"
     good = (repository / "config" / "smoke.yaml").read_text()
     bad.write_text(good.replace("linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]}}", "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]}}"))
+    (tmp_path / "default.yaml").write_bytes((repository / "config" / "default.yaml").read_bytes())  # the overlay's base
     assert bad.read_text() != good, "the smoke config no longer has the line this test breaks"
     result = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", str(bad), "--dry-run"], cwd=repository, capture_output=True, text=True)
     assert result.returncode != 0
@@ -120,9 +121,9 @@ def test_a_yaml_syntax_error_is_one_line_naming_file_and_line_before_snakemake_r
     the file and the line, before anything is written or Snakemake starts."""
     workdir = copy_repository(repository, tmp_path / "checkout")
     good = (repository / "config" / "smoke.yaml").read_text().splitlines(keepends=True)
-    line = next(i for i, text in enumerate(good) if text == "device: cpu\n")
+    line = next(i for i, text in enumerate(good) if text == "base_seed: 7\n")
     bad = tmp_path / "broken.yaml"
-    bad.write_text("".join([*good[:line], "device: cpu: cuda\n", *good[line + 1:]]))
+    bad.write_text("".join([*good[:line], "base_seed: 7: 8\n", *good[line + 1:]]))
     result = subprocess.run(["make", "--no-print-directory", "workflow", f"CONFIG={bad}", f"BIN={Path(sys.executable).parent}"],
                             cwd=workdir, capture_output=True, text=True)
     assert result.returncode != 0

@@ -39,7 +39,7 @@ import numpy as np
 from hare.io import read_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name, parameter_symbol
-from hare.theory.statistics import t_interval
+from hare.statistics import t_interval
 
 FIELDS = (
     "experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward",
@@ -582,10 +582,10 @@ def _check_reading(row: dict, reading: Reading) -> None:
 
 
 def reproduction_verdict(low: float | None, high: float | None, horizon: int, n_runs: int, published: dict | None) -> str:
-    """The verdict code of one reading: the claims' rule (:func:`hare.theory.claims.decide` with ``within``) on the 95%
+    """The verdict code of one reading: the claims' rule (:func:`hare.verdicts.decide` with ``within``) on the 95%
     interval ``[low, high]`` of our mean against the band published mean ± 2 published std, at the published horizon
     and run count only (``not comparable`` otherwise); ``no published row`` without a published row."""
-    from hare.theory.claims import decide
+    from hare.verdicts import decide
 
     if published is None:
         return "no published row"
@@ -632,7 +632,7 @@ def _reading_line(row: dict, reading: Reading, published: dict | None) -> dict:
 def reproduction_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
     """The lines of the reproduction table: per dataset (sorted) of the runs under the reference preparation, LNUCB-TA's
     published row (when the CSV has one), then the readings of :data:`READINGS` that were run, in that order. Each
-    reading's mean comes with its 95% t interval over runs (:func:`hare.theory.statistics.t_interval`, read from its
+    reading's mean comes with its 95% t interval over runs (:func:`hare.statistics.t_interval`, read from its
     run file), its difference from the published mean in published standard deviations and its verdict
     (:func:`reproduction_verdict`)."""
     published = read_published(published_csv)

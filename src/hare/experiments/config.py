@@ -5,14 +5,29 @@ In order, each stopping at the first problem with one line naming the file or th
 1. every file is read as UTF-8 YAML whose mappings repeat no key (:func:`hare.io.read_yaml`);
 2. no number of any file is a NaN or an infinity (:func:`hare.io.first_nonfinite`, one walk over every section,
    before the schema and the dataclasses see a value);
-3. the schema (``config/schema.yaml``: types, ranges and the documented maxima of sizes such as ``n_runs`` and
+3. a file with a top-level ``base:`` is an overlay, resolved onto its base (:func:`resolve_config_file`);
+4. the schema (``config/schema.yaml``: types, ranges and the documented maxima of sizes such as ``n_runs`` and
    ``horizon``), then the policy registry and the cross-references (:func:`hare.experiments.grid.validate_config`);
-4. for the whole config (``scope="all"``: ``hare validate-config``, ``hare jobs --table``), the pre-flight memory
+5. for the whole config (``scope="all"``: ``hare validate-config``, ``hare jobs --table``), the pre-flight memory
    check: no experiment batch may need more memory than its device has (:func:`hare.experiments.plan.check_memory`).
+
+Overlays. ``config/default.yaml`` is the one full config; ``smoke.yaml``, ``paper-core.yaml`` and ``paper.yaml`` state
+only what differs from it: a top-level ``base: default.yaml`` (a path relative to the overlay's own folder; a base may
+itself be an overlay) and the overrides, merged onto the resolved base by :func:`merge_overlay`:
+
+* a mapping merges into the base's mapping key by key, recursively (a new key comes after the base's keys);
+* a list or a scalar replaces the base's value whole (an experiment's ``environments``, a grid);
+* ``null`` removes the key from the base (a policy, an environment, a table, a setting the overlay does not have);
+  a ``null`` for a key the base lacks is refused. An overlay cannot set a value to ``null`` where its base has one.
+
+A missing base, a cycle of bases or a ``base`` that is not a file name is refused in one line naming the overlay.
+The resolved config has no ``base`` key. Snakemake reads the overlay file as written (its ``config`` keeps ``base``);
+the workflow's rules read the resolved config from the job table (``hare jobs --table``, ``rules/common.smk``).
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +73,34 @@ def check_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH, scope:
     return config
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """One config file as a mapping, refused in one line naming the file when it is missing, not UTF-8 YAML, repeats a
-    key, is not a mapping, or holds a NaN or an infinity (named by its key path)."""
+BASE_KEY = "base"
+"""The top-level key of an overlay: the path of the config it overrides, relative to the overlay's folder."""
+
+
+def merge_overlay(base: dict[str, Any], overlay: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """``overlay`` merged onto ``base`` (neither is changed): mappings merge key by key, a list or a scalar replaces,
+    ``null`` removes the base's key (module docstring). Raises :class:`ConfigError` ``<where><key path>: ...`` for a
+    ``null`` whose key the base lacks."""
+    merged = copy.deepcopy(base)
+    _merge_into(merged, overlay, where, ())
+    return merged
+
+
+def _merge_into(merged: dict[str, Any], overlay: dict[str, Any], where: str, path: tuple[str, ...]) -> None:
+    for key, value in overlay.items():
+        if value is None:
+            if key not in merged:
+                raise ConfigError(f"{where}{'.'.join(map(str, (*path, key)))}: null removes a key of the base config, which has none")
+            del merged[key]
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            _merge_into(merged[key], value, where, (*path, key))
+        else:
+            merged[key] = copy.deepcopy(value)
+
+
+def _read_one_file(path: Path) -> dict[str, Any]:
+    """One config file as written (an overlay keeps its ``base``), refused in one line naming the file when it is
+    missing, not UTF-8 YAML, repeats a key, is not a mapping, or holds a NaN or an infinity (named by its key path)."""
     if not path.exists():
         raise FileNotFoundError(f"config file {path} does not exist")
     try:
@@ -74,11 +114,34 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return loaded
 
 
+def resolve_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The config ``path`` states: the file itself, or, for an overlay (a top-level ``base``), the overlay merged onto
+    its resolved base (:func:`merge_overlay`), without the ``base`` key. Not validated (:func:`load_config` does).
+
+    Raises :class:`ConfigError` in one line naming the overlay for a base that is not a file name, a missing base and
+    a cycle of bases; in one line naming the file at fault, overlay or base, for its own problems (:func:`_read_one_file`)."""
+    path = Path(path)
+    loaded = _read_one_file(path)
+    if BASE_KEY not in loaded:
+        return loaded
+    base_name = loaded.pop(BASE_KEY)
+    if not isinstance(base_name, str) or not base_name.strip():
+        raise ConfigError(f"{path}: base: must be the file name of the config this one overrides (relative to {path.parent}), got {base_name!r}")
+    base_path = path.parent / base_name
+    chain = (*_chain, path)
+    if any(base_path.resolve() == seen.resolve() for seen in chain):
+        raise ConfigError(f"{path}: base: {base_name} makes a cycle of bases: {' -> '.join(str(p) for p in (*chain, base_path))}")
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: base: {base_path} does not exist (a base is relative to the overlay's folder)")
+    return merge_overlay(resolve_config_file(base_path, chain), loaded, f"{path}: ")
+
+
 def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool | None = None) -> dict[str, Any]:
-    """Merge YAML files left to right (top-level keys of later files win) and validate the result (``scope``:
-    :func:`hare.experiments.grid.validate_config`). ``memory`` (default: with ``scope="all"``, which is what
-    ``hare validate-config`` and ``hare jobs`` read) adds the pre-flight memory check of :func:`check_config`."""
+    """Resolve each YAML file (an overlay onto its base, :func:`resolve_config_file`), merge them left to right
+    (top-level keys of later files win) and validate the result (``scope``: :func:`hare.experiments.grid.validate_config`).
+    ``memory`` (default: with ``scope="all"``, which is what ``hare validate-config`` and ``hare jobs`` read) adds the
+    pre-flight memory check of :func:`check_config`."""
     config: dict[str, Any] = {}
     for path in paths:
-        config.update(read_config_file(path))
+        config.update(resolve_config_file(path))
     return check_config(config, schema_path, scope, memory=scope == "all" if memory is None else memory)

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hare.data.prepare import DEFAULT_PREPARATION, PROTOCOLS, preparation_of
+from hare.experiments.theory_settings import check_approx_budget, check_heads_alpha, check_settings
 from hare.policies.base import make_config, policy_class, policy_names
 
 
@@ -202,7 +203,7 @@ def tuning_jobs_of(jobs: list[Job], report: Job) -> list[Job]:
 
 CONFIG_SCOPES = ("all", "experiments")
 """What :func:`validate_config` checks: the whole config, or only what an experiment batch reads (environments,
-experiments and their tuning budget), which spares a batch process the theory checks' imports (sympy, scipy)."""
+experiments and their tuning budget), which spares a batch process the checks of the theory sections and tables."""
 
 
 def validate_config(config: dict[str, Any], scope: str = "all") -> None:
@@ -258,20 +259,16 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         _dataclass_from(TextConfig, settings.text or {}, "personalization.text")
     for name in ("decomposition", "decomposition_grid"):
         if name in config.get("theory", {}):
-            from hare.theory.decomposition import check_settings
-
             if name == "decomposition_grid":
                 _check_decomposition_grid(config["theory"][name], f"theory.{name}")
             try:
                 check_settings(config["theory"][name], grid=name == "decomposition_grid")
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
-    for name, module, check in (("approx_budget", "approx_budget", "check_approx_budget"), ("heads_alpha", "heads_alpha", "check_heads_alpha")):
+    for name, check in (("approx_budget", check_approx_budget), ("heads_alpha", check_heads_alpha)):
         if name in config.get("theory", {}):
-            import importlib
-
             try:
-                getattr(importlib.import_module(f"hare.theory.{module}"), check)(config["theory"][name])
+                check(config["theory"][name])
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
     if "convergence" in config.get("theory", {}):

@@ -10,14 +10,14 @@ regrets it fixes
 the practical margin of every comparison on ``(e, x)``: a tenth of the range that separates playing at random from
 the best policy on the tuning runs. Two policies whose true mean total regrets differ by less than delta are, for this
 paper, tied; a claim is EQUIVALENT when its 95% interval lies inside ``(-delta, delta)``
-(:mod:`hare.theory.verdicts`). An experiment without a Random entry has no margin (its claims can pass or fail but
+(:mod:`hare.verdicts`). An experiment without a Random entry has no margin (its claims can pass or fail but
 not be equivalent).
 
 The workflow writes one file per batch, ``results/checks/margins/e/x.json`` (:func:`batch_margins`), so that a claim
 needs the tuning runs of its own experiment and dataset only. The claims register reads its margin
 (``margin: m.margin``) and the per-run totals of two policies on the same tuning seeds
 (``power: [m.policies.a.totals, m.policies.b.totals]``), whose paired spread plans the run count
-(:func:`hare.theory.verdicts.planned_runs`).
+(:func:`hare.verdicts.planned_runs`).
 """
 
 from __future__ import annotations

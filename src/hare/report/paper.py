@@ -1,19 +1,17 @@
-"""Paper build: number macros from result sidecars, and latexmk with strict checks."""
+"""Paper build: latexmk with strict checks, and the macro of the skipped datasets. The number macros of the runs
+are :mod:`hare.experiments.paper_macros` (computed from the run files, rendered with :mod:`hare.report.latex`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hare.experiments.aggregate import summarise_run
 from hare.io import atomic_path, write_json, write_text
-from hare.report.latex import escape, format_number, macro_name, macros
+from hare.report.latex import escape
 
 UNDEFINED = re.compile(r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|There were undefined (references|citations)")
 OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) ([^\n]*)")
@@ -44,30 +42,6 @@ def check_overfull(log_text: str, source: str | Path, tolerance_pt: float = OVER
         raise RuntimeError(f"{source}: {len(boxes)} overfull \\hbox wider than {tolerance_pt:g}pt; the widest by {excess:g}pt {where}")
 
 
-def paper_macros(run_files: Iterable[str | Path]) -> str:
-    """``\\regret<Exp><Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRunsAboveHalf<Exp><Env><Policy>``
-    (runs whose total regret exceeds half the horizon: on two arms, more than uniform random's expectation), ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>``,
-    the information regime ``\\regime<Exp>`` (cold or warm) and its ``\\nLogged<Exp>`` (``M``, 0 when cold), and versions."""
-    values: dict[str, str] = {}
-    versions: dict[str, str] = {}
-    for path in run_files:
-        row = summarise_run(path)
-        sidecar = json.loads(Path(path).with_suffix(".json").read_text())
-        versions = sidecar["versions"]
-        env, policy, exp = row["environment"], row["policy"], row["experiment"]
-        values[macro_name("regret", exp, env, policy)] = format_number(row["mean"])
-        values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
-        if "runs_above_half" in row:  # simulated runs (a replay run has no regret)
-            values[macro_name("n", "runs", "above", "half", exp, env, policy)] = str(row["runs_above_half"])
-        values[macro_name("n", "runs", exp)] = str(row["n_runs"])
-        values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
-        values[macro_name("regime", exp)] = row["regime"]
-        values[macro_name("n", "logged", exp)] = f"{row['n_logged']:,}".replace(",", "{,}")
-    for package, version in versions.items():
-        values[macro_name("version", package)] = escape(version)
-    return macros(values)
-
-
 def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
     """Compile ``main`` with latexmk into ``outdir``; fail on errors, undefined references/citations or an overfull
     ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`); copy to ``pdf``."""
@@ -91,10 +65,6 @@ def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
     check_overfull(log_text, log_path)
     with atomic_path(pdf) as tmp:
         shutil.copyfile(outdir / (main.stem + ".pdf"), tmp)
-
-
-def write_paper_macros(run_files: Iterable[str | Path], out: str | Path) -> None:
-    write_text(out, paper_macros(run_files))
 
 
 def skipped_tex(skipped: list[dict[str, str]]) -> str:

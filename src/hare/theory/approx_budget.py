@@ -23,7 +23,7 @@ so ``W_hat`` is one fit per ``M``: the spread over runs is that of the online ro
 that of the log draw.
 
 Exponent: the least-squares slope ``k`` of ``log mean_runs R_approx(M)`` on ``log M``
-(:func:`hare.theory.statistics.fit_exponent` with ``M`` in place of ``T``), with a
+(:func:`hare.statistics.fit_exponent` with ``M`` in place of ``T``), with a
 percentile bootstrap interval over runs. A non-positive mean ``R_approx`` at some ``M`` has
 no logarithm: the exponent is then ``null``. ``epsilon_attn(M)``
 (:func:`hare.theory.decomposition._epsilon_attention`) and its log-log slope are reported
@@ -42,70 +42,21 @@ import numpy as np
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
 from hare.experiments.simulation import prebuilt_rounds, simulate
+from hare.experiments.theory_settings import check_approx_budget, check_hare_sim, variant_params
 from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.decomposition import _epsilon_attention, _hare_config, check_settings
-from hare.theory.statistics import fit_exponent, slope
+from hare.statistics import fit_exponent, slope
+from hare.theory.decomposition import _epsilon_attention
 
 __all__ = ["approx_budget_check", "check_approx_budget", "check_hare_sim", "exponent_record", "exponent_summary", "run_approx_budget", "write_approx_budget"]
-
-MIN_POINTS = 4
-"""Fewest grid values an exponent is fitted on."""
 
 PREDICTED_EXPONENT = -0.5
 
 UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
 """Result fields left out of the JSON: the arrays, and the timings (printed to the log), so the file is
 byte-identical between two builds."""
-
-
-def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = MIN_POINTS) -> list:
-    """A list of at least ``minimum`` distinct positive numbers of type ``kind``; ``ValueError`` naming ``key`` otherwise."""
-    if not isinstance(values, list | tuple) or len(values) < minimum:
-        raise ValueError(f"{key}: an exponent needs a list of at least {minimum} values (got {values!r})")
-    allowed = (int,) if kind is int else (int, float)
-    if any(isinstance(v, bool) or not isinstance(v, allowed) or not v > 0 for v in values):
-        raise ValueError(f"{key}: every value must be a positive {'integer' if kind is int else 'number'} (got {values!r})")
-    if len(set(values)) != len(values):
-        raise ValueError(f"{key}: values must be distinct (got {values!r})")
-    return list(values)
-
-
-def check_run_settings(settings: dict[str, Any]) -> None:
-    """``horizon`` (int >= 1), ``n_runs`` (int >= 2), ``n_boot`` (int >= 1), ``base_seed`` (int >= 0); ``ValueError`` naming the key."""
-    for key, low, required in (("horizon", 1, True), ("n_runs", 2, True), ("n_boot", 1, False), ("base_seed", 0, False)):
-        if key not in settings:
-            if required:
-                raise ValueError(f"{key}: required")
-            continue
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{key}: must be an integer >= {low} (got {value!r})")
-
-
-def check_approx_budget(settings: dict[str, Any]) -> None:
-    """Validate a ``theory.approx_budget`` section: ``budgets`` (>= 4 distinct positive integers, the ``M`` grid),
-    the run settings, and ``env_params``/``hare_params`` through :func:`hare.theory.decomposition.check_settings`
-    at every ``M``. Raises ``ValueError`` naming the key."""
-    budgets = check_positive_grid(settings.get("budgets"), "budgets")
-    check_run_settings(settings)
-    for budget in budgets:
-        check_hare_sim(settings.get("env_params") or {}, settings.get("hare_params") or {}, budget)
-
-
-def check_hare_sim(env_params: Any, hare_params: Any, n_logged: int) -> None:
-    """``env_params`` and ``hare_params`` through :func:`hare.theory.decomposition.check_settings` (every variant
-    and mean, warm regime, HARE's own ``key_dim``, default the environment's); ``ValueError`` naming the key."""
-    try:
-        key_dim = SyntheticConfig(**env_params).key_dim
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"env_params: {error}") from error
-    if not isinstance(hare_params, dict):
-        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
-    check_settings({"env_params": env_params, "hare_params": hare_params, "n_logged": n_logged, "baselines": False,
-                    "key_dims": [hare_params.get("key_dim", key_dim)]}, grid=True)
 
 
 def exponent_record(x: Sequence[float], samples: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any] | None:
@@ -174,7 +125,7 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
         logs = env.logged(budget)
         digests.append(logs.digest())
         for variant in regret:
-            policy = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
+            policy = build_policy("hare", variant_params(hare_params, variant), env, policy_keys).to(device)
             regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
             if variant == "full":
                 epsilon.append(_epsilon_attention(env, policy, base_seed, n_eps_queries)["epsilon_attn"])

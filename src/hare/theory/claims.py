@@ -27,7 +27,7 @@ Uncertainty, exactly one of:
 ``measured: <expr>`` with ``exact: <reason>``
     a quantity without sampling uncertainty (a count, a closed form); the interval is the point.
 
-Status, for ``compare`` in ``< <= > >=`` against ``threshold`` (:func:`decide`):
+Status, for ``compare`` in ``< <= > >=`` against ``threshold`` (:func:`hare.verdicts.decide`):
 
 =============  ===========================================================================
 PASS           the whole interval satisfies the comparison
@@ -57,10 +57,10 @@ the build.
 Length: one module because this docstring is the grammar of ``paper/claims.yaml`` and the module its one
 implementation: register loading and family expansion, the whitelist evaluator, the four uncertainty kinds and
 the status rules each implement a clause of it, and the Markdown and JSON writers print the status words
-(:data:`STATUSES`) that :func:`decide` assigns (the TeX of the paper is rendered from the JSON by
+(:data:`STATUSES`) that :func:`hare.verdicts.decide` assigns (the TeX of the paper is rendered from the JSON by
 :mod:`hare.report.register`); split, the grammar would be documented apart from most of its clauses.
 
-Margins, p-values, the adjustment within families and run plans are :mod:`hare.theory.verdicts`: a claim may
+Margins, p-values, the adjustment within families and run plans are :mod:`hare.verdicts`: a claim may
 declare ``margin: <expr>`` (its equivalence margin delta, computed from tuning runs) and ``power: [<expr>, <expr>]``
 (per-run totals of the two compared policies on the tuning runs, whose paired spread plans the run count).
 """
@@ -83,8 +83,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from hare import verdicts
+from hare.experiments.config import resolve_config_file
 from hare.io import read_npz, read_yaml, write_json, write_text
-from hare.theory import verdicts
+from hare.verdicts import COMPARISONS, decide
 
 LEVEL = verdicts.LEVEL
 N_BOOT = 4000
@@ -124,8 +126,6 @@ def _lookup(rows: list[dict[str, str]], *pairs: str) -> float:
     if len(matches) != 1:
         raise KeyError(f"lookup {criteria}: {len(matches)} rows match (need exactly one)")
     return float(matches[0][field])
-COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "within": None}
-"""``within`` takes a threshold ``[low, high]``: the measured quantity lies in that band."""
 
 
 def _divide(a: Any, b: Any) -> Any:
@@ -186,35 +186,6 @@ class ClaimResult:
     @property
     def not_run(self) -> bool:
         return self.status == "NOT RUN"
-
-
-def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None,
-           margin: float | None = None) -> str:
-    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
-    ``threshold = (band_low, band_high)``), FAIL when every value satisfies the strict opposite (an interval that
-    touches the threshold does not establish the opposite direction; the FAIL p-value of
-    :func:`hare.theory.verdicts.t_p_values` tests the same), EQUIVALENT when neither holds but the whole interval
-    lies inside ``(threshold - margin, threshold + margin)`` (a tie the data establish, :mod:`hare.theory.verdicts`),
-    INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
-    whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
-    band = threshold if isinstance(threshold, tuple) else (threshold, threshold)
-    if (measured is not None and not math.isfinite(measured)) or not all(math.isfinite(b) for b in band):
-        return "FAIL"
-    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-        return "FAIL" if measured is None else "INCONCLUSIVE"
-    if compare == "within":
-        if band[0] <= low and high <= band[1]:
-            return "PASS"
-        return "FAIL" if high < band[0] or low > band[1] else "INCONCLUSIVE"
-    holds = COMPARISONS[compare]
-    if holds(low, threshold) and holds(high, threshold):
-        return "PASS"
-    opposite = operator.gt if compare in ("<", "<=") else operator.lt
-    if opposite(low, threshold) and opposite(high, threshold):
-        return "FAIL"
-    if verdicts.equivalent(low, high, float(threshold), margin):
-        return "EQUIVALENT"
-    return "INCONCLUSIVE"
 
 
 def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
@@ -436,7 +407,7 @@ def _decision_p(r: ClaimResult, status: str) -> float:
 
 
 def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
-    """Every result with its family-adjusted status (:func:`hare.theory.verdicts.adjusted_decisions`, Benjamini--Hochberg
+    """Every result with its family-adjusted status (:func:`hare.verdicts.adjusted_decisions`, Benjamini--Hochberg
     within each family over the members that ran and have p-values). Members without p-values (exact claims, bands,
     VACUOUS, NOT RUN, undefined measurements) keep their status; a claim without a family is its own family."""
     out = list(results)
@@ -555,7 +526,7 @@ def reference_configs(register_path: str | Path) -> list[dict[str, Any]]:
     path = Path(register_path)
     register = read_yaml(path) or {}
     root = path.resolve().parent.parent
-    return [read_yaml(root / name) for name in register.get("reference_configs") or []]
+    return [resolve_config_file(root / name) for name in register.get("reference_configs") or []]  # overlays resolved onto their base
 
 
 def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:

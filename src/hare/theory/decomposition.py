@@ -119,7 +119,7 @@ measured term with a t interval over runs; ``user_vs_explore`` gives the paired 
 and ``d_k sqrt(C)`` (the notes expect ``R_user <= R_explore`` when ``d_u << d_k sqrt(C)``, paper, sec:decomposition). Every
 interval follows the same mapping ``estimate, ci_low, ci_high, level, n, method`` (``None`` where
 undefined). The horizons of ``theory.decomposition`` must span a factor of at least
-:data:`MIN_HORIZON_SPAN` (:func:`check_settings`).
+:data:`hare.experiments.theory_settings.MIN_HORIZON_SPAN` (:func:`check_settings`).
 
 LinUCB and LNUCB-TA play the same runs. LinUCB is checked against ``linucb_oful`` with the
 constants of :func:`hare.envs.synthetic.linear_parameters`; LNUCB-TA's Theorem 1 has
@@ -139,7 +139,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -150,13 +149,14 @@ from hare.envs.base import LoggedRounds
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
 from hare.experiments.simulation import RoundObserver, prebuilt_rounds, simulate
+from hare.experiments.theory_settings import VARIANTS, check_settings, variant_params
 from hare.model.projections import attention_error, oracle_projections
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS, HAREConfig
 from hare.random import CounterRNG, run_keys
 from hare.report.decomposition import write_arrays, write_checks
+from hare.statistics import fit_exponent, is_vacuous, slope, t_interval
 from hare.theory.bounds import BOUNDS, SEED_ISSUES, user_regret_sum
-from hare.theory.statistics import fit_exponent, is_vacuous, slope, t_interval
 
 __all__ = [
     "VARIANTS",
@@ -170,13 +170,6 @@ __all__ = [
     "run_decomposition_grid",
     "write_checks",
 ]
-
-VARIANTS: dict[str, dict[str, str]] = {
-    "full": {"projections": "learned", "user_state": "posterior"},
-    "w_star": {"projections": "oracle", "user_state": "posterior"},
-    "w_star_u_star": {"projections": "oracle", "user_state": "oracle"},
-}
-"""The three policies of the telescoping decomposition, as HAREConfig overrides."""
 
 TERMS = ("approx", "user", "explore")
 APPROX_MIN_EXPONENT = 0.8
@@ -274,78 +267,6 @@ def _summary(measured: np.ndarray, bound: np.ndarray, horizons: np.ndarray, max_
 # --------------------------------------------------------------------------
 # Simulation
 # --------------------------------------------------------------------------
-
-
-def _hare_config(hare_params: dict[str, Any], variant: str) -> dict[str, Any]:
-    known = {f.name for f in fields(HAREConfig)}
-    unknown = sorted(set(hare_params) - known)
-    if unknown:
-        raise ValueError(f"hare_params: unknown hyperparameter(s) {unknown}")
-    params = {**hare_params, **VARIANTS[variant]}
-    params.pop("mode", None)
-    return params
-
-
-def check_warm_start_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """Check a theory section's ``n_logged`` (an integer >= 1, default 1000) and ``hare_params`` (a mapping); return
-    ``hare_params``. Raises ``ValueError`` naming the key."""
-    n_logged = settings.get("n_logged", 1000)
-    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
-    hare_params = settings.get("hare_params") or {}
-    if not isinstance(hare_params, dict):
-        raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
-    return hare_params
-
-
-def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
-    """Validate a ``theory.decomposition`` (``grid=False``) or ``theory.decomposition_grid`` section before any run.
-
-    Checks ``n_logged`` (an integer >= 1, the warm start every policy gets), ``env_params`` (a valid
-    :class:`SyntheticConfig`), ``hare_params`` (valid :class:`HAREConfig` fields for every variant, both
-    means and, for a grid, every ``key_dims`` entry, in the warm regime on a synthetic environment;
-    ``n_logged`` is not one of them) and ``baselines``. Raises ``ValueError`` naming the key.
-    """
-    if not grid:
-        _check_horizon_span(settings.get("horizons"))
-    hare_params = check_warm_start_settings(settings)
-    if "n_logged" in hare_params:
-        raise ValueError("hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
-                         "not a HARE hyperparameter")
-    try:
-        env_config = SyntheticConfig(**(settings.get("env_params") or {}))
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"env_params: {error}") from error
-    key_dims = (settings.get("key_dims") or [env_config.key_dim]) if grid else [env_config.key_dim]
-    for key_dim in key_dims:
-        params = {"key_dim": key_dim, **hare_params} if not grid else {**hare_params, "key_dim": key_dim}
-        for variant in VARIANTS:
-            for mean in (None, *MEANS):  # as given, then under both means (the mean ablation)
-                try:
-                    config = HAREConfig(**{**_hare_config(params, variant), **({} if mean is None else {"mean": mean})})
-                    config.check_regime("warm")
-                    config.check_environment("synthetic")
-                except (TypeError, ValueError) as error:
-                    raise ValueError(f"hare_params ({variant}{'' if mean is None else f', mean {mean}'}): {error}") from error
-    baselines = settings.get("baselines", True)
-    if not isinstance(baselines, bool) and (not isinstance(baselines, list | tuple) or set(baselines) - {"linucb", "lnucb_ta"}):
-        raise ValueError(f"baselines: true, false or a list of linucb, lnucb_ta (got {baselines!r})")
-
-
-MIN_HORIZON_SPAN = 4.0
-"""Smallest ``max(horizons) / min(horizons)`` a growth-exponent fit is run on: over a narrower grid the
-log-log slope of ``sqrt(T) log T`` alone moves by more than the exponents it is meant to separate."""
-
-
-def _check_horizon_span(horizons: Any) -> None:
-    """``horizons``: at least two distinct positive integers spanning a factor ``>= MIN_HORIZON_SPAN``."""
-    if not isinstance(horizons, list | tuple) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in horizons):
-        raise ValueError(f"horizons: must be a list of positive integers (got {horizons!r})")
-    if len(set(horizons)) < 2:
-        raise ValueError(f"horizons: an exponent fit needs at least two distinct horizons (got {horizons!r})")
-    span = max(horizons) / min(horizons)
-    if span < MIN_HORIZON_SPAN:
-        raise ValueError(f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got {horizons!r})")
 
 
 def _epsilon_attention(env: SyntheticBandit, full, base_seed: int, n_queries: int) -> dict[str, float]:
@@ -580,14 +501,14 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     logs = env.logged(n_logged)
     policies: dict[str, Any] = {}
     for variant in VARIANTS:
-        policies[variant] = build_policy("hare", _hare_config(hare_params, variant), env, policy_keys).to(device)
-    greedy = {**_hare_config(hare_params, "w_star_u_star"), "alpha": 0.0, "alpha_schedule": "fixed", "alphas": None}
+        policies[variant] = build_policy("hare", variant_params(hare_params, variant), env, policy_keys).to(device)
+    greedy = {**variant_params(hare_params, "w_star_u_star"), "alpha": 0.0, "alpha_schedule": "fixed", "alphas": None}
     policies["selection_gap"] = build_policy("hare", greedy, env, policy_keys).to(device)
     main_mean = policies["full"].config.mean
     other_mean = next(m for m in MEANS if m != main_mean)
     ablation = {variant: f"{variant}_mean_{other_mean}" for variant in ("full", "w_star")}
     for variant, name in ablation.items():
-        policies[name] = build_policy("hare", {**_hare_config(hare_params, variant), "mean": other_mean}, env, policy_keys).to(device)
+        policies[name] = build_policy("hare", {**variant_params(hare_params, variant), "mean": other_mean}, env, policy_keys).to(device)
     for name in baseline_names:
         policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
     constants = instance_constants(env)

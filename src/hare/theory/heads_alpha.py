@@ -37,17 +37,15 @@ import numpy as np
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
 from hare.experiments.simulation import prebuilt_rounds, simulate
+from hare.experiments.theory_settings import cell_params, check_heads_alpha
 from hare.io import write_json, write_text
 from hare.policies.base import build_policy
-from hare.policies.hare import HAREConfig
 from hare.random import run_keys
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.approx_budget import check_hare_sim, check_positive_grid, check_run_settings, exponent_record
-from hare.theory.decomposition import check_warm_start_settings
+from hare.theory.approx_budget import exponent_record
 
 __all__ = ["alpha_factor", "check_heads_alpha", "exponent_summary", "heads_alpha_check", "run_heads_alpha", "write_heads_alpha"]
 
-GRID_KEYS = ("n_heads", "alpha")
 PREDICTED = {"H": 0.5, "g": 1.0}
 
 UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
@@ -58,42 +56,6 @@ byte-identical between two builds."""
 def alpha_factor(alphas: Sequence[float], key_dim: int) -> np.ndarray:
     """``g(alpha) = 1 + alpha^2 / d_k`` for every ``alpha``: ``(n_alpha,)``."""
     return 1.0 + np.asarray(alphas, dtype=float) ** 2 / key_dim
-
-
-def _cell_params(hare_params: dict[str, Any], heads: int, alpha: float) -> dict[str, Any]:
-    return {**hare_params, "n_heads": int(heads), "alpha": float(alpha)}
-
-
-def check_heads_alpha(settings: dict[str, Any]) -> None:
-    """Validate a ``theory.heads_alpha`` section; ``ValueError`` naming the key.
-
-    ``heads``: >= 2 distinct positive integers; ``alphas``: >= 2 distinct numbers >= 0; ``horizon``,
-    ``n_runs``, ``n_boot``, ``base_seed``, ``n_logged`` (int >= 1); ``hare_params`` must not set the grid's
-    axes (``n_heads``, ``alpha``) and must give a valid warm-regime HARE config on HARE-Sim in every cell.
-    """
-    heads = check_positive_grid(settings.get("heads"), "heads", minimum=2)
-    alphas = settings.get("alphas")
-    if not isinstance(alphas, list | tuple) or len(alphas) < 2:
-        raise ValueError(f"alphas: an exponent needs a list of at least 2 values (got {alphas!r})")
-    if any(isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0 for a in alphas) or len(set(alphas)) != len(alphas):
-        raise ValueError(f"alphas: must be distinct numbers >= 0 (got {alphas!r})")
-    check_run_settings(settings)
-    hare_params = check_warm_start_settings(settings)
-    for key in GRID_KEYS:
-        if key in hare_params:
-            raise ValueError(f"hare_params.{key}: an axis of the grid (heads, alphas), not a fixed hyperparameter")
-    if hare_params.get("alpha_schedule", "fixed") != "fixed":
-        raise ValueError(f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})")
-    check_hare_sim(settings.get("env_params") or {}, hare_params, settings.get("n_logged", 1000))
-    key_dim = SyntheticConfig(**(settings.get("env_params") or {})).key_dim
-    for h in heads:
-        for a in alphas:
-            try:
-                config = HAREConfig(**{"key_dim": key_dim, **_cell_params(hare_params, h, a)})
-                config.check_regime("warm")
-                config.check_environment("synthetic")
-            except (TypeError, ValueError) as error:
-                raise ValueError(f"hare_params (H = {h}, alpha = {a}): {error}") from error
 
 
 def _cell_stats(values: np.ndarray) -> dict[str, list]:
@@ -121,7 +83,7 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
     rounds = prebuilt_rounds(env)
     for i, h in enumerate(heads):
         for j, a in enumerate(alphas):
-            policy = build_policy("hare", _cell_params(hare_params, h, a), env, policy_keys).to(device)
+            policy = build_policy("hare", cell_params(hare_params, h, a), env, policy_keys).to(device)
             regret[:, i, j] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
             key_dim = policy.key_dim
     factor = alpha_factor(alphas, key_dim)

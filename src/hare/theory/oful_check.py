@@ -35,9 +35,9 @@ import torch
 from hare.envs.synthetic import SyntheticBandit, linear_parameters
 from hare.io import read_npz, write_json, write_text
 from hare.report.latex import format_number, macros
+from hare.statistics import t_interval
 from hare.theory.bounds import BOUNDS, Bound
 from hare.theory.decomposition import warm_bound
-from hare.theory.statistics import t_interval
 
 RESIMULATION_TOLERANCE = 1e-9
 """Largest relative difference allowed between the stored and the re-simulated total regret of a run."""

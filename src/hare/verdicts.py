@@ -1,5 +1,8 @@
-"""Verdicts that decide: one-sided p-values, equivalence within a practical margin, multiplicity within a family,
-and the run count a comparison needs.
+"""Verdicts that decide: the rule that decides a claim on its interval (:func:`decide`), one-sided p-values,
+equivalence within a practical margin, multiplicity within a family, and the run count a comparison needs.
+
+Pure statistics, importing nothing of ``hare``: the claims register (:mod:`hare.theory.claims`) and the
+reproduction table (:func:`hare.experiments.aggregate.reproduction_verdict`) decide with the same rule.
 
 A claim compares a measured quantity ``mu`` with a threshold ``theta`` (``mu < theta``, say). Its 95% interval is
 two one-sided tests at ``ALPHA_ONE_SIDED = 2.5%`` each, and the register reads three one-sided decisions off it:
@@ -29,6 +32,7 @@ is at most the target, from the standard deviation ``s`` of paired differences o
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -38,6 +42,8 @@ LEVEL = 0.95
 ALPHA_ONE_SIDED = (1 - LEVEL) / 2
 """Each one-sided decision's level: a 95% two-sided interval is two one-sided tests at 2.5%."""
 DECISIONS = ("PASS", "FAIL", "EQUIVALENT")
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "within": None}
+"""``within`` takes a threshold ``[low, high]``: the measured quantity lies in that band."""
 MAX_PLANNED_RUNS = 10_000
 """Above this the plan reports the cap: a margin so small against the spread cannot be met by runs."""
 
@@ -126,6 +132,35 @@ def equivalent(low: float, high: float, threshold: float, margin: float | None) 
     if margin is None or not math.isfinite(margin) or margin <= 0 or not (math.isfinite(low) and math.isfinite(high)):
         return False
     return threshold - margin < low and high < threshold + margin
+
+
+def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None,
+           margin: float | None = None) -> str:
+    """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
+    ``threshold = (band_low, band_high)``), FAIL when every value satisfies the strict opposite (an interval that
+    touches the threshold does not establish the opposite direction; the FAIL p-value of
+    :func:`t_p_values` tests the same), EQUIVALENT when neither holds but the whole interval
+    lies inside ``(threshold - margin, threshold + margin)`` (a tie the data establish, :func:`equivalent`),
+    INCONCLUSIVE otherwise. An undefined measurement (``measured`` NaN) or threshold FAILs; a defined measurement
+    whose interval is undefined (too few runs, or resamples without spread) is INCONCLUSIVE: no evidence either way."""
+    band = threshold if isinstance(threshold, tuple) else (threshold, threshold)
+    if (measured is not None and not math.isfinite(measured)) or not all(math.isfinite(b) for b in band):
+        return "FAIL"
+    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+        return "FAIL" if measured is None else "INCONCLUSIVE"
+    if compare == "within":
+        if band[0] <= low and high <= band[1]:
+            return "PASS"
+        return "FAIL" if high < band[0] or low > band[1] else "INCONCLUSIVE"
+    holds = COMPARISONS[compare]
+    if holds(low, threshold) and holds(high, threshold):
+        return "PASS"
+    opposite = operator.gt if compare in ("<", "<=") else operator.lt
+    if opposite(low, threshold) and opposite(high, threshold):
+        return "FAIL"
+    if equivalent(low, high, float(threshold), margin):
+        return "EQUIVALENT"
+    return "INCONCLUSIVE"
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:

@@ -8,9 +8,9 @@ import pytest
 
 from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
+from hare.experiments.paper_macros import paper_macros
 from hare.experiments.run import run_job
 from hare.io import read_npz
-from hare.report.paper import paper_macros
 
 
 @pytest.fixture(scope="module")

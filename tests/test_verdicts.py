@@ -8,8 +8,8 @@ import pytest
 import yaml
 from scipy import stats
 
+from hare import verdicts
 from hare.io import write_json, write_npz
-from hare.theory import verdicts
 from hare.theory.claims import adjust_families, decide, evaluate_claim, evaluate_register
 
 

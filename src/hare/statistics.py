@@ -1,5 +1,8 @@
-"""Statistics of the theory checks: growth exponents with a bootstrap interval over runs, Student t intervals,
-and the trivial bound a regret bound must beat to say anything."""
+"""Statistics of the theory checks and tables: growth exponents with a bootstrap interval over runs, Student t
+intervals, and the trivial bound a regret bound must beat to say anything.
+
+Pure statistics, importing nothing of ``hare``: the theory checks (:mod:`hare.theory`) and the tables
+(:mod:`hare.experiments.aggregate`) use the same intervals."""
 
 from __future__ import annotations
 
