@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from scipy import stats
 
 from hare.experiments.bench import (
@@ -143,7 +142,10 @@ def test_read_bandwidth_is_a_positive_rate():
 
 
 def _config(name: str) -> dict:
-    return yaml.safe_load(Path(REPOSITORY, "config", f"{name}.yaml").read_text())
+    """The config ``name`` as the workflow reads it (an overlay resolved onto its base)."""
+    from hare.experiments.config import resolve_config_file
+
+    return resolve_config_file(Path(REPOSITORY, "config", f"{name}.yaml"))
 
 
 @pytest.mark.parametrize("name", ["smoke", "default", "paper"])

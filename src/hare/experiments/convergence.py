@@ -202,7 +202,10 @@ def settings_from_config(section: Mapping[str, Any]) -> ConvergenceSettings:
     unknown = sorted(set(section) - known)
     if unknown:
         raise ValueError(f"{WHERE}: unknown key(s) {unknown}; known: {sorted(known)}")
-    return ConvergenceSettings(**section)
+    try:
+        return ConvergenceSettings(**section)
+    except (TypeError, ValueError) as error:  # the dataclass names its field as ConvergenceSettings.<field>: the config's key path instead
+        raise ValueError(f"{WHERE}.{str(error).removeprefix(ConvergenceSettings.__name__ + '.')}") from error
 
 
 # --------------------------------------------------------------------------
