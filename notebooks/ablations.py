@@ -66,16 +66,21 @@ def point_sort_key(point: str):
 # %%
 def plot_experiment(experiment: str, path: str) -> None:
     # A policy entry without a grid (e.g. Random beside a sweep) has one point and no parameter to vary: not a panel.
-    groups = sorted(group for group, points in panels[experiment].items() if any(point != "default" for point, _ in points))
+    groups = sorted(
+        group for group, points in panels[experiment].items() if any(point != "default" for point, _ in points)
+    )
     environments = {env for _, env in groups}
     n_cols = min(3, len(groups))
     n_rows = -(-len(groups) // n_cols)
     fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=(2.1 if len(environments) > 1 else 1.9) * n_rows)
-    for ax in axes.flat[len(groups):]:
+    for ax in axes.flat[len(groups) :]:
         ax.set_visible(False)
     for ax, (group, env) in zip(axes.flat, groups, strict=False):
         points = sorted(panels[experiment][(group, env)], key=lambda item: point_sort_key(item[0]))
-        assignments = [dict(item.split("=", 1) for item in point.split(",")) if "=" in point else {"": point} for point, _ in points]
+        assignments = [
+            dict(item.split("=", 1) for item in point.split(",")) if "=" in point else {"": point}
+            for point, _ in points
+        ]
         keys = sorted({key for assignment in assignments for key in assignment})
         names = [", ".join(assignment.get(key, "-") for key in keys) for assignment in assignments]
         means = np.array([row["mean"] for _, row in points])

@@ -45,8 +45,14 @@ claims = document["claims"]
 
 # %%
 STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
-STATUS_COLORS = {"PASS": "#009E73", "FAIL": "#D55E00", "EQUIVALENT": "#56B4E9", "INCONCLUSIVE": BACKGROUND_GREY,
-                 "VACUOUS": "#F0E442", "NOT RUN": "#FFFFFF"}
+STATUS_COLORS = {
+    "PASS": "#009E73",
+    "FAIL": "#D55E00",
+    "EQUIVALENT": "#56B4E9",
+    "INCONCLUSIVE": BACKGROUND_GREY,
+    "VACUOUS": "#F0E442",
+    "NOT RUN": "#FFFFFF",
+}
 ROW_VARIABLES = ("baseline", "policy")
 ORDER = ("experiment", "dataset", "environment", "rate")
 
@@ -90,7 +96,11 @@ def column_label(binding: dict, var: str) -> str:
     if "rate" in rest:
         lines.append(rf"$\alpha={rest['rate']}$")
     lines += [f"{k} {v}" for k, v in rest.items() if k not in ("environment", "dataset", "experiment", "rate")]
-    if "experiment" in rest and rest["experiment"].startswith("replay") or ("rate" in rest and "environment" not in rest):
+    if (
+        "experiment" in rest
+        and rest["experiment"].startswith("replay")
+        or ("rate" in rest and "environment" not in rest)
+    ):
         lines.insert(0, "replay")
     return "\n".join(lines)
 
@@ -101,8 +111,12 @@ def column_key(binding: dict, var: str, first_seen: dict) -> tuple:
     base = experiment.removesuffix("_warm")
     environment = str(binding.get("environment", binding.get("dataset", "")))
     rest = tuple(str(v) for k, v in sorted(binding.items()) if k not in (var, "experiment", "environment", "dataset"))
-    return (first_seen.setdefault(("experiment", base), len(first_seen)), first_seen.setdefault(("environment", environment), len(first_seen)),
-            experiment.endswith("_warm"), rest)
+    return (
+        first_seen.setdefault(("experiment", base), len(first_seen)),
+        first_seen.setdefault(("environment", environment), len(first_seen)),
+        experiment.endswith("_warm"),
+        rest,
+    )
 
 
 def cell_text(claim: dict) -> str:
@@ -144,8 +158,19 @@ def draw(ax, members: list[dict], title: str) -> None:
     for (row, j), claim in cells.items():
         i = rows.index(row)
         color = STATUS_COLORS[status(claim)]
-        ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white" if color != "#FFFFFF" else BACKGROUND_GREY, linewidth=0.6))
-        ax.text(j + 0.5, i + 0.5, cell_text(claim), ha="center", va="center", fontsize=fontsize, color=text_color(color))
+        ax.add_patch(
+            Rectangle(
+                (j, i),
+                1,
+                1,
+                facecolor=color,
+                edgecolor="white" if color != "#FFFFFF" else BACKGROUND_GREY,
+                linewidth=0.6,
+            )
+        )
+        ax.text(
+            j + 0.5, i + 0.5, cell_text(claim), ha="center", va="center", fontsize=fontsize, color=text_color(color)
+        )
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(rows), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=6)
@@ -160,8 +185,13 @@ def draw(ax, members: list[dict], title: str) -> None:
 
 def legend(fig, members: list[dict]) -> None:
     counts = {s: sum(status(c) == s for c in members) for s in STATUSES}
-    handles = [Patch(facecolor=STATUS_COLORS[s], edgecolor=BACKGROUND_GREY, linewidth=0.5, label=f"{s.lower()} ({counts[s]})") for s in STATUSES]
-    fig.legend(handles=handles, frameon=False, loc="upper center", ncol=len(STATUSES), bbox_to_anchor=(0.5, 0.0), fontsize=6)
+    handles = [
+        Patch(facecolor=STATUS_COLORS[s], edgecolor=BACKGROUND_GREY, linewidth=0.5, label=f"{s.lower()} ({counts[s]})")
+        for s in STATUSES
+    ]
+    fig.legend(
+        handles=handles, frameon=False, loc="upper center", ncol=len(STATUSES), bbox_to_anchor=(0.5, 0.0), fontsize=6
+    )
 
 
 def panel_height(members: list[dict]) -> float:
@@ -189,15 +219,23 @@ save(fig, figures[0])
 others = {name_: members for name_, members in families.items() if name_ != family and len(members) > min_members}
 if others:
     heights = [panel_height(members) for members in others.values()]
-    fig, axes = plt.subplots(len(others), 1, figsize=(TEXT_WIDTH_IN, sum(heights)), squeeze=False, constrained_layout=True,
-                             gridspec_kw={"height_ratios": heights})
+    fig, axes = plt.subplots(
+        len(others),
+        1,
+        figsize=(TEXT_WIDTH_IN, sum(heights)),
+        squeeze=False,
+        constrained_layout=True,
+        gridspec_kw={"height_ratios": heights},
+    )
     for ax, (name_, members) in zip(axes[:, 0], others.items(), strict=True):
         draw(ax, members, f"{name_.replace('_', ' ')}: {len(members)} claims")
     legend(fig, [c for members in others.values() for c in members])
 else:
     fig, axes = figure(height_in=0.6)
     axes[0, 0].axis("off")
-    axes[0, 0].text(0.5, 0.5, f"no other family has more than {min_members} members in this build", ha="center", va="center")
+    axes[0, 0].text(
+        0.5, 0.5, f"no other family has more than {min_members} members in this build", ha="center", va="center"
+    )
 save(fig, figures[1])
 
 # %%

@@ -64,7 +64,11 @@ def values(column: list) -> np.ndarray:
 
 
 # Cold variants in blues, warm ones in oranges, variants with the true projections W* in green and black.
-PALETTE = {"cold": [OKABE_ITO[0], OKABE_ITO[5], "#332288"], "warm": [OKABE_ITO[1], OKABE_ITO[4], "#882255"], "oracle": [OKABE_ITO[2], OKABE_ITO[7]]}
+PALETTE = {
+    "cold": [OKABE_ITO[0], OKABE_ITO[5], "#332288"],
+    "warm": [OKABE_ITO[1], OKABE_ITO[4], "#882255"],
+    "oracle": [OKABE_ITO[2], OKABE_ITO[7]],
+}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
 seen = {group: 0 for group in PALETTE}
 colors = {}
@@ -83,8 +87,15 @@ for index, (label, variant) in enumerate(variants.items()):
     ax_choice.plot(t, values(variant["stability_mean"]), color=color, linewidth=1.1)
     ax_choice.plot(t, values(variant["agreement_mean"]), color=color, linewidth=1.1, linestyle="--")
     ax_slope.plot(t, values(variant["local_slope"]), color=color, linewidth=0.5, alpha=0.25)
-    (line,) = ax_slope.plot(np.array(variant["coarse_slope_rounds"], dtype=float), values(variant["coarse_slope"]), color=color,
-                            marker=MARKERS[index % len(MARKERS)], markersize=3, linewidth=1.1, label=variant["name"])
+    (line,) = ax_slope.plot(
+        np.array(variant["coarse_slope_rounds"], dtype=float),
+        values(variant["coarse_slope"]),
+        color=color,
+        marker=MARKERS[index % len(MARKERS)],
+        markersize=3,
+        linewidth=1.1,
+        label=variant["name"],
+    )
     handles.append(line)
 for ax in (ax_choice, ax_slope):
     ax.set_xscale("log")
@@ -99,7 +110,11 @@ ax_choice.plot([], [], color="#555555", linewidth=1.1, label="stability (same cl
 ax_choice.plot([], [], color="#555555", linewidth=1.1, linestyle="--", label="agreement (cluster holds the best item)")
 ax_choice.legend(frameon=False, loc="lower right", fontsize=6.5)
 for reference, style, meaning in ((1.0, ":", "linear regret"), (0.5, "-.", r"$\sqrt{t}$ regret")):
-    handles.append(ax_slope.axhline(reference, color="#7F7F7F", linewidth=0.9, linestyle=style, label=f"slope {reference:g} ({meaning})"))
+    handles.append(
+        ax_slope.axhline(
+            reference, color="#7F7F7F", linewidth=0.9, linestyle=style, label=f"slope {reference:g} ({meaning})"
+        )
+    )
 ax_slope.set_ylim(0.2, 1.5)
 ax_slope.set_ylabel(r"local slope $d\log R / d\log t$")
 ax_slope.set_title(f"cumulative regret, mean over {settings['n_runs']} runs")
@@ -108,5 +123,7 @@ save(fig, figures[0])
 
 # %%
 for variant in variants.values():
-    print(f"{variant['name']:28s} final stability {variant['final_stability']:.3f}  final agreement {variant['final_agreement']:.3f}  "
-          f"last-half slope {variant['last_half_slope']}  R(T) {variant['final_regret_mean']:.2f}")
+    print(
+        f"{variant['name']:28s} final stability {variant['final_stability']:.3f}  final agreement {variant['final_agreement']:.3f}  "
+        f"last-half slope {variant['last_half_slope']}  R(T) {variant['final_regret_mean']:.2f}"
+    )

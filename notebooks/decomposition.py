@@ -48,7 +48,12 @@ result = json.loads(Path(terms_json).read_text())
 arrays = read_npz(terms_npz) if terms_npz else {}
 
 # %%
-TERMS = {"approx": r"$R_{\mathrm{approx}}$", "explore": r"$R_{\mathrm{explore}}$", "user": r"$R_{\mathrm{user}}$", "total": r"total $R$"}
+TERMS = {
+    "approx": r"$R_{\mathrm{approx}}$",
+    "explore": r"$R_{\mathrm{explore}}$",
+    "user": r"$R_{\mathrm{user}}$",
+    "total": r"total $R$",
+}
 PER_RUN = {"approx": "term_approx", "explore": "term_explore", "user": "term_user", "total": "regret_full"}
 BOUND_NAMES = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
@@ -98,12 +103,29 @@ for ax, term in zip(axes.flat, TERMS, strict=False):
             keep = run > 0
             ax.plot(T[keep], run[keep], color=measured_color, alpha=0.5, linewidth=0.6)
     positive = mean > 0
-    ax.fill_between(T[positive], np.maximum(mean - std, mean / 10)[positive], (mean + std)[positive], color=measured_color, alpha=0.2, linewidth=0)
-    ax.plot(T[positive], mean[positive], marker="o", markersize=3, color=measured_color, label=f"measured, slope {exponent}")
+    ax.fill_between(
+        T[positive],
+        np.maximum(mean - std, mean / 10)[positive],
+        (mean + std)[positive],
+        color=measured_color,
+        alpha=0.2,
+        linewidth=0,
+    )
+    ax.plot(
+        T[positive], mean[positive], marker="o", markersize=3, color=measured_color, label=f"measured, slope {exponent}"
+    )
     for color, (key, bound_rows) in zip(BOUND_COLORS, sorted(rows[term].items()), strict=False):
         bound = np.array([row["bound"] for row in bound_rows])
         bound_exponent = (fit or {}).get("bound_exponents", {}).get(key, slope(T, bound))
-        ax.plot(T, bound, linestyle="--", marker="s", markersize=2.5, color=color, label=f"{BOUND_NAMES.get(key, key)}, slope {bound_exponent:.2f}")
+        ax.plot(
+            T,
+            bound,
+            linestyle="--",
+            marker="s",
+            markersize=2.5,
+            color=color,
+            label=f"{BOUND_NAMES.get(key, key)}, slope {bound_exponent:.2f}",
+        )
     ax.plot(T, T * max_gap, linestyle=":", color="#7F7F7F", linewidth=0.9, label=r"$T\Delta$ (trivial)")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -122,6 +144,15 @@ save(fig, figures[0])
 # %%
 for term in TERMS:
     for key, bound_rows in sorted(rows[term].items()):
-        print(term, key, [(row["T"], round(row["mean"], 3), round(row["bound"], 3), row["holds"], row["vacuous"]) for row in bound_rows])
-print({term: fit and {k: fit[k] for k in ("estimate", "ci_low", "ci_high")} for term, fit in result["exponents"].items()})
+        print(
+            term,
+            key,
+            [
+                (row["T"], round(row["mean"], 3), round(row["bound"], 3), row["holds"], row["vacuous"])
+                for row in bound_rows
+            ],
+        )
+print(
+    {term: fit and {k: fit[k] for k in ("estimate", "ci_low", "ci_high")} for term, fit in result["exponents"].items()}
+)
 print(result["exponent_checks"])

@@ -51,7 +51,11 @@ report = json.loads(Path(personalization_json).read_text())
 # %%
 kinds = ["random", "learned", "rag_cosine"]
 kind_method = {"random": "hare_random", "learned": "hare", "rag_cosine": "rag_cosine"}
-kind_names = {"random": "random $W$", "learned": "learned $W$", "rag_cosine": display_name("rag_cosine")}  # tick labels, two lines where long
+kind_names = {
+    "random": "random $W$",
+    "learned": "learned $W$",
+    "rag_cosine": display_name("rag_cosine"),
+}  # tick labels, two lines where long
 outputs = {"divergence_z": "attention output $z$", "divergence_text": "decoded text"}
 entropy = report["attention_entropy"]
 window = int(entropy["window"])
@@ -62,8 +66,16 @@ ax = axes[0, 0]
 width = 0.38
 for offset, (key, shown) in zip((-width / 2, width / 2), outputs.items(), strict=True):
     values = [report[key][kind] for kind in kinds]
-    ax.bar(np.arange(len(kinds)) + offset, values, width, color=[color_for(kind_method[kind]) for kind in kinds],
-           hatch="" if key == "divergence_z" else "///", edgecolor="white", linewidth=0.5, label=shown)
+    ax.bar(
+        np.arange(len(kinds)) + offset,
+        values,
+        width,
+        color=[color_for(kind_method[kind]) for kind in kinds],
+        hatch="" if key == "divergence_z" else "///",
+        edgecolor="white",
+        linewidth=0.5,
+        label=shown,
+    )
 ax.set_xticks(np.arange(len(kinds)), [kind_names[kind].replace(" ", "\n").replace("-", "-\n") for kind in kinds])
 ax.set_ylabel("mean pairwise cosine")
 ax.set_ylim(0, 1.3)
@@ -82,9 +94,20 @@ ax.set_title("attention entropy")
 ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, fontsize=6)
 
 ax = axes[0, 2]
-for key, shown, style in (("text_mean_reward_by_window", "decoded text", "-"), ("z_mean_reward_by_window", "$z$", "--")):
+for key, shown, style in (
+    ("text_mean_reward_by_window", "decoded text", "-"),
+    ("z_mean_reward_by_window", "$z$", "--"),
+):
     values = online[key]
-    ax.plot(window * (np.arange(len(values)) + 1), values, style, marker="o", markersize=3, color=color_for("hare"), label=shown)
+    ax.plot(
+        window * (np.arange(len(values)) + 1),
+        values,
+        style,
+        marker="o",
+        markersize=3,
+        color=color_for("hare"),
+        label=shown,
+    )
 ax.set_xlabel(f"round (end of window of {window})")
 ax.set_ylabel("mean reward")
 ax.set_title(f"online reward ({report['config']['n_runs']} runs)")
@@ -96,10 +119,14 @@ print({key: report[key] for key in outputs})
 print("attention entropy by window:", entropy["by_window"], "max:", entropy["max"])
 for key, value in report["similarity_z"].items():
     if isinstance(value, dict):
-        print(f"similarity of z over runs, {key}: {value['estimate']:.6f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})")
+        print(
+            f"similarity of z over runs, {key}: {value['estimate']:.6f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
+        )
 for key in ("conditioned", "unconditioned", "conditioned_minus_unconditioned", "conditioned_at_zero_condition"):
     value = report["perplexity"][key]
-    print(f"held-out perplexity, {key}: {value['estimate']:.3f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})")
+    print(
+        f"held-out perplexity, {key}: {value['estimate']:.3f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
+    )
 print("unconditioned baseline:", report["perplexity"]["baseline"])
 print("novelty:", report["novelty"])
 
@@ -112,7 +139,9 @@ print("novelty:", report["novelty"])
 # %%
 examples = report["examples"]
 print("query:", examples["query"])
-for user, (weights, pretrained, finetuned) in enumerate(zip(examples["user_topic_weights"], examples["pretrained"], examples["finetuned_run0"], strict=True)):
+for user, (weights, pretrained, finetuned) in enumerate(
+    zip(examples["user_topic_weights"], examples["pretrained"], examples["finetuned_run0"], strict=True)
+):
     print(f"user {user}: topic weights {weights}")
     print(f"  pre-trained: {pretrained}")
     print(f"  fine-tuned:  {finetuned}")

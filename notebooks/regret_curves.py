@@ -34,7 +34,15 @@ from matplotlib.lines import Line2D
 
 from hare.io import read_npz
 from hare.report.names import display_name
-from hare.report.style import BACKGROUND_GREY, apply_style, distinct_colors, figure, highlighted_policies, is_hare_variant, save
+from hare.report.style import (
+    BACKGROUND_GREY,
+    apply_style,
+    distinct_colors,
+    figure,
+    highlighted_policies,
+    is_hare_variant,
+    save,
+)
 
 apply_style()
 if not runs:
@@ -51,7 +59,9 @@ for path in map(Path, runs):
     policies[job["environment"]["name"]][job["label"]] = job["policy"]
     n_runs[job["environment"]["name"]] = data["cumulative_regret"].shape[0]
 environments = sorted(curves)
-final_regret = {env: {label: float(regret[:, -1].mean()) for label, (_, regret) in curves[env].items()} for env in environments}
+final_regret = {
+    env: {label: float(regret[:, -1].mean()) for label, (_, regret) in curves[env].items()} for env in environments
+}
 highlighted = {env: highlighted_policies(final_regret[env], policies[env]) for env in environments}
 
 
@@ -62,7 +72,15 @@ def policy_of(label: str) -> str:
 
 def legend_order(label: str) -> tuple:
     """HARE first, then its variants, LinUCB, and the other highlighted baselines by display name."""
-    rank = 0 if label == "hare" else 1 if is_hare_variant(label, policy_of(label)) else 2 if policy_of(label) == "linucb" else 3
+    rank = (
+        0
+        if label == "hare"
+        else 1
+        if is_hare_variant(label, policy_of(label))
+        else 2
+        if policy_of(label) == "linucb"
+        else 3
+    )
     return rank, display_name(label).lower()
 
 
@@ -73,7 +91,7 @@ colors = distinct_colors(shown)
 n_cols = min(3, len(environments))
 n_rows = -(-len(environments) // n_cols)
 fig, axes = figure(n_cols=n_cols, n_rows=n_rows, height_in=1.9 * n_rows)
-for ax in axes.flat[len(environments):]:
+for ax in axes.flat[len(environments) :]:
     ax.set_visible(False)
 for ax, env in zip(axes.flat, environments, strict=False):
     for label in sorted(curves[env], key=lambda label: label in highlighted[env]):
@@ -84,13 +102,23 @@ for ax, env in zip(axes.flat, environments, strict=False):
             continue
         std = regret.std(0, ddof=1) if regret.shape[0] > 1 else np.zeros(regret.shape[1])
         hare = is_hare_variant(label, policies[env][label])
-        ax.plot(rounds, mean, color=colors[label], linewidth=1.6 if hare else 1.1, zorder=3 + hare, label=display_name(label))
+        ax.plot(
+            rounds,
+            mean,
+            color=colors[label],
+            linewidth=1.6 if hare else 1.1,
+            zorder=3 + hare,
+            label=display_name(label),
+        )
         ax.fill_between(rounds, mean - std, mean + std, color=colors[label], alpha=0.15, linewidth=0, zorder=2)
     ax.set_title(f"{display_name(env)}, {n_runs[env]} runs")
     ax.set_xlabel("round $t$")
 for row in axes:
     row[0].set_ylabel("cumulative regret")
-handles = [Line2D([], [], color=colors[label], linewidth=1.6 if is_hare_variant(label, policy_of(label)) else 1.1) for label in shown]
+handles = [
+    Line2D([], [], color=colors[label], linewidth=1.6 if is_hare_variant(label, policy_of(label)) else 1.1)
+    for label in shown
+]
 names = [display_name(label) for label in shown]
 if any(len(curves[env]) > len(highlighted[env]) for env in environments):
     handles.append(Line2D([], [], color=BACKGROUND_GREY, linewidth=0.7))

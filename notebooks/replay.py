@@ -44,8 +44,11 @@ for path in map(Path, runs):
     sidecar = json.loads(path.with_suffix(".json").read_text())
     job = sidecar["job"]
     data = read_npz(path)
-    curves[job["label"]] = {"policy": job["policy"], "environment": job["environment"]["name"],
-                            **{name: data[name] for name in ("rounds", "cumulative_reward", "accepted", "mean_reward")}}
+    curves[job["label"]] = {
+        "policy": job["policy"],
+        "environment": job["environment"]["name"],
+        **{name: data[name] for name in ("rounds", "cumulative_reward", "accepted", "mean_reward")},
+    }
 labels = sorted(curves)
 environments = sorted({curve["environment"] for curve in curves.values()})
 
@@ -71,7 +74,11 @@ for policy, members in by_policy.items():
     for i, label in enumerate(members):
         look[label] = {"color": color_for(policy), "linestyle": styles[i % len(styles)]}
 
-panels = [("cumulative_reward", "cumulative clicks"), ("accepted", "accepted events"), ("mean_reward", "clicks per accepted event")]
+panels = [
+    ("cumulative_reward", "cumulative clicks"),
+    ("accepted", "accepted events"),
+    ("mean_reward", "clicks per accepted event"),
+]
 fig, axes = figure(n_cols=3, height_in=2.0)
 for ax, (field, ylabel) in zip(axes.flat, panels, strict=False):
     for label in labels:
@@ -92,4 +99,6 @@ for label in labels:
     curve = curves[label]
     final = curve["cumulative_reward"][:, -1]
     accepted = curve["accepted"][:, -1]
-    print(f"{label:28s} clicks {final.mean():8.2f}  accepted {accepted.mean():8.1f}  clicks/accepted {np.nanmean(curve['mean_reward'][:, -1]):.4f}")
+    print(
+        f"{label:28s} clicks {final.mean():8.2f}  accepted {accepted.mean():8.1f}  clicks/accepted {np.nanmean(curve['mean_reward'][:, -1]):.4f}"
+    )

@@ -45,8 +45,16 @@ jobs = []
 for path in map(Path, runs):
     sidecar = json.loads(path.with_suffix(".json").read_text())
     job = sidecar["job"]
-    jobs.append({"experiment": job["experiment"], "environment": job["environment"]["name"], "label": job["label"],
-                 "policy": job["policy"], "horizon": int(sidecar["horizon"]), "wall_time_s": float(sidecar["wall_time_s"])})
+    jobs.append(
+        {
+            "experiment": job["experiment"],
+            "environment": job["environment"]["name"],
+            "label": job["label"],
+            "policy": job["policy"],
+            "horizon": int(sidecar["horizon"]),
+            "wall_time_s": float(sidecar["wall_time_s"]),
+        }
+    )
 scaling = [job for job in jobs if job["experiment"] == scaling_experiment]
 if not scaling:
     raise ValueError(f"no runs of the {scaling_experiment!r} experiment among the run files")
@@ -65,7 +73,7 @@ for job in scaling:
     assignments = dict(item.split("=", 1) for item in point.split(","))
     if len(assignments) != 1:
         raise ValueError(f"{job['label']}: a scaling point varies exactly one parameter")
-    (parameter, value), = assignments.items()
+    ((parameter, value),) = assignments.items()
     series[(base, job["environment"], parameter)].append((float(value), ms, job["policy"]))
 scaling_environments = sorted({job["environment"] for job in scaling})
 
@@ -79,10 +87,23 @@ for (base, env, parameter), points in sorted(series.items()):
     points.sort()
     values, ms, policy = zip(*points, strict=True)
     suffix = f", {display_name(env)}" if len(scaling_environments) > 1 else ""
-    ax.plot(values, ms, marker="o", markersize=3, color=color_for(policy[0]), label=f"{display_name(base)} ({parameter.replace('_', ' ')}){suffix}")
+    ax.plot(
+        values,
+        ms,
+        marker="o",
+        markersize=3,
+        color=color_for(policy[0]),
+        label=f"{display_name(base)} ({parameter.replace('_', ' ')}){suffix}",
+    )
 for i, (base, env, ms, policy) in enumerate(sorted(references)):
     suffix = f", {display_name(env)}" if len(scaling_environments) > 1 else ""
-    ax.axhline(ms, color=color_for(policy), linestyle=["--", ":", "-."][i % 3], linewidth=0.9, label=f"{display_name(base)}{suffix}")
+    ax.axhline(
+        ms,
+        color=color_for(policy),
+        linestyle=["--", ":", "-."][i % 3],
+        linewidth=0.9,
+        label=f"{display_name(base)}{suffix}",
+    )
 ax.set_xlabel("neighbourhood parameter")
 ax.set_ylabel("ms per round (all runs batched)")
 ax.set_xscale("log")
@@ -98,8 +119,16 @@ for y, policy in enumerate(policies):
     for offset, experiment in zip(offsets, experiments, strict=True):
         times = [job["wall_time_s"] for job in jobs if job["policy"] == policy and job["experiment"] == experiment]
         if times:
-            ax.plot(times, np.full(len(times), y + offset), linestyle="none", marker=markers[experiment], markersize=3,
-                    markerfacecolor="none", markeredgecolor=color_for(policy), markeredgewidth=0.8)
+            ax.plot(
+                times,
+                np.full(len(times), y + offset),
+                linestyle="none",
+                marker=markers[experiment],
+                markersize=3,
+                markerfacecolor="none",
+                markeredgecolor=color_for(policy),
+                markeredgewidth=0.8,
+            )
 ax.set_yticks(np.arange(len(policies)), [display_name(policy) for policy in policies], fontsize=5.5)
 ax.set_ylim(len(policies) - 0.5, -0.5)
 ax.set_xscale("log")
@@ -108,7 +137,16 @@ ax.xaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("wall time per job (s)")
 ax.set_title(f"every report job ({len(jobs)} jobs)")
 for experiment in experiments:
-    ax.plot([], [], linestyle="none", marker=markers[experiment], markerfacecolor="none", markeredgecolor="#000000", markersize=3.5, label=experiment.replace("_", " "))
+    ax.plot(
+        [],
+        [],
+        linestyle="none",
+        marker=markers[experiment],
+        markerfacecolor="none",
+        markeredgecolor="#000000",
+        markersize=3.5,
+        label=experiment.replace("_", " "),
+    )
 ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="experiment", title_fontsize=7, fontsize=6)
 save(fig, figures[0])
 

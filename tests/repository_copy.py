@@ -10,7 +10,9 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 def copy_repository(repository: Path, dest: Path) -> Path:
     """Tracked and untracked-but-not-ignored files of ``repository`` copied into ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repository, capture_output=True, text=True, check=True).stdout.splitlines()
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=repository, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     for name in files:
         source = repository / name
         if source.is_file():

@@ -34,7 +34,13 @@ print(held.hblkhd - before.hblkhd, held.arena - before.arena, freed.arena - held
 def glibc_accounting(mode: str) -> dict:
     out = subprocess.run([sys.executable, "-c", PROBE, mode], check=True, capture_output=True, text=True).stdout.split()
     mapped, heap_growth, heap_change_on_free, free_growth = map(int, out[:4])
-    return {"mapped": mapped, "heap_growth": heap_growth, "heap_change_on_free": heap_change_on_free, "free_growth": free_growth, "applied": out[4]}
+    return {
+        "mapped": mapped,
+        "heap_growth": heap_growth,
+        "heap_change_on_free": heap_change_on_free,
+        "free_growth": free_growth,
+        "applied": out[4],
+    }
 
 
 def has_mallinfo2() -> bool:
@@ -44,15 +50,21 @@ def has_mallinfo2() -> bool:
         return False
 
 
-@pytest.mark.skipif(not (sys.platform.startswith("linux") and has_mallinfo2()), reason="glibc >= 2.33 (mallopt, mallinfo2)")
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and has_mallinfo2()), reason="glibc >= 2.33 (mallopt, mallinfo2)"
+)
 def test_a_freed_block_stays_on_the_heap_for_reuse():
     assert BLOCK_BYTES < MMAP_THRESHOLD_BYTES
     default = glibc_accounting("default")
     assert default["mapped"] >= BLOCK_BYTES, f"glibc's defaults no longer map such a block on its own: {default}"
     kept = glibc_accounting("keep")
     assert kept["applied"] == "True"
-    assert kept["mapped"] < BLOCK_BYTES and kept["heap_growth"] > BLOCK_BYTES // 2, f"the block was not placed on the heap: {kept}"
-    assert kept["heap_change_on_free"] == 0 and kept["free_growth"] >= BLOCK_BYTES, f"the freed block left the heap: {kept}"
+    assert kept["mapped"] < BLOCK_BYTES and kept["heap_growth"] > BLOCK_BYTES // 2, (
+        f"the block was not placed on the heap: {kept}"
+    )
+    assert kept["heap_change_on_free"] == 0 and kept["free_growth"] >= BLOCK_BYTES, (
+        f"the freed block left the heap: {kept}"
+    )
 
 
 def test_setting_it_twice_is_harmless():

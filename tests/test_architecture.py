@@ -21,7 +21,13 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: dict[str, int] = {
-    "": 0, "typed": 0, "io": 0, "random": 0, "allocator": 0, "statistics": 0, "verdicts": 0,
+    "": 0,
+    "typed": 0,
+    "io": 0,
+    "random": 0,
+    "allocator": 0,
+    "statistics": 0,
+    "verdicts": 0,
     "data": 1,
     "envs": 2,
     "model": 3,
@@ -29,7 +35,8 @@ LAYERS: dict[str, int] = {
     "report": 5,
     "experiments": 6,
     "theory": 7,
-    "cli": 8, "__main__": 8,
+    "cli": 8,
+    "__main__": 8,
 }
 """The rank of each top-level module or package of ``hare`` (``""``: the package ``hare`` itself)."""
 
@@ -43,7 +50,9 @@ def module_name(path: Path, root: Path = SOURCE) -> str:
 
 def package_sources(root: Path = SOURCE) -> dict[str, tuple[str, bool]]:
     """``{module name: (source, whether it is a package's __init__)}`` of every module of ``hare`` under ``root``."""
-    return {module_name(p, root): (p.read_text(), p.name == "__init__.py") for p in sorted((root / "hare").rglob("*.py"))}
+    return {
+        module_name(p, root): (p.read_text(), p.name == "__init__.py") for p in sorted((root / "hare").rglob("*.py"))
+    }
 
 
 def _literal_start(node: ast.expr) -> str | None:
@@ -67,7 +76,7 @@ def imported_names(name: str, source: str, is_package: bool = False, modules: fr
             module = node.module or ""
             if node.level:
                 base = name.split(".") if is_package else name.split(".")[:-1]
-                module = ".".join(base[:len(base) - node.level + 1] + ([module] if module else []))
+                module = ".".join(base[: len(base) - node.level + 1] + ([module] if module else []))
             names.add(module)
             names.update(f"{module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call) and node.args:
@@ -89,9 +98,14 @@ def layer(name: str) -> int:
 def upward_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:
     """``(module, imported name)`` of every import of a higher layer than the module's own, sorted."""
     modules = frozenset(sources)
-    return sorted({(name, target) for name, (source, is_package) in sources.items()
-                   for target in imported_names(name, source, is_package, modules)
-                   if (target == "hare" or target.startswith("hare.")) and layer(target) > layer(name)})
+    return sorted(
+        {
+            (name, target)
+            for name, (source, is_package) in sources.items()
+            for target in imported_names(name, source, is_package, modules)
+            if (target == "hare" or target.startswith("hare.")) and layer(target) > layer(name)
+        }
+    )
 
 
 def import_graph(sources: dict[str, tuple[str, bool]] | None = None) -> dict[str, set[str]]:
@@ -101,8 +115,11 @@ def import_graph(sources: dict[str, tuple[str, bool]] | None = None) -> dict[str
     modules = frozenset(sources)
     graph: dict[str, set[str]] = defaultdict(set)
     for name, (source, is_package) in sources.items():
-        graph[name].update(t for t in imported_names(name, source, is_package, modules)
-                           if t in modules and t != name and not name.startswith(t + ".") and not t.startswith(name + "."))
+        graph[name].update(
+            t
+            for t in imported_names(name, source, is_package, modules)
+            if t in modules and t != name and not name.startswith(t + ".") and not t.startswith(name + ".")
+        )
     return graph
 
 
@@ -156,13 +173,25 @@ def test_the_checker_reports_planted_upward_imports():
     ``__import__``), a string constant naming a module; downward imports and ones of other packages do not."""
     sources = {
         "hare.envs.top": ("import hare.theory.claims\n", False),
-        "hare.model.inner": ("def f():\n    from hare.experiments.grid import expand_jobs\n    return expand_jobs\n", False),
+        "hare.model.inner": (
+            "def f():\n    from hare.experiments.grid import expand_jobs\n    return expand_jobs\n",
+            False,
+        ),
         "hare.policies.relative": ("def f():\n    from ..report import latex\n    return latex\n", False),
-        "hare.experiments.dynamic": ("import importlib\n\n\ndef f(name):\n    return importlib.import_module(f'hare.theory.{name}')\n", False),
-        "hare.experiments.string": ("from importlib import import_module\n\nMODULE = import_module('hare.cli')\n", False),
+        "hare.experiments.dynamic": (
+            "import importlib\n\n\ndef f(name):\n    return importlib.import_module(f'hare.theory.{name}')\n",
+            False,
+        ),
+        "hare.experiments.string": (
+            "from importlib import import_module\n\nMODULE = import_module('hare.cli')\n",
+            False,
+        ),
         "hare.data.builtin": ("def f():\n    return __import__('hare.policies.base')\n", False),
         "hare.report.registry": ("STUDIES = ('hare.theory.claims',)\n", False),
-        "hare.theory.claims": ("import numpy\nfrom hare import verdicts\nfrom hare.experiments import grid\n\n\ndef f():\n    from hare.report.latex import macros\n", False),
+        "hare.theory.claims": (
+            "import numpy\nfrom hare import verdicts\nfrom hare.experiments import grid\n\n\ndef f():\n    from hare.report.latex import macros\n",
+            False,
+        ),
         "hare.cli": ("from hare.theory import claims\n", True),
     }
     assert upward_imports(sources) == [
@@ -191,7 +220,10 @@ def test_the_checker_reads_a_planted_module_from_a_source_tree(tmp_path):
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
-    assert upward_imports(package_sources(tmp_path)) == [("hare.envs.planted", "hare.theory.claims"), ("hare.envs.planted", "hare.theory.claims.decide")]
+    assert upward_imports(package_sources(tmp_path)) == [
+        ("hare.envs.planted", "hare.theory.claims"),
+        ("hare.envs.planted", "hare.theory.claims.decide"),
+    ]
     assert cycles(import_graph(package_sources(tmp_path))) == [["hare.envs.planted", "hare.theory.claims"]]
 
 
@@ -203,7 +235,13 @@ def test_layers_import_downward_only():
 def test_report_imports_only_the_base():
     """``report`` renders numbers it is given: below the layers that compute, it imports none of the others either."""
     sources = package_sources()
-    reached = sorted({target for name, (source, is_package) in sources.items() if name.startswith("hare.report")
-                      for target in imported_names(name, source, is_package, frozenset(sources))
-                      if target.startswith("hare.") and not target.startswith("hare.report") and layer(target) > 0})
+    reached = sorted(
+        {
+            target
+            for name, (source, is_package) in sources.items()
+            if name.startswith("hare.report")
+            for target in imported_names(name, source, is_package, frozenset(sources))
+            if target.startswith("hare.") and not target.startswith("hare.report") and layer(target) > 0
+        }
+    )
     assert reached == []

@@ -35,13 +35,21 @@ def rule_calls() -> list[tuple[str, set[str], set[str]]]:
         for block in re.split(r"\n(?=rule |checkpoint )", path.read_text()):
             calls = set(re.findall(r"\{params\.hare\} ([a-z-]+)", block))
             if calls:
-                found.append((f"{path.name}: {block.split(':')[0].strip()[:60]}", calls, set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", block))))
+                found.append(
+                    (
+                        f"{path.name}: {block.split(':')[0].strip()[:60]}",
+                        calls,
+                        set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", block)),
+                    )
+                )
     return found
 
 
 def test_every_subcommand_and_option_the_rules_call_exists():
     calls = rule_calls()
-    assert {"decomposition", "convergence", "bench", "approx-budget", "run-batch"} <= set().union(*(names for _, names, _ in calls))
+    assert {"decomposition", "convergence", "bench", "approx-budget", "run-batch"} <= set().union(
+        *(names for _, names, _ in calls)
+    )
     for rule, names, options in calls:
         assert names <= set(SUBCOMMANDS), rule
         known = {flag for name in names for action in PARSERS[name]._actions for flag in action.option_strings}  # noqa: SLF001
@@ -53,7 +61,13 @@ def test_only_the_cli_imports_argparse():
     importers = []
     for path in sorted(source.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(name and name.split(".")[0] == "argparse" for name in names):
                 importers.append(path.relative_to(source).as_posix())
     assert importers and all(path.startswith("cli/") for path in importers), importers
@@ -68,9 +82,24 @@ def test_device_check_runs_with_its_arguments(tmp_path):
 
 
 def test_a_corrupt_result_file_is_one_line_naming_it(tmp_path, capsys):
-    spec = {"experiment": "e", "label": "linucb@alpha=1.0", "policy": "linucb", "params": {"alpha": 1.0}, "n_runs": 2, "role": "tuning",
-            "environment": {"name": "s", "kind": "synthetic", "params": {"n_items": 6, "n_clusters": 2, "n_users": 2}, "dataset": None, "horizon": 5},
-            "base_seed": 0, "device": "cpu", "record_every": 5}
+    spec = {
+        "experiment": "e",
+        "label": "linucb@alpha=1.0",
+        "policy": "linucb",
+        "params": {"alpha": 1.0},
+        "n_runs": 2,
+        "role": "tuning",
+        "environment": {
+            "name": "s",
+            "kind": "synthetic",
+            "params": {"n_items": 6, "n_clusters": 2, "n_users": 2},
+            "dataset": None,
+            "horizon": 5,
+        },
+        "base_seed": 0,
+        "device": "cpu",
+        "record_every": 5,
+    }
     bad = tmp_path / "linucb@alpha=1.0.npz"
     run_job(spec, bad, progress=False)
     bad.write_bytes(bad.read_bytes()[:40])
@@ -100,31 +129,51 @@ def test_debug_shows_the_traceback_of_the_one_line_error(tmp_path, capsys, where
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_bad_config_section_is_one_line_or_with_debug_its_traceback(tmp_path, capsys, debug):
-    argv = ["approx-budget", "--config-json", json.dumps({"budgets": [1]}), "--out-json", str(tmp_path / "a.json"), "--out-tex", str(tmp_path / "a.tex")]
+    argv = [
+        "approx-budget",
+        "--config-json",
+        json.dumps({"budgets": [1]}),
+        "--out-json",
+        str(tmp_path / "a.json"),
+        "--out-tex",
+        str(tmp_path / "a.tex"),
+    ]
     if debug:
         with pytest.raises(ValueError, match="budgets"):
             cli.main([*argv, "--debug"])
     else:
         assert cli.main(argv) == 2
-        assert capsys.readouterr().err.strip().splitlines() == ["hare approx-budget: error: budgets: an exponent needs a list of at least 4 values (got [1])"]
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "hare approx-budget: error: budgets: an exponent needs a list of at least 4 values (got [1])"
+        ]
     assert not list(tmp_path.iterdir())
 
 
 def _raising(error: BaseException):
     def handler(args):
         raise error
+
     return handler
 
 
-@pytest.mark.parametrize(("error", "line"), [
-    (MemoryError("Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64"),
-     "out of memory: Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64"),
-    (MemoryError(), "out of memory"),
-    (RuntimeError("linalg.cholesky: The factorization could not be completed\nbecause the input is not positive-definite."),
-     "linalg.cholesky: The factorization could not be completed because the input is not positive-definite."),
-    (OverflowError("Python int too large to convert to C long"), "Python int too large to convert to C long"),
-    (KeyError("horizon"), "horizon"),
-])
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            MemoryError("Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64"),
+            "out of memory: Unable to allocate 745. GiB for an array with shape (100000000000,) and data type int64",
+        ),
+        (MemoryError(), "out of memory"),
+        (
+            RuntimeError(
+                "linalg.cholesky: The factorization could not be completed\nbecause the input is not positive-definite."
+            ),
+            "linalg.cholesky: The factorization could not be completed because the input is not positive-definite.",
+        ),
+        (OverflowError("Python int too large to convert to C long"), "Python int too large to convert to C long"),
+        (KeyError("horizon"), "horizon"),
+    ],
+)
 def test_every_expected_failure_is_one_line_and_debug_shows_its_traceback(monkeypatch, capsys, tmp_path, error, line):
     """A job too large for its machine (MemoryError, torch's out-of-memory RuntimeError), a failed factorisation of a bad
     matrix, an overflow: one line, exit 2; with --debug the exception itself."""
@@ -148,12 +197,36 @@ def test_torch_and_numpy_failures_are_expected_errors():
 
 SMOKE_HARE = "hare: {params: {key_dim: null}, grid: {alpha: [0.01, 0.1]}}"
 BAD_VARIANTS = {
-    "alpha_inf": (SMOKE_HARE, SMOKE_HARE.replace("[0.01, 0.1]", "[0.01, .inf]"), "experiments.classification.policies.hare.grid.alpha[1]: .inf is not a finite number"),
-    "lam_inf": ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam: .inf is not a finite number"),
-    "noise_nan": ("noise_sigma: 0.1", "noise_sigma: .nan", "environments.synthetic_linear.params.noise_sigma: .nan is not a finite number"),
-    "horizon": ("horizon: 80\n    n_runs: 2", "horizon: 1000000000000\n    n_runs: 2", "experiments.synthetic.horizon: 1000000000000 is greater than the maximum"),
-    "n_runs": ("horizon: 80\n    n_runs: 2", "horizon: 80\n    n_runs: 100000000", "experiments.synthetic.n_runs: 100000000 is greater than the maximum"),
-    "duplicate": ("base_seed: 7\n", "base_seed: 7\nbase_seed: 8\n", "not valid YAML at line 4, column 1: duplicate key 'base_seed' (first at line 3)"),
+    "alpha_inf": (
+        SMOKE_HARE,
+        SMOKE_HARE.replace("[0.01, 0.1]", "[0.01, .inf]"),
+        "experiments.classification.policies.hare.grid.alpha[1]: .inf is not a finite number",
+    ),
+    "lam_inf": (
+        "linucb: {params: {lam: 1.0}",
+        "linucb: {params: {lam: .inf}",
+        "experiments.classification.policies.linucb.params.lam: .inf is not a finite number",
+    ),
+    "noise_nan": (
+        "noise_sigma: 0.1",
+        "noise_sigma: .nan",
+        "environments.synthetic_linear.params.noise_sigma: .nan is not a finite number",
+    ),
+    "horizon": (
+        "horizon: 80\n    n_runs: 2",
+        "horizon: 1000000000000\n    n_runs: 2",
+        "experiments.synthetic.horizon: 1000000000000 is greater than the maximum",
+    ),
+    "n_runs": (
+        "horizon: 80\n    n_runs: 2",
+        "horizon: 80\n    n_runs: 100000000",
+        "experiments.synthetic.n_runs: 100000000 is greater than the maximum",
+    ),
+    "duplicate": (
+        "base_seed: 7\n",
+        "base_seed: 7\nbase_seed: 8\n",
+        "not valid YAML at line 4, column 1: duplicate key 'base_seed' (first at line 3)",
+    ),
     "latin1": ("# Smoke", "# Sm\udce9ke", "not UTF-8 text: byte 0xe9 at byte offset 4 (line 1)"),
 }
 

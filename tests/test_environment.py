@@ -38,7 +38,11 @@ def test_pins_satisfy_the_package_ranges(repository):
 
 
 def test_torch_is_pinned_first(repository):
-    first = next(line for line in (repository / "envs" / "requirements.txt").read_text().splitlines() if line and not line.startswith("#"))
+    first = next(
+        line
+        for line in (repository / "envs" / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     assert re.fullmatch(r"torch==[\d.]+", first)
 
 
@@ -52,12 +56,34 @@ def test_xdist_groups_keep_their_tests_on_one_worker(tmp_path):
     (tmp_path / "test_grouped.py").write_text(
         "import os, pytest\n"
         "pytestmark = pytest.mark.xdist_group('one')\n"
-        + "".join(f"def test_{i}():\n    open(os.environ['GROUP_LOG'], 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n" for i in range(6))
+        + "".join(
+            f"def test_{i}():\n    open(os.environ['GROUP_LOG'], 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n"
+            for i in range(6)
+        )
         + "".join(f"def test_free_{i}():\n    pass\n" for i in range(6))
     )
     log = tmp_path / "workers.log"
-    result = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
-                            cwd=tmp_path, capture_output=True, text=True, env={**__import__("os").environ, "GROUP_LOG": str(log)})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "GROUP_LOG": str(log)},
+    )
     assert result.returncode == 0, result.stdout[-2000:]
     workers = log.read_text().split()
     assert len(workers) == 6 and len(set(workers)) == 1, f"the grouped tests ran on {sorted(set(workers))}"

@@ -93,7 +93,10 @@ def test_read_yaml_refuses_a_duplicate_key_naming_the_file_and_both_lines(tmp_pa
 
     path = tmp_path / "twice.yaml"
     path.write_text("a: 1\nb:\n  c: 2\n  d: 3\n  c: 4\n")
-    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not valid YAML at line 5, column 3: duplicate key 'c' \(first at line 3\)$"):
+    with pytest.raises(
+        UnreadableYAMLError,
+        match=rf"^{path}: not valid YAML at line 5, column 3: duplicate key 'c' \(first at line 3\)$",
+    ):
         read_yaml(path)
 
 
@@ -110,7 +113,10 @@ def test_read_yaml_names_the_file_and_offset_of_a_byte_that_is_not_utf8(tmp_path
 
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"a: 1\nb: caf\xe9\n")
-    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not UTF-8 text: byte 0xe9 at byte offset 11 \(line 2\): invalid continuation byte$"):
+    with pytest.raises(
+        UnreadableYAMLError,
+        match=rf"^{path}: not UTF-8 text: byte 0xe9 at byte offset 11 \(line 2\): invalid continuation byte$",
+    ):
         read_yaml(path)
 
 
@@ -123,13 +129,19 @@ def test_read_yaml_names_the_file_line_and_column_of_a_syntax_error_in_one_line(
     path.write_text("a: [1, 2\nb: 3\n")
     with pytest.raises(UnreadableYAMLError) as refused:
         read_yaml(path)
-    assert re.fullmatch(rf"{re.escape(str(path))}: not valid YAML at line \d+, column \d+: .+", str(refused.value)) and "\n" not in str(refused.value)
+    assert re.fullmatch(
+        rf"{re.escape(str(path))}: not valid YAML at line \d+, column \d+: .+", str(refused.value)
+    ) and "\n" not in str(refused.value)
 
 
-@pytest.mark.parametrize(("payload", "where"), [
-    ({"a": 1.0, "b": [2.0, float("nan")]}, "b[1]: .nan"), ({"job": {"params": {"alpha": float("inf")}}}, "job.params.alpha: .inf"),
-    ({"x": np.float64(-np.inf)}, "x: -.inf"),
-])
+@pytest.mark.parametrize(
+    ("payload", "where"),
+    [
+        ({"a": 1.0, "b": [2.0, float("nan")]}, "b[1]: .nan"),
+        ({"job": {"params": {"alpha": float("inf")}}}, "job.params.alpha: .inf"),
+        ({"x": np.float64(-np.inf)}, "x: -.inf"),
+    ],
+)
 def test_first_nonfinite_names_the_key_path(payload, where):
     from hare.io import first_nonfinite, yaml_number
 
@@ -149,7 +161,9 @@ def test_a_sidecar_with_a_nonfinite_number_is_refused_before_anything_is_written
     with pytest.raises(ValueError, match=r"run\.json: job\.params\.alpha: \.inf is not a finite number$"):
         write_result(out, {"total_regret": np.zeros(2)}, {"job": {"params": {"alpha": float("inf")}}})
     assert list(tmp_path.iterdir()) == []
-    sidecar = write_result(out, {"total_regret": np.zeros(2)}, {"job": {"params": {"alpha": 1.0}}, "mean": np.float64(0.5)})
+    sidecar = write_result(
+        out, {"total_regret": np.zeros(2)}, {"job": {"params": {"alpha": 1.0}}, "mean": np.float64(0.5)}
+    )
     assert json.loads(out.with_suffix(".json").read_text()) == sidecar
     write_json(tmp_path / "loose.json", {"std": float("nan")})
     assert "NaN" in (tmp_path / "loose.json").read_text(), "other JSON files keep their NaN (an undefined statistic)"

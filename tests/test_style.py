@@ -10,7 +10,12 @@ MAX_LINES = 400
 
 
 def test_ruff_finds_no_violations(repository):
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(repository)], capture_output=True, text=True, cwd=repository)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(repository)],
+        capture_output=True,
+        text=True,
+        cwd=repository,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -33,5 +38,7 @@ def test_long_modules_state_why(repository):
         n_lines = len(source.splitlines())
         if n_lines > MAX_LINES and not states_length_reason(source):
             offenders.append(f"{path.relative_to(repository)} ({n_lines} lines)")
-    assert not offenders, (f"modules over {MAX_LINES} lines without a 'Length:' paragraph in their docstring saying why they are one module "
-                           f"(split them, or add the reason): {', '.join(offenders)}")
+    assert not offenders, (
+        f"modules over {MAX_LINES} lines without a 'Length:' paragraph in their docstring saying why they are one module "
+        f"(split them, or add the reason): {', '.join(offenders)}"
+    )

@@ -33,13 +33,29 @@ class Unchecked(TypedFields):
     size: int = 1
 
 
-@pytest.mark.parametrize(("cls", "field", "value", "expected"), [
-    (Base, "count", "many", "int"), (Base, "count", 2.0, "int"), (Base, "count", True, "int"), (Base, "rate", "0.1", "float"),
-    (Base, "name", 3, "str"), (Base, "flag", 1, "bool"), (Base, "sizes", [1, "2"], "tuple"), (Base, "limit", "none", "float"),
-    (Derived, "extra", "1", "int"), (Derived, "count", "x", "int"), (Unchecked, "size", "x", "int"),
-])
+@pytest.mark.parametrize(
+    ("cls", "field", "value", "expected"),
+    [
+        (Base, "count", "many", "int"),
+        (Base, "count", 2.0, "int"),
+        (Base, "count", True, "int"),
+        (Base, "rate", "0.1", "float"),
+        (Base, "name", 3, "str"),
+        (Base, "flag", 1, "bool"),
+        (Base, "sizes", [1, "2"], "tuple"),
+        (Base, "limit", "none", "float"),
+        (Derived, "extra", "1", "int"),
+        (Derived, "count", "x", "int"),
+        (Unchecked, "size", "x", "int"),
+    ],
+)
 def test_a_value_of_the_wrong_type_is_refused_by_name_before_the_own_checks(cls, field, value, expected):
-    with pytest.raises(ValueError, match=rf"^{cls.__name__}\.{field}: must be {expected}.*\(got {value!r}, a {type(value).__name__}\)$".replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{cls.__name__}\.{field}: must be {expected}.*\(got {value!r}, a {type(value).__name__}\)$".replace(
+            "[", r"\["
+        ).replace("]", r"\]"),
+    ):
         cls(**{field: value})
 
 
@@ -50,10 +66,20 @@ def test_values_of_the_right_type_pass_and_the_own_checks_still_run():
         Derived(count=0)
 
 
-@pytest.mark.parametrize(("value", "annotation", "fits"), [
-    (1, int, True), (True, int, False), (1, float, True), (1.5, int, False), (None, int | None, True), ("x", int | None, False),
-    ([1, 2], tuple[int, ...], True), ((1, 2.5), tuple[int, ...], False), ({"a": 1}, dict, True),
-])
+@pytest.mark.parametrize(
+    ("value", "annotation", "fits"),
+    [
+        (1, int, True),
+        (True, int, False),
+        (1, float, True),
+        (1.5, int, False),
+        (None, int | None, True),
+        ("x", int | None, False),
+        ([1, 2], tuple[int, ...], True),
+        ((1, 2.5), tuple[int, ...], False),
+        ({"a": 1}, dict, True),
+    ],
+)
 def test_value_has_type(value, annotation, fits):
     assert value_has_type(value, annotation) is fits
 
@@ -65,10 +91,16 @@ class Rates(TypedFields):
     limit: float | None = None
 
 
-@pytest.mark.parametrize(("field", "value", "shown"), [
-    ("rate", float("nan"), "nan"), ("rate", float("inf"), "inf"), ("rate", -float("inf"), "-inf"), ("rates", (1.0, float("nan")), "nan"),
-    ("limit", float("inf"), "inf"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [
+        ("rate", float("nan"), "nan"),
+        ("rate", float("inf"), "inf"),
+        ("rate", -float("inf"), "-inf"),
+        ("rates", (1.0, float("nan")), "nan"),
+        ("limit", float("inf"), "inf"),
+    ],
+)
 def test_a_nonfinite_number_is_refused_by_name_in_every_float_field(field, value, shown):
     """NaN passes every comparison check (``nan < 0`` is false) and an infinity every lower bound; the base refuses both."""
     with pytest.raises(ValueError, match=rf"^Rates\.{field}: must be a finite number \(got {shown}\)$"):

@@ -18,7 +18,9 @@ def test_t_p_values_match_scipy_one_sample_t_tests():
     p = verdicts.t_p_values(x, "<", 0.0, margin=3.0)
     assert p["PASS"] == pytest.approx(stats.ttest_1samp(x, 0.0, alternative="less").pvalue)
     assert p["FAIL"] == pytest.approx(stats.ttest_1samp(x, 0.0, alternative="greater").pvalue)
-    tost = max(stats.ttest_1samp(x, -3.0, alternative="greater").pvalue, stats.ttest_1samp(x, 3.0, alternative="less").pvalue)
+    tost = max(
+        stats.ttest_1samp(x, -3.0, alternative="greater").pvalue, stats.ttest_1samp(x, 3.0, alternative="less").pvalue
+    )
     assert p["EQUIVALENT"] == pytest.approx(tost)
     flipped = verdicts.t_p_values(x, ">", 0.0, margin=None)
     assert flipped["PASS"] == pytest.approx(p["FAIL"]) and math.isnan(flipped["EQUIVALENT"])
@@ -68,8 +70,25 @@ def _planted_family(rng, means, n_runs, sd=1.0):
         mean, se = d.mean(), d.std(ddof=1) / math.sqrt(n_runs)
         half = stats.t.ppf(0.975, n_runs - 1) * se
         status = decide(mean - half, mean + half, "<", 0.0, mean, 0.5)
-        results.append(ClaimResult(f"m{i}", "", "", mean, mean - half, mean + half, "<", 0.0, status, "t", (), family="f",
-                                   margin=0.5, p_values=p, adjusted_status=status))
+        results.append(
+            ClaimResult(
+                f"m{i}",
+                "",
+                "",
+                mean,
+                mean - half,
+                mean + half,
+                "<",
+                0.0,
+                status,
+                "t",
+                (),
+                family="f",
+                margin=0.5,
+                p_values=p,
+                adjusted_status=status,
+            )
+        )
     return [r.adjusted_status for r in adjust_families(results)]
 
 
@@ -97,9 +116,22 @@ def test_the_false_discovery_share_of_a_mixed_family_is_controlled():
 
 
 def _run(root, path, total_regret):
-    write_npz(root / path, total_regret=np.asarray(total_regret, dtype=float), total_reward=-np.asarray(total_regret, dtype=float))
-    sidecar = {"job": {"experiment": "e", "environment": {"name": "x"}, "base_seed": 1, "role": "report", "n_runs": len(total_regret),
-                       "regime": "cold"}, "warm_start_digest": None}
+    write_npz(
+        root / path,
+        total_regret=np.asarray(total_regret, dtype=float),
+        total_reward=-np.asarray(total_regret, dtype=float),
+    )
+    sidecar = {
+        "job": {
+            "experiment": "e",
+            "environment": {"name": "x"},
+            "base_seed": 1,
+            "role": "report",
+            "n_runs": len(total_regret),
+            "regime": "cold",
+        },
+        "warm_start_digest": None,
+    }
     write_json((root / path).with_suffix(".json"), sidecar)
 
 
@@ -111,8 +143,15 @@ def test_a_planted_tie_inside_the_margin_is_equivalent(tmp_path):
     _run(tmp_path, "runs/a.npz", base + rng.normal(0, 1, 40))
     _run(tmp_path, "runs/b.npz", base)
     write_json(tmp_path / "plan.json", {"x": {"margin": 2.0}})
-    claim = {"key": "a_vs_b", "statement": "a below b", "inputs": {"a": "runs/a.npz", "b": "runs/b.npz", "plan": "plan.json"},
-             "per_run": "a.total_regret - b.total_regret", "compare": "<", "threshold": 0, "margin": "plan.x.margin"}
+    claim = {
+        "key": "a_vs_b",
+        "statement": "a below b",
+        "inputs": {"a": "runs/a.npz", "b": "runs/b.npz", "plan": "plan.json"},
+        "per_run": "a.total_regret - b.total_regret",
+        "compare": "<",
+        "threshold": 0,
+        "margin": "plan.x.margin",
+    }
     result = evaluate_claim(claim, tmp_path)
     assert result.status == "EQUIVALENT" and result.margin == 2.0
     bare = evaluate_claim({k: v for k, v in claim.items() if k != "margin"}, tmp_path)
@@ -125,9 +164,16 @@ def test_power_rule_plans_the_runs_and_notes_what_settles_an_inconclusive_claim(
     write_json(tmp_path / "plan.json", {"margin": 3.0, "a": list(tuning_a), "b": list(tuning_b)})
     _run(tmp_path, "runs/a.npz", [10.0, 14.0, 9.0])
     _run(tmp_path, "runs/b.npz", [11.0, 9.0, 12.0])
-    claim = {"key": "a_vs_b", "statement": "a below b", "inputs": {"a": "runs/a.npz", "b": "runs/b.npz", "plan": "plan.json"},
-             "per_run": "a.total_regret - b.total_regret", "compare": "<", "threshold": 0, "margin": "plan.margin",
-             "power": ["plan.a", "plan.b"]}
+    claim = {
+        "key": "a_vs_b",
+        "statement": "a below b",
+        "inputs": {"a": "runs/a.npz", "b": "runs/b.npz", "plan": "plan.json"},
+        "per_run": "a.total_regret - b.total_regret",
+        "compare": "<",
+        "threshold": 0,
+        "margin": "plan.margin",
+        "power": ["plan.a", "plan.b"],
+    }
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": [claim], "headline": ["a_*"]}))
     (result,) = evaluate_register(tmp_path / "claims.yaml", tmp_path)
     sd = np.std(tuning_a - tuning_b, ddof=1)
@@ -140,6 +186,8 @@ def test_power_rule_plans_the_runs_and_notes_what_settles_an_inconclusive_claim(
 @pytest.mark.parametrize(("sd", "target"), [(1.0, 0.5), (10.0, 1.0), (3.0, 2.9)])
 def test_planned_runs_is_the_smallest_n_reaching_the_half_width(sd, target):
     n = verdicts.planned_runs(sd, target)
+
     def half(k):
         return stats.t.ppf(0.975, k - 1) * sd / math.sqrt(k)
+
     assert half(n) <= target and (n == 2 or half(n - 1) > target)

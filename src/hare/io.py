@@ -161,7 +161,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
                 continue
             first = seen.setdefault((key.tag, key.value), key.start_mark)
             if first is not key.start_mark:
-                raise yaml.composer.ComposerError(None, None, f"duplicate key {key.value!r} (first at line {first.line + 1})", key.start_mark)
+                raise yaml.composer.ComposerError(
+                    None, None, f"duplicate key {key.value!r} (first at line {first.line + 1})", key.start_mark
+                )
         return node
 
 
@@ -176,7 +178,9 @@ def read_yaml(path: str | os.PathLike) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise UnreadableYAMLError(f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} (line {line}): {error.reason}") from error
+        raise UnreadableYAMLError(
+            f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} (line {line}): {error.reason}"
+        ) from error
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as error:
@@ -209,7 +213,9 @@ class UnreadableResultError(ValueError):
 SIDECAR_HASH_KEY = "npz_sha256"
 """The sidecar field holding the sha256 of its ``.npz``, written with it (:func:`write_result`)."""
 
-REBUILD_HINT = "remove it with `hare verify --repair` (or delete it) and run snakemake again to rebuild it and everything after it"
+REBUILD_HINT = (
+    "remove it with `hare verify --repair` (or delete it) and run snakemake again to rebuild it and everything after it"
+)
 
 
 def write_result(npz_path: str | os.PathLike, arrays: dict[str, np.ndarray], sidecar: dict[str, Any]) -> dict[str, Any]:
@@ -255,7 +261,9 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
-        raise UnreadableResultError(f"{path}: not a readable .npz ({type(error).__name__}: {error}); {REBUILD_HINT}") from error
+        raise UnreadableResultError(
+            f"{path}: not a readable .npz ({type(error).__name__}: {error}); {REBUILD_HINT}"
+        ) from error
 
 
 def config_hash(payload: Any) -> str:
@@ -278,14 +286,24 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
     process and root (every job of a batch records the same)."""
     cwd = Path(root) if root else Path(__file__).resolve().parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("+dirty" if dirty else "")
 
 
-def package_versions(names: tuple[str, ...] = ("torch", "numpy", "scipy", "sympy", "snakemake", "hare")) -> dict[str, str]:
+def package_versions(
+    names: tuple[str, ...] = ("torch", "numpy", "scipy", "sympy", "snakemake", "hare"),
+) -> dict[str, str]:
     """``{"python": version, name: version or "not installed"}``, read once per process and ``names``."""
     return dict(_package_versions(tuple(names)))
 

@@ -123,12 +123,19 @@ class CounterRNG:
         block, offset = divmod(counter, self.HEAD_BLOCK)
         cached = self._head_blocks.get(stream_key)
         if cached is None or cached[0] != block:
-            counters = torch.arange(block * self.HEAD_BLOCK, (block + 1) * self.HEAD_BLOCK, dtype=torch.int64, device=self.device)
-            cached = (block, splitmix64(splitmix64(self.keys ^ stream_key)[:, None] + counters[None, :]))  # (n_runs, HEAD_BLOCK)
+            counters = torch.arange(
+                block * self.HEAD_BLOCK, (block + 1) * self.HEAD_BLOCK, dtype=torch.int64, device=self.device
+            )
+            cached = (
+                block,
+                splitmix64(splitmix64(self.keys ^ stream_key)[:, None] + counters[None, :]),
+            )  # (n_runs, HEAD_BLOCK)
             self._head_blocks[stream_key] = cached
         return cached[1][:, offset]
 
-    def uniform(self, stream: int | str, counter: int, shape: tuple[int, ...] = (), dtype=torch.float64) -> torch.Tensor:
+    def uniform(
+        self, stream: int | str, counter: int, shape: tuple[int, ...] = (), dtype=torch.float64
+    ) -> torch.Tensor:
         """Uniform draws on the open interval (0, 1), ``(n_runs, *shape)``, 53-bit resolution."""
         mantissa = _shift_right(self.bits(stream, counter, shape), 11)
         return ((mantissa.to(torch.float64) + 0.5) * 2.0**-53).to(dtype)

@@ -19,7 +19,9 @@ def slope(log_t: np.ndarray, log_r: np.ndarray) -> np.ndarray:
     return ((log_r - log_r.mean(-1, keepdims=True)) * centred).sum(-1) / (centred**2).sum()
 
 
-def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+def fit_exponent(
+    horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> dict[str, Any]:
     """Growth exponent ``k`` in ``R(T) ~ c T^k`` over the grid, with a bootstrap interval over runs.
 
     ``estimate`` is the least-squares slope of ``log mean_runs R(T)`` on ``log T``; the
@@ -41,13 +43,27 @@ def fit_exponent(horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000
     valid = np.all(boot_means > 0, axis=1)
     slopes = slope(log_t, np.log(boot_means[valid])) if valid.any() else np.empty(0)
     tail = 100 * (1 - level) / 2
-    low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size and estimate is not None else (None, None)
-    return {"estimate": estimate, "ci_low": low, "ci_high": high, "level": level, "n": int(curves.shape[0]),
-            "method": f"percentile bootstrap over runs, n_boot={int(n_boot)}",
-            "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+    low, high = (
+        (float(v) for v in np.percentile(slopes, [tail, 100 - tail]))
+        if slopes.size and estimate is not None
+        else (None, None)
+    )
+    return {
+        "estimate": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "level": level,
+        "n": int(curves.shape[0]),
+        "method": f"percentile bootstrap over runs, n_boot={int(n_boot)}",
+        "n_boot": int(n_boot),
+        "n_boot_valid": int(valid.sum()),
+        "seed": int(seed),
+    }
 
 
-def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+def t_interval(
+    values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None
+) -> dict[str, Any]:
     """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
 
     ``bounds`` clips the interval to a known range (e.g. ``(0, 1)`` for a fraction). Fewer than two values

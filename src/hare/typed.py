@@ -66,7 +66,9 @@ def check_field_types(instance: Any) -> None:
     for field in dataclasses.fields(cls):
         value = getattr(instance, field.name)
         if not value_has_type(value, hints[field.name]):
-            raise ValueError(f"{cls.__name__}.{field.name}: must be {type_name(hints[field.name])} (got {value!r}, a {type(value).__name__})")
+            raise ValueError(
+                f"{cls.__name__}.{field.name}: must be {type_name(hints[field.name])} (got {value!r}, a {type(value).__name__})"
+            )
         bad = nonfinite_number(value)
         if bad is not None:
             raise ValueError(f"{cls.__name__}.{field.name}: must be a finite number (got {bad!r})")

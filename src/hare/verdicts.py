@@ -52,21 +52,30 @@ def _wrong_side(direction: str) -> str:
     return {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[direction]
 
 
-def _decisions(below: Callable[[float], float], above: Callable[[float], float], compare: str, threshold: float,
-               margin: float | None) -> dict[str, float]:
+def _decisions(
+    below: Callable[[float], float],
+    above: Callable[[float], float],
+    compare: str,
+    threshold: float,
+    margin: float | None,
+) -> dict[str, float]:
     """The three decisions' p-values from the two one-sided tests of an estimate: ``below(b)`` the p of the null
     ``mu >= b`` (against ``mu < b``), ``above(b)`` that of ``mu <= b``; EQUIVALENT is TOST against ``threshold +- margin``
     (NaN without a positive margin)."""
     lower_is_claimed = compare in ("<", "<=")
-    p = {"PASS": below(threshold) if lower_is_claimed else above(threshold),
-         "FAIL": above(threshold) if lower_is_claimed else below(threshold),
-         "EQUIVALENT": math.nan}
+    p = {
+        "PASS": below(threshold) if lower_is_claimed else above(threshold),
+        "FAIL": above(threshold) if lower_is_claimed else below(threshold),
+        "EQUIVALENT": math.nan,
+    }
     if margin is not None and math.isfinite(margin) and margin > 0:
         p["EQUIVALENT"] = max(above(threshold - margin), below(threshold + margin))
     return p
 
 
-def t_p_values(values: Sequence[float] | np.ndarray, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
+def t_p_values(
+    values: Sequence[float] | np.ndarray, compare: str, threshold: float, margin: float | None
+) -> dict[str, float]:
     """``{"PASS", "FAIL", "EQUIVALENT"}`` one-sided p-values of the mean of ``values`` ``(n,)`` against ``threshold``
     (Student t with ``n - 1`` degrees of freedom). ``EQUIVALENT`` is NaN without a margin; all are NaN with fewer than
     two finite values. A spread of zero gives p-values of 0 or 1 (the mean is known exactly)."""
@@ -104,10 +113,14 @@ def resample_p_values(draws: np.ndarray, compare: str, threshold: float, margin:
     def share(mask: np.ndarray) -> float:
         return float((1 + np.count_nonzero(mask)) / (1 + draws.size))
 
-    return _decisions(lambda bound: share(draws >= bound), lambda bound: share(draws <= bound), compare, threshold, margin)
+    return _decisions(
+        lambda bound: share(draws >= bound), lambda bound: share(draws <= bound), compare, threshold, margin
+    )
 
 
-def interval_p_values(measured: float, low: float, high: float, compare: str, threshold: float, margin: float | None) -> dict[str, float]:
+def interval_p_values(
+    measured: float, low: float, high: float, compare: str, threshold: float, margin: float | None
+) -> dict[str, float]:
     """p-values of a quantity known only by its 95% interval, read as a normal estimate with standard error
     ``(high - low) / (2 z_{0.975})`` (the checks' intervals are t or bootstrap intervals; this is their normal reading)."""
     nan = {d: math.nan for d in DECISIONS}
@@ -134,8 +147,14 @@ def equivalent(low: float, high: float, threshold: float, margin: float | None) 
     return threshold - margin < low and high < threshold + margin
 
 
-def decide(low: float, high: float, compare: str, threshold: float | tuple[float, float], measured: float | None = None,
-           margin: float | None = None) -> str:
+def decide(
+    low: float,
+    high: float,
+    compare: str,
+    threshold: float | tuple[float, float],
+    measured: float | None = None,
+    margin: float | None = None,
+) -> str:
     """PASS when every value of ``[low, high]`` satisfies ``value <compare> threshold`` (``within``: lies in the band
     ``threshold = (band_low, band_high)``), FAIL when every value satisfies the strict opposite (an interval that
     touches the threshold does not establish the opposite direction; the FAIL p-value of
@@ -179,7 +198,9 @@ def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def adjusted_decisions(p_by_decision: Sequence[dict[str, float]], level: float = ALPHA_ONE_SIDED) -> list[tuple[str | None, float]]:
+def adjusted_decisions(
+    p_by_decision: Sequence[dict[str, float]], level: float = ALPHA_ONE_SIDED
+) -> list[tuple[str | None, float]]:
     """For the members of one family, each given its ``{"PASS", "FAIL", "EQUIVALENT"}`` p-values: the decision taken
     after the Benjamini--Hochberg adjustment of each decision's p-values across the family (PASS, then FAIL, then
     EQUIVALENT; ``None`` when none is rejected at ``level``) and the adjusted p-value behind it (for ``None``, the

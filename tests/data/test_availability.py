@@ -18,8 +18,23 @@ def optional_dataset(monkeypatch):
     """A one-file optional dataset ``toy`` with a mirror path, registered for the test only."""
     import hashlib
 
-    spec = DatasetSpec(name="toy", files=(RemoteFile("toy.csv", "http://example.invalid/toy.csv", hashlib.sha256(PAYLOAD).hexdigest(), "toy/toy.csv.gz", "gzip"),),
-                       licence="test", citation="test", homepage="http://example.invalid", kind="classification", optional=True)
+    spec = DatasetSpec(
+        name="toy",
+        files=(
+            RemoteFile(
+                "toy.csv",
+                "http://example.invalid/toy.csv",
+                hashlib.sha256(PAYLOAD).hexdigest(),
+                "toy/toy.csv.gz",
+                "gzip",
+            ),
+        ),
+        licence="test",
+        citation="test",
+        homepage="http://example.invalid",
+        kind="classification",
+        optional=True,
+    )
     monkeypatch.setitem(DATASETS, "toy", spec)
     return spec
 
@@ -27,12 +42,22 @@ def optional_dataset(monkeypatch):
 def _config(mirror=None, offline=True):
     return {
         "data": {"offline": offline, "mirror": mirror},
-        "environments": {"toy_env": {"kind": "classification", "dataset": "toy"}, "mushroom": {"kind": "classification", "dataset": "mushroom"}},
+        "environments": {
+            "toy_env": {"kind": "classification", "dataset": "toy"},
+            "mushroom": {"kind": "classification", "dataset": "mushroom"},
+        },
         "experiments": {
-            "classification": {"environments": ["mushroom", "toy_env"], "policies": {"linucb": {"environments": ["toy_env", "mushroom"]}}},
+            "classification": {
+                "environments": ["mushroom", "toy_env"],
+                "policies": {"linucb": {"environments": ["toy_env", "mushroom"]}},
+            },
             "only_toy": {"environments": ["toy_env"], "policies": {"random": {}}},
         },
-        "tables": {"classification": {"experiment": "classification"}, "only_toy": {"experiment": "only_toy"}, "compute": {"experiment": "all"}},
+        "tables": {
+            "classification": {"experiment": "classification"},
+            "only_toy": {"experiment": "only_toy"},
+            "compute": {"experiment": "all"},
+        },
     }
 
 
@@ -71,7 +96,9 @@ def test_unavailable_optional_dataset_leaves_every_experiment(optional_dataset, 
     assert pruned["experiments"]["classification"]["environments"] == ["mushroom"]
     assert pruned["experiments"]["classification"]["policies"]["linucb"]["environments"] == ["mushroom"]
     assert "only_toy" not in pruned["experiments"] and sorted(pruned["tables"]) == ["classification", "compute"]
-    assert config["experiments"]["classification"]["environments"] == ["mushroom", "toy_env"], "the input config is not modified"
+    assert config["experiments"]["classification"]["environments"] == ["mushroom", "toy_env"], (
+        "the input config is not modified"
+    )
     assert "optional dataset 'toy' skipped" in capsys.readouterr().err
 
 
@@ -83,10 +110,25 @@ def test_available_optional_dataset_keeps_the_config(optional_dataset, tmp_path)
 
 
 def test_skipped_record_and_macro(tmp_path):
-    write_skipped({"skipped": [{"dataset": "covertype", "reason": "covtype.data.gz: no mirror copy, and data.offline is true"}], "stems": [], "tables": []}, tmp_path / "s.json", tmp_path / "s.tex")
+    write_skipped(
+        {
+            "skipped": [
+                {"dataset": "covertype", "reason": "covtype.data.gz: no mirror copy, and data.offline is true"}
+            ],
+            "stems": [],
+            "tables": [],
+        },
+        tmp_path / "s.json",
+        tmp_path / "s.tex",
+    )
     assert json.loads((tmp_path / "s.json").read_text())["skipped"][0]["dataset"] == "covertype"
-    assert r"\newcommand{\skippedDatasets}{covertype (covtype.data.gz: no mirror copy, and data.offline is true)}" in (tmp_path / "s.tex").read_text()
+    assert (
+        r"\newcommand{\skippedDatasets}{covertype (covtype.data.gz: no mirror copy, and data.offline is true)}"
+        in (tmp_path / "s.tex").read_text()
+    )
     write_skipped({"skipped": [], "stems": [], "tables": []}, tmp_path / "n.json", tmp_path / "n.tex")
     assert r"\newcommand{\skippedDatasets}{none}" in (tmp_path / "n.tex").read_text()
     with pytest.raises(ValueError, match="keys dataset and reason"):
-        write_skipped({"skipped": [{"dataset": "x"}], "stems": [], "tables": []}, tmp_path / "b.json", tmp_path / "b.tex")
+        write_skipped(
+            {"skipped": [{"dataset": "x"}], "stems": [], "tables": []}, tmp_path / "b.json", tmp_path / "b.tex"
+        )

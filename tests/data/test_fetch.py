@@ -171,7 +171,9 @@ def _mode(path: Path) -> int:
 
 
 def test_mirror_copies_get_the_mode_of_a_plain_write(tmp_path, umask_022):
-    paths = fetch_dataset("mushroom", tmp_path / "raw", offline=True) + fetch_dataset("adult", tmp_path / "raw", offline=True)
+    paths = fetch_dataset("mushroom", tmp_path / "raw", offline=True) + fetch_dataset(
+        "adult", tmp_path / "raw", offline=True
+    )
     assert {path.name: _mode(path) for path in paths} == {path.name: 0o644 for path in paths}
 
 

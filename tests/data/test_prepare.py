@@ -15,8 +15,11 @@ ADULT_CATEGORICAL = (1, 3, 5, 6, 7, 8, 9, 13)
 
 
 def _adult_width(raw_dir: Path) -> int:
-    rows = [[f.strip() for f in line.split(",")]
-            for line in (raw_dir / "adult.data").read_text().splitlines() if line.strip()]
+    rows = [
+        [f.strip() for f in line.split(",")]
+        for line in (raw_dir / "adult.data").read_text().splitlines()
+        if line.strip()
+    ]
     rows = [r for r in rows if "?" not in r]
     return 6 + sum(len({r[j] for r in rows}) for j in ADULT_CATEGORICAL)
 
@@ -31,16 +34,17 @@ EXPECTED = {
     "mushroom": (8124, 117, [4208, 3916], ["e", "p"]),
     "magic": (19020, 10, [12332, 6688], ["g", "h"]),
     "shuttle": (58000, 9, [45586, 50, 171, 8903, 3267, 10, 13], [str(k) for k in range(1, 8)]),
-    "mnist": (10000, 784, [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009],
-              [str(k) for k in range(10)]),
+    "mnist": (10000, 784, [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009], [str(k) for k in range(10)]),
 }
 
 
 @pytest.fixture(scope="module")
 def prepared(raw_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("prepared")
-    return {name: (prepare_dataset(name, raw_dir, out / f"{name}.npz"), out / f"{name}.npz")
-            for name in (*EXPECTED, "open_bandit")}
+    return {
+        name: (prepare_dataset(name, raw_dir, out / f"{name}.npz"), out / f"{name}.npz")
+        for name in (*EXPECTED, "open_bandit")
+    }
 
 
 def test_one_hot_widths_follow_the_attribute_values(raw_dir):
@@ -52,8 +56,7 @@ def test_one_hot_widths_follow_the_attribute_values(raw_dir):
 def test_classification_arrays(prepared, name):
     n, d, counts, classes = EXPECTED[name]
     summary, path = prepared[name]
-    assert summary == {"name": name, "n_rows": n, "dim": d, "n_classes": len(counts),
-                       "class_counts": counts}
+    assert summary == {"name": name, "n_rows": n, "dim": d, "n_classes": len(counts), "class_counts": counts}
     with np.load(path) as z:
         assert sorted(z.files) == ["class_names", "features", "labels"]
         x, y, names = z["features"], z["labels"], z["class_names"]
@@ -88,9 +91,16 @@ def test_output_is_byte_identical_on_rerun(prepared, raw_dir, tmp_path, name):
 
 def test_open_bandit_men(prepared):
     summary, path = prepared["open_bandit"]
-    assert summary == {"name": "open_bandit", "campaign": "men", "n_rounds": 10000,
-                       "dim_context": 21, "n_actions": 34, "dim_item": 5, "n_clicks": 46,
-                       "n_positions": 3}
+    assert summary == {
+        "name": "open_bandit",
+        "campaign": "men",
+        "n_rounds": 10000,
+        "dim_context": 21,
+        "n_actions": 34,
+        "dim_item": 5,
+        "n_clicks": 46,
+        "n_positions": 3,
+    }
     with np.load(path) as z:
         a = {k: z[k] for k in z.files}
     assert a["contexts"].shape == (10000, 21) and a["contexts"].dtype == np.float32
@@ -121,6 +131,7 @@ def test_lzw_reproduces_uncompressed_shuttle_training_set():
 
 # --------------------------------------------------------------------------- malformed input
 
+
 def _copy_lines(src: Path, dest: Path, edit) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     lines = src.read_text().splitlines(keepends=True)
@@ -137,6 +148,7 @@ def _assert_no_output(out: Path) -> None:
 def test_wrong_field_count_names_file_and_line(raw_dir, tmp_path):
     def edit(lines):
         lines[41] = "p,x,s\n"
+
     bad = _copy_lines(raw_dir / "agaricus-lepiota.data", tmp_path / "bad", edit)
     out = tmp_path / "out.npz"
     with pytest.raises(DataFormatError, match=r"agaricus-lepiota\.data: line 42: expected 23"):
@@ -149,6 +161,7 @@ def test_non_numeric_value_names_file_line_and_column(raw_dir, tmp_path):
         fields = lines[99].split(",")
         fields[2] = "a?c"
         lines[99] = ",".join(fields)
+
     bad = _copy_lines(raw_dir / "magic04.data", tmp_path / "bad", edit)
     pattern = r"magic04\.data: line 100: column 'attribute 3'.*'a\?c'"
     with pytest.raises(DataFormatError, match=pattern):
@@ -158,6 +171,7 @@ def test_non_numeric_value_names_file_line_and_column(raw_dir, tmp_path):
 def test_unknown_label_names_file_and_line(raw_dir, tmp_path):
     def edit(lines):
         lines[4] = lines[4].rstrip("\n")[:-1] + "x\n"
+
     bad = _copy_lines(raw_dir / "magic04.data", tmp_path / "bad", edit)
     with pytest.raises(DataFormatError, match=r"magic04\.data: line 5: unknown class label 'x'"):
         prepare_classification("magic", bad, tmp_path / "out.npz")
@@ -177,8 +191,7 @@ def test_missing_file(tmp_path):
 def test_truncated_mnist(raw_dir, tmp_path):
     data = gzip.decompress((raw_dir / "t10k-images-idx3-ubyte.gz").read_bytes())[:-5]
     (tmp_path / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(data))
-    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(
-        (raw_dir / "t10k-labels-idx1-ubyte.gz").read_bytes())
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes((raw_dir / "t10k-labels-idx1-ubyte.gz").read_bytes())
     with pytest.raises(DataFormatError, match=r"t10k-images-idx3-ubyte\.gz: expected 7840016"):
         prepare_classification("mnist", tmp_path, tmp_path / "out.npz")
 
@@ -194,6 +207,7 @@ def _obd_copy(raw_dir: Path, tmp_path: Path, edit) -> Path:
 def test_obd_missing_column(raw_dir, tmp_path):
     def edit(lines):
         lines[0] = lines[0].replace("click", "clicks")
+
     bad = _obd_copy(raw_dir, tmp_path, edit)
     with pytest.raises(DataFormatError, match=r"men\.csv: missing column\(s\) \['click'\]"):
         prepare_logged("open_bandit", bad, tmp_path / "out.npz")
@@ -205,6 +219,7 @@ def test_obd_non_numeric_value(raw_dir, tmp_path):
         fields = lines[7].split(",")
         fields[4] = "yes"
         lines[7] = ",".join(fields)
+
     bad = _obd_copy(raw_dir, tmp_path, edit)
     with pytest.raises(DataFormatError, match=r"men\.csv: line 8: column 'click'.*'yes'"):
         prepare_logged("open_bandit", bad, tmp_path / "out.npz")
@@ -215,6 +230,7 @@ def test_obd_out_of_range_action(raw_dir, tmp_path):
         fields = lines[3].split(",")
         fields[2] = "99"
         lines[3] = ",".join(fields)
+
     bad = _obd_copy(raw_dir, tmp_path, edit)
     with pytest.raises(DataFormatError, match=r"men\.csv: line 4: column 'item_id'"):
         prepare_logged("open_bandit", bad, tmp_path / "out.npz")
@@ -243,6 +259,7 @@ def test_obd_bad_timestamp_line_counts_blank_lines(raw_dir, tmp_path):
         fields = lines[10].split(",")
         fields[1] = "yesterday"
         lines[10] = ",".join(fields)
+
     bad = _obd_copy(raw_dir, tmp_path, edit)
     with pytest.raises(DataFormatError, match=r"men\.csv: line 11: column 'timestamp'"):
         prepare_logged("open_bandit", bad, tmp_path / "out.npz")
@@ -256,11 +273,11 @@ def test_covertype_layout_on_a_synthetic_file(tmp_path):
         rows.append(",".join([*numeric, *binary, str(k)]))
     (tmp_path / "covtype.data.gz").write_bytes(gzip.compress("\n".join(rows).encode() + b"\n"))
     summary = prepare_classification("covertype", tmp_path, tmp_path / "c.npz")
-    assert summary == {"name": "covertype", "n_rows": 7, "dim": 54, "n_classes": 7,
-                       "class_counts": [1] * 7}
+    assert summary == {"name": "covertype", "n_rows": 7, "dim": 54, "n_classes": 7, "class_counts": [1] * 7}
 
 
 # --------------------------------------------------------------------------- reference protocol
+
 
 def _write(path: Path, lines: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -280,17 +297,19 @@ def _unit_rows(rows: list[list[float]]) -> np.ndarray:
 
 def _planted_mushroom(folder: Path) -> Path:
     """3 rows; attribute 1 takes b/a/c, attribute 11 (stalk-root) ?/c/b, every other one x."""
+
     def row(label, first, stalk_root):
         attrs = ["x"] * 22
         attrs[0], attrs[10] = first, stalk_root
         return ",".join([label, *attrs])
-    return _write(folder / "agaricus-lepiota.data", [row("e", "b", "?"), row("p", "a", "c"),
-                                                      row("e", "c", "b")])
+
+    return _write(folder / "agaricus-lepiota.data", [row("e", "b", "?"), row("p", "a", "c"), row("e", "c", "b")])
 
 
 def test_reference_mushroom_ordinal_codes_and_missing(tmp_path):
-    summary = prepare_classification("mushroom", _planted_mushroom(tmp_path).parent,
-                                     tmp_path / "m.npz", protocol="reference")
+    summary = prepare_classification(
+        "mushroom", _planted_mushroom(tmp_path).parent, tmp_path / "m.npz", protocol="reference"
+    )
     expected = np.zeros((3, 22))
     # attribute 1: sorted a, b, c -> codes 1, 0, 2; stalk-root: sorted b, c -> ?=-1, c=1, b=0
     expected[:, 0] = [1, 0, 2]
@@ -300,10 +319,16 @@ def test_reference_mushroom_ordinal_codes_and_missing(tmp_path):
     assert sorted(z) == ["class_names", "features", "labels", "protocol"]
     assert str(z["protocol"]) == "reference"
     assert np.allclose(z["features"], expected, atol=1e-7)
-    assert np.allclose(z["features"][0], [2 ** -0.5] + [0] * 9 + [-(2 ** -0.5)] + [0] * 11)
+    assert np.allclose(z["features"][0], [2**-0.5] + [0] * 9 + [-(2**-0.5)] + [0] * 11)
     assert z["labels"].tolist() == [0, 1, 0]
-    assert summary == {"name": "mushroom", "n_rows": 3, "dim": 22, "n_classes": 2,
-                       "class_counts": [2, 1], "protocol": "reference"}
+    assert summary == {
+        "name": "mushroom",
+        "n_rows": 3,
+        "dim": 22,
+        "n_classes": 2,
+        "class_counts": [2, 1],
+        "protocol": "reference",
+    }
 
 
 def test_project_protocol_unchanged_on_the_same_input(tmp_path):
@@ -315,13 +340,12 @@ def test_project_protocol_unchanged_on_the_same_input(tmp_path):
     assert sorted(z) == ["class_names", "features", "labels"]
     # 20 constant attributes -> 1 column each; attribute 1 -> [a, b, c]; stalk-root -> [?, b, c]
     one_hot = np.zeros((3, 26))
-    one_hot[[0, 1, 2], [1, 0, 2]] = 1          # attribute 1
-    one_hot[:, 3:12] = 1                        # attributes 2..10
-    one_hot[[0, 1, 2], [12, 14, 13]] = 1        # stalk-root
-    one_hot[:, 15:] = 1                         # attributes 12..22
+    one_hot[[0, 1, 2], [1, 0, 2]] = 1  # attribute 1
+    one_hot[:, 3:12] = 1  # attributes 2..10
+    one_hot[[0, 1, 2], [12, 14, 13]] = 1  # stalk-root
+    one_hot[:, 15:] = 1  # attributes 12..22
     assert np.allclose(z["features"], one_hot / np.sqrt(22), atol=1e-7)
-    assert summary == {"name": "mushroom", "n_rows": 3, "dim": 26, "n_classes": 2,
-                       "class_counts": [2, 1]}
+    assert summary == {"name": "mushroom", "n_rows": 3, "dim": 26, "n_classes": 2, "class_counts": [2, 1]}
     assert (tmp_path / "d.npz").read_bytes() == (tmp_path / "p.npz").read_bytes()
 
 
@@ -345,11 +369,13 @@ def test_reference_adult_uses_both_files_keeps_missing_rows(tmp_path):
     summary = prepare_classification("adult", tmp_path, tmp_path / "a.npz", protocol="reference")
     # workclass: sorted [Gov, Private] -> 1, -1, 0; occupation [Tech] -> -1, 0, 0;
     # sex [Female, Male] -> 1, 0, 1; single-valued attributes -> 0; numbers raw.
-    expected = _unit_rows([
-        [3, 1, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 4, 0],
-        [1, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0],
-        [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0],
-    ])
+    expected = _unit_rows(
+        [
+            [3, 1, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 4, 0],
+            [1, -1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0],
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0],
+        ]
+    )
     z = _load(tmp_path / "a.npz")
     assert np.allclose(z["features"], expected, atol=1e-7)
     assert np.isclose(z["features"][0, 0], 3 / np.sqrt(28))
@@ -414,8 +440,14 @@ REFERENCE_EXPECTED = {  # rows and classes of the OpenML versions (MNIST: test s
 def test_reference_protocol_on_the_mirrored_data(raw_dir, tmp_path, name):
     n, d, counts = REFERENCE_EXPECTED[name]
     summary = prepare_dataset(name, raw_dir, tmp_path / f"{name}.npz", protocol="reference")
-    assert summary == {"name": name, "n_rows": n, "dim": d, "n_classes": len(counts),
-                       "class_counts": counts, "protocol": "reference"}
+    assert summary == {
+        "name": name,
+        "n_rows": n,
+        "dim": d,
+        "n_classes": len(counts),
+        "class_counts": counts,
+        "protocol": "reference",
+    }
     z = _load(tmp_path / f"{name}.npz")
     assert z["features"].shape == (n, d) and z["features"].dtype == np.float32
     assert np.abs(np.linalg.norm(z["features"].astype(np.float64), axis=1) - 1).max() < 1e-5
@@ -451,6 +483,7 @@ def test_cli_protocol(raw_dir, tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- config and workflow
+
 
 def _smoke_with(smoke_config: dict, env: str, **values) -> dict:
     import copy
@@ -493,7 +526,9 @@ def test_runner_refuses_a_file_of_the_other_preparation(tmp_path):
     prepare_classification("mushroom", tmp_path, tmp_path / "reference.npz", protocol="reference")
     env = {"name": "mushroom", "kind": "classification", "dataset": "mushroom", "preparation": "reference"}
     check_preparation(env, tmp_path / "reference.npz")
-    with pytest.raises(ValueError, match=r"'mushroom' declares preparation 'reference', but .*project\.npz was prepared with 'project'"):
+    with pytest.raises(
+        ValueError, match=r"'mushroom' declares preparation 'reference', but .*project\.npz was prepared with 'project'"
+    ):
         check_preparation(env, tmp_path / "project.npz")
     check_preparation({"name": "mushroom"}, tmp_path / "project.npz")
     with pytest.raises(ValueError, match=r"declares preparation 'project'"):
@@ -508,14 +543,30 @@ def test_smoke_dry_run_plans_the_reference_file(repository, smoke_config, tmp_pa
     import yaml
 
     work = tmp_path / "repo"
-    shutil.copytree(repository, work, ignore=shutil.ignore_patterns(
-        ".venv", ".git", ".snakemake", "results", "__pycache__", ".pytest_cache"))
+    shutil.copytree(
+        repository,
+        work,
+        ignore=shutil.ignore_patterns(".venv", ".git", ".snakemake", "results", "__pycache__", ".pytest_cache"),
+    )
     config = _smoke_with(smoke_config, "mushroom", preparation="reference")
     (work / "config" / "smoke_reference.yaml").write_text(yaml.safe_dump(config))
     target = "results/runs/classification/mushroom/random.npz"
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
-                          "config/smoke_reference.yaml", "--dry-run", target],
-                         cwd=work, capture_output=True, text=True)
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            "1",
+            "--configfile",
+            "config/smoke_reference.yaml",
+            "--dry-run",
+            target,
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     assert "results/data/prepared_reference/mushroom.npz" in dry.stdout
     assert "prepare_dataset_reference" in dry.stdout

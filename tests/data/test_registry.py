@@ -19,13 +19,15 @@ def _canonical_sha256(path: Path, compressed: str | None) -> str:
 
 
 def test_dataset_keys():
-    assert set(DATASETS) == {"adult", "mushroom", "magic", "shuttle", "mnist", "covertype",
-                             "open_bandit"}
+    assert set(DATASETS) == {"adult", "mushroom", "magic", "shuttle", "mnist", "covertype", "open_bandit"}
     assert all(spec.name == name for name, spec in DATASETS.items())
 
 
-@pytest.mark.parametrize(("name", "rf"), [(n, f) for n, f in ALL_FILES if f.mirror_path],
-                         ids=lambda x: x.name if isinstance(x, RemoteFile) else x)
+@pytest.mark.parametrize(
+    ("name", "rf"),
+    [(n, f) for n, f in ALL_FILES if f.mirror_path],
+    ids=lambda x: x.name if isinstance(x, RemoteFile) else x,
+)
 def test_registry_sha256_matches_mirror(name, rf):
     path = DEFAULT_MIRROR / rf.mirror_path
     assert path.is_file(), f"{name}: mirror file {path} missing"

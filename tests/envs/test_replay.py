@@ -20,8 +20,14 @@ def _logged(n=600, n_actions=6, d_user=4, d_item=3, seed=0) -> LoggedData:
     weights = rng.normal("weights", 0, (n_actions, d_user))[0]
     p_click = torch.sigmoid((users * weights[actions]).sum(-1) - 1.0)
     rewards = (rng.uniform("clicks", 0, (n,))[0] < p_click).to(torch.float64)
-    return LoggedData(users, actions, torch.zeros(n, dtype=torch.int64), rewards,
-                      torch.full((n,), 1.0 / n_actions, dtype=torch.float64), items)
+    return LoggedData(
+        users,
+        actions,
+        torch.zeros(n, dtype=torch.int64),
+        rewards,
+        torch.full((n,), 1.0 / n_actions, dtype=torch.float64),
+        items,
+    )
 
 
 def _env(logged, runs, horizon=None, seed=1):
@@ -120,15 +126,21 @@ def test_batched_replay_equals_each_run_replayed_alone(policy, params):
     for run in range(3):
         alone = play([run])
         np.testing.assert_array_equal(together["accepted"][run], alone["accepted"][0])
-        np.testing.assert_allclose(together["cumulative_reward"][run], alone["cumulative_reward"][0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            together["cumulative_reward"][run], alone["cumulative_reward"][0], rtol=0, atol=1e-12
+        )
         n = alone["total_accepted"][0]
-        np.testing.assert_allclose(together["accepted_cumulative_reward"][run, :n], alone["accepted_cumulative_reward"][0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            together["accepted_cumulative_reward"][run, :n], alone["accepted_cumulative_reward"][0], rtol=0, atol=1e-12
+        )
 
 
 def test_target_accepted_stops_a_run_accepting():
     logged = _logged(n=300)
     env = _env(logged, [0, 1])
-    out = run_replay(env, build_policy("random", {}, env, run_keys(0, range(2), "p")), record_every=100, target_accepted=20)
+    out = run_replay(
+        env, build_policy("random", {}, env, run_keys(0, range(2), "p")), record_every=100, target_accepted=20
+    )
     np.testing.assert_array_equal(out["total_accepted"], [20, 20])
 
 

@@ -50,10 +50,16 @@ def test_nonlinear_variant_adds_an_interaction_of_comparable_size():
     assert 0.1 * spread < gap.std() < spread
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"n_items": 0}, "n_items"), ({"n_clusters": 100}, "n_clusters"), ({"noise_sigma": -1.0}, "noise_sigma"),
-    ({"link": "probit"}, "link"), ({"variant": "cubic"}, "variant"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_items": 0}, "n_items"),
+        ({"n_clusters": 100}, "n_clusters"),
+        ({"noise_sigma": -1.0}, "noise_sigma"),
+        ({"link": "probit"}, "link"),
+        ({"variant": "cubic"}, "variant"),
+    ],
+)
 def test_invalid_synthetic_configs(params, match):
     with pytest.raises(ValueError, match=match):
         SyntheticConfig(**params)

@@ -45,7 +45,9 @@ def test_ceiling_entry_pairs_each_linucb_timing_with_the_read_rate_of_the_same_r
     expected = [4 * floor / 4.0e9 / 4e-3, 4 * floor / 1.0e9 / 2e-3]
     assert [row["fraction"] for row in entry["timings"]] == pytest.approx(expected)
     assert [row["linucb_seconds_per_round"] for row in entry["timings"]] == pytest.approx([4e-3, 2e-3])
-    assert [row["ceiling_seconds_per_round"] for row in entry["timings"]] == pytest.approx([4 * floor / 4.0e9, 4 * floor / 1.0e9])
+    assert [row["ceiling_seconds_per_round"] for row in entry["timings"]] == pytest.approx(
+        [4 * floor / 4.0e9, 4 * floor / 1.0e9]
+    )
     assert entry["fraction"]["estimate"] == pytest.approx(math.sqrt(expected[0] * expected[1]))
     assert entry["fraction"]["n"] == 2
 
@@ -57,7 +59,11 @@ def test_t_summary_is_a_geometric_mean_with_a_t_interval_of_the_logs():
     assert (summary["ci_low"], summary["ci_high"]) == pytest.approx((2.0 * math.exp(-half), 2.0 * math.exp(half)))
     assert (summary["level"], summary["n"], summary["method"]) == (0.95, 2, "m")
     single = t_summary([3.0], "m")
-    assert single["estimate"] == pytest.approx(3.0) and (single["ci_low"], single["ci_high"], single["n"]) == (None, None, 1)
+    assert single["estimate"] == pytest.approx(3.0) and (single["ci_low"], single["ci_high"], single["n"]) == (
+        None,
+        None,
+        1,
+    )
 
 
 def test_peer_ratios_divide_timings_of_the_same_repeat():
@@ -74,25 +80,47 @@ def test_peer_ratios_divide_timings_of_the_same_repeat():
 def test_a_tiny_benchmark_records_both_timings_of_every_ratio():
     rng = np.random.default_rng(0)
     features, labels = rng.random((50, 6)), rng.integers(0, 3, 50)
-    result = bench_policies(["linucb", "random"], {"toy": (features, labels)}, n_runs_list=(1, 2), horizon=20, max_seconds=5.0, comparison_repeats=3)
+    result = bench_policies(
+        ["linucb", "random"],
+        {"toy": (features, labels)},
+        n_runs_list=(1, 2),
+        horizon=20,
+        max_seconds=5.0,
+        comparison_repeats=3,
+    )
     ceilings = {(row["dataset"], row["n_runs"]): row for row in result["linucb_ceiling"]}
     assert set(ceilings) == {("toy", 1), ("toy", 2)}
     for (_, n_runs), row in ceilings.items():
         assert (row["dim"], row["n_arms"], row["bytes_per_round"]) == (6, 3, n_runs * 8 * 6 * 36)
         assert len(row["timings"]) == 3 and row["fraction"]["n"] == 3
         for timing in row["timings"]:
-            assert timing["fraction"] == pytest.approx(timing["ceiling_seconds_per_round"] / timing["linucb_seconds_per_round"])
-            assert timing["ceiling_seconds_per_round"] == pytest.approx(row["bytes_per_round"] / (timing["read_gbps"] * 1e9))
+            assert timing["fraction"] == pytest.approx(
+                timing["ceiling_seconds_per_round"] / timing["linucb_seconds_per_round"]
+            )
+            assert timing["ceiling_seconds_per_round"] == pytest.approx(
+                row["bytes_per_round"] / (timing["read_gbps"] * 1e9)
+            )
     for row in result["peer_ratios"]:
         assert len(row["timings"]) == 3
         for pair in row["timings"]:
-            assert pair["ratio"] == pytest.approx(pair["linucb_rounds_runs_per_second"] / pair["peer_rounds_runs_per_second"])
-    assert {(row["library"], row["n_runs"]) for row in result["peer_ratios"]} == {(lib, b) for lib in ("mabwiser", "obp") for b in (1, 2)}
+            assert pair["ratio"] == pytest.approx(
+                pair["linucb_rounds_runs_per_second"] / pair["peer_rounds_runs_per_second"]
+            )
+    assert {(row["library"], row["n_runs"]) for row in result["peer_ratios"]} == {
+        (lib, b) for lib in ("mabwiser", "obp") for b in (1, 2)
+    }
     gains = {row["policy"]: row for row in result["batching_gains"] if row["dataset"] == "toy"}
     assert set(gains) == {"linucb", "random"}
-    rates = {(row["policy"], row["n_runs"]): row["rounds_runs_per_second"] for row in result["policies"] if row["dataset"] == "toy"}
+    rates = {
+        (row["policy"], row["n_runs"]): row["rounds_runs_per_second"]
+        for row in result["policies"]
+        if row["dataset"] == "toy"
+    }
     assert gains["random"]["gain"] == pytest.approx(rates["random", 2] / rates["random", 1])
-    assert [(row["n_runs"], row["bytes"]) for row in result["bandwidth"] if row["dataset"] == "toy"] == [(1, 8 * 3 * 36), (2, 8 * 2 * 3 * 36)]
+    assert [(row["n_runs"], row["bytes"]) for row in result["bandwidth"] if row["dataset"] == "toy"] == [
+        (1, 8 * 3 * 36),
+        (2, 8 * 2 * 3 * 36),
+    ]
     assert result["environment"]["comparison_repeats"] == 3
     assert linucb_speedups(result, 2)["toy"]["speedup"] > 0
 
@@ -101,11 +129,30 @@ def test_comparison_datasets_time_only_linucb_and_the_peers():
     rng = np.random.default_rng(1)
     toy = (rng.random((40, 5)), rng.integers(0, 3, 40))
     wide = (rng.random((40, 9)), rng.integers(0, 4, 40))
-    result = bench_policies(["linucb", "random"], {"toy": toy}, n_runs_list=(1, 2), horizon=10, max_seconds=5.0, comparison={"wide": wide}, comparison_repeats=2)
+    result = bench_policies(
+        ["linucb", "random"],
+        {"toy": toy},
+        n_runs_list=(1, 2),
+        horizon=10,
+        max_seconds=5.0,
+        comparison={"wide": wide},
+        comparison_repeats=2,
+    )
     timed = sorted((row["dataset"], row["policy"], row["n_runs"]) for row in result["policies"])
-    assert timed == [("toy", "linucb", 1), ("toy", "linucb", 2), ("toy", "random", 1), ("toy", "random", 2), ("wide", "linucb", 1), ("wide", "linucb", 2)]
-    assert {(row["dataset"], row["n_runs"]) for row in result["linucb_ceiling"]} == {(d, b) for d in ("toy", "wide") for b in (1, 2)}
-    without_linucb = bench_policies(["random"], {"toy": toy}, n_runs_list=(1,), horizon=5, max_seconds=5.0, comparison={"wide": wide})
+    assert timed == [
+        ("toy", "linucb", 1),
+        ("toy", "linucb", 2),
+        ("toy", "random", 1),
+        ("toy", "random", 2),
+        ("wide", "linucb", 1),
+        ("wide", "linucb", 2),
+    ]
+    assert {(row["dataset"], row["n_runs"]) for row in result["linucb_ceiling"]} == {
+        (d, b) for d in ("toy", "wide") for b in (1, 2)
+    }
+    without_linucb = bench_policies(
+        ["random"], {"toy": toy}, n_runs_list=(1,), horizon=5, max_seconds=5.0, comparison={"wide": wide}
+    )
     assert {row["dataset"] for row in without_linucb["policies"] + without_linucb["references"]} == {"toy"}
     assert without_linucb["linucb_ceiling"] == [] and without_linucb["environment"]["comparison_repeats"] == 0
     with pytest.raises(ValueError, match="comparison_repeats"):
@@ -114,11 +161,35 @@ def test_comparison_datasets_time_only_linucb_and_the_peers():
 
 def _planted_results() -> dict:
     entry = ceiling_entry(SETTING, [{"rounds": 100, "seconds": 0.4, "read_gbps": 0.008}] * 2)
-    peers = [peer_ratio_entry(SETTING, lib, [{"rounds": 100, "seconds": 0.4}] * 2, [{"rounds_runs_per_second": 100.0}] * 2) for lib in ("mabwiser", "obp")]
-    policies = [{"dataset": "toy", "policy": "random", "device": "cpu", "n_runs": b, "rounds_runs_per_second": r} for b, r in ((1, 10.0), (4, 30.0))]
-    gains = [{"dataset": "toy", "device": "cpu", "policy": "random", "n_runs_low": 1, "n_runs_high": 4, "rate_low": 10.0, "rate_high": 30.0, "gain": 3.0}]
-    return {"environment": {"devices": {"cpu": "test cpu"}, "comparison_repeats": 2, "horizon": 100, "repeats": 1},
-            "policies": policies, "references": [], "bandwidth": [], "linucb_ceiling": [entry], "peer_ratios": peers, "batching_gains": gains}
+    peers = [
+        peer_ratio_entry(SETTING, lib, [{"rounds": 100, "seconds": 0.4}] * 2, [{"rounds_runs_per_second": 100.0}] * 2)
+        for lib in ("mabwiser", "obp")
+    ]
+    policies = [
+        {"dataset": "toy", "policy": "random", "device": "cpu", "n_runs": b, "rounds_runs_per_second": r}
+        for b, r in ((1, 10.0), (4, 30.0))
+    ]
+    gains = [
+        {
+            "dataset": "toy",
+            "device": "cpu",
+            "policy": "random",
+            "n_runs_low": 1,
+            "n_runs_high": 4,
+            "rate_low": 10.0,
+            "rate_high": 30.0,
+            "gain": 3.0,
+        }
+    ]
+    return {
+        "environment": {"devices": {"cpu": "test cpu"}, "comparison_repeats": 2, "horizon": 100, "repeats": 1},
+        "policies": policies,
+        "references": [],
+        "bandwidth": [],
+        "linucb_ceiling": [entry],
+        "peer_ratios": peers,
+        "batching_gains": gains,
+    }
 
 
 def test_bench_table_reports_ratios_through_macros_and_no_claim():
@@ -132,7 +203,18 @@ def test_bench_table_reports_ratios_through_macros_and_no_claim():
 
 
 def test_bench_hare_table_reports_latency_relative_to_the_first_case():
-    cases = [{"n_items": n, "n_clusters": 16, "n_heads": 1, "key_dim": 8, "seconds_per_round": s, "state_bytes": 2**20, "device": "cpu"} for n, s in ((100, 0.002), (1000, 0.005))]
+    cases = [
+        {
+            "n_items": n,
+            "n_clusters": 16,
+            "n_heads": 1,
+            "key_dim": 8,
+            "seconds_per_round": s,
+            "state_bytes": 2**20,
+            "device": "cpu",
+        }
+        for n, s in ((100, 0.002), (1000, 0.005))
+    ]
     tex = bench_hare_table_tex({"cases": cases})
     assert "100 & 16 & 1 & 8 & 1.00 & 1.00" in tex and "1000 & 16 & 1 & 8 & 2.50 & 1.00" in tex
 
@@ -160,7 +242,10 @@ def test_default_bench_is_smaller_than_the_papers():
     assert default["comparison_repeats"] >= 2 and default["neural_repeats"] >= 2
 
 
-@pytest.mark.parametrize(("key", "value"), [("comparison_repeats", 0), ("neural_repeats", 0), ("max_seconds", 0), ("batch_sizes", [0]), ("batch_sizes", [])])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("comparison_repeats", 0), ("neural_repeats", 0), ("max_seconds", 0), ("batch_sizes", [0]), ("batch_sizes", [])],
+)
 def test_a_bad_bench_setting_is_named(key, value):
     config = _config("default")
     config["bench"] = {**config["bench"], key: value}

@@ -12,7 +12,16 @@ import torch
 
 from hare import cli
 from hare.experiments import calibration
-from hare.experiments.calibration import Workload, blas_backend, calibrate, format_calibration, make_inputs, play, score, time_workload
+from hare.experiments.calibration import (
+    Workload,
+    blas_backend,
+    calibrate,
+    format_calibration,
+    make_inputs,
+    play,
+    score,
+    time_workload,
+)
 
 SMALL = Workload(batch=3, dim=5, n_arms=4, rounds=12, small_dim=3, seed=7)
 
@@ -87,7 +96,11 @@ def test_the_score_is_reference_over_measured():
 def test_calibrate_reports_the_medians_and_their_score():
     facts = calibrate(SMALL, repeats=3, reference_seconds=2.0, clock=fake_clock(0.5))
     assert facts["one_thread_seconds"] == 0.5 and facts["default_threads_seconds"] == 0.5
-    assert facts["seconds"] == statistics.median(facts["samples"]["one_thread"]) + statistics.median(facts["samples"]["default_threads"]) == 1.0
+    assert (
+        facts["seconds"]
+        == statistics.median(facts["samples"]["one_thread"]) + statistics.median(facts["samples"]["default_threads"])
+        == 1.0
+    )
     assert facts["score"] == 2.0
     assert facts["workload"]["dim"] == 5 and facts["cores"] >= 1 and facts["default_threads"] == torch.get_num_threads()
     assert facts["plays"] == {"one_thread": 3, "default_threads": 3}
@@ -120,14 +133,33 @@ def test_blas_backend_reads_torch_build_settings():
 
 
 def test_hare_calibrate_prints_and_writes_the_facts(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(calibration, "calibrate", lambda repeats: calibrate(SMALL, repeats, reference_seconds=4.0, clock=fake_clock(1.0), budget_seconds=100.0))
+    monkeypatch.setattr(
+        calibration,
+        "calibrate",
+        lambda repeats: calibrate(SMALL, repeats, reference_seconds=4.0, clock=fake_clock(1.0), budget_seconds=100.0),
+    )
     out = tmp_path / "logs" / "calibration.json"
     assert cli.main(["calibrate", "--json", str(out), "--repeats", "2"]) == 0
     printed = capsys.readouterr().out
     facts = json.loads(out.read_text())
-    assert {"cpu_model", "cores", "busy_share", "torch", "blas", "one_thread_seconds", "default_threads_seconds", "seconds", "reference_seconds", "score"} <= set(facts)
+    assert {
+        "cpu_model",
+        "cores",
+        "busy_share",
+        "torch",
+        "blas",
+        "one_thread_seconds",
+        "default_threads_seconds",
+        "seconds",
+        "reference_seconds",
+        "score",
+    } <= set(facts)
     assert facts["repeats"] == 2 and facts["seconds"] == 2.0 and facts["score"] == 2.0
-    assert "calibration: 2.00 (1.00 = the reference machine" in printed and facts["cpu_model"] in printed and facts["blas"] in printed
+    assert (
+        "calibration: 2.00 (1.00 = the reference machine" in printed
+        and facts["cpu_model"] in printed
+        and facts["blas"] in printed
+    )
 
 
 def test_hare_calibrate_refuses_zero_repeats(capsys):

@@ -32,36 +32,116 @@ def _set(config, path, value):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0, r"experiments\.classification\.policies\.linucb\.params\.alpha"),
-        (["experiments", "classification", "policies", "bogus"], {}, r"experiments\.classification\.policies\.bogus: unknown policy 'bogus'"),
+        (
+            ["experiments", "classification", "policies", "linucb", "params", "alpha"],
+            -1.0,
+            r"experiments\.classification\.policies\.linucb\.params\.alpha",
+        ),
+        (
+            ["experiments", "classification", "policies", "bogus"],
+            {},
+            r"experiments\.classification\.policies\.bogus: unknown policy 'bogus'",
+        ),
         (["experiments", "classification", "n_runs"], 0, r"experiments\.classification\.n_runs"),
         (["experiments", "classification", "environments"], [], r"experiments\.classification\.environments"),
-        (["experiments", "classification", "environments"], ["nowhere"], r"experiments\.classification\.environments: unknown environment 'nowhere'"),
+        (
+            ["experiments", "classification", "environments"],
+            ["nowhere"],
+            r"experiments\.classification\.environments: unknown environment 'nowhere'",
+        ),
         (["device"], "tpu", r"device"),
-        (["experiments", "classification", "policies", "linucb", "grid"], {"alpha": [1.0, -2.0]}, r"experiments\.classification\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha"),
-        (["tables", "classification", "experiment"], "nowhere", r"tables\.classification\.experiment: unknown experiment"),
-        (["experiments", "classification", "policies", "linucb", "params", "gamma"], 1.0, r"unknown hyperparameter.*gamma"),
-        (["experiments", "classification", "policies", "hare", "params", "projections"], "oracle", r"policies\.hare.*projections.*synthetic"),
+        (
+            ["experiments", "classification", "policies", "linucb", "grid"],
+            {"alpha": [1.0, -2.0]},
+            r"experiments\.classification\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha",
+        ),
+        (
+            ["tables", "classification", "experiment"],
+            "nowhere",
+            r"tables\.classification\.experiment: unknown experiment",
+        ),
+        (
+            ["experiments", "classification", "policies", "linucb", "params", "gamma"],
+            1.0,
+            r"unknown hyperparameter.*gamma",
+        ),
+        (
+            ["experiments", "classification", "policies", "hare", "params", "projections"],
+            "oracle",
+            r"policies\.hare.*projections.*synthetic",
+        ),
         (["theory", "oful", "delta"], 1.5, r"theory\.oful\.delta"),
         (["theory", "decomposition_grid", "n_clusters"], [], r"theory\.decomposition_grid\.n_clusters"),
         (["theory", "decomposition_grid", "n_clusters"], [2, 0], r"theory\.decomposition_grid\.n_clusters\.1"),
         (["theory", "decomposition_grid", "key_dims"], [-4], r"theory\.decomposition_grid\.key_dims\.0"),
         (["theory", "decomposition_grid", "key_dims"], [], r"theory\.decomposition_grid\.key_dims"),
         (["theory", "decomposition_grid", "horizons"], [], r"theory\.decomposition_grid\.horizons"),
-        (["theory", "decomposition_grid", "n_clusters"], [2, 25], r"theory\.decomposition_grid\.n_clusters: \[25\] exceed the 24 items"),
-        (["theory", "decomposition_grid"], {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2}, r"theory\.decomposition_grid: 'base_seed' is a required property"),
+        (
+            ["theory", "decomposition_grid", "n_clusters"],
+            [2, 25],
+            r"theory\.decomposition_grid\.n_clusters: \[25\] exceed the 24 items",
+        ),
+        (
+            ["theory", "decomposition_grid"],
+            {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2},
+            r"theory\.decomposition_grid: 'base_seed' is a required property",
+        ),
         # Every value of a non-policy section is typed by its dataclass's annotations (hare.typed).
-        (["environments", "synthetic_linear", "params", "n_items"], "many", r"environments\.synthetic_linear\.params\.n_items: must be int \(got 'many'"),
-        (["environments", "synthetic_linear", "params", "noise_sigma"], "low", r"environments\.synthetic_linear\.params\.noise_sigma: must be float"),
-        (["environments", "synthetic_linear", "params", "bogus"], 1, r"environments\.synthetic_linear\.params\.bogus: unknown setting"),
-        (["environments", "mushroom", "params", "logged_rows"], "300", r"environments\.mushroom\.params\.logged_rows: must be an integer >= 0 \(got '300'\)"),
-        (["environments", "mushroom", "params", "rows"], 3, r"environments\.mushroom\.params\.rows: unknown setting of a classification environment"),
-        (["environments", "open_bandit", "params"], {"logged_rows": 3}, r"environments\.open_bandit\.params\.logged_rows: unknown setting of a replay environment"),
-        (["theory", "decomposition", "hare_params", "fit_steps"], "fifty", r"theory\.decomposition\.hare_params.*HAREConfig\.fit_steps: must be int \(got 'fifty'"),
-        (["theory", "decomposition", "env_params", "n_users"], 2.5, r"theory\.decomposition\.env_params: SyntheticConfig\.n_users: must be int \(got 2\.5"),
-        (["theory", "convergence", "env_params", "noise_sigma"], "x", r"theory\.convergence\.env_params: SyntheticConfig\.noise_sigma: must be float"),
-        (["theory", "convergence", "hare_params", "alpha"], "big", r"theory\.convergence\.variants\.\w+\.params: HAREConfig\.alpha: must be float"),
-        (["theory", "convergence", "variants"], {"v": {"regime": "cold", "params": {"projections": "learned"}}}, r"theory\.convergence\.variants\.v\.params: .*learned"),
+        (
+            ["environments", "synthetic_linear", "params", "n_items"],
+            "many",
+            r"environments\.synthetic_linear\.params\.n_items: must be int \(got 'many'",
+        ),
+        (
+            ["environments", "synthetic_linear", "params", "noise_sigma"],
+            "low",
+            r"environments\.synthetic_linear\.params\.noise_sigma: must be float",
+        ),
+        (
+            ["environments", "synthetic_linear", "params", "bogus"],
+            1,
+            r"environments\.synthetic_linear\.params\.bogus: unknown setting",
+        ),
+        (
+            ["environments", "mushroom", "params", "logged_rows"],
+            "300",
+            r"environments\.mushroom\.params\.logged_rows: must be an integer >= 0 \(got '300'\)",
+        ),
+        (
+            ["environments", "mushroom", "params", "rows"],
+            3,
+            r"environments\.mushroom\.params\.rows: unknown setting of a classification environment",
+        ),
+        (
+            ["environments", "open_bandit", "params"],
+            {"logged_rows": 3},
+            r"environments\.open_bandit\.params\.logged_rows: unknown setting of a replay environment",
+        ),
+        (
+            ["theory", "decomposition", "hare_params", "fit_steps"],
+            "fifty",
+            r"theory\.decomposition\.hare_params.*HAREConfig\.fit_steps: must be int \(got 'fifty'",
+        ),
+        (
+            ["theory", "decomposition", "env_params", "n_users"],
+            2.5,
+            r"theory\.decomposition\.env_params: SyntheticConfig\.n_users: must be int \(got 2\.5",
+        ),
+        (
+            ["theory", "convergence", "env_params", "noise_sigma"],
+            "x",
+            r"theory\.convergence\.env_params: SyntheticConfig\.noise_sigma: must be float",
+        ),
+        (
+            ["theory", "convergence", "hare_params", "alpha"],
+            "big",
+            r"theory\.convergence\.variants\.\w+\.params: HAREConfig\.alpha: must be float",
+        ),
+        (
+            ["theory", "convergence", "variants"],
+            {"v": {"regime": "cold", "params": {"projections": "learned"}}},
+            r"theory\.convergence\.variants\.v\.params: .*learned",
+        ),
         (["personalization", "text", "hash_dim"], "wide", r"personalization\.text\.hash_dim: must be int"),
     ],
 )
@@ -72,10 +152,14 @@ def test_invalid_config_names_the_key(smoke_config, path, value, message):
 
 
 def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
-    bad = _set(copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0)
+    bad = _set(
+        copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0
+    )
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
-    result = subprocess.run([sys.executable, "-m", "hare", "validate-config", str(path)], capture_output=True, text=True, cwd=repository)
+    result = subprocess.run(
+        [sys.executable, "-m", "hare", "validate-config", str(path)], capture_output=True, text=True, cwd=repository
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "experiments.classification.policies.linucb.params.alpha" in result.stderr
@@ -91,7 +175,9 @@ def test_invalid_yaml_names_the_file_and_line(tmp_path):
 def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
     """An experiment batch (scope "experiments") still refuses a bad policy value, and leaves the theory sections,
     which the whole-config validation of the job table checks, alone."""
-    bad_policy = _set(copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0)
+    bad_policy = _set(
+        copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0
+    )
     with pytest.raises(ConfigError, match=r"experiments\.classification\.policies\.linucb\.params\.alpha"):
         check_config(bad_policy, scope="experiments")
     bad_theory = _set(copy.deepcopy(smoke_config), ["theory", "decomposition_grid", "n_clusters"], [2, 25])
@@ -109,10 +195,16 @@ def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smo
     """LNUCB-TA's ``global_mean: all_rewards`` (its public code's global mean) is refused, in one line naming the key path,
     in the params or the grid of any other experiment, and accepted in ``published`` (LNUCB-TA's Table 2)."""
     cases = [
-        (["experiments", "classification", "policies", "lnucb_ta", "params"], {"global_mean": "all_rewards"},
-         "experiments.classification.policies.lnucb_ta.params.global_mean"),
-        (["experiments", "sensitivity", "policies", "lnucb_ta_kappa", "grid", "global_mean"], ["rounds", "all_rewards"],
-         "experiments.sensitivity.policies.lnucb_ta_kappa.grid.global_mean"),
+        (
+            ["experiments", "classification", "policies", "lnucb_ta", "params"],
+            {"global_mean": "all_rewards"},
+            "experiments.classification.policies.lnucb_ta.params.global_mean",
+        ),
+        (
+            ["experiments", "sensitivity", "policies", "lnucb_ta_kappa", "grid", "global_mean"],
+            ["rounds", "all_rewards"],
+            "experiments.sensitivity.policies.lnucb_ta_kappa.grid.global_mean",
+        ),
     ]
     for path, value, key in cases:
         config = _set(copy.deepcopy(smoke_config), path, value)
@@ -120,7 +212,10 @@ def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smo
             check_config(config, scope="experiments")
         assert str(refused.value) == f"{key}: {ALL_REWARDS_REFUSAL}"
     published = copy.deepcopy(smoke_config)
-    published["experiments"]["published"]["policies"]["lnucb_ta"] = {"params": {"global_mean": "all_rewards"}, "grid": {"alpha_0": [0.1, 1.0]}}
+    published["experiments"]["published"]["policies"]["lnucb_ta"] = {
+        "params": {"global_mean": "all_rewards"},
+        "grid": {"alpha_0": [0.1, 1.0]},
+    }
     check_config(published)
     jobs = [job for job in expand_jobs(published) if job.experiment == "published" and job.spec["policy"] == "lnucb_ta"]
     assert jobs and all(job.spec["params"]["global_mean"] == "all_rewards" for job in jobs)
@@ -145,11 +240,27 @@ def _smoke_variant(repository, tmp_path, old: str, new: str, name: str = "varian
 @pytest.mark.parametrize(
     ("old", "new", "key", "spelling"),
     [
-        (SMOKE_CLASSIFICATION_HARE, SMOKE_CLASSIFICATION_HARE.replace("key_dim: null}", "key_dim: null, alpha: .inf}").replace(", grid: {alpha: [0.01, 0.1]}", ""),
-         "experiments.classification.policies.hare.params.alpha", ".inf"),
-        ("linucb: {params: {lam: 1.0}", "linucb: {params: {lam: .inf}", "experiments.classification.policies.linucb.params.lam", ".inf"),
+        (
+            SMOKE_CLASSIFICATION_HARE,
+            SMOKE_CLASSIFICATION_HARE.replace("key_dim: null}", "key_dim: null, alpha: .inf}").replace(
+                ", grid: {alpha: [0.01, 0.1]}", ""
+            ),
+            "experiments.classification.policies.hare.params.alpha",
+            ".inf",
+        ),
+        (
+            "linucb: {params: {lam: 1.0}",
+            "linucb: {params: {lam: .inf}",
+            "experiments.classification.policies.linucb.params.lam",
+            ".inf",
+        ),
         ("noise_sigma: 0.1", "noise_sigma: .nan", "environments.synthetic_linear.params.noise_sigma", ".nan"),
-        ("grid: {alpha: [0.01, 0.1]}", "grid: {alpha: [0.01, -.inf]}", "experiments.classification.policies.hare.grid.alpha[1]", "-.inf"),
+        (
+            "grid: {alpha: [0.01, 0.1]}",
+            "grid: {alpha: [0.01, -.inf]}",
+            "experiments.classification.policies.hare.grid.alpha[1]",
+            "-.inf",
+        ),
         ("max_seconds: 5", "max_seconds: .NaN", "bench.max_seconds", ".nan"),
     ],
 )
@@ -169,10 +280,26 @@ def test_a_nonfinite_number_in_a_mapping_is_refused_before_the_schema(smoke_conf
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("horizon: 80\n    n_runs: 2", "horizon: 1000000000000\n    n_runs: 2", r"experiments\.synthetic\.horizon: 1000000000000 is greater than the maximum of 100000000"),
-        ("horizon: 80\n    n_runs: 2", "horizon: 80\n    n_runs: 100000000", r"experiments\.synthetic\.n_runs: 100000000 is greater than the maximum of 10000"),
-        ("n_logged: 100\n    environments: [synthetic_linear]", "n_logged: 1000000000\n    environments: [synthetic_linear]", r"experiments\.synthetic_warm\.n_logged: 1000000000 is greater"),
-        ("n_items: 24, n_clusters: 4, n_users: 3, noise", "n_items: 10000000, n_clusters: 4, n_users: 3, noise", r"environments\.synthetic_linear\.params\.n_items: 10000000 is greater"),
+        (
+            "horizon: 80\n    n_runs: 2",
+            "horizon: 1000000000000\n    n_runs: 2",
+            r"experiments\.synthetic\.horizon: 1000000000000 is greater than the maximum of 100000000",
+        ),
+        (
+            "horizon: 80\n    n_runs: 2",
+            "horizon: 80\n    n_runs: 100000000",
+            r"experiments\.synthetic\.n_runs: 100000000 is greater than the maximum of 10000",
+        ),
+        (
+            "n_logged: 100\n    environments: [synthetic_linear]",
+            "n_logged: 1000000000\n    environments: [synthetic_linear]",
+            r"experiments\.synthetic_warm\.n_logged: 1000000000 is greater",
+        ),
+        (
+            "n_items: 24, n_clusters: 4, n_users: 3, noise",
+            "n_items: 10000000, n_clusters: 4, n_users: 3, noise",
+            r"environments\.synthetic_linear\.params\.n_items: 10000000 is greater",
+        ),
     ],
 )
 def test_an_absurd_size_is_refused_naming_its_key(repository, tmp_path, old, new, message):
@@ -182,7 +309,10 @@ def test_an_absurd_size_is_refused_naming_its_key(repository, tmp_path, old, new
 
 def test_a_duplicate_key_is_refused_naming_the_file_and_line(repository, tmp_path):
     path = _smoke_variant(repository, tmp_path, "base_seed: 7\n", "base_seed: 7\nrecord_every: 5\nbase_seed: 8\n")
-    with pytest.raises(ConfigError, match=rf"^{path}: not valid YAML at line 5, column 1: duplicate key 'base_seed' \(first at line 3\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{path}: not valid YAML at line 5, column 1: duplicate key 'base_seed' \(first at line 3\)$",
+    ):
         load_config([path])
 
 

@@ -34,9 +34,22 @@ REGISTER = REPOSITORY / "paper" / "claims.yaml"
 INTENDED = {
     # Captions live once, in default.yaml; where a config's caption differed from default's only by drift (default's
     # text is true of this config's table too), default's text is taken.
-    "smoke": {("tables", name, "caption") for name in (
-        "classification", "classification_warm", "enhanced", "hare_online", "hare_ablations", "sensitivity", "exploration_sweep",
-        "lnucb_ta_ablation", "lnucb_ta_stability", "scaling", "compute")},
+    "smoke": {
+        ("tables", name, "caption")
+        for name in (
+            "classification",
+            "classification_warm",
+            "enhanced",
+            "hare_online",
+            "hare_ablations",
+            "sensitivity",
+            "exploration_sweep",
+            "lnucb_ta_ablation",
+            "lnucb_ta_stability",
+            "scaling",
+            "compute",
+        )
+    },
     "paper": {("tables", "replay", "caption")},
 }
 """Key paths whose values differ on purpose from the fixture: each takes default.yaml's value."""
@@ -52,9 +65,24 @@ def _sha256(value) -> str:
 
 def _table_output(name: str) -> str:
     """What the workflow reads first: ``hare jobs config/NAME.yaml --table --register paper/claims.yaml``."""
-    command = [sys.executable, "-m", "hare", "jobs", f"config/{name}.yaml", "--table", "--register", "paper/claims.yaml"]
-    answer = subprocess.run(command, cwd=REPOSITORY, env={"PYTHONPATH": str(REPOSITORY / "src"), "PATH": "/usr/bin:/bin"},
-                            capture_output=True, text=True, check=True)
+    command = [
+        sys.executable,
+        "-m",
+        "hare",
+        "jobs",
+        f"config/{name}.yaml",
+        "--table",
+        "--register",
+        "paper/claims.yaml",
+    ]
+    answer = subprocess.run(
+        command,
+        cwd=REPOSITORY,
+        env={"PYTHONPATH": str(REPOSITORY / "src"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return answer.stdout
 
 
@@ -67,8 +95,15 @@ def record(name: str) -> dict:
         "table_sha256": hashlib.sha256(output.encode()).hexdigest(),
         "job_order_sha256": _sha256([row["stem"] for row in table["jobs"]]),
         "jobs_sha256": _sha256(sorted(table["jobs"], key=lambda row: row["stem"])),
-        "batches": {batch: {"dataset": entry["dataset"], "digest": entry["digest"], "n_jobs": len(entry["jobs"]), "jobs_sha256": _sha256(entry["jobs"])}
-                    for batch, entry in table["batches"].items()},
+        "batches": {
+            batch: {
+                "dataset": entry["dataset"],
+                "digest": entry["digest"],
+                "n_jobs": len(entry["jobs"]),
+                "jobs_sha256": _sha256(entry["jobs"]),
+            }
+            for batch, entry in table["batches"].items()
+        },
         "optional_datasets": table["optional_datasets"],
         "claims_order_sha256": _sha256([claim["key"] for claim in table["claims"]]),
         "claims_sha256": _sha256(sorted(table["claims"], key=lambda claim: claim["key"])),
@@ -78,14 +113,20 @@ def record(name: str) -> dict:
 
 def write_fixture() -> None:
     entries = {name: record(name) for name in CONFIGS}
-    about = ("The four configs as the job table (hare jobs CONFIG --table) carried them before they became overlays of "
-             "default.yaml, with digests of their job tables; regenerate: .venv/bin/python tests/experiments/test_config_overlays.py --write")
+    about = (
+        "The four configs as the job table (hare jobs CONFIG --table) carried them before they became overlays of "
+        "default.yaml, with digests of their job tables; regenerate: .venv/bin/python tests/experiments/test_config_overlays.py --write"
+    )
     FIXTURE.write_text(json.dumps({"about": about, "configs": entries}, indent=1) + "\n")
 
 
 # -- the four configs against the fixture ---------------------------------------------------------------------------
 
-OVERLAY_CAPTIONS = {"smoke": {"published", "lnucb_ta_reproduction", "synthetic", "replay"}, "paper-core": {"enhanced"}, "paper": set()}
+OVERLAY_CAPTIONS = {
+    "smoke": {"published", "lnucb_ta_reproduction", "synthetic", "replay"},
+    "paper-core": {"enhanced"},
+    "paper": set(),
+}
 """The tables whose caption an overlay states: those whose rows differ from what default.yaml's caption describes."""
 
 
@@ -116,7 +157,9 @@ def test_each_config_resolves_to_its_recorded_values_but_the_intended_ones(fixtu
     default = fixture["default"]["config"]
     expected = copy.deepcopy(fixture[name]["config"])
     for path in INTENDED.get(name, ()):
-        assert _get(expected, path) != _get(default, path), f"{name}: {path} is listed as intended but already has default's value"
+        assert _get(expected, path) != _get(default, path), (
+            f"{name}: {path} is listed as intended but already has default's value"
+        )
         _set(expected, path, _get(default, path))
     assert json.dumps(resolved, sort_keys=True) == json.dumps(expected, sort_keys=True)
 
@@ -169,16 +212,30 @@ def test_mappings_merge_lists_and_scalars_replace_and_null_removes():
     base = {"a": {"x": 1, "y": [1, 2], "z": {"deep": True}}, "b": 2, "c": {"gone": 1, "kept": 2}}
     overlay = {"a": {"y": [3], "z": {"new": 1}, "w": 0}, "b": 3.0, "c": {"gone": None}, "d": {"n": None}}
     merged = merge_overlay(base, overlay)
-    assert merged == {"a": {"x": 1, "y": [3], "z": {"deep": True, "new": 1}, "w": 0}, "b": 3.0, "c": {"kept": 2}, "d": {"n": None}}
+    assert merged == {
+        "a": {"x": 1, "y": [3], "z": {"deep": True, "new": 1}, "w": 0},
+        "b": 3.0,
+        "c": {"kept": 2},
+        "d": {"n": None},
+    }
     assert list(merged["a"]) == ["x", "y", "z", "w"], "a new key comes after the base's keys"
-    assert base == {"a": {"x": 1, "y": [1, 2], "z": {"deep": True}}, "b": 2, "c": {"gone": 1, "kept": 2}}, "the base is not changed"
+    assert base == {"a": {"x": 1, "y": [1, 2], "z": {"deep": True}}, "b": 2, "c": {"gone": 1, "kept": 2}}, (
+        "the base is not changed"
+    )
     merged["a"]["z"]["deep"] = False
     assert base["a"]["z"]["deep"] is True, "the merge copies"
 
 
 def test_null_for_a_key_the_base_lacks_is_refused_naming_the_key():
-    with pytest.raises(ConfigError, match=r"^over\.yaml: experiments\.e\.policies\.typo: null removes a key of the base config, which has none$"):
-        merge_overlay({"experiments": {"e": {"policies": {"linucb": {}}}}}, {"experiments": {"e": {"policies": {"typo": None}}}}, "over.yaml: ")
+    with pytest.raises(
+        ConfigError,
+        match=r"^over\.yaml: experiments\.e\.policies\.typo: null removes a key of the base config, which has none$",
+    ):
+        merge_overlay(
+            {"experiments": {"e": {"policies": {"linucb": {}}}}},
+            {"experiments": {"e": {"policies": {"typo": None}}}},
+            "over.yaml: ",
+        )
 
 
 def test_a_base_is_relative_to_the_overlay_and_may_itself_be_an_overlay(tmp_path, monkeypatch):
@@ -194,10 +251,19 @@ def test_a_missing_base_is_refused_in_one_line_naming_the_overlay(tmp_path):
     overlay = _write(tmp_path / "over.yaml", "base: nowhere.yaml\ndevice: cpu\n")
     with pytest.raises(ConfigError) as refused:
         resolve_config_file(overlay)
-    assert str(refused.value) == f"{overlay}: base: {tmp_path / 'nowhere.yaml'} does not exist (a base is relative to the overlay's folder)"
+    assert (
+        str(refused.value)
+        == f"{overlay}: base: {tmp_path / 'nowhere.yaml'} does not exist (a base is relative to the overlay's folder)"
+    )
 
 
-@pytest.mark.parametrize("files", [{"a.yaml": "base: a.yaml\n"}, {"a.yaml": "base: b.yaml\n", "b.yaml": "base: c.yaml\n", "c.yaml": "base: a.yaml\n"}])
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"a.yaml": "base: a.yaml\n"},
+        {"a.yaml": "base: b.yaml\n", "b.yaml": "base: c.yaml\n", "c.yaml": "base: a.yaml\n"},
+    ],
+)
 def test_a_cycle_of_bases_is_refused_in_one_line_naming_the_file(tmp_path, files):
     for name, text in files.items():
         _write(tmp_path / name, text)
@@ -221,7 +287,10 @@ def test_the_file_at_fault_is_named_whether_overlay_or_base(tmp_path):
     with pytest.raises(ConfigError, match=rf"^{overlay}: base_seed: \.nan is not a finite number$"):
         resolve_config_file(overlay)
     overlay.write_text("base: base.yaml\nbase_seed: 1\n")
-    with pytest.raises(ConfigError, match=rf"^{tmp_path / 'base.yaml'}: not valid YAML at line 3, column 1: duplicate key 'record_every'"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^{tmp_path / 'base.yaml'}: not valid YAML at line 3, column 1: duplicate key 'record_every'",
+    ):
         resolve_config_file(overlay)
 
 
@@ -236,7 +305,10 @@ def test_an_overlay_is_validated_once_resolved_and_the_command_line_says_so_in_o
     overlay.write_text("base: default.yaml\nexperiments:\n  synthetic: {n_runs: 3}\n")
     resolved = load_config([overlay], memory=False)
     assert "base" not in resolved and resolved["experiments"]["synthetic"]["n_runs"] == 3
-    assert resolved["experiments"]["synthetic"]["policies"] == load_config([tmp_path / "default.yaml"], memory=False)["experiments"]["synthetic"]["policies"]
+    assert (
+        resolved["experiments"]["synthetic"]["policies"]
+        == load_config([tmp_path / "default.yaml"], memory=False)["experiments"]["synthetic"]["policies"]
+    )
     (tmp_path / "default.yaml").unlink()
     assert cli.main(["jobs", str(overlay), "--table"]) == 2
     [line] = capsys.readouterr().err.splitlines()

@@ -22,12 +22,33 @@ from hare.experiments.grid import ConfigError
 REPOSITORY = Path(__file__).resolve().parents[2]
 SMOKE = resolve_config_file(REPOSITORY / "config" / "smoke.yaml")
 """config/smoke.yaml resolved onto its base (the file is an overlay of default.yaml)."""
-KEY_PATH = re.compile(r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): |(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)")
+KEY_PATH = re.compile(
+    r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): |(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)"
+)
 """A message naming a key path: the schema's and the finite-number check's (``invalid config: <path>: ``, or after the
 file's name on the command line), or the cross-reference checks' (``<section>.<path>``)."""
 NONFINITE = [float("nan"), float("inf"), float("-inf")]
-WRONG_VALUES = [None, -1, -0.5, 0, 0.0, 1e308, *NONFINITE, True, "", "$(touch PWNED)", "a; rm -rf x", "`id`", [], [None], {}, {"x": 1}, "no_such_policy", 2**63,
-                10**12]
+WRONG_VALUES = [
+    None,
+    -1,
+    -0.5,
+    0,
+    0.0,
+    1e308,
+    *NONFINITE,
+    True,
+    "",
+    "$(touch PWNED)",
+    "a; rm -rf x",
+    "`id`",
+    [],
+    [None],
+    {},
+    {"x": 1},
+    "no_such_policy",
+    2**63,
+    10**12,
+]
 ROUNDS_KEYS = ("horizon", "horizons", "budgets", "n_logged", "hare_rounds", "neural_rounds")
 RUNS_KEYS = ("n_runs", "n_tuning_runs", "batch_sizes", "max_runs_per_simulation")
 """Sizes the schema bounds (config/schema.yaml): at most 10^8 rounds, 10,000 runs."""
@@ -70,10 +91,14 @@ def mutated_configs(draw, max_mutations=3):
         elif action == "empty":
             parent[path[-1]] = [] if isinstance(parent[path[-1]], list) else {}
         elif action == "unknown_policy":
-            regret = config.get("experiments", {}).get("regret") if isinstance(config.get("experiments"), dict) else None
+            regret = (
+                config.get("experiments", {}).get("regret") if isinstance(config.get("experiments"), dict) else None
+            )
             if isinstance(regret, dict) and isinstance(regret.get("policies"), dict):
                 regret["policies"][draw(st.sampled_from(["foo", "linucbb", "hare2"]))] = {}
-        elif action == "negate" and isinstance(parent[path[-1]], (int, float)) and not isinstance(parent[path[-1]], bool):
+        elif (
+            action == "negate" and isinstance(parent[path[-1]], (int, float)) and not isinstance(parent[path[-1]], bool)
+        ):
             parent[path[-1]] = -abs(parent[path[-1]]) - 1
     return config
 
@@ -104,7 +129,9 @@ def test_removing_top_level_keys_names_them(removed):
 
 
 @pytest.mark.workflow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(mutated_configs(max_mutations=2))
 def test_a_config_that_validates_gives_a_valid_dag(tmp_path_factory, config):
     """What ``check_config`` accepts, Snakemake accepts too (dry run); what it rejects, Snakemake rejects.
@@ -115,8 +142,15 @@ def test_a_config_that_validates_gives_a_valid_dag(tmp_path_factory, config):
     valid = _check(config)
     path = tmp_path_factory.mktemp("config") / "mutated.yaml"
     path.write_text(yaml.safe_dump(config))
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(path), "--dry-run", "--quiet"], cwd=REPOSITORY, capture_output=True, text=True)
-    assert (result.returncode == 0) == valid, f"check_config says {'valid' if valid else 'invalid'}:\n{yaml.safe_dump(config)}\n{result.stderr[-3000:]}"
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(path), "--dry-run", "--quiet"],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode == 0) == valid, (
+        f"check_config says {'valid' if valid else 'invalid'}:\n{yaml.safe_dump(config)}\n{result.stderr[-3000:]}"
+    )
     assert not (REPOSITORY / "PWNED").exists()
 
 
@@ -181,7 +215,9 @@ def test_a_size_far_too_large_is_refused_naming_its_key(size, excess):
     _parent(config, path)[path[-1]] = maximum + excess
     with pytest.raises(ConfigError) as refused:
         check_config(config)
-    assert f"{'.'.join(map(str, path))}: {maximum + excess} is greater than the maximum of {maximum}" in str(refused.value)
+    assert f"{'.'.join(map(str, path))}: {maximum + excess} is greater than the maximum of {maximum}" in str(
+        refused.value
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,7 +235,9 @@ def test_the_command_line_answers_a_nonfinite_or_huge_value_in_one_line_naming_t
             code = cli.main(["validate-config", str(file)])
     lines = err.getvalue().strip().splitlines()
     if isinstance(value, float):
-        assert code == 2 and lines == [f"hare validate-config: error: {file}: {_dotted(path)}: {yaml.safe_dump(value).split()[0]} is not a finite number"]
+        assert code == 2 and lines == [
+            f"hare validate-config: error: {file}: {_dotted(path)}: {yaml.safe_dump(value).split()[0]} is not a finite number"
+        ]
     elif code == 2:
         assert len(lines) == 1 and KEY_PATH.match(lines[0].removeprefix("hare validate-config: error: ")), lines
     else:

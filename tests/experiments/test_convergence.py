@@ -34,14 +34,31 @@ from hare.random import run_keys
 ENV = {"n_items": 12, "n_clusters": 3, "item_dim": 6, "query_dim": 4, "user_dim": 2, "key_dim": 4, "n_users": 3}
 HARE = {"alpha": 0.5, "key_dim": 4, "fit_steps": 20}
 VARIANTS = {
-    "cold_online": {"regime": "cold", "name": "cold, online W", "params": {"projections": "random", "mean": "online", "online_lr": 0.05}},
-    "warm_online": {"regime": "warm", "name": "warm, online W", "params": {"projections": "learned", "mean": "online", "online_lr": 0.05}},
+    "cold_online": {
+        "regime": "cold",
+        "name": "cold, online W",
+        "params": {"projections": "random", "mean": "online", "online_lr": 0.05},
+    },
+    "warm_online": {
+        "regime": "warm",
+        "name": "warm, online W",
+        "params": {"projections": "learned", "mean": "online", "online_lr": 0.05},
+    },
 }
 
 
 def small_settings(**overrides) -> ConvergenceSettings:
-    values = {"env_params": ENV, "horizon": 60, "n_runs": 2, "n_logged": 200, "n_probes": 5, "record_every": 10, "base_seed": 3,
-              "hare_params": HARE, "variants": VARIANTS}
+    values = {
+        "env_params": ENV,
+        "horizon": 60,
+        "n_runs": 2,
+        "n_logged": 200,
+        "n_probes": 5,
+        "record_every": 10,
+        "base_seed": 3,
+        "hare_params": HARE,
+        "variants": VARIANTS,
+    }
     return ConvergenceSettings(**{**values, **overrides})
 
 
@@ -137,7 +154,9 @@ def test_probes_are_far_from_the_run_and_shared_by_every_variant():
     probes = make_probes(env, 6, base_seed=1)
     observation = probes.observation(2, env)
     assert observation.t == convergence.PROBE_T0 + 2 and observation.contexts.shape == (2, env.n_arms, env.dim)
-    np.testing.assert_array_equal(observation.contexts[0, 0, env.query_dim:], torch.nn.functional.one_hot(probes.users[2], env.n_users))
+    np.testing.assert_array_equal(
+        observation.contexts[0, 0, env.query_dim :], torch.nn.functional.one_hot(probes.users[2], env.n_users)
+    )
     again = make_probes(SyntheticBandit(SyntheticConfig(**ENV), 2, 30, run_keys(9, range(2), "other")), 6, base_seed=1)
     torch.testing.assert_close(probes.queries, again.queries, rtol=0, atol=0)
     torch.testing.assert_close(probes.best_items, env.mean_rewards(probes.queries, probes.users).argmax(1))
@@ -167,10 +186,16 @@ def test_run_writes_json_npz_and_digit_free_macros(tmp_path):
         assert len(variant["stability_per_run"]) == 2 and len(variant["regret_std"]) == 6
     arrays = read_npz(tmp_path / "c.npz")
     assert arrays["cold_online__choices"].shape == (6, 2, 5)
-    np.testing.assert_allclose(arrays["cold_online__cumulative_regret"].mean(0), saved["variants"]["cold_online"]["regret_mean"])
+    np.testing.assert_allclose(
+        arrays["cold_online__cumulative_regret"].mean(0), saved["variants"]["cold_online"]["regret_mean"]
+    )
     tex = (tmp_path / "c.tex").read_text()
     names = re.findall(r"\\newcommand\{\\([^}]*)\}", tex)
-    assert "convergenceColdOnlineStability" in names and "convergenceWarmOnlineSlope" in names and "convergenceHorizon" in names
+    assert (
+        "convergenceColdOnlineStability" in names
+        and "convergenceWarmOnlineSlope" in names
+        and "convergenceHorizon" in names
+    )
     assert all(re.fullmatch(r"[A-Za-z]+", name) for name in names)
 
 
@@ -183,24 +208,30 @@ def test_default_variants_are_valid_settings():
 # -- settings errors name the field -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"horizon": 0}, "horizon"),
-    ({"n_runs": 0}, "n_runs"),
-    ({"n_probes": 0}, "n_probes"),
-    ({"record_every": 60}, "record_every"),
-    ({"n_logged": 0}, "n_logged"),
-    ({"base_seed": -1}, "base_seed"),
-    ({"device": "tpu"}, "device"),
-    ({"env_params": {"n_items": 0}}, "env_params"),
-    ({"variants": {}}, "variants"),
-    ({"variants": {"a": {"regime": "hot", "params": {}}}}, "variants.a.regime"),
-    ({"variants": {"a": {"regime": "cold", "params": {"no_such": 1}}}}, "variants.a.params"),
-    ({"variants": {"a": {"regime": "cold", "params": {"projections": "learned"}}}}, "variants.a.params"),
-    ({"variants": {"a": {"regime": "cold", "params": {"alpha_schedule": "inverse_sqrt"}}}}, "variants.a.params.alpha_schedule"),
-    ({"variants": {"a": {"regime": "cold", "params": {}, "colour": "red"}}}, "variants.a"),
-    ({"variants": {"a": {"regime": "cold", "params": {}, "name": ""}}}, "variants.a.name"),
-    ({"hare_params": {**HARE, "mode": "synthesize"}}, "variants.cold_online.params.mode"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"horizon": 0}, "horizon"),
+        ({"n_runs": 0}, "n_runs"),
+        ({"n_probes": 0}, "n_probes"),
+        ({"record_every": 60}, "record_every"),
+        ({"n_logged": 0}, "n_logged"),
+        ({"base_seed": -1}, "base_seed"),
+        ({"device": "tpu"}, "device"),
+        ({"env_params": {"n_items": 0}}, "env_params"),
+        ({"variants": {}}, "variants"),
+        ({"variants": {"a": {"regime": "hot", "params": {}}}}, "variants.a.regime"),
+        ({"variants": {"a": {"regime": "cold", "params": {"no_such": 1}}}}, "variants.a.params"),
+        ({"variants": {"a": {"regime": "cold", "params": {"projections": "learned"}}}}, "variants.a.params"),
+        (
+            {"variants": {"a": {"regime": "cold", "params": {"alpha_schedule": "inverse_sqrt"}}}},
+            "variants.a.params.alpha_schedule",
+        ),
+        ({"variants": {"a": {"regime": "cold", "params": {}, "colour": "red"}}}, "variants.a"),
+        ({"variants": {"a": {"regime": "cold", "params": {}, "name": ""}}}, "variants.a.name"),
+        ({"hare_params": {**HARE, "mode": "synthesize"}}, "variants.cold_online.params.mode"),
+    ],
+)
 def test_settings_errors_name_the_field(overrides, field):
     with pytest.raises(ValueError, match=re.escape(f"theory.convergence.{field}:")):
         small_settings(**overrides)

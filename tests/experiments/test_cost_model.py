@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hare.experiments.cost_model import cost_at, cost_line, entry_key, predict, predicted_seconds, run_cost_model, simulations
+from hare.experiments.cost_model import (
+    cost_at,
+    cost_line,
+    entry_key,
+    predict,
+    predicted_seconds,
+    run_cost_model,
+    simulations,
+)
 from hare.experiments.grid import expand_jobs
 
 
@@ -57,12 +65,18 @@ def test_an_entry_without_its_prepared_dataset_is_listed_not_measured(smoke_conf
     result = run_cost_model(smoke_config, tmp_path, n_runs=2, at=(5,), window=2, budget_s=0.05, only=["classification"])
     assert result["entries"] == [] and result["not_measured"]
     assert all("mushroom.npz is missing" in row["reason"] for row in result["not_measured"])
-    assert len(result["prediction"]["unmodelled"]) == len(simulations([j for j in expand_jobs(smoke_config) if j.experiment == "classification"]))
+    assert len(result["prediction"]["unmodelled"]) == len(
+        simulations([j for j in expand_jobs(smoke_config) if j.experiment == "classification"])
+    )
 
 
 def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_cost_but_not_a_simulation(smoke_config):
     jobs = expand_jobs(smoke_config)
-    cold = [job for job in jobs if job.spec["policy"] == "linucb" and job.environment == "mushroom" and job.spec.get("regime", "cold") == "cold"]
+    cold = [
+        job
+        for job in jobs
+        if job.spec["policy"] == "linucb" and job.environment == "mushroom" and job.spec.get("regime", "cold") == "cold"
+    ]
     assert len({job.experiment for job in cold}) > 1 and len({entry_key(job) for job in cold}) == 1
     tuning = [job for job in cold if job.role == "tuning"]
     assert len(simulations(tuning)) == len({(job.experiment, job.label.split("@")[0]) for job in tuning})
@@ -71,6 +85,10 @@ def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_co
 def test_a_policy_that_needs_the_logs_is_measured_warm_and_the_others_cold(smoke_config, tmp_path):
     result = run_cost_model(smoke_config, tmp_path, n_runs=2, at=(5,), window=2, budget_s=0.05, only=["synthetic_warm"])
     regimes = {row["label"]: row["regime"] for row in result["entries"]}
-    learned = [label for label, entry in smoke_config["experiments"]["synthetic_warm"]["policies"].items() if (entry.get("params") or {}).get("projections") == "learned"]
+    learned = [
+        label
+        for label, entry in smoke_config["experiments"]["synthetic_warm"]["policies"].items()
+        if (entry.get("params") or {}).get("projections") == "learned"
+    ]
     assert learned and all(regimes[label] == "warm" for label in learned)
     assert {label for label, regime in regimes.items() if regime == "cold"} == set(regimes) - set(learned)

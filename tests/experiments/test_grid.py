@@ -23,7 +23,11 @@ def smoke_config():
                 "policies": {
                     "random": {},
                     "linucb": {"params": {"alpha": 1.0, "lam": 1.0}},
-                    "hare_oracle": {"policy": "hare", "params": {"projections": "oracle"}, "environments": ["synthetic_linear"]},
+                    "hare_oracle": {
+                        "policy": "hare",
+                        "params": {"projections": "oracle"},
+                        "environments": ["synthetic_linear"],
+                    },
                     "hare_random": {"policy": "hare", "params": {"projections": "random"}},
                 },
             }
@@ -32,7 +36,9 @@ def smoke_config():
 
 
 def test_grid_expands_to_the_cartesian_product():
-    points = policy_points("linucb", {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0], "refactor_every": [10, 20, 30]}})
+    points = policy_points(
+        "linucb", {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0], "refactor_every": [10, 20, 30]}}
+    )
     assert len(points) == 6
     assert points[0] == ("linucb@alpha=0.1,refactor_every=10", {"lam": 1.0, "alpha": 0.1, "refactor_every": 10})
     assert len({label for label, _ in points}) == 6
@@ -59,10 +65,14 @@ def test_tuned_experiment_has_tuning_jobs_and_one_report_job(smoke_config):
     jobs = expand_jobs(_tuned(smoke_config))
     tuning = [j for j in jobs if j.role == "tuning"]
     grid = [j for j in tuning if "@" in j.label]
-    assert sorted(j.stem for j in grid if j.environment == "mushroom") == [f"tuning/regret/mushroom/linucb@alpha={a}" for a in (0.1, 1.0, 10.0)]
+    assert sorted(j.stem for j in grid if j.environment == "mushroom") == [
+        f"tuning/regret/mushroom/linucb@alpha={a}" for a in (0.1, 1.0, 10.0)
+    ]
     # entries without a grid get reference tuning runs on the same seeds (margins and run plans), never a selection
     assert sorted(j.stem for j in tuning if "@" not in j.label and j.environment == "mushroom") == [
-        "tuning/regret/mushroom/hare_random", "tuning/regret/mushroom/random"]
+        "tuning/regret/mushroom/hare_random",
+        "tuning/regret/mushroom/random",
+    ]
     report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")
     assert report.spec["tuned_grid"] == {"alpha": [0.1, 1.0, 10.0]}
     assert report.selection == "selected/regret/mushroom/linucb.json"
@@ -86,7 +96,10 @@ def test_job_spec_changes_only_with_its_own_config(smoke_config):
     changed["experiments"]["regret"]["policies"]["linucb"]["params"]["alpha"] = 2.0
     before = {j.stem: j.spec for j in expand_jobs(smoke_config)}
     after = {j.stem: j.spec for j in expand_jobs(changed)}
-    assert {s for s in before if before[s] != after[s]} == {"runs/regret/synthetic_linear/linucb", "runs/regret/mushroom/linucb"}
+    assert {s for s in before if before[s] != after[s]} == {
+        "runs/regret/synthetic_linear/linucb",
+        "runs/regret/mushroom/linucb",
+    }
 
 
 def _budget_config(**policies):
@@ -94,7 +107,16 @@ def _budget_config(**policies):
     return {
         "base_seed": 7,
         "environments": {"mushroom": {"kind": "classification", "dataset": "mushroom"}},
-        "experiments": {"tuned": {"environments": ["mushroom"], "horizon": 50, "n_runs": 2, "n_tuning_runs": 2, "tune": True, "policies": dict(policies)}},
+        "experiments": {
+            "tuned": {
+                "environments": ["mushroom"],
+                "horizon": 50,
+                "n_runs": 2,
+                "n_tuning_runs": 2,
+                "tune": True,
+                "policies": dict(policies),
+            }
+        },
     }
 
 
@@ -119,15 +141,27 @@ def test_every_tunable_hyperparameter_is_a_field_of_its_config():
 
 
 def test_equal_grids_and_untunable_policies_pass():
-    _validate(_budget_config(
-        random={}, linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}}, lin_ts={"grid": {"nu": [0.01, 0.1, 1.0]}},
-        neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0, 10.0]}}, ucb1={"fixed": "the original rule, alpha = 1"},
-    ))
+    _validate(
+        _budget_config(
+            random={},
+            linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}},
+            lin_ts={"grid": {"nu": [0.01, 0.1, 1.0]}},
+            neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0, 10.0]}},
+            ucb1={"fixed": "the original rule, alpha = 1"},
+        )
+    )
 
 
 def test_grids_of_different_sizes_are_rejected_naming_the_odd_entry():
-    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}}, eps_greedy={"grid": {"epsilon": [0.01, 0.1, 0.2]}}, lin_ts={"grid": {"nu": [0.1, 1.0]}})
-    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid and 1 other.* have 3"):
+    config = _budget_config(
+        linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}},
+        eps_greedy={"grid": {"epsilon": [0.01, 0.1, 0.2]}},
+        lin_ts={"grid": {"nu": [0.1, 1.0]}},
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"^experiments\.tuned\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid and 1 other.* have 3",
+    ):
         _validate(config)
 
 
@@ -135,12 +169,18 @@ def test_grid_sizes_must_agree_across_experiments():
     config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}})
     config["experiments"]["other"] = copy.deepcopy(config["experiments"]["tuned"])
     config["experiments"]["other"]["policies"] = {"lin_ts": {"grid": {"nu": [0.1, 1.0]}}}
-    with pytest.raises(ConfigError, match=r"experiments\.other\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid has 3"):
+    with pytest.raises(
+        ConfigError,
+        match=r"experiments\.other\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid has 3",
+    ):
         _validate(config)
 
 
 def test_a_product_grid_counts_its_points():
-    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0, 100.0]}}, neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0], "lam": [0.1, 1.0]}})
+    config = _budget_config(
+        linucb={"grid": {"alpha": [0.1, 1.0, 10.0, 100.0]}},
+        neural_ucb={"params": {"width": 8}, "grid": {"alpha": [0.1, 1.0], "lam": [0.1, 1.0]}},
+    )
     _validate(config)
     config["experiments"]["tuned"]["policies"]["neural_ucb"]["grid"]["lam"] = [0.01, 0.1, 1.0]
     with pytest.raises(ConfigError, match=r"policies\.(neural_ucb\.grid: 6|linucb\.grid: 4) points"):
@@ -149,35 +189,55 @@ def test_a_product_grid_counts_its_points():
 
 def test_a_tunable_policy_without_grid_needs_a_fixed_reason():
     config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}})
-    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.kernel_ucb\.grid: required in a tuned experiment.*\['alpha'\].*fixed"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^experiments\.tuned\.policies\.kernel_ucb\.grid: required in a tuned experiment.*\['alpha'\].*fixed",
+    ):
         _validate(config)
     config["experiments"]["tuned"]["policies"]["kernel_ucb"]["fixed"] = "kept at LNUCB-TA's value"
     _validate(config)
 
 
 def test_fixed_beside_a_grid_or_empty_is_rejected():
-    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.fixed: an entry with a grid is tuned"):
+    with pytest.raises(
+        ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.fixed: an entry with a grid is tuned"
+    ):
         _validate(_budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}, "fixed": "no"}))
     with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.fixed: must be a non-empty reason"):
         _validate(_budget_config(linucb={"fixed": " "}))
 
 
 def test_a_grid_over_an_untunable_hyperparameter_is_rejected():
-    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.grid: \['lam'\] is not tunable for policy 'linucb'"):
+    with pytest.raises(
+        ConfigError, match=r"^experiments\.tuned\.policies\.linucb\.grid: \['lam'\] is not tunable for policy 'linucb'"
+    ):
         _validate(_budget_config(linucb={"grid": {"alpha": [0.1, 1.0], "lam": [1.0]}}))
-    with pytest.raises(ConfigError, match=r"^experiments\.tuned\.policies\.eps\.grid: \['decay'\] is not tunable.*'eps_greedy'.*\['epsilon'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^experiments\.tuned\.policies\.eps\.grid: \['decay'\] is not tunable.*'eps_greedy'.*\['epsilon'\]",
+    ):
         _validate(_budget_config(eps={"policy": "eps_greedy", "grid": {"epsilon": [0.1, 0.2], "decay": [0.0]}}))
 
 
 def test_experiments_without_tuning_are_free_to_sweep():
     config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0, 10.0]}})
-    config["experiments"]["sweep"] = {"environments": ["mushroom"], "horizon": 50, "n_runs": 2, "n_tuning_runs": 2,
-                                      "policies": {"lnucb_ta": {"grid": {"kappa": [0.0, 0.5, 1.0, 0.25, 0.75]}}, "linucb": {"params": {"alpha": 1.0}}}}
+    config["experiments"]["sweep"] = {
+        "environments": ["mushroom"],
+        "horizon": 50,
+        "n_runs": 2,
+        "n_tuning_runs": 2,
+        "policies": {
+            "lnucb_ta": {"grid": {"kappa": [0.0, 0.5, 1.0, 0.25, 0.75]}},
+            "linucb": {"params": {"alpha": 1.0}},
+        },
+    }
     _validate(config)
 
 
 def test_the_fixed_reason_travels_in_the_job_spec():
-    config = _budget_config(linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "LNUCB-TA's value"})
+    config = _budget_config(
+        linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "LNUCB-TA's value"}
+    )
     jobs = {j.stem: j for j in expand_jobs(config)}
     assert jobs["runs/tuned/mushroom/kernel_ucb"].spec["fixed"] == "LNUCB-TA's value"
     assert "fixed" not in jobs["runs/tuned/mushroom/linucb"].spec
@@ -205,23 +265,35 @@ def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):
 def test_a_table_naming_a_policy_its_experiment_lacks_is_refused(smoke_config):
     from hare.experiments.grid import validate_config
 
-    smoke_config["tables"] = {"regret": {"experiment": "regret", "kind": "regret", "caption": "c", "policies": ["linucb", "hare", "hare_random"]}}
+    smoke_config["tables"] = {
+        "regret": {
+            "experiment": "regret",
+            "kind": "regret",
+            "caption": "c",
+            "policies": ["linucb", "hare", "hare_random"],
+        }
+    }
     validate_config(smoke_config)
     smoke_config["tables"]["regret"]["policies"].append("lin_ucb")
     with pytest.raises(ConfigError, match=r"tables\.regret\.policies: \['lin_ucb'\]"):
         validate_config(smoke_config)
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("experiment", "nope", r"theory\.oful\.experiment: unknown experiment 'nope'"),
-    ("environment", "mushroom_x", r"theory\.oful\.environment: 'mushroom_x' is not an environment"),
-    ("policy", "lin_ucb", r"theory\.oful\.policy: 'lin_ucb' is not a policy label"),
-    ("policy", "random", r"theory\.oful\.policy: 'random' must be a LinUCB entry"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("experiment", "nope", r"theory\.oful\.experiment: unknown experiment 'nope'"),
+        ("environment", "mushroom_x", r"theory\.oful\.environment: 'mushroom_x' is not an environment"),
+        ("policy", "lin_ucb", r"theory\.oful\.policy: 'lin_ucb' is not a policy label"),
+        ("policy", "random", r"theory\.oful\.policy: 'random' must be a LinUCB entry"),
+    ],
+)
 def test_the_oful_check_names_a_run_the_config_produces(smoke_config, key, value, message):
     from hare.experiments.grid import validate_config
 
-    smoke_config["theory"] = {"oful": {"experiment": "regret", "environment": "synthetic_linear", "policy": "linucb", "delta": 0.05}}
+    smoke_config["theory"] = {
+        "oful": {"experiment": "regret", "environment": "synthetic_linear", "policy": "linucb", "delta": 0.05}
+    }
     validate_config(smoke_config)
     smoke_config["theory"]["oful"][key] = value
     with pytest.raises(ConfigError, match=message):

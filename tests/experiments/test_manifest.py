@@ -10,7 +10,14 @@ import subprocess
 import pytest
 
 from hare import cli
-from hare.experiments.manifest import PAPER_DIRS, is_provenance_file, read_manifest, reproducible_part, verify, write_manifest
+from hare.experiments.manifest import (
+    PAPER_DIRS,
+    is_provenance_file,
+    read_manifest,
+    reproducible_part,
+    verify,
+    write_manifest,
+)
 
 GENERATED = {
     "results/tables/synthetic.csv": "policy,regret\nlinucb,1.5\n",
@@ -42,13 +49,20 @@ def _edit_keeping_mtime(path):
 
 def test_the_manifest_lists_generated_paper_files_and_not_the_hand_written_sources(build):
     entries = read_manifest(build / "results" / "MANIFEST.sha256")
-    assert sorted(entries) == ["../paper/figures/regret_curves.pdf", "../paper/generated/macros.tex", "../paper/generated/table_synthetic.tex",
-                               "claims.md", "tables/synthetic.csv"]
+    assert sorted(entries) == [
+        "../paper/figures/regret_curves.pdf",
+        "../paper/generated/macros.tex",
+        "../paper/generated/table_synthetic.tex",
+        "claims.md",
+        "tables/synthetic.csv",
+    ]
     assert verify(build / "results") == []
 
 
 def test_the_manifest_stays_sha256sum_compatible_from_inside_results(build):
-    result = subprocess.run(["sha256sum", "--check", "--strict", "MANIFEST.sha256"], cwd=build / "results", capture_output=True, text=True)
+    result = subprocess.run(
+        ["sha256sum", "--check", "--strict", "MANIFEST.sha256"], cwd=build / "results", capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "../paper/generated/table_synthetic.tex: OK" in result.stdout
 
@@ -98,9 +112,23 @@ def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(reposi
     for config in sorted(path for path in (repository / "config").glob("*.yaml") if path.name != "schema.yaml"):
         for name, table in (resolve_config_file(config).get("tables") or {}).items():
             timed = table["kind"] in ("compute", "scaling", "replay")
-            assert is_provenance_file(f"../paper/generated/table_{name}.tex") == timed == is_provenance_file(f"tables/{name}.csv"), f"{config.name}: {name}"
-    timed = ["../paper/generated/claims.tex", "../paper/generated/table_bench.tex", "../paper/generated/table_bench_hare.tex", "../paper/figures/runtime.pdf"]
-    steady = ["../paper/generated/macros.tex", "../paper/generated/bounds.tex", "../paper/figures/regret_curves.pdf", "../paper/figures/claims_matrix.pdf"]
+            assert (
+                is_provenance_file(f"../paper/generated/table_{name}.tex")
+                == timed
+                == is_provenance_file(f"tables/{name}.csv")
+            ), f"{config.name}: {name}"
+    timed = [
+        "../paper/generated/claims.tex",
+        "../paper/generated/table_bench.tex",
+        "../paper/generated/table_bench_hare.tex",
+        "../paper/figures/runtime.pdf",
+    ]
+    steady = [
+        "../paper/generated/macros.tex",
+        "../paper/generated/bounds.tex",
+        "../paper/figures/regret_curves.pdf",
+        "../paper/figures/claims_matrix.pdf",
+    ]
     assert reproducible_part(dict.fromkeys(timed + steady, "0" * 64)) == dict.fromkeys(steady, "0" * 64)
 
 
@@ -109,7 +137,9 @@ def test_the_covered_paper_folders_hold_only_workflow_outputs(repository):
     for folder in PAPER_DIRS:
         assert folder.startswith("../paper/")
         inside = folder.removeprefix("../")
-        tracked = subprocess.run(["git", "ls-files", "--", inside], cwd=repository, capture_output=True, text=True, check=True).stdout
+        tracked = subprocess.run(
+            ["git", "ls-files", "--", inside], cwd=repository, capture_output=True, text=True, check=True
+        ).stdout
         assert tracked == "", f"{inside}: tracked files {tracked.split()}"
         ignored = subprocess.run(["git", "check-ignore", "--quiet", "--no-index", f"{inside}/any.tex"], cwd=repository)
         assert ignored.returncode == 0, f"{inside} is not ignored by .gitignore"

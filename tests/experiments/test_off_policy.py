@@ -36,7 +36,12 @@ def _ours(name, inputs, action_dist):
     }[name]()
 
 
-OBP = {"ipw": InverseProbabilityWeighting, "snipw": SelfNormalizedInverseProbabilityWeighting, "dm": DirectMethod, "dr": DoublyRobust}
+OBP = {
+    "ipw": InverseProbabilityWeighting,
+    "snipw": SelfNormalizedInverseProbabilityWeighting,
+    "dm": DirectMethod,
+    "dr": DoublyRobust,
+}
 
 
 @pytest.mark.parametrize("name", sorted(OBP))
@@ -101,7 +106,9 @@ def test_ridge_reward_model_solves_each_actions_normal_equations():
     features = rng.normal(size=(n, n_actions, dim))
     action = rng.integers(0, n_actions, n)
     reward = rng.normal(size=n)
-    q = off_policy.fit_ridge_reward_model(torch.from_numpy(features), torch.from_numpy(action), torch.from_numpy(reward), lam=0.5)
+    q = off_policy.fit_ridge_reward_model(
+        torch.from_numpy(features), torch.from_numpy(action), torch.from_numpy(reward), lam=0.5
+    )
     assert q.shape == (n, n_actions, 1)
     for a in range(n_actions):
         x = features[action == a, a]
@@ -119,16 +126,38 @@ def open_bandit_sample(tmp_path_factory) -> Path:
 
 def _replay_spec(horizon=150):
     return {
-        "experiment": "news", "label": "linucb-1", "policy": "linucb", "params": {"alpha": 1.0},
+        "experiment": "news",
+        "label": "linucb-1",
+        "policy": "linucb",
+        "params": {"alpha": 1.0},
         "environment": {"name": "open_bandit_men", "kind": "replay", "dataset": "open_bandit", "horizon": horizon},
-        "n_runs": 2, "role": "report", "base_seed": 0, "device": "cpu", "record_every": 50,
+        "n_runs": 2,
+        "role": "report",
+        "base_seed": 0,
+        "device": "cpu",
+        "record_every": 50,
     }
 
 
 def test_replay_job_end_to_end_on_the_open_bandit_sample(open_bandit_sample, tmp_path):
     spec = _replay_spec()
     out = tmp_path / "linucb.npz"
-    assert cli.main(["run", "--job", json.dumps(spec), "--dataset", str(open_bandit_sample), "--out", str(out), "--progress", "off"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                "--job",
+                json.dumps(spec),
+                "--dataset",
+                str(open_bandit_sample),
+                "--out",
+                str(out),
+                "--progress",
+                "off",
+            ]
+        )
+        == 0
+    )
     with np.load(out) as result:
         arrays = dict(result)
     sidecar = json.loads(out.with_suffix(".json").read_text())
@@ -140,7 +169,12 @@ def test_replay_job_end_to_end_on_the_open_bandit_sample(open_bandit_sample, tmp
     for name in ("ipw", "snipw", "dm", "dr"):
         assert arrays[f"ope_{name}"].shape == arrays[f"ope_{name}_se"].shape == (2,)
         assert np.isfinite(arrays[f"ope_{name}"]).all()
-    assert sidecar["job"] == spec and sidecar["logged_events"] == 10_000 and sidecar["regime"] == "cold" and sidecar["greedy_rule"] == "ridge posterior mean"
+    assert (
+        sidecar["job"] == spec
+        and sidecar["logged_events"] == 10_000
+        and sidecar["regime"] == "cold"
+        and sidecar["greedy_rule"] == "ridge posterior mean"
+    )
     assert abs(float(arrays["logged_mean_reward"]) - 46 / 10_000) < 1e-12
 
     again = tmp_path / "again.npz"

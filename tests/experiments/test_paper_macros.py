@@ -22,13 +22,27 @@ def open_bandit_sample(tmp_path_factory):
 
 
 def _spec(name, kind, horizon, **environment):
-    return {"experiment": "exp", "label": "linucb", "policy": "linucb", "params": {"alpha": 1.0}, "n_runs": 3, "role": "report",
-            "environment": {"name": name, "kind": kind, "horizon": horizon, **environment}, "base_seed": 0, "device": "cpu", "record_every": 10}
+    return {
+        "experiment": "exp",
+        "label": "linucb",
+        "policy": "linucb",
+        "params": {"alpha": 1.0},
+        "n_runs": 3,
+        "role": "report",
+        "environment": {"name": name, "kind": kind, "horizon": horizon, **environment},
+        "base_seed": 0,
+        "device": "cpu",
+        "record_every": 10,
+    }
 
 
 def test_macros_of_simulated_and_replay_runs(tmp_path, open_bandit_sample):
     simulated = tmp_path / "sim.npz"
-    run_job(_spec("sim", "synthetic", 40, params={"n_items": 6, "n_clusters": 2, "n_users": 2}, dataset=None), simulated, progress=False)
+    run_job(
+        _spec("sim", "synthetic", 40, params={"n_items": 6, "n_clusters": 2, "n_users": 2}, dataset=None),
+        simulated,
+        progress=False,
+    )
     replay = tmp_path / "replay.npz"
     run_job(_spec("obd", "replay", 60, dataset="open_bandit"), replay, open_bandit_sample, progress=False)
     text = paper_macros([simulated, replay])

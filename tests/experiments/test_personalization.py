@@ -49,11 +49,15 @@ def test_random_projections_are_user_blind_learned_ones_are_not(env):
 
 def test_similarity_of_identical_users_is_one(env):
     items, queries = env.pool.embeddings, env.query_bank
-    random = [random_projections(2, 8, env.query_dim, env.user_dim, items.shape[1], seed=s, init_std=SEED_INIT_STD) for s in (0, 1)]
+    random = [
+        random_projections(2, 8, env.query_dim, env.user_dim, items.shape[1], seed=s, init_std=SEED_INIT_STD)
+        for s in (0, 1)
+    ]
     learned, fit = learned_projections(env.logged(300), items, env.n_users, env.user_dim, 2, 8, 30, 0.03, 0)
     same = env.users[:1].expand(3, -1)
-    assert run_similarities(random + [learned], [same, same, fit.user_states[:1].expand(4, -1)], queries, items).tolist() == \
-        pytest.approx([1.0, 1.0, 1.0], abs=1e-12)
+    assert run_similarities(
+        random + [learned], [same, same, fit.user_states[:1].expand(4, -1)], queries, items
+    ).tolist() == pytest.approx([1.0, 1.0, 1.0], abs=1e-12)
     distinct = run_similarities([learned], [fit.user_states], queries, items)
     assert float(distinct[0]) == pytest.approx(pairwise_cosine(user_outputs(learned, fit.user_states, queries, items)))
     assert float(distinct[0]) < 1 - 1e-3
@@ -73,9 +77,13 @@ def test_mean_interval_is_the_t_interval_over_runs():
 
 
 def test_first_minus_last_per_run():
-    values = torch.tensor([[1.0, 0.0], [3.0, 0.0], [5.0, 1.0], [7.0, 2.0], [9.0, 4.0]])  # (T=5, R=2), windows of 2: last holds round 4
+    values = torch.tensor(
+        [[1.0, 0.0], [3.0, 0.0], [5.0, 1.0], [7.0, 2.0], [9.0, 4.0]]
+    )  # (T=5, R=2), windows of 2: last holds round 4
     assert first_minus_last(values, 2).tolist() == pytest.approx([2.0 - 9.0, 0.0 - 4.0])
-    assert first_minus_last(values[:, :1], 2)[0] == pytest.approx(window_means(values[:, 0], 2)[0] - window_means(values[:, 0], 2)[-1])
+    assert first_minus_last(values[:, :1], 2)[0] == pytest.approx(
+        window_means(values[:, 0], 2)[0] - window_means(values[:, 0], 2)[-1]
+    )
 
 
 def test_decoder_check_passes_for_informative_conditions_and_fails_for_unrelated_ones():
@@ -89,8 +97,18 @@ def test_decoder_check_passes_for_informative_conditions_and_fails_for_unrelated
     shape = {"d_model": 32, "n_layers": 1, "n_heads": 2, "prefix_len": 2}
     results = {}
     for name, z in (("own embedding", e), ("unrelated", noise)):
-        runs, _ = decoder_baseline([env.texts[n] for n in train], z[train], [env.texts[n] for n in held], z[held], [0, 1, 2], env.user_dim,
-                                   WordTokenizer.from_texts(env.texts), 200, 3e-3, shape)
+        runs, _ = decoder_baseline(
+            [env.texts[n] for n in train],
+            z[train],
+            [env.texts[n] for n in held],
+            z[held],
+            [0, 1, 2],
+            env.user_dim,
+            WordTokenizer.from_texts(env.texts),
+            200,
+            3e-3,
+            shape,
+        )
         assert runs["n_parameters_conditioned"] == runs["n_parameters_unconditioned"]
         results[name] = mean_interval(runs["conditioned_minus_unconditioned"])
     # Measured (3 runs): own embedding -4.3 [-5.9, -2.6]; unrelated +57.6 [48.7, 66.5].
@@ -119,16 +137,25 @@ def test_attention_entropy_equals_brute_force():
 
 def test_pairwise_cosine_and_novelty_by_hand():
     o = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]])
-    assert pairwise_cosine(o) == pytest.approx((0.0 + 2 ** -0.5 + 2 ** -0.5) / 3)
+    assert pairwise_cosine(o) == pytest.approx((0.0 + 2**-0.5 + 2**-0.5) / 3)
     assert pairwise_cosine(torch.zeros(1, 2, 3)) == 1.0
     pool = torch.eye(2)
     assert novelty(torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]]), pool, 0.9) == pytest.approx(1 / 3)
 
 
 def test_report_runs_end_to_end(tmp_path):
-    config = {"text": TEXT, "n_runs": 2, "horizon": 20, "n_logged": 300, "fit_steps": 50, "pretrain_steps": 40,
-              "decoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "prefix_len": 2}, "finetune_every": 5,
-              "entropy_window": 10, "n_eval_queries": 4}
+    config = {
+        "text": TEXT,
+        "n_runs": 2,
+        "horizon": 20,
+        "n_logged": 300,
+        "fit_steps": 50,
+        "pretrain_steps": 40,
+        "decoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "prefix_len": 2},
+        "finetune_every": 5,
+        "entropy_window": 10,
+        "n_eval_queries": 4,
+    }
     out = tmp_path / "personalization.json"
     assert cli.main(["personalization", "--config-json", json.dumps(config), "--out", str(out)]) == 0
     report = json.loads(out.read_text())
@@ -140,15 +167,28 @@ def test_report_runs_end_to_end(tmp_path):
     assert len(report["examples"]["pretrained"]) == len(report["examples"]["finetuned_run0"]) == TEXT["n_users"]
     assert all(isinstance(text, str) for text in report["examples"]["pretrained"])
     sim, ppl = report["similarity_z"], report["perplexity"]
-    intervals = [sim["random_002"], sim["learned"], sim["learned_minus_random"], ppl["conditioned"], ppl["unconditioned"],
-                 ppl["conditioned_minus_unconditioned"], ppl["conditioned_at_zero_condition"], report["attention_entropy"]["first_minus_last"]]
+    intervals = [
+        sim["random_002"],
+        sim["learned"],
+        sim["learned_minus_random"],
+        ppl["conditioned"],
+        ppl["unconditioned"],
+        ppl["conditioned_minus_unconditioned"],
+        ppl["conditioned_at_zero_condition"],
+        report["attention_entropy"]["first_minus_last"],
+    ]
     for value in intervals:
         assert value["ci_low"] <= value["estimate"] <= value["ci_high"]
         assert (value["level"], value["n"], value["method"], len(value["per_run"])) == (0.95, 2, "t over runs", 2)
-    assert sim["learned_minus_random"]["per_run"] == pytest.approx([a - b for a, b in zip(sim["learned"]["per_run"], sim["random_002"]["per_run"], strict=True)])
+    assert sim["learned_minus_random"]["per_run"] == pytest.approx(
+        [a - b for a, b in zip(sim["learned"]["per_run"], sim["random_002"]["per_run"], strict=True)]
+    )
     assert ppl["conditioned_minus_unconditioned"]["per_run"] == pytest.approx(
-        [a - b for a, b in zip(ppl["conditioned"]["per_run"], ppl["unconditioned"]["per_run"], strict=True)])
-    assert sim["random_002"]["per_run"][0] > 0.9999  # claim random_projections_near_identical: near-identical outputs across users at std 0.02
+        [a - b for a, b in zip(ppl["conditioned"]["per_run"], ppl["unconditioned"]["per_run"], strict=True)]
+    )
+    assert (
+        sim["random_002"]["per_run"][0] > 0.9999
+    )  # claim random_projections_near_identical: near-identical outputs across users at std 0.02
     assert ppl["baseline"]["n_parameters_conditioned"] == ppl["baseline"]["n_parameters_unconditioned"]
     assert ppl["baseline"]["steps"] == config["pretrain_steps"] and ppl["baseline"]["seeds"] == [0, 1]
     assert report["divergence_z"]["learned"] == pytest.approx(sim["learned"]["per_run"][0])

@@ -36,7 +36,10 @@ def test_the_table_lists_every_job_once_with_its_batch_selection_and_tuning_runs
         assert row["stem"] in table["batches"][row["batch"]]["jobs"]
         assert row["stem"] == f"{row['folder']}/{row['batch']}/{row['label']}"
         if row["selection"]:
-            assert row["tuning"] and all(stem.startswith(f"tuning/{row['experiment']}/{row['environment']}/{row['label']}@") for stem in row["tuning"])
+            assert row["tuning"] and all(
+                stem.startswith(f"tuning/{row['experiment']}/{row['environment']}/{row['label']}@")
+                for stem in row["tuning"]
+            )
         else:
             assert row["tuning"] == []
     assert json.loads(json.dumps(table)) == table
@@ -65,7 +68,24 @@ def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_
     batch = "synthetic/synthetic_linear"
     planned = table["batches"][batch]
     assert {stem.split("/")[0] for stem in planned["jobs"]} == {"tuning", "runs"}
-    assert cli.main(["run-batch", "--config", str(config_path), "--batch", batch, "--results", str(tmp_path / "results"), "--digest", planned["digest"], "--progress", "off"]) == 0
+    assert (
+        cli.main(
+            [
+                "run-batch",
+                "--config",
+                str(config_path),
+                "--batch",
+                batch,
+                "--results",
+                str(tmp_path / "results"),
+                "--digest",
+                planned["digest"],
+                "--progress",
+                "off",
+            ]
+        )
+        == 0
+    )
     for stem in planned["jobs"]:
         with np.load(tmp_path / "results" / f"{stem}.npz") as result:
             assert result["cumulative_regret"].shape[1] == len(result["rounds"])
@@ -75,7 +95,22 @@ def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_
 def test_a_batch_refuses_a_digest_the_config_no_longer_gives_before_any_compute(tmp_path, capsys):
     config_path = _synthetic_config(tmp_path)
     batch = "synthetic/synthetic_linear"
-    assert cli.main(["run-batch", "--config", str(config_path), "--batch", batch, "--results", str(tmp_path / "results"), "--digest", "0" * 64]) == 2
+    assert (
+        cli.main(
+            [
+                "run-batch",
+                "--config",
+                str(config_path),
+                "--batch",
+                batch,
+                "--results",
+                str(tmp_path / "results"),
+                "--digest",
+                "0" * 64,
+            ]
+        )
+        == 2
+    )
     assert "differ from the ones the workflow planned" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
 
@@ -91,10 +126,14 @@ def test_the_workflow_imports_nothing_from_the_package_and_never_changes_its_con
     for path in sources:
         text = path.read_text()
         assert not re.search(r"sys\.path|import hare|from hare", text), path.name
-        assert not re.search(r"\bconfig\s*\.\s*(clear|update|pop|setdefault)\(|\bconfig\s*\[[^\]]+\]\s*=", text), path.name
+        assert not re.search(r"\bconfig\s*\.\s*(clear|update|pop|setdefault)\(|\bconfig\s*\[[^\]]+\]\s*=", text), (
+            path.name
+        )
 
 
-def test_the_table_names_optional_datasets_without_probing_and_the_checkpoint_leaves_their_jobs_out(tmp_path, monkeypatch):
+def test_the_table_names_optional_datasets_without_probing_and_the_checkpoint_leaves_their_jobs_out(
+    tmp_path, monkeypatch
+):
     """Parsing reads no network; the checkpoint's record (hare skipped-datasets) drops Covertype's jobs and nothing else."""
     from hare.data import availability
     from hare.experiments.plan import availability_record
@@ -133,9 +172,20 @@ def _one_experiment(policies: dict, **experiment) -> dict:
 
 def _linucb_spec(n_runs: int, horizon: int = 20, **env) -> dict:
     params = {"n_items": 200, "n_clusters": 4, "query_dim": 56, "n_users": 8, **env}
-    return {"experiment": "e", "label": "linucb", "policy": "linucb", "params": {}, "n_runs": n_runs, "role": "report", "base_seed": 1, "device": "cpu",
-            "record_every": 10, "regime": "cold", "n_logged": 0,
-            "environment": {"name": "s", "kind": "synthetic", "params": params, "dataset": None, "horizon": horizon}}
+    return {
+        "experiment": "e",
+        "label": "linucb",
+        "policy": "linucb",
+        "params": {},
+        "n_runs": n_runs,
+        "role": "report",
+        "base_seed": 1,
+        "device": "cpu",
+        "record_every": 10,
+        "regime": "cold",
+        "n_logged": 0,
+        "environment": {"name": "s", "kind": "synthetic", "params": params, "dataset": None, "horizon": horizon},
+    }
 
 
 def test_the_estimate_is_linear_in_the_runs_and_counts_linucbs_covariances():
@@ -176,7 +226,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads the resident set of the process from /proc (Linux)")
+@pytest.mark.skipif(
+    not Path("/proc/self/statm").exists(), reason="reads the resident set of the process from /proc (Linux)"
+)
 def test_the_estimate_is_within_a_factor_of_three_of_a_measured_job(tmp_path):
     """One real job (LinUCB, 16 runs, 200 arms of 64 features: 200 MiB of covariances) in a fresh process: the peak
     resident memory it added after a one-run warm-up is within a factor of 3 of :func:`simulation_memory`."""
@@ -187,9 +239,16 @@ def test_the_estimate_is_within_a_factor_of_three_of_a_measured_job(tmp_path):
 
     spec = _linucb_spec(16)
     estimate = sum(simulation_memory(Simulation(spec, 16, 16)))
-    result = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(spec), str(tmp_path / "linucb.npz")], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps(spec), str(tmp_path / "linucb.npz")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     measured = int(result.stdout.split()[-1])
-    assert estimate / 3 < measured < 3 * estimate, f"measured {measured / 2**20:.0f} MiB, estimated {estimate / 2**20:.0f} MiB"
+    assert estimate / 3 < measured < 3 * estimate, (
+        f"measured {measured / 2**20:.0f} MiB, estimated {estimate / 2**20:.0f} MiB"
+    )
 
 
 @pytest.mark.parametrize("name", ["default", "smoke", "paper-core", "paper"])
@@ -208,7 +267,9 @@ def test_no_shipped_config_is_refused_on_a_24_gib_machine(name, monkeypatch):
 def test_a_batch_too_long_for_the_machine_is_refused_in_one_line_naming_the_horizon(tmp_path, monkeypatch, capsys):
     from hare.experiments import plan
 
-    config = _one_experiment({"random": {}, "linucb": {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}}, horizon=100_000_000)
+    config = _one_experiment(
+        {"random": {}, "linucb": {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}}, horizon=100_000_000
+    )
     config["record_every"] = 1
     path = tmp_path / "long.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -218,8 +279,11 @@ def test_a_batch_too_long_for_the_machine_is_refused_in_one_line_naming_the_hori
         captured = capsys.readouterr()
         assert captured.out == ""
         [line] = captured.err.strip().splitlines()
-        assert re.fullmatch(rf"hare {command[0]}: error: experiments\.synthetic\.horizon: 100000000 rounds × 4 runs needs about \d+ GiB, "
-                            r"this machine has 24 GiB \(batch synthetic/synthetic_linear, .*\)", line), line
+        assert re.fullmatch(
+            rf"hare {command[0]}: error: experiments\.synthetic\.horizon: 100000000 rounds × 4 runs needs about \d+ GiB, "
+            r"this machine has 24 GiB \(batch synthetic/synthetic_linear, .*\)",
+            line,
+        ), line
 
 
 def test_too_many_runs_at_once_are_refused_naming_n_runs_and_max_runs_per_simulation_lifts_it(monkeypatch):
@@ -231,8 +295,11 @@ def test_too_many_runs_at_once_are_refused_naming_n_runs_and_max_runs_per_simula
     config = _one_experiment({"linucb": {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}}, n_runs=20)
     config["environments"]["synthetic_linear"]["params"]["n_items"] = 1_000_000
     monkeypatch.setattr(plan, "memory_limit", lambda config: (24 * GIB, "this machine has"))
-    with pytest.raises(ConfigError, match=r"^experiments\.synthetic\.n_runs: 20 runs of linucb at once needs about \d+ GiB, this machine has 24 GiB .*"
-                                          r"set experiments\.synthetic\.max_runs_per_simulation to play fewer at once$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^experiments\.synthetic\.n_runs: 20 runs of linucb at once needs about \d+ GiB, this machine has 24 GiB .*"
+        r"set experiments\.synthetic\.max_runs_per_simulation to play fewer at once$",
+    ):
         check_config(config, memory=True)
     config["experiments"]["synthetic"]["max_runs_per_simulation"] = 2
     check_config(config, memory=True)
@@ -246,6 +313,14 @@ def test_the_limit_is_the_configured_devices_and_a_missing_gpu_skips_the_check(m
     from hare.experiments.plan import memory_limit
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert memory_limit({"device": "cuda"}) is None, "a GPU config planned on a CPU machine: nothing honest to compare with"
-    assert memory_limit({"device": "cpu"}) == (os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine has")
-    assert memory_limit({"device": "auto", "resources": {"experiment_batches": {"mem_mb": 1000}}}) == (1000 * 2**20, "resources.experiment_batches.mem_mb gives it")
+    assert memory_limit({"device": "cuda"}) is None, (
+        "a GPU config planned on a CPU machine: nothing honest to compare with"
+    )
+    assert memory_limit({"device": "cpu"}) == (
+        os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"),
+        "this machine has",
+    )
+    assert memory_limit({"device": "auto", "resources": {"experiment_batches": {"mem_mb": 1000}}}) == (
+        1000 * 2**20,
+        "resources.experiment_batches.mem_mb gives it",
+    )

@@ -15,8 +15,12 @@ from hare.experiments.aggregate import PUBLIC_VALUES, reproduction_verdict, writ
 from hare.io import write_json, write_npz
 
 PUBLIC = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
-SWITCH_OF = {"lnucb_ta_distance_weights": "knn_weights", "lnucb_ta_all_rewards": "global_mean", "lnucb_ta_floor_k": "k_rounding",
-             "lnucb_ta_uniform_theta": "theta_init"}
+SWITCH_OF = {
+    "lnucb_ta_distance_weights": "knn_weights",
+    "lnucb_ta_all_rewards": "global_mean",
+    "lnucb_ta_floor_k": "k_rounding",
+    "lnucb_ta_uniform_theta": "theta_init",
+}
 LABEL = "tab:lnucb_ta_reproduction"
 SPREAD = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
 """Five runs around a mean: sample std 1.58, 95% t half-width 1.96."""
@@ -30,7 +34,13 @@ PUBLISHED = (
 
 
 def _params(label):
-    switches = PUBLIC if label == "lnucb_ta_public" else {SWITCH_OF[label]: PUBLIC[SWITCH_OF[label]]} if label in SWITCH_OF else {}
+    switches = (
+        PUBLIC
+        if label == "lnucb_ta_public"
+        else {SWITCH_OF[label]: PUBLIC[SWITCH_OF[label]]}
+        if label in SWITCH_OF
+        else {}
+    )
     return {"alpha_0": 1.0, **switches}
 
 
@@ -38,11 +48,29 @@ def _run(folder, dataset, label, mean, policy="lnucb_ta", preparation="reference
     """A tuned report run of the published experiment (five runs around ``mean``) and its sidecar, as ``run_job`` writes them."""
     environment = f"{dataset}_{preparation}"
     params = _params(label) if params is None else params
-    job = {"experiment": "published", "environment": {"name": environment, "dataset": dataset, "preparation": preparation},
-           "label": label, "policy": policy, "params": params, "role": "report", "regime": "cold", "n_logged": 0,
-           "tuned_grid": {"alpha_0": [0.1, 1.0, 10.0]}, "selected_from": f"{label}@alpha_0=1.0", "selection_ties": [f"{label}@alpha_0=1.0"]}
-    sidecar = {"job": job, "horizon": horizon, "wall_time_s": 1.0, "peak_memory": {"host_max_rss_mb": 100.0}, "device": "cpu",
-               "regime": "cold", "n_logged": 0, "warm_start_digest": None}
+    job = {
+        "experiment": "published",
+        "environment": {"name": environment, "dataset": dataset, "preparation": preparation},
+        "label": label,
+        "policy": policy,
+        "params": params,
+        "role": "report",
+        "regime": "cold",
+        "n_logged": 0,
+        "tuned_grid": {"alpha_0": [0.1, 1.0, 10.0]},
+        "selected_from": f"{label}@alpha_0=1.0",
+        "selection_ties": [f"{label}@alpha_0=1.0"],
+    }
+    sidecar = {
+        "job": job,
+        "horizon": horizon,
+        "wall_time_s": 1.0,
+        "peak_memory": {"host_max_rss_mb": 100.0},
+        "device": "cpu",
+        "regime": "cold",
+        "n_logged": 0,
+        "warm_start_digest": None,
+    }
     path = folder / "runs" / environment / f"{label}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     totals = mean + SPREAD
@@ -56,23 +84,50 @@ def _planted(tmp_path):
     mean most of the switches; Magic: every reading outside; Mushroom: another horizon than the published one;
     Shuttle: no published row; plus rows the table leaves out (another policy, the project preparation)."""
     means = {
-        "adult": {"lnucb_ta_uniform_theta": 1105.0, "lnucb_ta_floor_k": 1060.0, "lnucb_ta": 1100.0, "lnucb_ta_all_rewards": 1090.0,
-                  "lnucb_ta_public": 1000.0, "lnucb_ta_distance_weights": 1020.0},
-        "magic": {"lnucb_ta": 1000.0, "lnucb_ta_public": 990.0, "lnucb_ta_floor_k": 900.0, "lnucb_ta_uniform_theta": 1010.0},
+        "adult": {
+            "lnucb_ta_uniform_theta": 1105.0,
+            "lnucb_ta_floor_k": 1060.0,
+            "lnucb_ta": 1100.0,
+            "lnucb_ta_all_rewards": 1090.0,
+            "lnucb_ta_public": 1000.0,
+            "lnucb_ta_distance_weights": 1020.0,
+        },
+        "magic": {
+            "lnucb_ta": 1000.0,
+            "lnucb_ta_public": 990.0,
+            "lnucb_ta_floor_k": 900.0,
+            "lnucb_ta_uniform_theta": 1010.0,
+        },
         "shuttle": {"lnucb_ta": 50.0, "lnucb_ta_uniform_theta": 60.0},
     }
-    runs = [_run(tmp_path, dataset, label, mean) for dataset, by_label in means.items() for label, mean in by_label.items()]
-    runs += [_run(tmp_path, "mushroom", label, mean, horizon=100) for label, mean in (("lnucb_ta", 30.0), ("lnucb_ta_public", 25.0))]
-    runs += [_run(tmp_path, "adult", "linucb", 2000.0, policy="linucb", params={"alpha": 0.1}),
-             _run(tmp_path, "adult", "lnucb_ta", 1500.0, preparation="onehot")]
+    runs = [
+        _run(tmp_path, dataset, label, mean) for dataset, by_label in means.items() for label, mean in by_label.items()
+    ]
+    runs += [
+        _run(tmp_path, "mushroom", label, mean, horizon=100)
+        for label, mean in (("lnucb_ta", 30.0), ("lnucb_ta_public", 25.0))
+    ]
+    runs += [
+        _run(tmp_path, "adult", "linucb", 2000.0, policy="linucb", params={"alpha": 0.1}),
+        _run(tmp_path, "adult", "lnucb_ta", 1500.0, preparation="onehot"),
+    ]
     published = tmp_path / "published.csv"
     published.write_text(PUBLISHED)
     return runs, published
 
 
 def _table(tmp_path, runs, published, **kwargs):
-    rows = write_table("reproduction", runs, tmp_path / "t.csv", tmp_path / "t.tex", "Readings of LNUCB-TA.", LABEL,
-                       published_csv=published, text_path=tmp_path / "text.tex", **kwargs)
+    rows = write_table(
+        "reproduction",
+        runs,
+        tmp_path / "t.csv",
+        tmp_path / "t.tex",
+        "Readings of LNUCB-TA.",
+        LABEL,
+        published_csv=published,
+        text_path=tmp_path / "text.tex",
+        **kwargs,
+    )
     table = list(csv.DictReader(io.StringIO((tmp_path / "t.csv").read_text())))
     return rows, (tmp_path / "t.tex").read_text(), table, (tmp_path / "text.tex").read_text()
 
@@ -80,7 +135,11 @@ def _table(tmp_path, runs, published, **kwargs):
 def _paragraphs(text):
     """The generated paragraph of each dataset, by the name it starts with."""
     text = "\n".join(line for line in text.splitlines() if not line.startswith("%"))
-    return {paragraph.split(",")[0].removeprefix("On "): paragraph for paragraph in text.split("\n\n") if paragraph.startswith("On ")}
+    return {
+        paragraph.split(",")[0].removeprefix("On "): paragraph
+        for paragraph in text.split("\n\n")
+        if paragraph.startswith("On ")
+    }
 
 
 def raw_underscores(tex):
@@ -95,16 +154,19 @@ BAND = {"mean": 100.0, "std": 10.0, "horizon": 100, "n_runs": 5}
 """Published mean 100 and std 10: the band of two published standard deviations is [80, 120]."""
 
 
-@pytest.mark.parametrize(("low", "high", "verdict"), [
-    (80.0, 120.0, "within 2 sd"),  # exactly the band: inside (the claims' rule, closed band)
-    (85.0, 115.0, "within 2 sd"),
-    (79.99, 100.0, "overlaps"),  # crosses the lower edge
-    (110.0, 120.01, "overlaps"),  # crosses the upper edge
-    (120.0, 130.0, "overlaps"),  # touches the band from outside: not wholly outside
-    (120.01, 130.0, "outside 2 sd"),
-    (50.0, 79.99, "outside 2 sd"),
-    (70.0, 130.0, "overlaps"),  # holds the whole band
-])
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (80.0, 120.0, "within 2 sd"),  # exactly the band: inside (the claims' rule, closed band)
+        (85.0, 115.0, "within 2 sd"),
+        (79.99, 100.0, "overlaps"),  # crosses the lower edge
+        (110.0, 120.01, "overlaps"),  # crosses the upper edge
+        (120.0, 130.0, "overlaps"),  # touches the band from outside: not wholly outside
+        (120.01, 130.0, "outside 2 sd"),
+        (50.0, 79.99, "outside 2 sd"),
+        (70.0, 130.0, "overlaps"),  # holds the whole band
+    ],
+)
 def test_the_verdict_rule_at_its_edges(low, high, verdict):
     assert reproduction_verdict(low, high, 100, 5, BAND) == verdict
 
@@ -121,28 +183,56 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
     rows, tex, table, _ = _table(tmp_path, runs, published)
     order = [(r["dataset"], r["policy"] if r["role"] == "ours" else "published") for r in table]
     assert order == [
-        ("adult", "published"), ("adult", "lnucb_ta"), ("adult", "lnucb_ta_public"), ("adult", "lnucb_ta_distance_weights"),
-        ("adult", "lnucb_ta_all_rewards"), ("adult", "lnucb_ta_floor_k"), ("adult", "lnucb_ta_uniform_theta"),
-        ("magic", "published"), ("magic", "lnucb_ta"), ("magic", "lnucb_ta_public"), ("magic", "lnucb_ta_floor_k"), ("magic", "lnucb_ta_uniform_theta"),
-        ("mushroom", "published"), ("mushroom", "lnucb_ta"), ("mushroom", "lnucb_ta_public"),
-        ("shuttle", "lnucb_ta"), ("shuttle", "lnucb_ta_uniform_theta"),
+        ("adult", "published"),
+        ("adult", "lnucb_ta"),
+        ("adult", "lnucb_ta_public"),
+        ("adult", "lnucb_ta_distance_weights"),
+        ("adult", "lnucb_ta_all_rewards"),
+        ("adult", "lnucb_ta_floor_k"),
+        ("adult", "lnucb_ta_uniform_theta"),
+        ("magic", "published"),
+        ("magic", "lnucb_ta"),
+        ("magic", "lnucb_ta_public"),
+        ("magic", "lnucb_ta_floor_k"),
+        ("magic", "lnucb_ta_uniform_theta"),
+        ("mushroom", "published"),
+        ("mushroom", "lnucb_ta"),
+        ("mushroom", "lnucb_ta_public"),
+        ("shuttle", "lnucb_ta"),
+        ("shuttle", "lnucb_ta_uniform_theta"),
     ]
     adult = {r["policy"]: r for r in table if r["dataset"] == "adult" and r["role"] == "ours"}
     assert {label: r["verdict"] for label, r in adult.items()} == {
-        "lnucb_ta": "outside 2 sd", "lnucb_ta_public": "within 2 sd", "lnucb_ta_distance_weights": "overlaps",
-        "lnucb_ta_all_rewards": "outside 2 sd", "lnucb_ta_floor_k": "outside 2 sd", "lnucb_ta_uniform_theta": "outside 2 sd",
+        "lnucb_ta": "outside 2 sd",
+        "lnucb_ta_public": "within 2 sd",
+        "lnucb_ta_distance_weights": "overlaps",
+        "lnucb_ta_all_rewards": "outside 2 sd",
+        "lnucb_ta_floor_k": "outside 2 sd",
+        "lnucb_ta_uniform_theta": "outside 2 sd",
     }
     assert {r["verdict"] for r in table if r["dataset"] == "mushroom" and r["role"] == "ours"} == {"not comparable"}
     assert {r["verdict"] for r in table if r["dataset"] == "shuttle"} == {"no published row"}
     # the 95% t interval over the five runs: mean -+ t_{0.975,4} s / sqrt(5)
     half = 2.7764451 * SPREAD.std(ddof=1) / np.sqrt(5)
     written = next(r for r in rows if r["dataset"] == "adult" and r["policy"] == "lnucb_ta" and r["role"] == "ours")
-    assert (written["ci_low"], written["ci_high"]) == (pytest.approx(1100.0 - half, abs=1e-5), pytest.approx(1100.0 + half, abs=1e-5))
+    assert (written["ci_low"], written["ci_high"]) == (
+        pytest.approx(1100.0 - half, abs=1e-5),
+        pytest.approx(1100.0 + half, abs=1e-5),
+    )
     assert [r["dataset"] for r in rows] == [r["dataset"] for r in table]  # the CSV holds the table's lines
     # the LaTeX rows in the same order, readable names, the rule in the caption
-    positions = [tex.index(name) for name in ("published (LNUCB-TA, Table~2)", "& as written &", "& public-code reading (all switches) &",
-                                              "& distance weights alone &", "& $g$ from all rewards alone (not available to a bandit) &",
-                                              "& $k$ by floor alone &", r"& $\theta$ uniform at start alone &")]
+    positions = [
+        tex.index(name)
+        for name in (
+            "published (LNUCB-TA, Table~2)",
+            "& as written &",
+            "& public-code reading (all switches) &",
+            "& distance weights alone &",
+            "& $g$ from all rewards alone (not available to a bandit) &",
+            "& $k$ by floor alone &",
+            r"& $\theta$ uniform at start alone &",
+        )
+    ]
     assert positions == sorted(positions)
     assert "rule of the claims register" in tex and "Regime: cold" in tex
     assert r"within 2$\sigma$" in tex and r"outside 2$\sigma$" in tex and "& overlaps" in tex
@@ -161,7 +251,11 @@ def test_the_difference_is_in_published_standard_deviations(tmp_path):
     assert float(magic["lnucb_ta_floor_k"]["sigma_difference"]) == pytest.approx((900.0 - 500.0) / 5.0)
     assert "& $+10.0$ &" in tex and "& $0.0$ &" in tex and "& $+80.0$ &" in tex
     published_line = next(r for r in table if r["dataset"] == "adult" and r["role"] == "published")
-    assert float(published_line["mean"]) == 1000.0 and float(published_line["std"]) == 10.0 and published_line["horizon"] == "100"
+    assert (
+        float(published_line["mean"]) == 1000.0
+        and float(published_line["std"]) == 10.0
+        and published_line["horizon"] == "100"
+    )
 
 
 def test_the_paragraph_reads_the_table(tmp_path):
@@ -170,26 +264,53 @@ def test_the_paragraph_reads_the_table(tmp_path):
     paragraphs = _paragraphs(text)
     assert set(paragraphs) == {"Adult", "Magic", "Mushroom", "Shuttle"}
     adult = paragraphs["Adult"]
-    assert "LNUCB-TA as written reaches a mean total regret of 1{,}100.0" in adult and "published 1{,}000.0 $\\pm$ 10.0" in adult
+    assert (
+        "LNUCB-TA as written reaches a mean total regret of 1{,}100.0" in adult
+        and "published 1{,}000.0 $\\pm$ 10.0" in adult
+    )
     assert "10.0 published standard deviations above it" in adult
-    assert "The public-code reading lowers the mean total regret of LNUCB-TA as written by 100.0 (10.0 published standard deviations) to 1{,}000.0" in adult
-    assert "of the switches alone, distance weights moves it the most, lowering it by 80.0 (8.0 published standard deviations)" in adult
-    assert "Of the readings, the public-code reading reaches the published mean within two published standard deviations." in adult
+    assert (
+        "The public-code reading lowers the mean total regret of LNUCB-TA as written by 100.0 (10.0 published standard deviations) to 1{,}000.0"
+        in adult
+    )
+    assert (
+        "of the switches alone, distance weights moves it the most, lowering it by 80.0 (8.0 published standard deviations)"
+        in adult
+    )
+    assert (
+        "Of the readings, the public-code reading reaches the published mean within two published standard deviations."
+        in adult
+    )
     assert "unexplained" not in adult
     magic = paragraphs["Magic"]
     assert "of the switches alone, $k$ by floor moves it the most, lowering it by 100.0" in magic
-    assert "No reading reaches the published mean within two published standard deviations: the remaining gap is unexplained." in magic
+    assert (
+        "No reading reaches the published mean within two published standard deviations: the remaining gap is unexplained."
+        in magic
+    )
     mushroom = paragraphs["Mushroom"]
-    assert "not at the published scale" in mushroom and "config/paper.yaml" in mushroom and "lowers the mean total regret" in mushroom
+    assert (
+        "not at the published scale" in mushroom
+        and "config/paper.yaml" in mushroom
+        and "lowers the mean total regret" in mushroom
+    )
     assert "25.0" not in mushroom and "30.0" not in mushroom and "no switch was run alone" in mushroom
     assert "unexplained" not in mushroom and "Of the readings" not in mushroom
     shuttle = paragraphs["Shuttle"]
-    assert "no published row" in shuttle and "Of the switches alone, $\\theta$ uniform at start moves the mean total regret of LNUCB-TA as written the most, raising it by 10.0." in shuttle
+    assert (
+        "no published row" in shuttle
+        and "Of the switches alone, $\\theta$ uniform at start moves the mean total regret of LNUCB-TA as written the most, raising it by 10.0."
+        in shuttle
+    )
     assert all(len(re.findall(r"[.!?](?:\s|$)", p)) <= 4 for p in paragraphs.values())
 
 
 def test_no_raw_underscore_outside_math(tmp_path):
-    assert raw_underscores("a_b") and raw_underscores(r"$x$ lnucb_ta") and not raw_underscores(r"$\sigma_{\mathrm{pub}}$ a\_b \label{tab:a_b}")
+    assert (
+        raw_underscores("a_b")
+        and raw_underscores(r"$x$ lnucb_ta")
+        and not raw_underscores(r"$\sigma_{\mathrm{pub}}$ a\_b \label{tab:a_b}")
+    )
     runs, published = _planted(tmp_path)
     _, tex, _, text = _table(tmp_path, runs, published)
     assert raw_underscores(tex) == [], tex
@@ -209,12 +330,46 @@ def test_the_cli_writes_table_csv_and_text_and_keeps_text_to_this_kind(tmp_path,
 
     runs, published = _planted(tmp_path)
     out = {name: tmp_path / f"cli.{name}" for name in ("csv", "tex", "text")}
-    code = main(["table", *map(str, runs), "--kind", "reproduction", "--published", str(published), "--csv", str(out["csv"]),
-                 "--tex", str(out["tex"]), "--text", str(out["text"]), "--caption", "C.", "--label", LABEL])
+    code = main(
+        [
+            "table",
+            *map(str, runs),
+            "--kind",
+            "reproduction",
+            "--published",
+            str(published),
+            "--csv",
+            str(out["csv"]),
+            "--tex",
+            str(out["tex"]),
+            "--text",
+            str(out["text"]),
+            "--caption",
+            "C.",
+            "--label",
+            LABEL,
+        ]
+    )
     assert code == 0 and all(path.exists() for path in out.values())
     assert "remaining gap is unexplained" in out["text"].read_text()
-    code = main(["table", *map(str, runs), "--kind", "regret", "--csv", str(tmp_path / "r.csv"), "--tex", str(tmp_path / "r.tex"),
-                 "--text", str(tmp_path / "r.text"), "--caption", "C.", "--label", "tab:r"])
+    code = main(
+        [
+            "table",
+            *map(str, runs),
+            "--kind",
+            "regret",
+            "--csv",
+            str(tmp_path / "r.csv"),
+            "--tex",
+            str(tmp_path / "r.tex"),
+            "--text",
+            str(tmp_path / "r.text"),
+            "--caption",
+            "C.",
+            "--label",
+            "tab:r",
+        ]
+    )
     assert code == 2 and "--text" in capsys.readouterr().err and not (tmp_path / "r.text").exists()
 
 
@@ -231,16 +386,24 @@ def test_the_public_values_are_the_policys_and_a_table_process_does_not_import_t
         "'--caption', 'C.', '--label', 'tab:t'])\n"
         "print(code, 'torch' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=repository).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=repository
+    ).stdout.split()
     assert out == ["0", "False"]
 
 
 def test_the_paragraph_marks_the_switch_a_bandit_cannot_use(tmp_path):
     published = tmp_path / "published.csv"
     published.write_text(PUBLISHED)
-    runs = [_run(tmp_path, "adult", "lnucb_ta", 1100.0), _run(tmp_path, "adult", "lnucb_ta_all_rewards", 1001.0),
-            _run(tmp_path, "adult", "lnucb_ta_floor_k", 1090.0)]
+    runs = [
+        _run(tmp_path, "adult", "lnucb_ta", 1100.0),
+        _run(tmp_path, "adult", "lnucb_ta_all_rewards", 1001.0),
+        _run(tmp_path, "adult", "lnucb_ta_floor_k", 1090.0),
+    ]
     _, _, _, text = _table(tmp_path, runs, published)
     adult = _paragraphs(text)["Adult"]
-    assert "Of the switches alone, $g$ from all rewards (not available to a bandit) moves the mean total regret of LNUCB-TA as written the most" in adult
+    assert (
+        "Of the switches alone, $g$ from all rewards (not available to a bandit) moves the mean total regret of LNUCB-TA as written the most"
+        in adult
+    )
     assert "Of the readings, $g$ from all rewards alone (not available to a bandit) reaches the published mean" in adult

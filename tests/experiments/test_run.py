@@ -16,13 +16,34 @@ from hare.random import run_keys
 
 def _spec(policy="linucb", params=None, n_runs=3, horizon=60):
     return {
-        "experiment": "test", "label": policy, "policy": policy, "params": {"alpha": 1.0} if params is None else params,
-        "environment": {"name": "sim", "kind": "synthetic", "params": {"n_items": 12, "n_clusters": 3, "n_users": 2}, "dataset": None, "horizon": horizon},
-        "n_runs": n_runs, "role": "report", "base_seed": 5, "device": "cpu", "record_every": 7,
+        "experiment": "test",
+        "label": policy,
+        "policy": policy,
+        "params": {"alpha": 1.0} if params is None else params,
+        "environment": {
+            "name": "sim",
+            "kind": "synthetic",
+            "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+            "dataset": None,
+            "horizon": horizon,
+        },
+        "n_runs": n_runs,
+        "role": "report",
+        "base_seed": 5,
+        "device": "cpu",
+        "record_every": 7,
     }
 
 
-@pytest.mark.parametrize(("policy", "params"), [("random", {}), ("linucb", {"alpha": 0.5}), ("hare", {"alpha": 0.5, "projections": "oracle"}), ("hare", {"projections": "random", "n_heads": 2})])
+@pytest.mark.parametrize(
+    ("policy", "params"),
+    [
+        ("random", {}),
+        ("linucb", {"alpha": 0.5}),
+        ("hare", {"alpha": 0.5, "projections": "oracle"}),
+        ("hare", {"projections": "random", "n_heads": 2}),
+    ],
+)
 def test_batched_runs_equal_the_same_runs_one_by_one(policy, params):
     """B runs together give the B single runs (a differing arm would move the regret by far more than 1e-12)."""
     config = SyntheticConfig(n_items=12, n_clusters=3, n_users=2)
@@ -36,7 +57,9 @@ def test_batched_runs_equal_the_same_runs_one_by_one(policy, params):
     for run in range(3):
         alone = play([run])
         # Same arms in every round; matrix products may round the last bit differently with the batch size.
-        np.testing.assert_allclose(together["cumulative_regret"][run], alone["cumulative_regret"][0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            together["cumulative_regret"][run], alone["cumulative_regret"][0], rtol=1e-12, atol=1e-12
+        )
 
 
 def test_checkpoints_include_the_horizon():
@@ -64,7 +87,23 @@ def test_result_arrays_are_consistent(tmp_path):
 
 def test_cli_run_writes_result_and_sidecar(tmp_path, repository):
     out = tmp_path / "cli.npz"
-    result = subprocess.run([sys.executable, "-m", "hare", "run", "--job", json.dumps(_spec("random", {})), "--out", str(out), "--progress", "off"], capture_output=True, text=True, cwd=repository)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hare",
+            "run",
+            "--job",
+            json.dumps(_spec("random", {})),
+            "--out",
+            str(out),
+            "--progress",
+            "off",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=repository,
+    )
     assert result.returncode == 0, result.stderr
     assert out.exists() and out.with_suffix(".json").exists()
     assert "round 60/60" in result.stderr
@@ -81,16 +120,23 @@ def test_cuda_device_without_gpu_is_a_clear_error(tmp_path):
 def _grid_entries(tmp_path, policy, field, values, base_params, role="tuning"):
     entries = []
     for value in values:
-        spec = {**_spec(policy, {**base_params, field: value}, n_runs=2), "label": f"{policy}@{field}={value}", "role": role}
+        spec = {
+            **_spec(policy, {**base_params, field: value}, n_runs=2),
+            "label": f"{policy}@{field}={value}",
+            "role": role,
+        }
         entries.append({"job": spec, "out": str(tmp_path / f"{policy}@{field}={value}.npz"), "selected": None})
     return entries
 
 
-@pytest.mark.parametrize(("policy", "field", "values", "base"), [
-    ("linucb", "alpha", [0.01, 0.1, 1.0], {}),
-    ("lnucb_ta", "alpha_0", [0.1, 1.0, 10.0], {}),
-    ("hare", "alpha", [0.01, 0.1, 1.0], {"projections": "random", "online_lr": 0.05}),
-])
+@pytest.mark.parametrize(
+    ("policy", "field", "values", "base"),
+    [
+        ("linucb", "alpha", [0.01, 0.1, 1.0], {}),
+        ("lnucb_ta", "alpha_0", [0.1, 1.0, 10.0], {}),
+        ("hare", "alpha", [0.01, 0.1, 1.0], {"projections": "random", "online_lr": 0.05}),
+    ],
+)
 def test_a_grid_plays_as_one_simulation_with_each_points_results(tmp_path, policy, field, values, base):
     """run_batch plays the points of a grid as one batch of 3 x 2 runs; each point's file holds what the point gives
     alone (arms equal: a differing arm would move the regret by far more than 1e-12), its sidecar its own run count."""
@@ -101,7 +147,11 @@ def test_a_grid_plays_as_one_simulation_with_each_points_results(tmp_path, polic
         alone = tmp_path / ("alone-" + Path(entry["out"]).name)
         run_job(entry["job"], alone, progress=False)
         with np.load(entry["out"]) as grid_result, np.load(alone) as alone_result:
-            assert grid_result["cumulative_regret"].shape == alone_result["cumulative_regret"].shape == (2, len(alone_result["rounds"]))
+            assert (
+                grid_result["cumulative_regret"].shape
+                == alone_result["cumulative_regret"].shape
+                == (2, len(alone_result["rounds"]))
+            )
             for key in ("cumulative_regret", "cumulative_reward", "total_regret"):
                 np.testing.assert_allclose(grid_result[key], alone_result[key], rtol=0, atol=1e-12)
         assert sidecar["n_runs"] == 2 and sidecar["job"] == entry["job"]
@@ -147,6 +197,12 @@ def test_a_batch_selects_each_tuned_job_from_its_tuning_runs_before_playing_it(t
     sidecar = run_batch([report], progress=False)[0]
     choice = json.loads(selected.read_text())
     assert choice == select_point(runs)
-    means = {entry["job"]["label"]: json.loads(Path(entry["out"]).with_suffix(".json").read_text())["total_regret_mean"] for entry in tuning}
+    means = {
+        entry["job"]["label"]: json.loads(Path(entry["out"]).with_suffix(".json").read_text())["total_regret_mean"]
+        for entry in tuning
+    }
     assert choice["label"] == min(means, key=means.get)
-    assert sidecar["job"]["params"]["alpha"] == choice["params"]["alpha"] and sidecar["job"]["selected_from"] == choice["label"]
+    assert (
+        sidecar["job"]["params"]["alpha"] == choice["params"]["alpha"]
+        and sidecar["job"]["selected_from"] == choice["label"]
+    )

@@ -13,9 +13,23 @@ from hare.io import config_hash
 
 def _synthetic_spec(policy, params, n_runs=5, horizon=30, **extra):
     return {
-        "experiment": "chunks", "label": policy, "policy": policy, "params": params,
-        "environment": {"name": "sim", "kind": "synthetic", "params": {"n_items": 12, "n_clusters": 3, "n_users": 2}, "dataset": None, "horizon": horizon},
-        "n_runs": n_runs, "role": "report", "base_seed": 11, "device": "cpu", "record_every": 7, **extra,
+        "experiment": "chunks",
+        "label": policy,
+        "policy": policy,
+        "params": params,
+        "environment": {
+            "name": "sim",
+            "kind": "synthetic",
+            "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+            "dataset": None,
+            "horizon": horizon,
+        },
+        "n_runs": n_runs,
+        "role": "report",
+        "base_seed": 11,
+        "device": "cpu",
+        "record_every": 7,
+        **extra,
     }
 
 
@@ -31,20 +45,31 @@ def _assert_identical(whole, chunked):
         assert whole[key].dtype == chunked[key].dtype and np.array_equal(whole[key], chunked[key]), key
 
 
-@pytest.mark.parametrize(("policy", "params", "regime"), [
-    ("linucb", {"alpha": 0.5}, {}),
-    ("linucb", {"alpha": 0.5}, {"regime": "warm", "n_logged": 20}),
-    ("lnucb_ta", {"alpha_0": 1.0}, {}),
-    ("lnucb_ta", {"alpha_0": 1.0, "knn_weights": "distance", "global_mean": "all_rewards"}, {}),
-    ("random", {}, {}),
-])
+@pytest.mark.parametrize(
+    ("policy", "params", "regime"),
+    [
+        ("linucb", {"alpha": 0.5}, {}),
+        ("linucb", {"alpha": 0.5}, {"regime": "warm", "n_logged": 20}),
+        ("lnucb_ta", {"alpha_0": 1.0}, {}),
+        ("lnucb_ta", {"alpha_0": 1.0, "knn_weights": "distance", "global_mean": "all_rewards"}, {}),
+        ("random", {}, {}),
+    ],
+)
 def test_a_synthetic_job_in_chunks_equals_the_whole_play(tmp_path, policy, params, regime):
     whole, whole_sidecar = _play(_synthetic_spec(policy, params, **regime), tmp_path / "whole.npz")
-    chunked, sidecar = _play(_synthetic_spec(policy, params, max_runs_per_simulation=2, **regime), tmp_path / "chunked.npz")
+    chunked, sidecar = _play(
+        _synthetic_spec(policy, params, max_runs_per_simulation=2, **regime), tmp_path / "chunked.npz"
+    )
     _assert_identical(whole, chunked)
-    assert whole["total_regret"].shape == (5,) and len(set(whole["total_regret"].tolist())) > 1, "the runs should differ"
+    assert whole["total_regret"].shape == (5,) and len(set(whole["total_regret"].tolist())) > 1, (
+        "the runs should differ"
+    )
     assert sidecar["chunks"] == [[0, 2], [2, 4], [4, 5]] and "chunks" not in whole_sidecar
-    assert sidecar["n_runs"] == 5 and sidecar["wall_time_s"] > 0 and sidecar["total_regret_mean"] == whole_sidecar["total_regret_mean"]
+    assert (
+        sidecar["n_runs"] == 5
+        and sidecar["wall_time_s"] > 0
+        and sidecar["total_regret_mean"] == whole_sidecar["total_regret_mean"]
+    )
     assert sidecar["warm_start_digest"] == whole_sidecar["warm_start_digest"]
 
 
@@ -59,7 +84,9 @@ def tiny_dataset(tmp_path):
     return path
 
 
-@pytest.mark.parametrize(("policy", "params"), [("linucb", {"alpha": 0.1}), ("lnucb_ta", {"alpha_0": 0.1}), ("lin_ts", {"nu": 0.1})])
+@pytest.mark.parametrize(
+    ("policy", "params"), [("linucb", {"alpha": 0.1}), ("lnucb_ta", {"alpha_0": 0.1}), ("lin_ts", {"nu": 0.1})]
+)
 def test_a_classification_job_in_chunks_equals_the_whole_play(tmp_path, tiny_dataset, policy, params):
     environment = {"name": "tiny", "kind": "classification", "params": {}, "dataset": "tiny", "horizon": 30}
     spec = {**_synthetic_spec(policy, params), "environment": environment}
@@ -79,13 +106,21 @@ def test_a_limit_at_or_above_the_run_count_plays_one_chunk(tmp_path):
 
 def test_run_chunks():
     assert run_chunks(20, 7) == [(0, 7), (7, 14), (14, 20)]
-    assert run_chunks(20, None) == [(0, 20)] and run_chunks(3, 10) == [(0, 3)] and run_chunks(3, 1) == [(0, 1), (1, 2), (2, 3)]
+    assert (
+        run_chunks(20, None) == [(0, 20)]
+        and run_chunks(3, 10) == [(0, 3)]
+        and run_chunks(3, 1) == [(0, 1), (1, 2), (2, 3)]
+    )
 
 
 def _grid_entries(tmp_path, limit, n_runs=2):
     entries = []
     for alpha in (0.01, 0.1, 1.0):
-        spec = {**_synthetic_spec("linucb", {"alpha": alpha}, n_runs=n_runs), "label": f"linucb@alpha={alpha}", "role": "tuning"}
+        spec = {
+            **_synthetic_spec("linucb", {"alpha": alpha}, n_runs=n_runs),
+            "label": f"linucb@alpha={alpha}",
+            "role": "tuning",
+        }
         if limit is not None:
             spec["max_runs_per_simulation"] = limit
         entries.append({"job": spec, "out": str(tmp_path / f"{spec['label']}.npz"), "selected": None})
@@ -103,9 +138,15 @@ def test_a_grid_larger_than_the_limit_plays_in_groups_that_fit(tmp_path):
     alone, as simulation_groups would have grouped them; run_batch with a chunked report job plays it in chunks."""
     entries = _grid_entries(tmp_path, 4)
     sidecars = run_simulations([e["job"] for e in entries], [e["out"] for e in entries], progress=False)
-    assert [s.get("grid_simulation", {}).get("labels") for s in sidecars] == [[e["job"]["label"] for e in entries[:2]]] * 2 + [None]
+    assert [s.get("grid_simulation", {}).get("labels") for s in sidecars] == [
+        [e["job"]["label"] for e in entries[:2]]
+    ] * 2 + [None]
     assert all(s["n_runs"] == 2 and s["chunks"] == [[0, 2]] for s in sidecars)
-    report = {"job": _synthetic_spec("linucb", {"alpha": 0.5}, max_runs_per_simulation=2), "out": str(tmp_path / "report.npz"), "selected": None}
+    report = {
+        "job": _synthetic_spec("linucb", {"alpha": 0.5}, max_runs_per_simulation=2),
+        "out": str(tmp_path / "report.npz"),
+        "selected": None,
+    }
     (sidecar,) = run_batch([report], progress=False)
     assert sidecar["chunks"] == [[0, 2], [2, 4], [4, 5]]
 
@@ -146,6 +187,10 @@ def test_the_limit_reaches_only_the_jobs_of_its_config(smoke_config):
     config["experiments"]["published"]["policies"]["linucb"]["max_runs_per_simulation"] = 2
     check_config(config)
     after = expand_jobs(config)
-    assert {job.stem: config_hash(job.spec) for job in after if job.experiment != "published"} == {stem: h for stem, h in before.items() if not stem.split("/")[1] == "published"}
-    limits = {job.label.split("@")[0]: job.spec["max_runs_per_simulation"] for job in after if job.experiment == "published"}
+    assert {job.stem: config_hash(job.spec) for job in after if job.experiment != "published"} == {
+        stem: h for stem, h in before.items() if not stem.split("/")[1] == "published"
+    }
+    limits = {
+        job.label.split("@")[0]: job.spec["max_runs_per_simulation"] for job in after if job.experiment == "published"
+    }
     assert limits["linucb"] == 2 and all(limit == 3 for label, limit in limits.items() if label != "linucb")

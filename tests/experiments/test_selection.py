@@ -44,8 +44,11 @@ def test_a_tied_selection_lists_every_tied_label_and_the_rule(tmp_path):
 
 def test_ties_within_a_relative_tolerance_go_to_the_first_label(tmp_path):
     """A mean lower by rounding noise only still ties, and the rule (not the noise) picks the point."""
-    runs = [_tuning_run(tmp_path, "p@a=1", {"a": 1}, [1000.0]), _tuning_run(tmp_path, "p@a=2", {"a": 2}, [1000.0 * (1 - 1e-14)]),
-            _tuning_run(tmp_path, "p@a=3", {"a": 3}, [1000.0 * (1 - 1e-9)])]
+    runs = [
+        _tuning_run(tmp_path, "p@a=1", {"a": 1}, [1000.0]),
+        _tuning_run(tmp_path, "p@a=2", {"a": 2}, [1000.0 * (1 - 1e-14)]),
+        _tuning_run(tmp_path, "p@a=3", {"a": 3}, [1000.0 * (1 - 1e-9)]),
+    ]
     selection = select_point(runs)
     assert selection["label"] == "p@a=3" and selection["ties"] == ["p@a=3"] and selection["tie_rule"] is None
     runs.pop()
@@ -54,19 +57,29 @@ def test_ties_within_a_relative_tolerance_go_to_the_first_label(tmp_path):
 
 
 def test_an_untied_selection_lists_only_its_choice(tmp_path):
-    selection = select_point([_tuning_run(tmp_path, "p@a=1", {"a": 1}, [1.0]), _tuning_run(tmp_path, "p@a=2", {"a": 2}, [2.0])])
+    selection = select_point(
+        [_tuning_run(tmp_path, "p@a=1", {"a": 1}, [1.0]), _tuning_run(tmp_path, "p@a=2", {"a": 2}, [2.0])]
+    )
     assert selection["ties"] == ["p@a=1"] and selection["tie_rule"] is None
 
 
 def test_a_non_finite_point_is_never_chosen(tmp_path):
-    selection = select_point([_tuning_run(tmp_path, "p@a=1", {"a": 1}, [float("nan")]), _tuning_run(tmp_path, "p@a=2", {"a": 2}, [2.0])])
+    selection = select_point(
+        [_tuning_run(tmp_path, "p@a=1", {"a": 1}, [float("nan")]), _tuning_run(tmp_path, "p@a=2", {"a": 2}, [2.0])]
+    )
     assert selection["label"] == "p@a=2"
     with pytest.raises(ValueError, match="finite"):
         select_point([_tuning_run(tmp_path, "p@a=1", {"a": 1}, [float("nan")])])
 
 
 def test_the_report_spec_records_the_tied_labels(tmp_path):
-    write_selection([_tuning_run(tmp_path, "p@alpha=0.5", {"alpha": 0.5}, [1.0]), _tuning_run(tmp_path, "p@alpha=1.0", {"alpha": 1.0}, [1.0])], tmp_path / "sel.json")
+    write_selection(
+        [
+            _tuning_run(tmp_path, "p@alpha=0.5", {"alpha": 0.5}, [1.0]),
+            _tuning_run(tmp_path, "p@alpha=1.0", {"alpha": 1.0}, [1.0]),
+        ],
+        tmp_path / "sel.json",
+    )
     spec = apply_selection({"label": "p", "params": {}, "tuned_grid": {"alpha": [0.5, 1.0]}}, tmp_path / "sel.json")
     assert spec["selected_from"] == "p@alpha=0.5" and spec["selection_ties"] == ["p@alpha=0.5", "p@alpha=1.0"]
 

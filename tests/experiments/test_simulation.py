@@ -23,10 +23,16 @@ HORIZON = 20
 
 SELECT_LOOPS_ALLOWED = {
     ("hare.experiments.simulation", "simulate"): "the round loop itself",
-    ("hare.experiments.convergence", "probe_choices"): "asks the frozen policy for its choice on each probe after a recorded round: "
-                                                       "no reward, no update, not rounds of play",
-    ("hare.experiments.replay_job", "greedy_arms"): "asks the final, frozen policy for its choice on every logged event (the "
-                                                    "fallback greedy rule for the off-policy estimates): no reward, no update",
+    (
+        "hare.experiments.convergence",
+        "probe_choices",
+    ): "asks the frozen policy for its choice on each probe after a recorded round: "
+    "no reward, no update, not rounds of play",
+    (
+        "hare.experiments.replay_job",
+        "greedy_arms",
+    ): "asks the final, frozen policy for its choice on every logged event (the "
+    "fallback greedy rule for the off-policy estimates): no reward, no update",
 }
 LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -67,7 +73,9 @@ def test_run_re_exports_the_one_simulate():
 
 def _play(horizon=HORIZON, n_runs=3, policy="linucb", params=None):
     env = SyntheticBandit(CONFIG, n_runs, horizon, run_keys(0, range(n_runs), "env"))
-    return env, build_policy(policy, {"alpha": 0.5} if params is None else params, env, run_keys(0, range(n_runs), "pol"))
+    return env, build_policy(
+        policy, {"alpha": 0.5} if params is None else params, env, run_keys(0, range(n_runs), "pol")
+    )
 
 
 def test_pre_built_rounds_give_the_regret_of_the_environments_rounds():
@@ -150,11 +158,28 @@ class _Events(RoundObserver):
 def test_the_observer_sees_each_round_in_order_and_the_warm_start_shift():
     env, policy = _play(horizon=2)
     events = _Events()
-    simulate(env, policy, record_every=2, logs=env.logged(5), observer=events, on_record=lambda t, p: events.events.append(("record", t)))
+    simulate(
+        env,
+        policy,
+        record_every=2,
+        logs=env.logged(5),
+        observer=events,
+        on_record=lambda t, p: events.events.append(("record", t)),
+    )
     assert events.events == [
-        "warm_starting", "warm_started",
-        ("round_started", 0), ("selecting", 0, 5), ("selected", 0), ("updated", 0), ("round_ended", 0),
-        ("round_started", 1), ("selecting", 1, 6), ("selected", 1), ("updated", 1), ("record", 1), ("round_ended", 1),
+        "warm_starting",
+        "warm_started",
+        ("round_started", 0),
+        ("selecting", 0, 5),
+        ("selected", 0),
+        ("updated", 0),
+        ("round_ended", 0),
+        ("round_started", 1),
+        ("selecting", 1, 6),
+        ("selected", 1),
+        ("updated", 1),
+        ("record", 1),
+        ("round_ended", 1),
     ]
 
 
@@ -170,7 +195,9 @@ def test_playing_without_accounts_leaves_the_policy_where_a_job_leaves_it():
 def test_a_feedback_without_learners_leaves_the_policy_untouched():
     env, policy = _play()
     before = {name: value.clone() for name, value in policy.state_dict().items()}
-    out = simulate(env, policy, feedback=lambda round_, arms: (round_.reward(arms), torch.zeros(env.n_runs, dtype=torch.bool)))
+    out = simulate(
+        env, policy, feedback=lambda round_, arms: (round_.reward(arms), torch.zeros(env.n_runs, dtype=torch.bool))
+    )
     assert np.all(out["total_regret"] >= 0)
     for name, value in policy.state_dict().items():
         torch.testing.assert_close(value, before[name], rtol=0, atol=0, msg=name)

@@ -57,11 +57,19 @@ def test_first_steps_by_hand():
         expected = expected - 0.1 * m_hat / (v_hat.sqrt() + 1e-8)
         torch.testing.assert_close(theta.detach(), expected, rtol=1e-12, atol=1e-12)
         if t == 1:  # the first step moves each coordinate by lr against its gradient's sign
-            assert math.isclose(float(theta.detach()[0]), 0.9, rel_tol=1e-6) and math.isclose(float(theta.detach()[1]), -1.9, rel_tol=1e-6)
+            assert math.isclose(float(theta.detach()[0]), 0.9, rel_tol=1e-6) and math.isclose(
+                float(theta.detach()[1]), -1.9, rel_tol=1e-6
+            )
 
 
-@pytest.mark.parametrize("args, match", [(([],), "empty"), (([torch.zeros(1, requires_grad=True)], -1.0), "lr"),
-                                         (([torch.zeros(1, requires_grad=True)], 0.1, (1.0, 0.9)), "betas")])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (([],), "empty"),
+        (([torch.zeros(1, requires_grad=True)], -1.0), "lr"),
+        (([torch.zeros(1, requires_grad=True)], 0.1, (1.0, 0.9)), "betas"),
+    ],
+)
 def test_bad_arguments_are_named(args, match):
     with pytest.raises(ValueError, match=match):
         Adam(*args)

@@ -8,7 +8,9 @@ from hare.model.clustering import kmeans
 
 
 def build(problem, lam=1.0):
-    return UncertaintyAttention(problem["keys"], problem["values"], problem["output"], problem["clusters"], problem["n_runs"], lam)
+    return UncertaintyAttention(
+        problem["keys"], problem["values"], problem["output"], problem["clusters"], problem["n_runs"], lam
+    )
 
 
 def train(attention, problem, rounds=6):
@@ -103,7 +105,9 @@ def test_one_cluster_per_item_gives_per_item_covariance(attention_problem):
     problem = dict(attention_problem, clusters=labels)
     attention = build(problem)
     q = attention_problem["queries"][:, 0]  # (B, H, d_k)
-    attention.update(q, torch.nn.functional.one_hot(labels[torch.tensor([[2, 5, 7], [1, 1, 0]])], n_items).to(torch.float64))
+    attention.update(
+        q, torch.nn.functional.one_hot(labels[torch.tensor([[2, 5, 7], [1, 1, 0]])], n_items).to(torch.float64)
+    )
     out = attention(attention_problem["queries"])
     eye = torch.eye(q.shape[-1], dtype=torch.float64)
     for b, pulled in enumerate(([2, 5, 7], [1, 1, 0])):

@@ -61,7 +61,9 @@ def test_refactorisation_keeps_long_horizon_inverse_exact():
     assert float(state.inverse_drift().max()) < 1e-8
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"lam": 0.0}, "lam must be positive"), ({"refactor_every": 0}, "refactor_every")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"lam": 0.0}, "lam must be positive"), ({"refactor_every": 0}, "refactor_every")]
+)
 def test_invalid_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RidgeState(1, (1,), 2, **kwargs)
@@ -76,7 +78,9 @@ def test_quadratic_form_of_a_shared_vector_equals_the_general_form():
     torch.manual_seed(4)
     state = RidgeState(n_runs=2, group_shape=(3,), dim=4)
     for _ in range(6):
-        state.update_selected(torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64))
+        state.update_selected(
+            torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64)
+        )
     x = torch.randn(2, 1, 4, dtype=torch.float64).expand(2, 3, 4)
     torch.testing.assert_close(state.quadratic_form(x), state.quadratic_form(x.contiguous()), rtol=1e-12, atol=1e-14)
 
@@ -86,9 +90,15 @@ def test_cached_theta_follows_every_kind_of_update_and_a_reload():
     state = RidgeState(n_runs=2, group_shape=(3,), dim=4, refactor_every=4)
     for step in range(9):
         if step % 3 == 2:
-            state.update(torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 3, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64))
+            state.update(
+                torch.randn(2, 3, 4, dtype=torch.float64),
+                torch.randn(2, 3, dtype=torch.float64),
+                torch.rand(2, 3, dtype=torch.float64),
+            )
         else:
-            state.update_selected(torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64))
+            state.update_selected(
+                torch.randint(0, 3, (2,)), torch.randn(2, 4, dtype=torch.float64), torch.randn(2, dtype=torch.float64)
+            )
         exact = torch.linalg.solve(state.precision, state.response[..., None]).squeeze(-1)
         torch.testing.assert_close(state.theta, exact, rtol=1e-9, atol=1e-12)
     copy = RidgeState(n_runs=2, group_shape=(3,), dim=4)
@@ -101,7 +111,11 @@ def _random_state(seed: int, n_runs: int, n_groups: int, dim: int, n_updates: in
     state = RidgeState(n_runs=n_runs, group_shape=(n_groups,), dim=dim, lam=0.5, refactor_every=10**9)
     for _ in range(n_updates):
         index = torch.randint(0, n_groups, (n_runs,), generator=generator)
-        state.update_selected(index, torch.randn(n_runs, dim, generator=generator, dtype=torch.float64), torch.randn(n_runs, generator=generator, dtype=torch.float64))
+        state.update_selected(
+            index,
+            torch.randn(n_runs, dim, generator=generator, dtype=torch.float64),
+            torch.randn(n_runs, generator=generator, dtype=torch.float64),
+        )
     return state
 
 
@@ -118,7 +132,11 @@ def test_row_products_equal_the_inverse_times_the_vector(shared):
 
 def test_updates_keep_the_inverse_exactly_symmetric():
     state = _random_state(5, n_runs=2, n_groups=3, dim=7, n_updates=40)
-    state.update(torch.randn(2, 3, 7, dtype=torch.float64), torch.randn(2, 3, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64))
+    state.update(
+        torch.randn(2, 3, 7, dtype=torch.float64),
+        torch.randn(2, 3, dtype=torch.float64),
+        torch.rand(2, 3, dtype=torch.float64),
+    )
     assert torch.equal(state.inverse, state.inverse.mT)
 
 
@@ -133,4 +151,9 @@ def test_selected_update_with_supplied_products_equals_the_computed_one():
     computed.update_selected(index, x, reward)
     for name in ("inverse", "precision", "response", "counts", "theta"):
         torch.testing.assert_close(getattr(supplied, name), getattr(computed, name), rtol=1e-12, atol=1e-14)
-    torch.testing.assert_close(supplied.theta, torch.linalg.solve(supplied.precision, supplied.response[..., None]).squeeze(-1), rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(
+        supplied.theta,
+        torch.linalg.solve(supplied.precision, supplied.response[..., None]).squeeze(-1),
+        rtol=1e-10,
+        atol=1e-12,
+    )

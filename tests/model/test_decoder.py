@@ -6,7 +6,18 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.model.decoder import Decoder, DecoderConfig, RunDecoders, WordTokenizer, perplexity, reward_weighted_step, run_forward, run_perplexity, train_decoder, train_run_decoders
+from hare.model.decoder import (
+    Decoder,
+    DecoderConfig,
+    RunDecoders,
+    WordTokenizer,
+    perplexity,
+    reward_weighted_step,
+    run_forward,
+    run_perplexity,
+    train_decoder,
+    train_run_decoders,
+)
 from hare.random import CounterRNG, run_keys
 
 TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)
@@ -14,12 +25,22 @@ TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)
 
 @pytest.fixture(scope="module")
 def trained():
-    env = TextBandit(TextConfig(n_topics=4, items_per_topic=30, n_queries=8, n_users=3), 1, 5, run_keys(0, [0], "decoder-test"))
+    env = TextBandit(
+        TextConfig(n_topics=4, items_per_topic=30, n_queries=8, n_users=3), 1, 5, run_keys(0, [0], "decoder-test")
+    )
     e = env.pool.embeddings.to(torch.float32)
     held_out = [n for n in range(len(env.texts)) if n % 5 == 0]
     train = [n for n in range(len(env.texts)) if n % 5]
-    decoder = train_decoder([env.texts[n] for n in train], e[train], steps=150, lr=3e-3, seed=0, user_dim=env.user_dim,
-                            tokenizer=WordTokenizer.from_texts(env.texts), **TINY)
+    decoder = train_decoder(
+        [env.texts[n] for n in train],
+        e[train],
+        steps=150,
+        lr=3e-3,
+        seed=0,
+        user_dim=env.user_dim,
+        tokenizer=WordTokenizer.from_texts(env.texts),
+        **TINY,
+    )
     return env, decoder, e, held_out
 
 
@@ -41,17 +62,32 @@ def test_unconditioned_baseline_has_the_same_parameters_and_budget(trained):
     train = [n for n in range(len(env.texts)) if n % 5]
     texts, tokenizer = [env.texts[n] for n in train], WordTokenizer.from_texts(env.texts)
     init = Decoder(DecoderConfig(z_dim=e.shape[1], user_dim=env.user_dim, **TINY), tokenizer, 3)
-    both = train_run_decoders(texts, e[train], [3, 3], steps=30, user_dim=env.user_dim, tokenizer=tokenizer, conditioned=[True, False], **TINY)
+    both = train_run_decoders(
+        texts, e[train], [3, 3], steps=30, user_dim=env.user_dim, tokenizer=tokenizer, conditioned=[True, False], **TINY
+    )
     conditioned, baseline = both.select([0]), both.select([1])
-    assert sum(p.numel() for p in conditioned.params.values()) == sum(p.numel() for p in baseline.params.values()) \
+    assert (
+        sum(p.numel() for p in conditioned.params.values())
+        == sum(p.numel() for p in baseline.params.values())
         == sum(p.numel() for p in init.parameters())
-    assert torch.equal(baseline.params["prefix.weight"][0], init.prefix.weight)  # a constant input: W_p gets no gradient
+    )
+    assert torch.equal(
+        baseline.params["prefix.weight"][0], init.prefix.weight
+    )  # a constant input: W_p gets no gradient
     assert not torch.allclose(conditioned.params["prefix.weight"][0], init.prefix.weight)
     assert not torch.allclose(baseline.params["head.weight"][0], init.head.weight)
     # With a condition that is 0 anyway, the two differ in nothing but the flag: same initialisation,
     # minibatches, steps and learning rate give the same parameters.
-    zero = train_run_decoders(texts, torch.zeros_like(e[train]), [3, 3], steps=30, user_dim=env.user_dim, tokenizer=tokenizer,
-                              conditioned=[True, False], **TINY)
+    zero = train_run_decoders(
+        texts,
+        torch.zeros_like(e[train]),
+        [3, 3],
+        steps=30,
+        user_dim=env.user_dim,
+        tokenizer=tokenizer,
+        conditioned=[True, False],
+        **TINY,
+    )
     for name, p in zero.params.items():
         assert torch.allclose(p[0], p[1], atol=1e-6), name
     with pytest.raises(ValueError, match="conditioned"):
@@ -130,8 +166,12 @@ def test_batched_generation_equals_each_run(trained):
     z0, u0 = z[:, 0], u[:, 0]
     uniforms = CounterRNG(run_keys(0, [0], "decode")).uniform("u", 0, (3, 17))[0]
     for temperature in (1.0, 2.0):
-        looped = [d.generate(z0[r : r + 1], u0[r : r + 1], sample=True, uniforms=uniforms[r : r + 1], temperature=temperature)[0]
-                  for r, d in enumerate(decoders)]
+        looped = [
+            d.generate(
+                z0[r : r + 1], u0[r : r + 1], sample=True, uniforms=uniforms[r : r + 1], temperature=temperature
+            )[0]
+            for r, d in enumerate(decoders)
+        ]
         assert runs.generate(z0, u0, uniforms, temperature) == looped
     assert runs.generate(z0, u0) == [d.generate(z0[r : r + 1], u0[r : r + 1])[0] for r, d in enumerate(decoders)]
     with pytest.raises(ValueError):
@@ -145,15 +185,22 @@ def test_batched_reward_weighted_step_equals_each_run(trained):
     decoders = [copy.deepcopy(decoder) for _ in range(3)]
     for step in range(2):
         losses = runs.reward_weighted_step(texts, z, u, rewards * (step + 1), lr=0.05)
-        looped = [reward_weighted_step(d, texts[r], z[r], u[r], rewards[r] * (step + 1), lr=0.05) for r, d in enumerate(decoders)]
+        looped = [
+            reward_weighted_step(d, texts[r], z[r], u[r], rewards[r] * (step + 1), lr=0.05)
+            for r, d in enumerate(decoders)
+        ]
         assert torch.allclose(losses, torch.tensor(looped), atol=1e-5)
     for r, d in enumerate(decoders):
         for name, p in d.named_parameters():
             assert torch.allclose(runs.params[name][r], p, atol=1e-6), name
-    assert not torch.allclose(runs.params["prefix.weight"][0], runs.params["prefix.weight"][1])  # the runs did move apart
+    assert not torch.allclose(
+        runs.params["prefix.weight"][0], runs.params["prefix.weight"][1]
+    )  # the runs did move apart
     for r, d in enumerate(decoders):
         extracted = runs.run(r)
         assert isinstance(extracted, Decoder) and not extracted.training
         assert all(torch.equal(extracted.state_dict()[name], runs.params[name][r]) for name in runs.params)
-        assert torch.allclose(extracted.log_likelihood(texts[r], z[r], u[r]), d.log_likelihood(texts[r], z[r], u[r]), atol=1e-5)
+        assert torch.allclose(
+            extracted.log_likelihood(texts[r], z[r], u[r]), d.log_likelihood(texts[r], z[r], u[r]), atol=1e-5
+        )
         assert extracted.generate(z[r], u[r]) == d.generate(z[r], u[r])

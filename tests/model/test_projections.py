@@ -1,7 +1,13 @@
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.model.projections import attention_error, cross_user_similarity, fit_projections, oracle_projections, random_projections
+from hare.model.projections import (
+    attention_error,
+    cross_user_similarity,
+    fit_projections,
+    oracle_projections,
+    random_projections,
+)
 from hare.random import run_keys
 
 # Peaked oracle attention: reward logits ``scale * s*`` spread over several units.
@@ -13,13 +19,23 @@ def environment():
 
 
 def fresh_queries(env, n=64):
-    return torch.nn.functional.normalize(torch.randn(n, CONFIG.query_dim, generator=torch.Generator().manual_seed(9), dtype=torch.float64), dim=-1)
+    return torch.nn.functional.normalize(
+        torch.randn(n, CONFIG.query_dim, generator=torch.Generator().manual_seed(9), dtype=torch.float64), dim=-1
+    )
 
 
 def fitted(env):
     logged = env.sample_logged(2000, run_keys(0, [0], "logged"))
-    return fit_projections(logged, env.pool.embeddings, CONFIG.n_users, CONFIG.user_dim, n_heads=1, key_dim=CONFIG.key_dim,
-                           steps=400, lr=0.03)
+    return fit_projections(
+        logged,
+        env.pool.embeddings,
+        CONFIG.n_users,
+        CONFIG.user_dim,
+        n_heads=1,
+        key_dim=CONFIG.key_dim,
+        steps=400,
+        lr=0.03,
+    )
 
 
 def test_random_projections_give_near_uniform_attention_and_user_blind_outputs():
@@ -27,7 +43,9 @@ def test_random_projections_give_near_uniform_attention_and_user_blind_outputs()
     queries = fresh_queries(env)
     users = env.users[torch.arange(64) % CONFIG.n_users]
     uniform = torch.full((64, CONFIG.n_items), 1.0 / CONFIG.n_items, dtype=torch.float64)
-    transformer_init = random_projections(2, 8, CONFIG.query_dim, CONFIG.user_dim, CONFIG.item_dim, seed=1, init_std=0.02)
+    transformer_init = random_projections(
+        2, 8, CONFIG.query_dim, CONFIG.user_dim, CONFIG.item_dim, seed=1, init_std=0.02
+    )
     assert (transformer_init.attention(queries, users, env.pool.embeddings) - uniform).abs().sum(-1).mean() < 0.01
     # Claim random_projections_near_identical expects about 0.99999; with std 0.02 the band asserted is > 0.9999 (measured 0.999999).
     assert cross_user_similarity(transformer_init, env.users, queries, env.pool.embeddings) > 0.9999

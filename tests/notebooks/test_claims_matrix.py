@@ -8,8 +8,10 @@ import matplotlib.colors as mcolors
 import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "claims_matrix.py"
-PARAMETERS = ('runs: list = []\nclaims_json: str = "results/claims.json"\nfamily: str = "hare_vs_baselines"\nmin_members: int = 12\n'
-              'figures: list = ["claims_matrix.pdf", "claims_matrix_families.pdf"]')
+PARAMETERS = (
+    'runs: list = []\nclaims_json: str = "results/claims.json"\nfamily: str = "hare_vs_baselines"\nmin_members: int = 12\n'
+    'figures: list = ["claims_matrix.pdf", "claims_matrix_families.pdf"]'
+)
 BASELINES = ["random", "linucb", "lin_ts", "knn_ucb", "lnucb_ta"]
 STATUS_CYCLE = ["PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE"]
 
@@ -20,21 +22,57 @@ def claims_document() -> dict:
     claims = []
 
     def add(key, family, binding, status, measured):
-        claims.append({"id": f"C{len(claims) + 1}", "key": key, "family": family, "headline": False, "section": "",
-                       "statement": key, "binding": binding, "measured": measured, "low": None if measured is None else measured - 1,
-                       "high": None if measured is None else measured + 1, "compare": "<", "threshold": 0, "margin": 5.0,
-                       "status": status, "adjusted_status": status})
+        claims.append(
+            {
+                "id": f"C{len(claims) + 1}",
+                "key": key,
+                "family": family,
+                "headline": False,
+                "section": "",
+                "statement": key,
+                "binding": binding,
+                "measured": measured,
+                "low": None if measured is None else measured - 1,
+                "high": None if measured is None else measured + 1,
+                "compare": "<",
+                "threshold": 0,
+                "margin": 5.0,
+                "status": status,
+                "adjusted_status": status,
+            }
+        )
 
     for experiment in ("classification", "classification_warm"):
         for environment in ("mushroom", "adult"):
             for baseline in BASELINES:
-                status = "NOT RUN" if environment == "adult" and experiment == "classification_warm" and baseline == "random" else STATUS_CYCLE[len(claims) % 4]
-                add(f"hare_vs_{baseline}_{environment}_{experiment}", "hare_vs_baselines",
-                    {"experiment": experiment, "environment": environment, "baseline": baseline}, status, None if status == "NOT RUN" else -12.345 + len(claims))
+                status = (
+                    "NOT RUN"
+                    if environment == "adult" and experiment == "classification_warm" and baseline == "random"
+                    else STATUS_CYCLE[len(claims) % 4]
+                )
+                add(
+                    f"hare_vs_{baseline}_{environment}_{experiment}",
+                    "hare_vs_baselines",
+                    {"experiment": experiment, "environment": environment, "baseline": baseline},
+                    status,
+                    None if status == "NOT RUN" else -12.345 + len(claims),
+                )
     for rate in ("0.1", "1.0", "10.0"):
-        add(f"hare_vs_lnucb_ta_open_bandit_replay_rate_{rate}", "hare_vs_baselines", {"rate": rate}, "INCONCLUSIVE", 0.0012)
+        add(
+            f"hare_vs_lnucb_ta_open_bandit_replay_rate_{rate}",
+            "hare_vs_baselines",
+            {"rate": rate},
+            "INCONCLUSIVE",
+            0.0012,
+        )
     for i in range(14):
-        add(f"published_{i}", "published", {"policy": f"p{i % 7}", "dataset": ["adult", "magic"][i // 7]}, "FAIL", 100.0 * i)
+        add(
+            f"published_{i}",
+            "published",
+            {"policy": f"p{i % 7}", "dataset": ["adult", "magic"][i // 7]},
+            "FAIL",
+            100.0 * i,
+        )
     add("small_a", "small", {"environment": "a"}, "PASS", 1.0)
     add("small_b", "small", {"environment": "b"}, "PASS", 1.0)
     return {"level": 0.95, "adjustment": "Holm within each family", "claims": claims}
@@ -49,8 +87,11 @@ def executed(tmp_path_factory):
     source = NOTEBOOK.read_text()
     assert PARAMETERS in source
     namespace: dict = {}
-    replaced = source.replace(PARAMETERS, f"runs = [{str(document)!r}]\nclaims_json = {str(document)!r}\nfamily = 'hare_vs_baselines'\n"
-                                          f"min_members = 12\nfigures = {figures!r}")
+    replaced = source.replace(
+        PARAMETERS,
+        f"runs = [{str(document)!r}]\nclaims_json = {str(document)!r}\nfamily = 'hare_vs_baselines'\n"
+        f"min_members = 12\nfigures = {figures!r}",
+    )
     exec(compile(replaced, str(NOTEBOOK), "exec"), namespace)
     for figure in figures:
         assert Path(figure).read_bytes().startswith(b"%PDF-")
@@ -70,7 +111,13 @@ def test_rows_are_baselines_and_columns_dataset_and_regime(executed):
 def test_cells_carry_status_colour_and_measured_value(executed):
     members = [c for c in claims_document()["claims"] if c["family"] == "hare_vs_baselines"]
     text = executed["cell_text"]
-    assert [text({"measured": v, "status": "PASS"}) for v in (-12.345, 3.14159, 1234.5, 0.0012, 0.0)] == ["-12.3", "3.1", "1234", "1e-3", "0"]
+    assert [text({"measured": v, "status": "PASS"}) for v in (-12.345, 3.14159, 1234.5, 0.0012, 0.0)] == [
+        "-12.3",
+        "3.1",
+        "1234",
+        "1e-3",
+        "0",
+    ]
     not_run = next(c for c in members if c["status"] == "NOT RUN")
     assert executed["cell_text"](not_run) == ""
     colors = executed["STATUS_COLORS"]

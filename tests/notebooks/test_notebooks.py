@@ -26,7 +26,12 @@ def smoke_notebooks(repository, tmp_path_factory):
     """The smoke workflow up to every executed notebook (and their figures), in a temporary copy."""
     workdir = copy_repository(repository, tmp_path_factory.mktemp("notebooks"))
     targets = [f"results/notebooks/{nb}.ipynb" for nb in NOTEBOOKS]
-    result = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, *targets, "--cores", "2", "--configfile", "config/smoke.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return workdir
 
@@ -39,9 +44,23 @@ def _parameters(workdir: Path, notebook: str) -> dict:
 def _execute(workdir: Path, notebook: str, parameters: dict, out: Path) -> None:
     env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "PYTHONPATH": str(workdir / "src")}
     result = subprocess.run(
-        [sys.executable, "-m", "papermill", "--kernel", "python3", "--cwd", str(workdir), "-y", json.dumps(parameters),
-         str(workdir / "results" / "notebooks" / f"{notebook}.source.ipynb"), str(out)],
-        capture_output=True, text=True, env=env)
+        [
+            sys.executable,
+            "-m",
+            "papermill",
+            "--kernel",
+            "python3",
+            "--cwd",
+            str(workdir),
+            "-y",
+            json.dumps(parameters),
+            str(workdir / "results" / "notebooks" / f"{notebook}.source.ipynb"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
 
 
@@ -60,7 +79,9 @@ def test_notebook_figures_are_truetype_pdfs_and_reproducible(smoke_notebooks, no
     parameters = _parameters(workdir, notebook)
     figures = parameters["figures"]
     assert figures, notebook
-    named_files = [value for value in parameters.values() if isinstance(value, str) and value.endswith((".json", ".npz"))]
+    named_files = [
+        value for value in parameters.values() if isinstance(value, str) and value.endswith((".json", ".npz"))
+    ]
     assert set(named_files) <= set(parameters["runs"]), "a file read by name is not a tracked input"
     for run in parameters["runs"]:
         assert (workdir / run).exists(), run
@@ -71,7 +92,9 @@ def test_notebook_figures_are_truetype_pdfs_and_reproducible(smoke_notebooks, no
         moved = {**parameters, "figures": [str(out / Path(figure).name) for figure in figures]}
         _execute(workdir, notebook, moved, out / f"{notebook}.ipynb")
         produced[attempt] = [Path(path).read_bytes() for path in moved["figures"]]
-    for figure, workflow_bytes, first, second in zip(figures, (Path(workdir, f).read_bytes() for f in figures), produced["first"], produced["second"], strict=True):
+    for figure, workflow_bytes, first, second in zip(
+        figures, (Path(workdir, f).read_bytes() for f in figures), produced["first"], produced["second"], strict=True
+    ):
         assert_truetype_pdf(workflow_bytes, figure)
         assert first == second, f"{figure}: two executions differ"
         assert first == workflow_bytes, f"{figure}: differs from the workflow's"
@@ -80,7 +103,12 @@ def test_notebook_figures_are_truetype_pdfs_and_reproducible(smoke_notebooks, no
 def test_every_notebook_is_a_final_target(repository, tmp_path):
     """``rule all`` renders every notebook of ``notebooks/`` (NOTEBOOKS is set at the end of rules/notebooks.smk)."""
     workdir = copy_repository(repository, tmp_path)
-    result = subprocess.run([*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--dry-run", "--forceall", "--quiet", "rules"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--configfile", "config/smoke.yaml", "--dry-run", "--forceall", "--quiet", "rules"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, flags=re.MULTILINE))
     assert int(counts.get("render_notebook", 0)) == len(NOTEBOOKS), result.stdout

@@ -11,9 +11,28 @@ from hare.report.names import display_name
 from hare.report.style import BACKGROUND_GREY
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "regret_curves.py"
-BASELINES = ["random", "ucb1", "kl_ucb", "eps_greedy", "beta_thompson", "linucb", "lin_ts", "lin_thompson_ucb", "kernel_ucb",
-             "kernel_ts", "neural_ucb", "neural_ts", "bootstrap_nn", "knn_ucb", "knn_kl_ucb", "lin_knn_ucb", "lnucb_ta",
-             "beta_thompson_enhanced", "eps_greedy_enhanced", "lin_thompson_enhanced"]
+BASELINES = [
+    "random",
+    "ucb1",
+    "kl_ucb",
+    "eps_greedy",
+    "beta_thompson",
+    "linucb",
+    "lin_ts",
+    "lin_thompson_ucb",
+    "kernel_ucb",
+    "kernel_ts",
+    "neural_ucb",
+    "neural_ts",
+    "bootstrap_nn",
+    "knn_ucb",
+    "knn_kl_ucb",
+    "lin_knn_ucb",
+    "lnucb_ta",
+    "beta_thompson_enhanced",
+    "eps_greedy_enhanced",
+    "lin_thompson_enhanced",
+]
 # Final mean regret per environment: a different set of three best baselines in each.
 BEST = {"mushroom": ["kl_ucb", "lin_ts", "knn_ucb"], "adult": ["lnucb_ta", "kernel_ts", "ucb1"]}
 
@@ -28,7 +47,9 @@ def plant_runs(folder: Path) -> list[str]:
             regret = np.outer([0.9, 1.0, 1.1], slope * rounds)
             path = folder / env / f"{label}.npz"
             write_npz(path, rounds=rounds, cumulative_regret=regret)
-            path.with_suffix(".json").write_text(json.dumps({"job": {"label": label, "policy": label, "environment": {"name": env}}}))
+            path.with_suffix(".json").write_text(
+                json.dumps({"job": {"label": label, "policy": label, "environment": {"name": env}}})
+            )
             paths.append(str(path))
     return paths
 
@@ -42,7 +63,14 @@ def executed(tmp_path_factory):
     assert parameters in source
     figure = folder / "regret_curves.pdf"
     namespace: dict = {}
-    exec(compile(source.replace(parameters, f"runs = {plant_runs(folder)!r}\nfigures = [{str(figure)!r}]"), str(NOTEBOOK), "exec"), namespace)
+    exec(
+        compile(
+            source.replace(parameters, f"runs = {plant_runs(folder)!r}\nfigures = [{str(figure)!r}]"),
+            str(NOTEBOOK),
+            "exec",
+        ),
+        namespace,
+    )
     assert figure.read_bytes().startswith(b"%PDF-")
     return namespace
 

@@ -50,7 +50,9 @@ class TableBandit(BanditEnvironment):
         return BanditRound(Observation(t, self.contexts[:, t]), rewards, rewards)
 
 
-def random_table(seed: int, n_runs: int, horizon: int, n_arms: int, dim: int, shared_context: bool = True) -> TableBandit:
+def random_table(
+    seed: int, n_runs: int, horizon: int, n_arms: int, dim: int, shared_context: bool = True
+) -> TableBandit:
     """A :class:`TableBandit` with unit-norm Gaussian contexts and rewards ``x^T theta_a + noise``."""
     rng = CounterRNG(run_keys(seed, range(n_runs), "table"))
     n_context_arms = 1 if shared_context else n_arms
@@ -71,7 +73,9 @@ class Trajectory:
     policy: Policy
 
 
-def simulate(name: str, params: dict, env: BanditEnvironment, keys: torch.Tensor, rounds: list[BanditRound] | None = None) -> Trajectory:
+def simulate(
+    name: str, params: dict, env: BanditEnvironment, keys: torch.Tensor, rounds: list[BanditRound] | None = None
+) -> Trajectory:
     """Run policy ``name`` on ``env`` for its horizon (or on pre-recorded ``rounds``)."""
     policy = build_policy(name, params, env, keys)
     arms, regret = [], []
@@ -140,7 +144,9 @@ def batched_equals_unbatched():
         policy_keys = run_keys(7, range(n_runs), "batched", name)
         together = simulate(name, params, SyntheticBandit(config, n_runs, horizon, env_keys), policy_keys).arms
         for run in range(n_runs):
-            alone = simulate(name, params, SyntheticBandit(config, 1, horizon, env_keys[run : run + 1]), policy_keys[run : run + 1]).arms
+            alone = simulate(
+                name, params, SyntheticBandit(config, 1, horizon, env_keys[run : run + 1]), policy_keys[run : run + 1]
+            ).arms
             assert torch.equal(together[:, run], alone[:, 0]), f"{name}: run {run} differs when batched"
 
     return check

@@ -63,14 +63,18 @@ def batched_matches_alone(name: str, params: dict, make_env, n_runs: int, horizo
     policy_keys = run_keys(4, list(range(n_runs)), "policy")
     batched, batched_arms, _ = play(name, params, make_env(n_runs, env_keys), policy_keys, horizon)
     for run in range(n_runs):
-        alone, alone_arms, _ = play(name, params, make_env(1, env_keys[run : run + 1]), policy_keys[run : run + 1], horizon)
+        alone, alone_arms, _ = play(
+            name, params, make_env(1, env_keys[run : run + 1]), policy_keys[run : run + 1], horizon
+        )
         assert torch.equal(alone_arms[0], batched_arms[run])
         batched_state = batched.state_dict()
         for key, value in alone.state_dict().items():
             if value.dim() == 0 or key == "run_keys":
                 continue
             reference = batched_state[key]
-            if value.shape[0] != 1 and reference.shape[0] == n_runs * value.shape[0]:  # groups: n_runs * networks per run
+            if (
+                value.shape[0] != 1 and reference.shape[0] == n_runs * value.shape[0]
+            ):  # groups: n_runs * networks per run
                 reference = reference.view(n_runs, *value.shape)[run]
             else:
                 reference = reference[run : run + 1]

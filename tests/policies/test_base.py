@@ -5,10 +5,18 @@ import pytest
 from hare.policies.base import make_config
 
 
-@pytest.mark.parametrize("name, field, value", [
-    ("rag_cosine", "fit_steps", "fifty"), ("rag_cosine", "fit_lr", "0.01"), ("rag_cosine", "projection_seed", "7"),
-    ("hare", "projection_seed", "0"), ("lnucb_ta", "theta_max", 5.5), ("lnucb_ta", "attention", "yes"), ("linucb", "alpha", True),
-])
+@pytest.mark.parametrize(
+    "name, field, value",
+    [
+        ("rag_cosine", "fit_steps", "fifty"),
+        ("rag_cosine", "fit_lr", "0.01"),
+        ("rag_cosine", "projection_seed", "7"),
+        ("hare", "projection_seed", "0"),
+        ("lnucb_ta", "theta_max", 5.5),
+        ("lnucb_ta", "attention", "yes"),
+        ("linucb", "alpha", True),
+    ],
+)
 def test_every_hyperparameter_is_typed(name, field, value):
     """A string where a number belongs (or a float where an int does, a string for a bool) is refused by name."""
     with pytest.raises(ValueError, match=rf"Config\.{field}: must be "):

@@ -134,13 +134,19 @@ def test_beta_thompson_posterior_counts_binary_rewards_exactly():
 def test_beta_thompson_binarises_fractional_rewards_with_the_reward_as_probability():
     n_runs = 4000
     policy = build_policy("beta_thompson", {}, FakeEnv(n_runs, 2), run_keys(5, range(n_runs), "bin"))
-    policy.update(observation(0, n_runs, 2), torch.zeros(n_runs, dtype=torch.int64), torch.full((n_runs,), 0.3, dtype=torch.float64))
+    policy.update(
+        observation(0, n_runs, 2),
+        torch.zeros(n_runs, dtype=torch.int64),
+        torch.full((n_runs,), 0.3, dtype=torch.float64),
+    )
     assert abs(policy.reward_sums[:, 0].mean().item() - 0.3) < 0.03
 
 
 def test_eps_greedy_explores_with_the_scheduled_probability():
     n_runs = 4000
-    policy = build_policy("eps_greedy", {"epsilon": 0.4, "decay": 0.5}, FakeEnv(n_runs, 5), run_keys(6, range(n_runs), "eps"))
+    policy = build_policy(
+        "eps_greedy", {"epsilon": 0.4, "decay": 0.5}, FakeEnv(n_runs, 5), run_keys(6, range(n_runs), "eps")
+    )
     policy.counts.fill_(1.0)
     policy.reward_sums[:, 3] = 1.0
     t = 2

@@ -49,8 +49,12 @@ VARIANTS = [
 ]
 WARM_ONLY = ("learned", "log_prototypes")
 """Settings built from the warm start's logs: they run in the warm regime only."""
-CASES = [(*variant, regime) for variant in VARIANTS for regime in ("cold", "warm")
-         if regime == "warm" or not set(WARM_ONLY) & set(map(str, variant[1].values()))]
+CASES = [
+    (*variant, regime)
+    for variant in VARIANTS
+    for regime in ("cold", "warm")
+    if regime == "warm" or not set(WARM_ONLY) & set(map(str, variant[1].values()))
+]
 CONFIG = SyntheticConfig(n_items=6, n_clusters=3, n_users=2)
 N_RUNS, HORIZON, N_LOGGED = 2, 40, 20
 
@@ -72,17 +76,25 @@ def point_keys(i: int) -> torch.Tensor:
     return run_keys(11, range(N_RUNS), "grid-policy", i)
 
 
-@pytest.mark.parametrize(("name", "params", "field", "values", "regime"), CASES,
-                         ids=[f"{c[0]}-{'-'.join(map(str, c[1].values())) or 'default'}-{c[4]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("name", "params", "field", "values", "regime"),
+    CASES,
+    ids=[f"{c[0]}-{'-'.join(map(str, c[1].values())) or 'default'}-{c[4]}" for c in CASES],
+)
 def test_grid_simulation_equals_each_point_alone(name, params, field, values, regime):
     points = [{**params, field: value} for value in values]
     warm = regime == "warm"
-    alone = [play(lambda env, i=i, point=point: build_policy(name, point, env, point_keys(i)), 1, warm) for i, point in enumerate(points)]
+    alone = [
+        play(lambda env, i=i, point=point: build_policy(name, point, env, point_keys(i)), 1, warm)
+        for i, point in enumerate(points)
+    ]
     keys = torch.cat([point_keys(i) for i in range(len(points))])
     together = play(lambda env: build_grid_policy(name, points, env, keys), len(points), warm)
     for key in ("cumulative_regret", "cumulative_reward"):
         np.testing.assert_allclose(together[key], np.concatenate([a[key] for a in alone]), rtol=0, atol=1e-12)
-    assert not np.array_equal(alone[0]["cumulative_reward"], alone[1]["cumulative_reward"]), "the two points should play differently"
+    assert not np.array_equal(alone[0]["cumulative_reward"], alone[1]["cumulative_reward"]), (
+        "the two points should play differently"
+    )
 
 
 def test_every_policy_with_per_run_hyperparameters_is_covered():
@@ -95,11 +107,18 @@ def test_every_policy_with_per_run_hyperparameters_is_covered():
 
 def test_points_that_differ_in_other_hyperparameters_do_not_batch():
     points = [{"alpha": 0.1, "lam": 1.0}, {"alpha": 0.1, "lam": 2.0}]
-    assert grid_differences("linucb", points) == ["lam"] and grid_differences("linucb", [{"alpha": 0.1}, {"alpha": 1.0}]) == ["alpha"]
+    assert grid_differences("linucb", points) == ["lam"] and grid_differences(
+        "linucb", [{"alpha": 0.1}, {"alpha": 1.0}]
+    ) == ["alpha"]
     with pytest.raises(ValueError, match=r"differ in \['lam'\]"):
         build_grid_policy("linucb", points, environment(2), torch.cat([point_keys(0), point_keys(1)]))
 
 
 def test_runs_must_split_into_the_points():
     with pytest.raises(ValueError, match="do not split"):
-        build_grid_policy("linucb", [{"alpha": 0.1}, {"alpha": 1.0}, {"alpha": 2.0}], environment(2), torch.cat([point_keys(0), point_keys(1)]))
+        build_grid_policy(
+            "linucb",
+            [{"alpha": 0.1}, {"alpha": 1.0}, {"alpha": 2.0}],
+            environment(2),
+            torch.cat([point_keys(0), point_keys(1)]),
+        )

@@ -51,12 +51,22 @@ def test_oracle_projections_and_true_users_pick_the_oracle_item():
     assert torch.equal(regret, torch.zeros_like(regret))
 
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"alpha_schedule": "inverse_sqrt", "covariance_update": "attention_weighted"},
-    {"alpha_schedule": "lnucb_ta", "user_state": "off", "n_clusters": 24},
-    {"projections": "random", "n_heads": 2, "alpha_schedule": "per_head", "alphas": (0.5, 2.0), "n_clusters": 1, "online_lr": 0.1},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"alpha_schedule": "inverse_sqrt", "covariance_update": "attention_weighted"},
+        {"alpha_schedule": "lnucb_ta", "user_state": "off", "n_clusters": 24},
+        {
+            "projections": "random",
+            "n_heads": 2,
+            "alpha_schedule": "per_head",
+            "alphas": (0.5, 2.0),
+            "n_clusters": 1,
+            "online_lr": 0.1,
+        },
+    ],
+)
 def test_batched_equals_unbatched_select(params):
     batched, _ = play("hare", params, SMALL, [0, 1, 2])
     for i in range(3):
@@ -115,31 +125,34 @@ def test_hare_beats_random_and_rag_cosine_is_deterministic():
     assert torch.equal(first, second)
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"alpha": -1.0}, "alpha"),
-    ({"mode": "generate"}, "mode"),
-    ({"alpha_schedule": "cosine"}, "alpha_schedule"),
-    ({"alpha_schedule": "per_head", "n_heads": 2, "alphas": (1.0,)}, "alphas"),
-    ({"alphas": (1.0,)}, "alphas"),
-    ({"kappa": 1.5}, "kappa"),
-    ({"n_heads": 0}, "n_heads"),
-    ({"key_dim": 0}, "key_dim"),
-    ({"n_clusters": -1}, "n_clusters"),
-    ({"lam": 0.0}, "lam"),
-    ({"covariance_update": "all"}, "covariance_update"),
-    ({"projections": "pretrained"}, "projections"),
-    ({"user_state": "oracle", "projections": "learned"}, "user_state"),
-    ({"user_state": "maybe"}, "user_state"),
-    ({"online_lr": -0.1}, "online_lr"),
-    ({"noise_sigma": 0.0}, "noise_sigma"),
-    ({"random_init_std": 0.0}, "random_init_std"),
-    ({"heads": 2}, "unknown hyperparameter"),
-    ({"n_logged": 100}, "unknown hyperparameter"),
-    ({"mean": "sometimes"}, "mean"),
-    ({"pool": "catalogue"}, "pool"),
-    ({"pool": "log_prototypes", "projections": "oracle"}, "pool"),
-    ({"pool": "log_prototypes", "projections": "random", "n_clusters": 3}, "pool"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"alpha": -1.0}, "alpha"),
+        ({"mode": "generate"}, "mode"),
+        ({"alpha_schedule": "cosine"}, "alpha_schedule"),
+        ({"alpha_schedule": "per_head", "n_heads": 2, "alphas": (1.0,)}, "alphas"),
+        ({"alphas": (1.0,)}, "alphas"),
+        ({"kappa": 1.5}, "kappa"),
+        ({"n_heads": 0}, "n_heads"),
+        ({"key_dim": 0}, "key_dim"),
+        ({"n_clusters": -1}, "n_clusters"),
+        ({"lam": 0.0}, "lam"),
+        ({"covariance_update": "all"}, "covariance_update"),
+        ({"projections": "pretrained"}, "projections"),
+        ({"user_state": "oracle", "projections": "learned"}, "user_state"),
+        ({"user_state": "maybe"}, "user_state"),
+        ({"online_lr": -0.1}, "online_lr"),
+        ({"noise_sigma": 0.0}, "noise_sigma"),
+        ({"random_init_std": 0.0}, "random_init_std"),
+        ({"heads": 2}, "unknown hyperparameter"),
+        ({"n_logged": 100}, "unknown hyperparameter"),
+        ({"mean": "sometimes"}, "mean"),
+        ({"pool": "catalogue"}, "pool"),
+        ({"pool": "log_prototypes", "projections": "oracle"}, "pool"),
+        ({"pool": "log_prototypes", "projections": "random", "n_clusters": 3}, "pool"),
+    ],
+)
 def test_invalid_configs(params, match):
     with pytest.raises(ValueError, match=match):
         make_config("hare", params)
@@ -169,14 +182,29 @@ def test_online_mean_equals_frozen_mean_without_data():
     env = environment(SMALL, [0, 1, 2])
     observation = env.round(0).observation
     for lam in (1.0, 0.3):
-        online = build_policy("hare", {"lam": lam, "n_heads": 2, "projections": "random"}, env, run_keys(0, [0, 1, 2], "p"))
-        frozen = build_policy("hare", {"lam": lam, "n_heads": 2, "projections": "random", "mean": "frozen"}, env, run_keys(0, [0, 1, 2], "p"))
+        online = build_policy(
+            "hare", {"lam": lam, "n_heads": 2, "projections": "random"}, env, run_keys(0, [0, 1, 2], "p")
+        )
+        frozen = build_policy(
+            "hare",
+            {"lam": lam, "n_heads": 2, "projections": "random", "mean": "frozen"},
+            env,
+            run_keys(0, [0, 1, 2], "p"),
+        )
         out = online.attend(observation)
-        torch.testing.assert_close(online.cluster_means(out), frozen.cluster_means(frozen.attend(observation)), rtol=0, atol=1e-14)
-        torch.testing.assert_close(online.attention.cluster_estimates(),
-                                   online.attention.prior_parameters().expand(3, -1, -1, -1), rtol=0, atol=1e-15)
+        torch.testing.assert_close(
+            online.cluster_means(out), frozen.cluster_means(frozen.attend(observation)), rtol=0, atol=1e-14
+        )
+        torch.testing.assert_close(
+            online.attention.cluster_estimates(),
+            online.attention.prior_parameters().expand(3, -1, -1, -1),
+            rtol=0,
+            atol=1e-15,
+        )
         assert torch.equal(online.select(observation), frozen.select(observation))
-        expected = upper_confidence_bound(frozen.attention.cluster_scores(out.queries), out.bonuses, online.exploration_weights(0)).mean(1)
+        expected = upper_confidence_bound(
+            frozen.attention.cluster_scores(out.queries), out.bonuses, online.exploration_weights(0)
+        ).mean(1)
         torch.testing.assert_close(online.cluster_index(out, 0), expected, rtol=0, atol=1e-14)
 
 
@@ -185,8 +213,10 @@ def _brute_force_theta(policy, history, link):
     att = policy.attention
     n_runs, d_k = policy.n_runs, policy.key_dim
     lam = policy.config.lam
-    theta0 = (att.cluster_mean_keys / math.sqrt(d_k))  # (H, C, d_k)
-    precision = lam * torch.eye(d_k, dtype=torch.float64).expand(n_runs, policy.n_heads, policy.n_clusters, d_k, d_k).clone()
+    theta0 = att.cluster_mean_keys / math.sqrt(d_k)  # (H, C, d_k)
+    precision = (
+        lam * torch.eye(d_k, dtype=torch.float64).expand(n_runs, policy.n_heads, policy.n_clusters, d_k, d_k).clone()
+    )
     target = (lam * theta0).expand(n_runs, -1, -1, -1).clone()
     for q, weights, rewards in history:  # q (n_runs, H, d_k), weights (n_runs, H, C), rewards (n_runs,)
         for b in range(n_runs):
@@ -204,12 +234,15 @@ def _brute_force_theta(policy, history, link):
     return torch.linalg.solve(precision, target.unsqueeze(-1)).squeeze(-1)
 
 
-@pytest.mark.parametrize("config, params", [
-    (SMALL, {"n_heads": 2, "projections": "random", "lam": 0.5}),
-    (SMALL, {"covariance_update": "attention_weighted", "online_lr": 0.2, "projections": "random", "n_heads": 2}),
-    (LOGISTIC, {"n_heads": 2}),
-    (LOGISTIC, {"covariance_update": "attention_weighted", "online_lr": 0.1, "projections": "random"}),
-])
+@pytest.mark.parametrize(
+    "config, params",
+    [
+        (SMALL, {"n_heads": 2, "projections": "random", "lam": 0.5}),
+        (SMALL, {"covariance_update": "attention_weighted", "online_lr": 0.2, "projections": "random", "n_heads": 2}),
+        (LOGISTIC, {"n_heads": 2}),
+        (LOGISTIC, {"covariance_update": "attention_weighted", "online_lr": 0.1, "projections": "random"}),
+    ],
+)
 def test_theta_equals_a_brute_force_ridge_solve(config, params):
     """After a few rounds (q changing under online_lr), theta is the ridge solve on the q of each round and y on the link's scale."""
     env = environment(config, [0, 1], horizon=8)
@@ -223,7 +256,11 @@ def test_theta_equals_a_brute_force_ridge_solve(config, params):
         if policy.config.covariance_update == "attention_weighted":
             weights = policy.attention.cluster_mass(out.weights)
         else:
-            weights = F.one_hot(policy.clusters[arms], policy.n_clusters).to(torch.float64)[:, None, :].expand(-1, policy.n_heads, -1)
+            weights = (
+                F.one_hot(policy.clusters[arms], policy.n_clusters)
+                .to(torch.float64)[:, None, :]
+                .expand(-1, policy.n_heads, -1)
+            )
         rewards = round_.reward(arms)
         policy.update(round_.observation, arms, rewards)
         history.append((q, weights.clone(), rewards))
@@ -233,14 +270,28 @@ def test_theta_equals_a_brute_force_ridge_solve(config, params):
     torch.testing.assert_close(policy.attention.cluster_estimates(), expected, rtol=1e-9, atol=1e-11)
     observation = env.round(8).observation if env.horizon > 8 else round_.observation
     q = policy.queries(observation)
-    torch.testing.assert_close(policy.cluster_means(policy.attend(observation)), (expected * q[:, :, None, :]).sum(-1), rtol=1e-9, atol=1e-11)
+    torch.testing.assert_close(
+        policy.cluster_means(policy.attend(observation)), (expected * q[:, :, None, :]).sum(-1), rtol=1e-9, atol=1e-11
+    )
 
 
-@pytest.mark.parametrize("config, params", [
-    (SMALL, {"mean": "online", "projections": "random", "n_heads": 2, "online_lr": 0.1, "covariance_update": "attention_weighted"}),
-    (LOGISTIC, {"mean": "online", "alpha_schedule": "inverse_sqrt"}),
-    (SMALL, {"mean": "frozen"}),
-])
+@pytest.mark.parametrize(
+    "config, params",
+    [
+        (
+            SMALL,
+            {
+                "mean": "online",
+                "projections": "random",
+                "n_heads": 2,
+                "online_lr": 0.1,
+                "covariance_update": "attention_weighted",
+            },
+        ),
+        (LOGISTIC, {"mean": "online", "alpha_schedule": "inverse_sqrt"}),
+        (SMALL, {"mean": "frozen"}),
+    ],
+)
 def test_batched_equals_unbatched_for_both_means(config, params):
     batched, _ = play("hare", params, config, [0, 1, 2])
     for i in range(3):
@@ -260,7 +311,9 @@ def test_online_and_frozen_means_differ_once_rewards_arrive():
 def test_cold_regime_hare_learns_online_and_reads_no_log():
     env = environment(SMALL, [0, 1], horizon=30)
     env.logs_allowed = False
-    policy = build_policy("hare", {"projections": "random", "mean": "online", "online_lr": 0.05}, env, run_keys(0, [0, 1], "p"))
+    policy = build_policy(
+        "hare", {"projections": "random", "mean": "online", "online_lr": 0.05}, env, run_keys(0, [0, 1], "p")
+    )
     start = policy.query_context.clone()
     out = simulate(env, policy, record_every=10)
     assert env.logged_reads == 0
@@ -268,11 +321,14 @@ def test_cold_regime_hare_learns_online_and_reads_no_log():
     assert not torch.equal(policy.query_context, start) and policy.attention.covariance.counts.sum() == 2 * 30
 
 
-@pytest.mark.parametrize("name, params", [
-    ("hare", {"projections": "learned"}),
-    ("hare", {"projections": "random", "pool": "log_prototypes"}),
-    ("rag_cosine", {"projections": "learned"}),
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("hare", {"projections": "learned"}),
+        ("hare", {"projections": "random", "pool": "log_prototypes"}),
+        ("rag_cosine", {"projections": "learned"}),
+    ],
+)
 def test_logs_dependent_policies_build_without_touching_a_cold_environment(name, params):
     env = environment(SMALL, [0, 1])
     env.logs_allowed = False
@@ -299,7 +355,9 @@ def test_learned_warm_start_equals_fit_then_the_logs_through_update():
     assert env.logged_reads == reads  # the policy read the logs it was given, never the environment's
     # the projections: an independent fit on the same logs
     logged = hare_module.logged_interactions(logs)
-    fitted, report = fit_projections(logged, env.pool.embeddings, env.n_users, env.user_dim, 2, 4, steps=30, lr=0.03, seed=0)
+    fitted, report = fit_projections(
+        logged, env.pool.embeddings, env.n_users, env.user_dim, 2, 4, steps=30, lr=0.03, seed=0
+    )
     assert not torch.equal(random_start, fitted.query_context)
     for name in ("query_context", "query_user", "key"):
         assert torch.equal(getattr(warm.projections, name), getattr(fitted, name))
@@ -323,15 +381,23 @@ def test_learned_warm_start_covariance_by_brute_force():
     """user_state off: Sigma of cluster j is lam I + sum of q_m q_m^T over the logged rounds whose arm is in j."""
     env = environment(SMALL, [0], horizon=5)
     logs = env.logged(60)
-    policy = build_policy("hare", {"projections": "learned", "fit_steps": 20, "user_state": "off", "lam": 0.7}, env, run_keys(0, [0], "p"))
+    policy = build_policy(
+        "hare", {"projections": "learned", "fit_steps": 20, "user_state": "off", "lam": 0.7}, env, run_keys(0, [0], "p")
+    )
     policy.warm_start(logs)
     q = torch.einsum("hkd,md->mhk", policy.projections.query_context, logs.queries.to(torch.float64))  # (M, H, d_k)
     for j in range(policy.n_clusters):
         rows = policy.clusters[logs.arms] == j
-        expected = 0.7 * torch.eye(policy.key_dim, dtype=torch.float64) + torch.einsum("mk,ml->kl", q[rows, 0], q[rows, 0])
+        expected = 0.7 * torch.eye(policy.key_dim, dtype=torch.float64) + torch.einsum(
+            "mk,ml->kl", q[rows, 0], q[rows, 0]
+        )
         torch.testing.assert_close(policy.attention.covariance.precision[0, 0, j], expected, rtol=1e-12, atol=1e-12)
-        torch.testing.assert_close(policy.attention.covariance.response[0, 0, j], (q[rows, 0] * logs.rewards[rows, None]).sum(0),
-                                   rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(
+            policy.attention.covariance.response[0, 0, j],
+            (q[rows, 0] * logs.rewards[rows, None]).sum(0),
+            rtol=1e-12,
+            atol=1e-12,
+        )
 
 
 def classification_environment(n_runs=2, horizon=10, logged_rows=120):
@@ -340,7 +406,9 @@ def classification_environment(n_runs=2, horizon=10, logged_rows=120):
     labels = torch.arange(200) % 3  # class 3 never occurs: its prototype falls back to the mean of all logged queries
     features = F.normalize(centres[labels] + 0.1 * torch.randn(200, 6, generator=gen, dtype=torch.float64), dim=-1)
     labels[0] = 3  # one row of class 3 so the pool has four items; almost surely not logged with reward > 0
-    return ClassificationBandit(features, labels, n_runs, horizon, run_keys(0, range(n_runs), "cls"), logged_rows=logged_rows)
+    return ClassificationBandit(
+        features, labels, n_runs, horizon, run_keys(0, range(n_runs), "cls"), logged_rows=logged_rows
+    )
 
 
 def test_log_prototypes_are_class_means_of_the_logs():
@@ -352,14 +420,20 @@ def test_log_prototypes_are_class_means_of_the_logs():
         source = logs.queries[rows] if rows.any() else logs.queries
         torch.testing.assert_close(prototypes[a], F.normalize(source.mean(0), dim=0), rtol=1e-12, atol=1e-12)
     assert not ((logs.arms == 3) & (logs.rewards > 0)).any()  # the fallback was exercised
-    policy = build_policy("hare", {"projections": "random", "pool": "log_prototypes", "key_dim": 4}, env, run_keys(0, [0, 1], "p"))
+    policy = build_policy(
+        "hare", {"projections": "random", "pool": "log_prototypes", "key_dim": 4}, env, run_keys(0, [0, 1], "p")
+    )
     policy.warm_start(logs)
     assert torch.equal(policy.clusters, torch.arange(env.n_arms))
     assert torch.equal(policy.attention.keys, policy.projections.keys(prototypes))
     assert policy.projections.key.shape[-1] == env.query_dim
     simulate(env, policy, record_every=5)
-    learned = build_policy("hare", {"projections": "learned", "pool": "log_prototypes", "fit_steps": 20, "key_dim": 4}, env,
-                           run_keys(0, [0, 1], "p"))
+    learned = build_policy(
+        "hare",
+        {"projections": "learned", "pool": "log_prototypes", "fit_steps": 20, "key_dim": 4},
+        env,
+        run_keys(0, [0, 1], "p"),
+    )
     learned.warm_start(logs)
     assert learned.fit_report is not None and torch.equal(learned.attention.keys, learned.projections.keys(prototypes))
 

@@ -74,9 +74,18 @@ def test_block_inverse_matches_brute_force_inverse_through_the_window(n_updates,
 def test_posterior_and_ucb_match_explicit_kernel_ridge(when_full, n_updates, table_bandit):
     max_points, lam, bandwidth, alpha = 10, 2.0, 0.7, 0.6
     env = table_bandit(3, 2, 40, 3, 3, shared_context=False)
-    params = {"max_points": max_points, "lam": lam, "bandwidth": bandwidth, "alpha": alpha, "when_full": when_full, "refactor_every": 7}
+    params = {
+        "max_points": max_points,
+        "lam": lam,
+        "bandwidth": bandwidth,
+        "alpha": alpha,
+        "when_full": when_full,
+        "refactor_every": 7,
+    }
     policy, arms = fill("kernel_ucb", params, env, n_updates)
-    kept = range(max(0, n_updates - max_points), n_updates) if when_full == "window" else range(min(n_updates, max_points))
+    kept = (
+        range(max(0, n_updates - max_points), n_updates) if when_full == "window" else range(min(n_updates, max_points))
+    )
     query = env.round(n_updates).observation
     scores = policy.scores(query)
     for run in range(2):
@@ -84,7 +93,9 @@ def test_posterior_and_ucb_match_explicit_kernel_ridge(when_full, n_updates, tab
         points = env.contexts[run, list(kept)].numpy()[np.arange(len(kept)), history_arms]
         targets = env.rewards[run, list(kept)].numpy()[np.arange(len(kept)), history_arms]
         for arm in range(3):
-            mean, std = brute_force_posterior(points, history_arms, targets, query.contexts[run, arm].numpy(), arm, lam, bandwidth)
+            mean, std = brute_force_posterior(
+                points, history_arms, targets, query.contexts[run, arm].numpy(), arm, lam, bandwidth
+            )
             assert scores[run, arm].item() == pytest.approx(mean + alpha / math.sqrt(lam) * std, abs=1e-9)
 
 

@@ -69,7 +69,9 @@ def test_linucb_scores_match_numpy_brute_force(table_bandit):
 
 
 @pytest.mark.parametrize("name, params", [("lin_ts", {"nu": 0.3}), ("lin_thompson_ucb", {"nu": 0.3, "alpha": 0.5})])
-def test_thompson_policies_through_row_products_equal_the_quadratic_form_path(name, params, simulator, table_bandit, monkeypatch):
+def test_thompson_policies_through_row_products_equal_the_quadratic_form_path(
+    name, params, simulator, table_bandit, monkeypatch
+):
     """At ``dim >= ROW_PRODUCTS_MIN_DIM`` the Thompson policies take widths from ``v_a = A_a^{-1} x_a`` and
     reuse the pulled arm's ``v`` in the update; with the threshold raised above ``dim`` they take the
     quadratic form and read the inverse again. Same arms over 60 rounds, same state to rounding."""
@@ -110,7 +112,9 @@ def test_linucb_through_row_products_matches_numpy_brute_force(table_bandit):
                 xv = contexts[t, run]
                 expected[run, arm] = xv @ inverse @ b_vector[run, arm] + alpha * math.sqrt(xv @ inverse @ xv)
         np.testing.assert_allclose(scores.numpy(), expected, rtol=0, atol=1e-10)
-        np.testing.assert_allclose(expected[np.arange(n_runs), arms.numpy()], expected.max(-1), rtol=0, atol=1e-10)  # ties go to a random maximiser
+        np.testing.assert_allclose(
+            expected[np.arange(n_runs), arms.numpy()], expected.max(-1), rtol=0, atol=1e-10
+        )  # ties go to a random maximiser
         pulled = rewards[t, np.arange(n_runs), arms.numpy()]
         policy.update(observation, arms, torch.as_tensor(pulled))
         for run, arm in enumerate(arms.tolist()):
@@ -207,7 +211,9 @@ def test_lin_ts_pulls_the_arms_mabwiser_pulls_on_the_same_noise(table_bandit):
     env = table_bandit(12, 1, 400, n_arms, dim)
     keys = run_keys(0, [0], "lin_ts")
     policy = build_policy("lin_ts", {"nu": nu, "lam": lam}, env, keys)
-    reference = mab.MAB(arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinTS(alpha=nu, l2_lambda=lam), seed=0)
+    reference = mab.MAB(
+        arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinTS(alpha=nu, l2_lambda=lam), seed=0
+    )
     noise = CounterRNG(keys)
     clock = {"t": n_arms - 1}
 
@@ -296,7 +302,9 @@ def test_linucb_pulls_the_arms_mabwiser_pulls(alpha, lam, table_bandit):
     n_arms, dim = 5, 4
     env = table_bandit(9, 1, 400, n_arms, dim)
     policy = build_policy("linucb", {"alpha": alpha, "lam": lam}, env, run_keys(0, [0], "linucb"))
-    reference = mab.MAB(arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam), seed=0)
+    reference = mab.MAB(
+        arms=list(range(n_arms)), learning_policy=mab.LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam), seed=0
+    )
     ours, theirs = lockstep(policy, env, n_arms, lambda x: reference.predict(x[None]), mabwiser_updater(reference))
     assert ours == theirs
     assert len(set(ours)) > 1
@@ -332,7 +340,9 @@ def test_linucb_regret_grows_sublinearly():
     """Log-log slope of LinUCB's mean cumulative regret over T in {125, ..., 2000} is below 0.75
     on a realisable HARE-Sim instance (10 items, identity link)."""
     horizon, n_runs = 2000, 4
-    env = SyntheticBandit(SyntheticConfig(n_items=10, n_clusters=5), n_runs, horizon, run_keys(1, range(n_runs), "slope-env"))
+    env = SyntheticBandit(
+        SyntheticConfig(n_items=10, n_clusters=5), n_runs, horizon, run_keys(1, range(n_runs), "slope-env")
+    )
     policy = build_policy("linucb", {"alpha": 1.0}, env, run_keys(1, range(n_runs), "slope"))
     regret = torch.zeros(horizon, n_runs, dtype=torch.float64)
     for t in range(horizon):

@@ -74,9 +74,15 @@ def empty_env(n_runs: int, n_arms: int, dim: int, horizon: int = 50) -> Gaussian
     [("knn_weights", "inverse"), ("global_mean", "everything"), ("k_rounding", "ceil"), ("theta_init", "normal")],
 )
 def test_each_switch_names_its_key_and_values(key, value):
-    allowed = {"knn_weights": "('uniform', 'distance')", "global_mean": "('rounds', 'arms', 'all_rewards')",
-               "k_rounding": "('round', 'floor')", "theta_init": "('zero', 'uniform')"}[key]
-    with pytest.raises(ValueError, match=rf"^LNUCBTAConfig\.{key}: must be one of {re.escape(allowed)} \(got '{value}'\)$"):
+    allowed = {
+        "knn_weights": "('uniform', 'distance')",
+        "global_mean": "('rounds', 'arms', 'all_rewards')",
+        "k_rounding": "('round', 'floor')",
+        "theta_init": "('zero', 'uniform')",
+    }[key]
+    with pytest.raises(
+        ValueError, match=rf"^LNUCBTAConfig\.{key}: must be one of {re.escape(allowed)} \(got '{value}'\)$"
+    ):
         make_config("lnucb_ta", {key: value})
 
 
@@ -109,7 +115,9 @@ def test_knn_adjustment_equals_brute_force(knn_weights, k_rounding, shared_conte
                 stored = pulls.rewards[run][arm]
                 expected_k = brute_force_k(stored, theta_min, theta_max, k_rounding)
                 assert int(k[run, arm]) == expected_k
-                expected_f = brute_force_f(pulls.contexts[run][arm], stored, x[run, arm].numpy(), expected_k, knn_weights)
+                expected_f = brute_force_f(
+                    pulls.contexts[run][arm], stored, x[run, arm].numpy(), expected_k, knn_weights
+                )
                 assert float(f[run, arm]) == pytest.approx(expected_f, abs=1e-12)
                 seen_k.add(expected_k)
         arms = rng.randint("arm", t, n_arms)
@@ -144,7 +152,11 @@ def test_repeated_contexts_are_exact_matches(knn_weights):
             expected = brute_force_f(pulls.contexts[run][arm], stored, query[run, arm].numpy(), 3, knn_weights)
             assert float(f[run, arm]) == pytest.approx(expected, abs=1e-12)
             if knn_weights == "distance":
-                twins = [r for y, r in zip(pulls.contexts[run][arm], stored, strict=True) if np.array_equal(y, query[run, arm].numpy())]
+                twins = [
+                    r
+                    for y, r in zip(pulls.contexts[run][arm], stored, strict=True)
+                    if np.array_equal(y, query[run, arm].numpy())
+                ]
                 assert len(twins) == 2 and float(f[run, arm]) == pytest.approx(sum(twins) / 2, abs=1e-15)
 
 
@@ -173,10 +185,17 @@ def test_all_rewards_is_the_mean_of_the_whole_reward_matrix_on_synthetic():
     env = SyntheticBandit(SMALL_SIM, n_runs, horizon, run_keys(0, range(n_runs), "reading-sim"))
     matrix = np.stack([env.round(t).rewards.numpy() for t in range(horizon)])  # (horizon, n_runs, n_arms)
     brute = np.array([matrix[:, run, :].mean() for run in range(n_runs)])
-    policy = lnucb_ta({"global_mean": "all_rewards", "alpha_0": 2.0, "kappa": 0.25}, env, run_keys(0, range(n_runs), "reading-g"))
+    policy = lnucb_ta(
+        {"global_mean": "all_rewards", "alpha_0": 2.0, "kappa": 0.25}, env, run_keys(0, range(n_runs), "reading-g")
+    )
     np.testing.assert_allclose(policy.global_attention().numpy(), brute, rtol=0, atol=1e-12)
     assert len(set(policy.global_attention().tolist())) == n_runs
-    torch.testing.assert_close(policy.exploration_rates(), (2.0 * 0.25 * policy.global_attention())[:, None].expand(n_runs, env.n_arms), rtol=0, atol=1e-15)
+    torch.testing.assert_close(
+        policy.exploration_rates(),
+        (2.0 * 0.25 * policy.global_attention())[:, None].expand(n_runs, env.n_arms),
+        rtol=0,
+        atol=1e-15,
+    )
     before = policy.global_attention().clone()
     for t in range(3):
         bandit_round = env.round(t)
@@ -199,7 +218,10 @@ class NoMatrixBandit(BanditEnvironment):
 def test_all_rewards_is_refused_where_the_matrix_is_not_exposed():
     with pytest.raises(ValueError, match=r"^NoMatrixBandit does not expose the mean of its whole reward matrix"):
         lnucb_ta({"global_mean": "all_rewards"}, NoMatrixBandit(), run_keys(0, [0], "reading-none"))
-    with pytest.raises(ValueError, match=r"global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment does not have"):
+    with pytest.raises(
+        ValueError,
+        match=r"global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment does not have",
+    ):
         make_config("lnucb_ta", {"global_mean": "all_rewards"}).check_environment("replay")
     make_config("lnucb_ta", {"global_mean": "all_rewards"}).check_environment("classification")
 
@@ -227,7 +249,9 @@ def test_uniform_theta_init_then_the_ridge_estimate(dim):
     assert theta.min() < -0.5 and theta.max() > 0.5
     assert torch.equal(lnucb_ta(params, empty_env(n_runs, n_arms, dim), keys).initial_theta, theta)
     for run in range(n_runs):
-        assert torch.equal(lnucb_ta(params, empty_env(1, n_arms, dim), keys[run : run + 1]).initial_theta[0], theta[run])
+        assert torch.equal(
+            lnucb_ta(params, empty_env(1, n_arms, dim), keys[run : run + 1]).initial_theta[0], theta[run]
+        )
     assert not torch.equal(theta[0], theta[1])
     rng = CounterRNG(run_keys(1, range(n_runs), "reading-theta-data"))
     pulls = Pulls(n_runs, n_arms)
@@ -237,7 +261,9 @@ def test_uniform_theta_init_then_the_ridge_estimate(dim):
         for run in range(n_runs):
             for arm in range(n_arms):
                 stored = pulls.rewards[run][arm]
-                coefficients = ridge_estimate(pulls.contexts[run][arm], stored, lam) if stored else theta[run, arm].numpy()
+                coefficients = (
+                    ridge_estimate(pulls.contexts[run][arm], stored, lam) if stored else theta[run, arm].numpy()
+                )
                 assert float(scores[run, arm]) == pytest.approx(float(x[run, arm].numpy() @ coefficients), abs=1e-12)
         arms = torch.full((n_runs,), t % 2)  # arm 2 is never pulled: it keeps its draw
         pulls.feed(policy, t, x, arms, rng.normal("r", t))
@@ -268,7 +294,9 @@ def test_defaults_are_the_algorithm_as_written_to_the_bit(shared_context):
     assert not {"initial_theta", "global_constant"} & set(plain.state_dict())
     rng = CounterRNG(run_keys(1, range(n_runs), "reading-defaults-data"))
     for t in range(30):
-        x = torch.nn.functional.normalize(rng.normal("x", t, (1 if shared_context else n_arms, dim)), dim=-1).expand(n_runs, n_arms, dim)
+        x = torch.nn.functional.normalize(rng.normal("x", t, (1 if shared_context else n_arms, dim)), dim=-1).expand(
+            n_runs, n_arms, dim
+        )
         observation = Observation(t, x)
         assert torch.equal(plain.scores(x), explicit.scores(x))
         mixin = AdaptiveNeighborMixin.knn_adjustment(plain, x)
@@ -291,11 +319,24 @@ def test_batched_equals_alone_with_all_four_switches():
     """All four switches on, HARE-Sim (it exposes its reward matrix): each run alone, with its own key, pulls exactly the
     arms it pulls in the batch, and holds the same state up to the environment's own rounding (its rewards come from
     matrix products over the batch's rows, which round differently for one row)."""
-    batched_matches_alone("lnucb_ta", {**PUBLIC_CODE_READING, "theta_max": 8}, lambda n, keys: SyntheticBandit(SMALL_SIM, n, 30, keys),
-                          n_runs=3, horizon=30, atol=1e-12)
+    batched_matches_alone(
+        "lnucb_ta",
+        {**PUBLIC_CODE_READING, "theta_max": 8},
+        lambda n, keys: SyntheticBandit(SMALL_SIM, n, 30, keys),
+        n_runs=3,
+        horizon=30,
+        atol=1e-12,
+    )
 
 
 def test_batched_equals_alone_with_per_arm_contexts():
     """The three switches an environment without a reward matrix allows, on contexts that differ between arms."""
     params = {key: value for key, value in PUBLIC_CODE_READING.items() if key != "global_mean"}
-    batched_matches_alone("lnucb_ta", {**params, "theta_max": 8}, lambda n, keys: GaussianContextBandit(n, 3, 2, 30, keys), n_runs=3, horizon=30, atol=0)
+    batched_matches_alone(
+        "lnucb_ta",
+        {**params, "theta_max": 8},
+        lambda n, keys: GaussianContextBandit(n, 3, 2, 30, keys),
+        n_runs=3,
+        horizon=30,
+        atol=0,
+    )

@@ -98,7 +98,12 @@ def test_global_mean_uses_only_earlier_rounds():
 def test_lnucb_ta_index_by_hand():
     """Arm 0 pulled at x = 1 (r = 1) and x = 2 (r = 0); arm 1 at x = 3 (r = 1); query x = 1.2."""
     env = one_arm_env()
-    policy = build_policy("lnucb_ta", {"alpha_0": 2.0, "kappa": 0.25, "theta_min": 1, "theta_max": 3, "lam": 1.0}, env, run_keys(0, [0], "hand"))
+    policy = build_policy(
+        "lnucb_ta",
+        {"alpha_0": 2.0, "kappa": 0.25, "theta_min": 1, "theta_max": 3, "lam": 1.0},
+        env,
+        run_keys(0, [0], "hand"),
+    )
     for t, (arm, x, r) in enumerate([(0, 1.0, 1.0), (0, 2.0, 0.0), (1, 3.0, 1.0)]):
         contexts = torch.full((1, 2, 1), x, dtype=torch.float64)
         policy.update(Observation(t, contexts), torch.tensor([arm]), torch.tensor([r], dtype=torch.float64))
@@ -118,10 +123,17 @@ def test_knn_ucb_index_by_hand():
     """One arm with pulls at x = 0 (r = 1) and x = 1 (r = 0); query x = 0.1 at round t = 4 (log 5)."""
     env = one_arm_env()
     theta, phi = 0.5, 2.0
-    policies = {name: build_policy(name, {"theta": theta, "lipschitz": phi, "max_neighbors": 4}, env, run_keys(0, [0], name)) for name in ("knn_ucb", "knn_kl_ucb")}
+    policies = {
+        name: build_policy(name, {"theta": theta, "lipschitz": phi, "max_neighbors": 4}, env, run_keys(0, [0], name))
+        for name in ("knn_ucb", "knn_kl_ucb")
+    }
     for policy in policies.values():
         for t, (x, r) in enumerate([(0.0, 1.0), (1.0, 0.0)]):
-            policy.update(Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)), torch.tensor([0]), torch.tensor([r], dtype=torch.float64))
+            policy.update(
+                Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)),
+                torch.tensor([0]),
+                torch.tensor([r], dtype=torch.float64),
+            )
     query = torch.full((1, 2, 1), 0.1, dtype=torch.float64)
     log_t = math.log(5)
     objective = [math.sqrt(theta * log_t / 1) + phi * 0.1, math.sqrt(theta * log_t / 2) + phi * 0.9]
@@ -132,7 +144,12 @@ def test_knn_ucb_index_by_hand():
     assert ucb[0].item() == pytest.approx(mean + math.sqrt(theta * log_t / k) + radius, abs=1e-12)
     assert math.isinf(ucb[1].item())
     kl = policies["knn_kl_ucb"].scores(query, 4)[0, 0].item()
-    expected_kl = kl_upper_bound(torch.tensor(mean, dtype=torch.float64), torch.tensor(theta * log_t / k, dtype=torch.float64)).item() + radius
+    expected_kl = (
+        kl_upper_bound(
+            torch.tensor(mean, dtype=torch.float64), torch.tensor(theta * log_t / k, dtype=torch.float64)
+        ).item()
+        + radius
+    )
     assert kl == pytest.approx(expected_kl, abs=1e-12)
 
 
@@ -260,7 +277,11 @@ def test_lnucb_ta_without_components_is_linucb(shared_context, dim):
 def planted(policy, pulls: list[tuple[int, float, float]]) -> None:
     """Feed ``(arm, x, reward)`` pulls of a one-run, two-arm, one-dimensional bandit (the context shared by the arms)."""
     for t, (arm, x, r) in enumerate(pulls):
-        policy.update(Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)), torch.tensor([arm]), torch.tensor([r], dtype=torch.float64))
+        policy.update(
+            Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)),
+            torch.tensor([arm]),
+            torch.tensor([r], dtype=torch.float64),
+        )
 
 
 def choice(params: dict, pulls: list[tuple[int, float, float]], x: float) -> int:
@@ -295,7 +316,9 @@ def test_component_switch_must_be_boolean(switch):
         make_config("lnucb_ta", {switch: "no"})
 
 
-CONFIGS = [Path(__file__).resolve().parents[2] / "config" / name for name in ("default.yaml", "smoke.yaml", "paper.yaml")]
+CONFIGS = [
+    Path(__file__).resolve().parents[2] / "config" / name for name in ("default.yaml", "smoke.yaml", "paper.yaml")
+]
 SWEEP_RATES = {"lnucb_ta": "alpha_0", "linucb": "alpha", "knn_ucb": "theta", "lin_knn_ucb": "alpha"}
 
 
@@ -311,12 +334,22 @@ def test_lnucb_ta_experiments_of_every_config(path):
         assert set(config["experiments"][experiment]["environments"]) == classification, experiment
         assert config["experiments"][experiment].get("regime", "cold") == "cold"
     rates = config["experiments"]["exploration_sweep"]["policies"]["lnucb_ta"]["grid"]["alpha_0"]
-    ablation = {(p["attention"], p["adaptive_knn"]) for j in jobs if j.experiment == "lnucb_ta_ablation" for p in [j.spec["params"]]}
+    ablation = {
+        (p["attention"], p["adaptive_knn"])
+        for j in jobs
+        if j.experiment == "lnucb_ta_ablation"
+        for p in [j.spec["params"]]
+    }
     assert ablation == {(False, False), (True, False), (False, True), (True, True)}
     for env in classification:
         sweep = {j.label for j in jobs if j.experiment == "exploration_sweep" and j.environment == env}
         assert sweep == {f"{name}@{rate_name}={rate}" for name, rate_name in SWEEP_RATES.items() for rate in rates}
-        varied = {key for j in jobs if j.experiment == "sensitivity" and j.environment == env and j.spec["policy"] == "lnucb_ta" for key in j.spec["params"]}
+        varied = {
+            key
+            for j in jobs
+            if j.experiment == "sensitivity" and j.environment == env and j.spec["policy"] == "lnucb_ta"
+            for key in j.spec["params"]
+        }
         assert {"kappa", "theta_min", "theta_max"} <= varied
 
 

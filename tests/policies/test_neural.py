@@ -45,7 +45,9 @@ def test_closed_form_jacobian_equals_autograd(dtype, atol):
     from hare.random import CounterRNG
 
     n_groups, n, width, d_in = 3, 5, 6, 7
-    network = BatchedReLUNetwork(CounterRNG(run_keys(0, [0, 1, 2], "neural-closed-form")), "init", 1, width, d_in).to(dtype)
+    network = BatchedReLUNetwork(CounterRNG(run_keys(0, [0, 1, 2], "neural-closed-form")), "init", 1, width, d_in).to(
+        dtype
+    )
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
         network.weight_in.copy_(torch.randn(n_groups, width, d_in, generator=generator, dtype=dtype))
@@ -70,7 +72,9 @@ def test_disjoint_support_gradient_is_the_full_jacobian_on_its_support():
     x = policy.encode_all_arms(observation.contexts)
     full = policy.network.functional_jacobian(x)  # (n_runs, K, m K dim + m)
     blocks = policy.network.weight_in.detach().view(2, m, N_ARMS, dim).permute(0, 2, 1, 3)
-    support = policy.network.functional_jacobian(observation.contexts.to(torch.float32), blocks)  # (n_runs, K, m dim + m)
+    support = policy.network.functional_jacobian(
+        observation.contexts.to(torch.float32), blocks
+    )  # (n_runs, K, m dim + m)
     for arm in range(N_ARMS):
         w_part = full[:, arm, : m * N_ARMS * dim].view(2, m, N_ARMS, dim)
         torch.testing.assert_close(w_part[:, :, arm].flatten(1), support[:, arm, : m * dim], atol=1e-6, rtol=0)
@@ -82,14 +86,19 @@ def test_closed_form_block_jacobian_equals_functional_jacobian():
     policy, observation = trained_policy("diagonal")
     blocks = policy.network.weight_in.detach().view(2, SMALL["width"], N_ARMS, DIM).transpose(1, 2)
     x = observation.contexts.to(torch.float32)
-    torch.testing.assert_close(policy.network.block_jacobian(x, blocks), policy.network.functional_jacobian(x, blocks), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        policy.network.block_jacobian(x, blocks), policy.network.functional_jacobian(x, blocks), atol=1e-6, rtol=0
+    )
 
 
 def test_disjoint_diagonal_width_equals_the_full_gradient_computation():
     """After training and ``Z`` updates, the support-only diagonal width against ``sum_i g_i^2 / Z_ii`` over all ``p`` coordinates."""
     policy, observation = trained_policy("diagonal")
     _, width = policy.posterior(observation.contexts)
-    full = policy.arm_block_order(policy.network.jacobian(policy.encode_all_arms(observation.contexts))).to(torch.float64) / SMALL["width"] ** 0.5
+    full = (
+        policy.arm_block_order(policy.network.jacobian(policy.encode_all_arms(observation.contexts))).to(torch.float64)
+        / SMALL["width"] ** 0.5
+    )
     expected = (full.square() / policy.diagonal_precision[:, None, :]).sum(-1)
     assert not torch.allclose(policy.diagonal_precision, torch.full_like(policy.diagonal_precision, SMALL["lam"]))
     torch.testing.assert_close(width, expected, atol=1e-9, rtol=1e-9)
@@ -102,7 +111,9 @@ def test_jacobian_bonus_equals_loop_bonus():
     jacobian_policy.load_state_dict(loop_policy.state_dict())
     loop_mean, loop_width = loop_policy.posterior(observation.contexts)
     mean, width = jacobian_policy.posterior(observation.contexts)
-    assert not torch.allclose(loop_policy.ridge.inverse, torch.eye(loop_policy.network.n_parameters, dtype=torch.float64) / SMALL["lam"])
+    assert not torch.allclose(
+        loop_policy.ridge.inverse, torch.eye(loop_policy.network.n_parameters, dtype=torch.float64) / SMALL["lam"]
+    )
     torch.testing.assert_close(mean, loop_mean, atol=0, rtol=0)
     torch.testing.assert_close(width, loop_width, atol=1e-6, rtol=0)
 
@@ -113,14 +124,21 @@ def test_diagonal_equals_full_while_z_is_diagonal():
     observation = env.round(0).observation
     full = build_policy("neural_ucb", dict(SMALL, exploration="loop"), env, keys)
     diagonal = build_policy("neural_ucb", dict(SMALL, exploration="diagonal"), env, keys)
-    torch.testing.assert_close(diagonal.posterior(observation.contexts), full.posterior(observation.contexts), atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        diagonal.posterior(observation.contexts), full.posterior(observation.contexts), atol=1e-12, rtol=0
+    )
 
 
 def test_chunking_changes_nothing():
     policy, observation = trained_policy("jacobian")
     one_arm_mb = policy.bytes_per_arm() / 2**20
     unchunked = policy.posterior(observation.contexts)
-    chunked = build_policy("neural_ucb", dict(SMALL, exploration="jacobian", memory_budget_mb=1.5 * one_arm_mb), small_env(2, policy.run_keys), policy.run_keys)
+    chunked = build_policy(
+        "neural_ucb",
+        dict(SMALL, exploration="jacobian", memory_budget_mb=1.5 * one_arm_mb),
+        small_env(2, policy.run_keys),
+        policy.run_keys,
+    )
     chunked.load_state_dict(policy.state_dict())
     assert chunked.arms_per_chunk() == 1 and policy.arms_per_chunk() == N_ARMS
     torch.testing.assert_close(chunked.posterior(observation.contexts), unchunked, atol=1e-12, rtol=0)
@@ -151,8 +169,16 @@ def test_batched_equals_alone(name, params):
 
 def test_state_follows_device_moves():
     keys = run_keys(0, [0], "neural-device")
-    policy = build_policy("neural_ts", dict(SMALL, exploration="diagonal"), small_env(1, keys), keys).to("cpu", torch.float64).to(torch.float32)
-    assert {name for name, _ in policy.named_buffers()} >= {"diagonal_precision", "history_contexts", "network.initial_in"}
+    policy = (
+        build_policy("neural_ts", dict(SMALL, exploration="diagonal"), small_env(1, keys), keys)
+        .to("cpu", torch.float64)
+        .to(torch.float32)
+    )
+    assert {name for name, _ in policy.named_buffers()} >= {
+        "diagonal_precision",
+        "history_contexts",
+        "network.initial_in",
+    }
     assert {name for name, _ in policy.named_parameters()} == {"network.weight_in", "network.weight_out"}
 
 
@@ -212,7 +238,7 @@ def test_bootstrap_rounding_bound_covers_the_float32_error_and_ties_the_symmetri
         groups = torch.arange(3) * q + policy.rng.randint("bootstrap-head", t, q)
         x = policy.encode_all_arms(contexts).double()
         hidden = torch.relu(x @ policy.network.weight_in[groups].double().transpose(1, 2))
-        exact = policy.config.width ** 0.5 * (hidden @ policy.network.weight_out[groups].double()[:, :, None]).squeeze(-1)
+        exact = policy.config.width**0.5 * (hidden @ policy.network.weight_out[groups].double()[:, :, None]).squeeze(-1)
         assert bool(((scores - exact).abs() <= rounding).all()), t
         assert bool((rounding < 1e-3 * (exact.abs().amax() + 1)).all()), "the bound is loose by orders of magnitude"
     ties = fresh.rng.uniform("ties", 0, (env.n_arms,), torch.float64).argmax(-1)

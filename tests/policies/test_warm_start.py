@@ -127,7 +127,9 @@ def test_cold_environment_serves_no_logs():
     assert env.logged_reads == 0
 
 
-@pytest.mark.parametrize("name", ["knn_ucb", "lin_knn_ucb", "lnucb_ta", "beta_thompson_enhanced", "eps_greedy_enhanced"])
+@pytest.mark.parametrize(
+    "name", ["knn_ucb", "lin_knn_ucb", "lnucb_ta", "beta_thompson_enhanced", "eps_greedy_enhanced"]
+)
 def test_a_second_warm_start_equals_playing_both_logs(name):
     """The neighbour policies fill an empty history with all logs at once (ArmHistory.extend); a second warm start
     finds it non-empty and appends log by log: both give the state of playing the logs online, to the bit."""

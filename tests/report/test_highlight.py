@@ -3,8 +3,18 @@
 from hare.report.style import BACKGROUND_GREY, distinct_colors, highlighted_policies, is_hare_variant
 
 PLANTED = {
-    "random": 500.0, "ucb1": 300.0, "kl_ucb": 90.0, "eps_greedy": 250.0, "beta_thompson": 80.0, "linucb": 200.0,
-    "lin_ts": 70.0, "kernel_ucb": 400.0, "neural_ucb": 260.0, "lnucb_ta": 150.0, "hare": 120.0, "hare_oracle": 60.0,
+    "random": 500.0,
+    "ucb1": 300.0,
+    "kl_ucb": 90.0,
+    "eps_greedy": 250.0,
+    "beta_thompson": 80.0,
+    "linucb": 200.0,
+    "lin_ts": 70.0,
+    "kernel_ucb": 400.0,
+    "neural_ucb": 260.0,
+    "lnucb_ta": 150.0,
+    "hare": 120.0,
+    "hare_oracle": 60.0,
 }
 POLICIES = {label: ("hare" if label == "hare_oracle" else label) for label in PLANTED}
 

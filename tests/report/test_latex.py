@@ -12,7 +12,11 @@ def test_an_empty_row_is_a_midrule_between_groups():
 
 
 def test_hyperparameter_symbols():
-    assert parameter_symbol("alpha") == r"$\alpha$" and parameter_symbol("alpha_0") == r"$\alpha_0$" and parameter_symbol("lam") == r"$\lambda$"
+    assert (
+        parameter_symbol("alpha") == r"$\alpha$"
+        and parameter_symbol("alpha_0") == r"$\alpha_0$"
+        and parameter_symbol("lam") == r"$\lambda$"
+    )
     assert parameter_symbol("max_points") == r"\texttt{max\_points}"
 
 

@@ -31,12 +31,22 @@ def test_a_label_without_a_name_is_reported():
         "environments": {"mushroom": {}, "new_dataset": {}},
         "experiments": {"study": {"policies": {"linucb": {}, "linucb_wide": {"policy": "linucb"}, "new_policy": {}}}},
         "tables": {"t": {"policies": ["linucb", "table_only"]}},
-        "theory": {"decomposition": {"baselines": ["linucb"]}, "convergence": {"variants": {"named": {"name": "Named"}, "unnamed": {}}}},
+        "theory": {
+            "decomposition": {"baselines": ["linucb"]},
+            "convergence": {"variants": {"named": {"name": "Named"}, "unnamed": {}}},
+        },
         "bench": {"policies": ["bench_only"]},
     }
     labels = config_labels(config)
     assert "named" not in labels
-    assert missing_display_names(labels) == ["bench_only", "linucb_wide", "new_dataset", "new_policy", "table_only", "unnamed"]
+    assert missing_display_names(labels) == [
+        "bench_only",
+        "linucb_wide",
+        "new_dataset",
+        "new_policy",
+        "table_only",
+        "unnamed",
+    ]
 
 
 def test_grid_points_are_shown_beside_the_display_name():

@@ -35,7 +35,9 @@ def test_check_fails_with_one_line_naming_the_widest_box():
         check_overfull(LOG, "results/latex/main.log")
     message = str(error.value)
     assert "\n" not in message
-    assert message.startswith("results/latex/main.log: 2 overfull \\hbox wider than 1pt; the widest by 24.5pt in alignment at lines 40--52")
+    assert message.startswith(
+        "results/latex/main.log: 2 overfull \\hbox wider than 1pt; the widest by 24.5pt in alignment at lines 40--52"
+    )
     check_overfull(LOG.replace("24.5", "0.5").replace("3.0pt", "0.9pt"), "x.log")
 
 
@@ -43,13 +45,41 @@ def test_check_fails_with_one_line_naming_the_widest_box():
 def test_build_paper_fails_on_an_overfull_box(tmp_path):
     main = tmp_path / "main.tex"
     main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{1.2\\linewidth}{1pt}\\end{document}\n")
-    result = subprocess.run([sys.executable, "-m", "hare", "build-paper", "--main", str(main), "--outdir", str(tmp_path / "out"),
-                             "--pdf", str(tmp_path / "paper.pdf")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hare",
+            "build-paper",
+            "--main",
+            str(main),
+            "--outdir",
+            str(tmp_path / "out"),
+            "--pdf",
+            str(tmp_path / "paper.pdf"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "overfull \\hbox wider than 1pt" in lines[0], result.stderr
     assert not (tmp_path / "paper.pdf").exists()
     main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{0.5\\linewidth}{1pt}\\end{document}\n")
-    result = subprocess.run([sys.executable, "-m", "hare", "build-paper", "--main", str(main), "--outdir", str(tmp_path / "out"),
-                             "--pdf", str(tmp_path / "paper.pdf")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hare",
+            "build-paper",
+            "--main",
+            str(main),
+            "--outdir",
+            str(tmp_path / "out"),
+            "--pdf",
+            str(tmp_path / "paper.pdf"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr

@@ -60,13 +60,18 @@ def test_regret_markdown_names_the_warm_start(results):
     warm = results / "tables" / "warm.csv"
     lines = CSV.splitlines()
     warm.write_text("\n".join([lines[0] + ",regime,n_logged", *(line + ",warm,1000" for line in lines[1:])]) + "\n")
-    assert "Regime: warm, every policy first learned from the same M = 1000 logged interactions." in regret_markdown(warm)
+    assert "Regime: warm, every policy first learned from the same M = 1000 logged interactions." in regret_markdown(
+        warm
+    )
 
 
 def test_claims_summary_lists_every_claim_that_does_not_pass(results):
     summary = claims_summary(results / "claims.md")
     assert "**1/4 PASS** (1 PASS, 1 FAIL, 1 INCONCLUSIVE, 1 NOT RUN)" in summary
-    assert "- FAIL `c_beats_d`: 3 [2, 4], needed < 0" in summary and "- INCONCLUSIVE `e_beats_f`: -1 [-3, 1], needed < 0" in summary
+    assert (
+        "- FAIL `c_beats_d`: 3 [2, 4], needed < 0" in summary
+        and "- INCONCLUSIVE `e_beats_f`: -1 [-3, 1], needed < 0" in summary
+    )
     assert "a_beats_b" not in summary and "g_beats_h" not in summary
 
 
@@ -74,7 +79,10 @@ def test_update_replaces_only_the_block(results, tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{BEGIN}\nSTALE\n{END}\noutro\n")
     (results / "tables" / "other.csv").write_text(CSV)
-    update_readme(readme, results_block(results, "classification,other", "paper/readme/x.png", 754, "2 CPU cores", "config/default.yaml"))
+    update_readme(
+        readme,
+        results_block(results, "classification,other", "paper/readme/x.png", 754, "2 CPU cores", "config/default.yaml"),
+    )
     text = readme.read_text()
     assert "#### Table `classification`" in text and "#### Table `other`" in text
     assert text.startswith("intro\n") and text.endswith("outro\n") and "STALE" not in text
@@ -92,16 +100,71 @@ CLAIMS_JSON = {
     "level": 0.95,
     "adjustment": "Benjamini-Hochberg within each family",
     "claims": [
-        {"id": "C1", "key": "hare_beats_linucb", "headline": True, "status": "PASS", "adjusted_status": "INCONCLUSIVE",
-         "measured": -12.345, "low": -20.0, "high": -1.5, "compare": "<", "threshold": 0, "margin": 2.0},
-        {"id": "C2", "key": "hare_equals_lnucb", "headline": True, "status": "EQUIVALENT", "adjusted_status": "EQUIVALENT",
-         "measured": 0.5, "low": -1.0, "high": 2.0, "compare": "<", "threshold": 0, "margin": 3.0},
-        {"id": "C3", "key": "published_row", "headline": False, "status": "FAIL", "adjusted_status": "FAIL",
-         "measured": 124.5, "low": 120.0, "high": 129.0, "compare": "within", "threshold": [15.89, 23.81], "margin": None},
-        {"id": "C4", "key": "passes_anyway", "headline": False, "status": "PASS", "adjusted_status": "PASS",
-         "measured": 1.0, "low": 0.5, "high": 1.5, "compare": ">", "threshold": 0, "margin": None},
-        {"id": "C5", "key": "not_run_here", "headline": False, "status": "NOT RUN", "adjusted_status": "",
-         "measured": None, "low": None, "high": None, "compare": "<", "threshold": 0, "margin": None},
+        {
+            "id": "C1",
+            "key": "hare_beats_linucb",
+            "headline": True,
+            "status": "PASS",
+            "adjusted_status": "INCONCLUSIVE",
+            "measured": -12.345,
+            "low": -20.0,
+            "high": -1.5,
+            "compare": "<",
+            "threshold": 0,
+            "margin": 2.0,
+        },
+        {
+            "id": "C2",
+            "key": "hare_equals_lnucb",
+            "headline": True,
+            "status": "EQUIVALENT",
+            "adjusted_status": "EQUIVALENT",
+            "measured": 0.5,
+            "low": -1.0,
+            "high": 2.0,
+            "compare": "<",
+            "threshold": 0,
+            "margin": 3.0,
+        },
+        {
+            "id": "C3",
+            "key": "published_row",
+            "headline": False,
+            "status": "FAIL",
+            "adjusted_status": "FAIL",
+            "measured": 124.5,
+            "low": 120.0,
+            "high": 129.0,
+            "compare": "within",
+            "threshold": [15.89, 23.81],
+            "margin": None,
+        },
+        {
+            "id": "C4",
+            "key": "passes_anyway",
+            "headline": False,
+            "status": "PASS",
+            "adjusted_status": "PASS",
+            "measured": 1.0,
+            "low": 0.5,
+            "high": 1.5,
+            "compare": ">",
+            "threshold": 0,
+            "margin": None,
+        },
+        {
+            "id": "C5",
+            "key": "not_run_here",
+            "headline": False,
+            "status": "NOT RUN",
+            "adjusted_status": "",
+            "measured": None,
+            "low": None,
+            "high": None,
+            "compare": "<",
+            "threshold": 0,
+            "margin": None,
+        },
     ],
 }
 
@@ -109,7 +172,10 @@ CLAIMS_JSON = {
 def test_claims_summary_prefers_the_json_with_its_adjusted_verdicts(results):
     (results / "claims.json").write_text(json.dumps(CLAIMS_JSON))
     summary = claims_summary(results / "claims.md")
-    assert "**2/5 PASS** (2 PASS, 1 FAIL, 1 EQUIVALENT, 1 NOT RUN); family-adjusted: 1 PASS, 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE, 1 NOT RUN" in summary
+    assert (
+        "**2/5 PASS** (2 PASS, 1 FAIL, 1 EQUIVALENT, 1 NOT RUN); family-adjusted: 1 PASS, 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE, 1 NOT RUN"
+        in summary
+    )
     assert "adjusted as follows: Benjamini-Hochberg within each family" in summary
     assert "- INCONCLUSIVE (unadjusted PASS) C1 `hare_beats_linucb`: -12.3 [-20, -1.5], needed < 0" in summary
     assert "- EQUIVALENT C2 `hare_equals_lnucb`: 0.5 [-1, 2], needed < 0 (margin 3)" in summary
@@ -150,7 +216,9 @@ def test_markdown_columns_are_found_by_their_header_and_each_claim_counts_once(r
 | C3 | `e_equals_f` | Table x | 0 [-1, 1] | < 0 | **EQUIVALENT** | **EQUIVALENT** | t |
 """)
     summary = claims_summary(results / "claims.md")
-    assert "**1/3 PASS** (1 PASS, 1 FAIL, 1 EQUIVALENT); family-adjusted: 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE" in summary
+    assert (
+        "**1/3 PASS** (1 PASS, 1 FAIL, 1 EQUIVALENT); family-adjusted: 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE" in summary
+    )
     assert "- FAIL C1 `c_beats_d`: 3 [2, 4], needed < 0" in summary
     assert "- INCONCLUSIVE (unadjusted PASS) C2 `a_beats_b`: -1 [-2, -0.5], needed < 0" in summary
     assert "The 3 claims that do not pass" in summary
@@ -172,12 +240,23 @@ def test_fill_readme_writes_the_page_and_the_summary(results, tmp_path, monkeypa
     page.parent.mkdir()
     readme.write_text(f"intro\n{SUMMARY_BEGIN}\nSTALE\n{SUMMARY_END}\noutro\n")
     page.write_text(f"# Results\n{BEGIN}\nSTALE\n{END}\n")
-    fill_readme(wall_seconds=376, machine="2 CPU cores", readme=readme, results=results, table="classification",
-                figure=tmp_path / "f.pdf", png=tmp_path / "paper" / "readme" / "x.png")
+    fill_readme(
+        wall_seconds=376,
+        machine="2 CPU cores",
+        readme=readme,
+        results=results,
+        table="classification",
+        figure=tmp_path / "f.pdf",
+        png=tmp_path / "paper" / "readme" / "x.png",
+    )
     summary, full = readme.read_text(), page.read_text()
     assert rendered == [(tmp_path / "f.pdf", tmp_path / "paper" / "readme" / "x.png")]
     assert "STALE" not in summary and "STALE" not in full and summary.endswith("outro\n")
-    assert "(paper/readme/x.png)" in summary and "[docs/results.md](docs/results.md)" in summary and "C1 `hare_beats_linucb`" in summary
+    assert (
+        "(paper/readme/x.png)" in summary
+        and "[docs/results.md](docs/results.md)" in summary
+        and "C1 `hare_beats_linucb`" in summary
+    )
     assert "| LinUCB |" not in summary and "published_row" not in summary
     assert "(../paper/readme/x.png)" in full and "| LinUCB |" in full and "**6 min 16 s**" in full
     assert "calibration figure 1.23" in full and "C3 `published_row`" in full
@@ -190,7 +269,15 @@ def test_fill_readme_writes_nothing_when_a_block_is_missing(results, tmp_path, m
     readme.write_text("no summary markers\n")
     page.write_text(f"{BEGIN}\nKEPT\n{END}\n")
     with pytest.raises(ValueError, match="results-summary"):
-        fill_readme(wall_seconds=1, machine="m", readme=readme, results=results, table="classification", figure="f.pdf", png=tmp_path / "x.png")
+        fill_readme(
+            wall_seconds=1,
+            machine="m",
+            readme=readme,
+            results=results,
+            table="classification",
+            figure="f.pdf",
+            png=tmp_path / "x.png",
+        )
     assert "KEPT" in page.read_text()
 
 

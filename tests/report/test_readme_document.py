@@ -53,8 +53,13 @@ def test_broken_links_finds_a_missing_page_and_a_missing_heading(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# Title\n\n## Real heading\n")
     readme = tmp_path / "README.md"
-    readme.write_text("[ok](docs/a.md#real-heading) [gone](docs/b.md) [bad](docs/a.md#nowhere) [web](https://x.org/docs/c.md)\n")
-    assert broken_links(readme, tmp_path) == ["README.md: docs/b.md (no such file)", "README.md: docs/a.md#nowhere (no such heading)"]
+    readme.write_text(
+        "[ok](docs/a.md#real-heading) [gone](docs/b.md) [bad](docs/a.md#nowhere) [web](https://x.org/docs/c.md)\n"
+    )
+    assert broken_links(readme, tmp_path) == [
+        "README.md: docs/b.md (no such file)",
+        "README.md: docs/a.md#nowhere (no such heading)",
+    ]
 
 
 def test_readme_is_short(repository):
@@ -72,8 +77,16 @@ def test_every_docs_link_exists(repository):
 
 def test_first_screen_says_what_how_and_how_long(repository):
     first = "\n".join((repository / "README.md").read_text().splitlines()[:FIRST_SCREEN])
-    for needed in ("make all", "make test", "results/paper.pdf", "results/claims.md", "results/report.html", "calibration figure",
-                   "docs/build_time.md", "Where to look first"):
+    for needed in (
+        "make all",
+        "make test",
+        "results/paper.pdf",
+        "results/claims.md",
+        "results/report.html",
+        "calibration figure",
+        "docs/build_time.md",
+        "Where to look first",
+    ):
         assert needed in first, needed
 
 
@@ -81,11 +94,16 @@ def test_build_time_comes_with_the_calibration_figure_and_how_to_scale_it(reposi
     text = (repository / "README.md").read_text()
     section = text.split("## How long it takes", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"calibration figure[\w* ]*\d\.\d\d", section), "the reference machine's calibration figure"
-    assert re.search(r"\*\*\d+ min \d+ s\*\* wall and \*\*[\d,]+ CPU-seconds\*\*", section) or "<!-- build-time: to be measured -->" in section
+    assert (
+        re.search(r"\*\*\d+ min \d+ s\*\* wall and \*\*[\d,]+ CPU-seconds\*\*", section)
+        or "<!-- build-time: to be measured -->" in section
+    )
     assert "hare calibrate" in section and re.search(r"time ≈ the time above × [\d.]+\s+/\s+your\s+figure", section)
 
 
-@pytest.mark.parametrize(("path", "begin", "end"), [("README.md", SUMMARY_BEGIN, SUMMARY_END), (RESULTS_PAGE.as_posix(), BEGIN, END)])
+@pytest.mark.parametrize(
+    ("path", "begin", "end"), [("README.md", SUMMARY_BEGIN, SUMMARY_END), (RESULTS_PAGE.as_posix(), BEGIN, END)]
+)
 def test_each_generated_block_has_one_pair_of_markers(repository, path, begin, end):
     text = (repository / path).read_text()
     assert text.count(begin) == 1 and text.count(end) == 1 and text.index(begin) < text.index(end)

@@ -6,40 +6,121 @@ import subprocess
 
 import pytest
 
-from hare.report.register import COLUMNS, FAMILY_COLUMNS, STATUSES, column_spec, id_ranges, interval_tex, register_tex, template
+from hare.report.register import (
+    COLUMNS,
+    FAMILY_COLUMNS,
+    STATUSES,
+    column_spec,
+    id_ranges,
+    interval_tex,
+    register_tex,
+    template,
+)
 
 
 def _claim(i, key, family, status, adjusted=None, headline=False, measured=-3.2, low=-10.1, high=3.7, **extra):
-    return {"id": f"C{i}", "key": key, "family": family, "headline": headline, "section": "Table classification",
-            "statement": extra.pop("statement", f"HARE has lower total regret than linucb on adult ({key})."),
-            "binding": extra.pop("binding", {}), "measured": measured, "low": low, "high": high, "compare": extra.pop("compare", "<"),
-            "threshold": extra.pop("threshold", 0), "margin": extra.pop("margin", 12.5), "status": status,
-            "adjusted_status": adjusted or status, "p_value": 0.01, "p_adjusted": 0.02, "method": "t interval over 20 runs",
-            "sources": [], "n_runs": 20, "planned_runs": 18, "half_width": 6.9, "note": "", **extra}
+    return {
+        "id": f"C{i}",
+        "key": key,
+        "family": family,
+        "headline": headline,
+        "section": "Table classification",
+        "statement": extra.pop("statement", f"HARE has lower total regret than linucb on adult ({key})."),
+        "binding": extra.pop("binding", {}),
+        "measured": measured,
+        "low": low,
+        "high": high,
+        "compare": extra.pop("compare", "<"),
+        "threshold": extra.pop("threshold", 0),
+        "margin": extra.pop("margin", 12.5),
+        "status": status,
+        "adjusted_status": adjusted or status,
+        "p_value": 0.01,
+        "p_adjusted": 0.02,
+        "method": "t interval over 20 runs",
+        "sources": [],
+        "n_runs": 20,
+        "planned_runs": 18,
+        "half_width": 6.9,
+        "note": "",
+        **extra,
+    }
 
 
 def _baseline(i, baseline, environment, experiment, status, adjusted=None):
-    return _claim(i, f"hare_vs_{baseline}_{environment}_{experiment}", "hare_vs_baselines", status, adjusted,
-                  statement=f"HARE has lower total regret than {baseline} on {environment} ({experiment}; paired over runs).",
-                  binding={"experiment": experiment, "environment": environment, "baseline": baseline})
+    return _claim(
+        i,
+        f"hare_vs_{baseline}_{environment}_{experiment}",
+        "hare_vs_baselines",
+        status,
+        adjusted,
+        statement=f"HARE has lower total regret than {baseline} on {environment} ({experiment}; paired over runs).",
+        binding={"experiment": experiment, "environment": environment, "baseline": baseline},
+    )
 
 
 @pytest.fixture
 def document():
     claims = [
-        _claim(1, "hare_vs_linucb_adult_classification", "hare_vs_baselines", "INCONCLUSIVE", "EQUIVALENT", headline=True,
-               statement="HARE has lower total regret than linucb on adult (classification; paired over runs).",
-               binding={"experiment": "classification", "environment": "adult", "baseline": "linucb"}),
+        _claim(
+            1,
+            "hare_vs_linucb_adult_classification",
+            "hare_vs_baselines",
+            "INCONCLUSIVE",
+            "EQUIVALENT",
+            headline=True,
+            statement="HARE has lower total regret than linucb on adult (classification; paired over runs).",
+            binding={"experiment": "classification", "environment": "adult", "baseline": "linucb"},
+        ),
         _baseline(2, "random", "adult", "classification", "PASS"),
         _baseline(3, "lnucb_ta", "adult", "classification", "PASS", "INCONCLUSIVE"),
         _baseline(4, "random", "mushroom", "classification_warm", "FAIL"),
-        _claim(5, "oful_bound_holds", None, "VACUOUS", measured=0.5, low=None, high=None, compare="<=", threshold=1, margin=None,
-               statement="LinUCB's regret stays below the OFUL bound (ratio <= 1; 100% & #1 ~ $x^2$ {a_b})."),
-        _claim(6, "published_linucb_mnist_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None,
-               compare="within", threshold=[1.5, 2.5]),
-        _claim(7, "published_linucb_adult_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None),
+        _claim(
+            5,
+            "oful_bound_holds",
+            None,
+            "VACUOUS",
+            measured=0.5,
+            low=None,
+            high=None,
+            compare="<=",
+            threshold=1,
+            margin=None,
+            statement="LinUCB's regret stays below the OFUL bound (ratio <= 1; 100% & #1 ~ $x^2$ {a_b}).",
+        ),
+        _claim(
+            6,
+            "published_linucb_mnist_reproduced",
+            "published",
+            "NOT RUN",
+            measured=None,
+            low=None,
+            high=None,
+            margin=None,
+            compare="within",
+            threshold=[1.5, 2.5],
+        ),
+        _claim(
+            7,
+            "published_linucb_adult_reproduced",
+            "published",
+            "NOT RUN",
+            measured=None,
+            low=None,
+            high=None,
+            margin=None,
+        ),
         _claim(8, "published_linucb_magic_reproduced", "published", "PASS", compare="within", threshold=[-20, 20]),
-        _claim(9, "published_lin_ts_magic_reproduced", "published", "NOT RUN", measured=None, low=None, high=None, margin=None),
+        _claim(
+            9,
+            "published_lin_ts_magic_reproduced",
+            "published",
+            "NOT RUN",
+            measured=None,
+            low=None,
+            high=None,
+            margin=None,
+        ),
     ]
     return {"level": 0.95, "adjustment": "Holm's step-down method within each family (5% level)", "claims": claims}
 
@@ -67,7 +148,10 @@ def test_per_claim_macros(document):
 
 def test_family_counts_by_adjusted_status(document):
     tex = register_tex(document)
-    family = {k: int(v) for k, v in re.findall(r"\\csname claimfamily@hare_vs_baselines@([A-Za-z ]+)\\endcsname\{(\d+)\}", tex)}
+    family = {
+        k: int(v)
+        for k, v in re.findall(r"\\csname claimfamily@hare_vs_baselines@([A-Za-z ]+)\\endcsname\{(\d+)\}", tex)
+    }
     assert family == {"PASS": 1, "FAIL": 1, "EQUIVALENT": 1, "INCONCLUSIVE": 1, "VACUOUS": 0, "NOT RUN": 0, "total": 4}
     assert "claimfamily@published@NOT RUN\\endcsname{3}" in tex
     assert "claimfamily@published@total\\endcsname{4}" in tex
@@ -78,7 +162,11 @@ def test_totals(document):
     values = dict(re.findall(r"\\newcommand\{\\(\w+)\}\{([^\n]*)\}\n", tex))
     assert values["claimsTotal"] == "9" and values["claimsPassed"] == "2" and values["claimsPass"] == "2"
     assert values["claimsNotRun"] == "3" and values["claimsEquivalent"] == "1" and values["claimsVacuous"] == "1"
-    assert values["claimsHeadlineTotal"] == "1" and values["claimsHeadlineEquivalent"] == "1" and values["claimsHeadlinePass"] == "0"
+    assert (
+        values["claimsHeadlineTotal"] == "1"
+        and values["claimsHeadlineEquivalent"] == "1"
+        and values["claimsHeadlinePass"] == "0"
+    )
     assert values["claimsLevel"] == "95\\%"
     assert values["claimsAdjustment"] == "Holm's step-down method within each family (5\\% level)"
 
@@ -102,7 +190,9 @@ def test_bad_keys_and_statuses_are_refused(document):
 @pytest.mark.parametrize("columns", [COLUMNS, FAMILY_COLUMNS], ids=["headline", "families"])
 def test_column_widths_fit_the_line(columns):
     assert sum(fraction for _, fraction in columns) <= 1.0 + 1e-12
-    widths = [float(w) for w in re.findall(r"p\{\\dimexpr([0-9.]+)\\linewidth-2\\tabcolsep\\relax\}", column_spec(columns))]
+    widths = [
+        float(w) for w in re.findall(r"p\{\\dimexpr([0-9.]+)\\linewidth-2\\tabcolsep\\relax\}", column_spec(columns))
+    ]
     assert len(widths) == len(columns) and sum(widths) <= 1.0 + 1e-12
     assert all(width >= 0.05 for width in widths)
 
@@ -136,8 +226,10 @@ def test_family_rows_share_a_statement_line(document):
 
 
 def test_template_replaces_values_on_word_boundaries():
-    claim = {"statement": "At rate 1.0 HARE beats knn_ucb on synthetic_linear (synthetic), not at 10.0.",
-             "binding": {"rate": "1.0", "baseline": "knn_ucb", "environment": "synthetic_linear", "experiment": "synthetic"}}
+    claim = {
+        "statement": "At rate 1.0 HARE beats knn_ucb on synthetic_linear (synthetic), not at 10.0.",
+        "binding": {"rate": "1.0", "baseline": "knn_ucb", "environment": "synthetic_linear", "experiment": "synthetic"},
+    }
     text = template(claim)
     assert "10.0" in text and text.count(r"$\langle$") == 4
 
@@ -157,8 +249,14 @@ def test_register_compiles_without_overfull_boxes(document, tmp_path):
     (tmp_path / "main.tex").write_text(
         "\\documentclass[11pt]{article}\\usepackage[margin=1in]{geometry}\\usepackage[T1]{fontenc}\\usepackage{lmodern}"
         "\\usepackage{booktabs,longtable,array,amssymb}\\usepackage{hyperref}\n"
-        "\\begin{document}\\input{claims.tex}\\claimsTable\\end{document}\n")
-    result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, capture_output=True, text=True)
+        "\\begin{document}\\input{claims.tex}\\claimsTable\\end{document}\n"
+    )
+    result = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert overfull_boxes((tmp_path / "main.log").read_text(errors="replace"), 0.0) == []
 
@@ -166,10 +264,18 @@ def test_register_compiles_without_overfull_boxes(document, tmp_path):
 def test_headline_statements_name_policies_and_datasets_as_readers_know_them():
     from hare.report.register import readable_statement
 
-    claim = {"statement": "HARE has lower total regret than lnucb_ta on mushroom (classification_warm; paired over runs).",
-             "binding": {"experiment": "classification_warm", "environment": "mushroom", "baseline": "lnucb_ta"}}
-    assert readable_statement(claim) == "HARE has lower total regret than LNUCB-TA on Mushroom (classification, warm; paired over runs)."
-    claim = {"statement": "online_mean wins on synthetic_linear (hare_online).", "binding": {"environment": "synthetic_linear", "experiment": "hare_online"}}
+    claim = {
+        "statement": "HARE has lower total regret than lnucb_ta on mushroom (classification_warm; paired over runs).",
+        "binding": {"experiment": "classification_warm", "environment": "mushroom", "baseline": "lnucb_ta"},
+    }
+    assert (
+        readable_statement(claim)
+        == "HARE has lower total regret than LNUCB-TA on Mushroom (classification, warm; paired over runs)."
+    )
+    claim = {
+        "statement": "online_mean wins on synthetic_linear (hare_online).",
+        "binding": {"environment": "synthetic_linear", "experiment": "hare_online"},
+    }
     assert readable_statement(claim) == r"online\_mean wins on HARE-Sim (linear) (hare online)."
 
 
@@ -177,7 +283,11 @@ def test_every_inconclusive_headline_claim_says_what_would_settle_it(document):
     from hare.report.register import headline_tex
 
     claims = [dict(c) for c in document["claims"]]
-    claims[0].update(headline=True, adjusted_status="INCONCLUSIVE", note="about 40 runs would settle it at the observed mean and spread (5 ran)")
+    claims[0].update(
+        headline=True,
+        adjusted_status="INCONCLUSIVE",
+        note="about 40 runs would settle it at the observed mean and spread (5 ran)",
+    )
     tex = headline_tex(claims, "95")
     assert "What would settle the inconclusive headline claims" in tex and "C1: about 40 runs would settle it" in tex
     claims[0].update(adjusted_status="PASS")
@@ -190,7 +300,7 @@ def test_a_family_drawn_as_a_claims_matrix_gets_one_line_not_a_row_per_member():
     members = [_baseline(i, f"b{i}", "adult", "classification", "PASS") for i in range(1, MATRIX_MIN_MEMBERS + 2)]
     small = [_claim(20 + i, f"small_{i}", "small", "FAIL") for i in range(3)]
     tex = register_tex({"level": 0.95, "claims": members + small})
-    family_line = tex[tex.index(r"\textbf{hare\_vs\_baselines}"):]
+    family_line = tex[tex.index(r"\textbf{hare\_vs\_baselines}") :]
     assert r"Figure~\ref{fig:claims-matrix}" in family_line and f"C1--C{MATRIX_MIN_MEMBERS + 1}" in family_line
     assert all(rf"\hypertarget{{claim.C{i}}}{{}}" in tex for i in range(1, MATRIX_MIN_MEMBERS + 2))
     assert r"\hypertarget{claim.C2}{C2}" not in tex  # no member row

@@ -36,7 +36,11 @@ def truncating_url(monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/m.data"
     spec = registry.DATASETS["mushroom"]
-    monkeypatch.setitem(registry.DATASETS, "mushroom", dataclasses.replace(spec, files=tuple(dataclasses.replace(f, url=url) for f in spec.files)))
+    monkeypatch.setitem(
+        registry.DATASETS,
+        "mushroom",
+        dataclasses.replace(spec, files=tuple(dataclasses.replace(f, url=url) for f in spec.files)),
+    )
     yield url
     server.shutdown()
     server.server_close()

@@ -49,15 +49,32 @@ def test_no_pickle_anywhere_in_the_library():
     for path in _source_files():
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import) and any(alias.name.split(".")[0] in {"pickle", "cPickle", "dill", "cloudpickle"} for alias in node.names):
+            if isinstance(node, ast.Import) and any(
+                alias.name.split(".")[0] in {"pickle", "cPickle", "dill", "cloudpickle"} for alias in node.names
+            ):
                 offenders.append(f"{path}:{node.lineno}: import pickle")
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in {"pickle", "cPickle", "dill", "cloudpickle"}:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in {
+                "pickle",
+                "cPickle",
+                "dill",
+                "cloudpickle",
+            }:
                 offenders.append(f"{path}:{node.lineno}: from pickle import")
-            if isinstance(node, ast.keyword) and node.arg == "allow_pickle" and not (isinstance(node.value, ast.Constant) and node.value.value is False):
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "allow_pickle"
+                and not (isinstance(node.value, ast.Constant) and node.value.value is False)
+            ):
                 offenders.append(f"{path}:{node.lineno}: allow_pickle not False")
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "load" and getattr(node.func.value, "id", None) == "torch":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "load"
+                and getattr(node.func.value, "id", None) == "torch"
+            ):
                 weights_only = [k for k in node.keywords if k.arg == "weights_only"]
-                if not weights_only or not (isinstance(weights_only[0].value, ast.Constant) and weights_only[0].value.value is True):
+                if not weights_only or not (
+                    isinstance(weights_only[0].value, ast.Constant) and weights_only[0].value.value is True
+                ):
                     offenders.append(f"{path}:{node.lineno}: torch.load without weights_only=True")
     assert offenders == []
 
@@ -141,27 +158,65 @@ def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_confi
     config.write_text(yaml.safe_dump(smoke_config))
     env = {**os.environ, "PWD": str(workdir)}
 
-    dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", str(config), "--dry-run", "--printshellcmds"], cwd=workdir, capture_output=True, text=True, env=env)
+    dry = subprocess.run(
+        [*SNAKEMAKE, "--cores", "1", "--configfile", str(config), "--dry-run", "--printshellcmds"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert dry.returncode != 0, "the OFUL check names a run no job produces; the DAG must not build"
     assert "touch PWNED" in dry.stdout + dry.stderr
 
     smoke_config["theory"]["oful"]["policy"] = "linucb"
     config.write_text(yaml.safe_dump(smoke_config))
     targets = ["results/data/prepared/mushroom.npz", "results/runs/synthetic/synthetic_linear/random.npz"]
-    refused = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)], cwd=workdir, capture_output=True, text=True, env=env)
-    assert refused.returncode != 0 and "environments.synthetic_linear.params.variant: must be 'linear' or 'nonlinear'" in refused.stdout + refused.stderr
+    refused = subprocess.run(
+        [*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert (
+        refused.returncode != 0
+        and "environments.synthetic_linear.params.variant: must be 'linear' or 'nonlinear'"
+        in refused.stdout + refused.stderr
+    )
     assert not (workdir / "results" / "runs").exists(), "a config refused at parse time runs no job"
 
     smoke_config["environments"]["synthetic_linear"]["params"]["variant"] = "linear"
     config.write_text(yaml.safe_dump(smoke_config))
-    run = subprocess.run([*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)], cwd=workdir, capture_output=True, text=True, env=env)
-    assert run.returncode == 0 and all((workdir / target).exists() for target in targets), run.stdout[-3000:] + run.stderr[-3000:]
+    run = subprocess.run(
+        [*SNAKEMAKE, *targets, "--cores", "2", "--configfile", str(config)],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert run.returncode == 0 and all((workdir / target).exists() for target in targets), (
+        run.stdout[-3000:] + run.stderr[-3000:]
+    )
     assert [p for p in tmp_path.rglob("PWNED")] == []
     assert not Path("PWNED").exists()
 
 
 def test_notebooks_are_executed_only_from_the_repository(smoke_config, tmp_path):
-    dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run", "--printshellcmds", "--forceall"], cwd=REPOSITORY, capture_output=True, text=True)
+    dry = subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--cores",
+            "1",
+            "--configfile",
+            "config/smoke.yaml",
+            "--dry-run",
+            "--printshellcmds",
+            "--forceall",
+        ],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+    )
     assert dry.returncode == 0, dry.stderr[-2000:]
     jupytext = re.findall(r"-m hare notebook-source (\S+) --out (\S+) >", dry.stdout)
     papermill = re.findall(r"-m hare notebook-execute (\S+\.ipynb) --out (\S+\.ipynb) ", dry.stdout)
@@ -171,7 +226,11 @@ def test_notebooks_are_executed_only_from_the_repository(smoke_config, tmp_path)
         source = source.strip("'")
         assert source.startswith("notebooks/") and (REPOSITORY / source).is_file(), source
         sources[output.strip("'")] = source
-    tracked = set(subprocess.run(["git", "ls-files", "notebooks"], cwd=REPOSITORY, capture_output=True, text=True, check=True).stdout.split())
+    tracked = set(
+        subprocess.run(
+            ["git", "ls-files", "notebooks"], cwd=REPOSITORY, capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     for notebook, _executed in papermill:
         assert notebook.strip("'") in sources, f"papermill executes {notebook}, which no rule builds from notebooks/"
         assert sources[notebook.strip("'")] in tracked

@@ -9,8 +9,16 @@ import pytest
 from hare import cli
 from hare.theory.approx_budget import check_approx_budget, exponent_record
 
-TINY = {"budgets": [60, 120, 240, 480], "horizon": 20, "n_runs": 2, "base_seed": 0, "n_boot": 40, "n_eps_queries": 64,
-        "hare_params": {"fit_steps": 10}, "env_params": {"n_items": 12, "n_clusters": 3, "n_users": 2}}
+TINY = {
+    "budgets": [60, 120, 240, 480],
+    "horizon": 20,
+    "n_runs": 2,
+    "base_seed": 0,
+    "n_boot": 40,
+    "n_eps_queries": 64,
+    "hare_params": {"fit_steps": 10},
+    "env_params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+}
 
 
 def planted(x, exponent, n_runs, scale=3.0, noise=0.05, seed=0):
@@ -39,7 +47,9 @@ def test_interval_widens_with_noise():
 
 def test_pooled_exponent_is_the_common_slope_over_groups():
     x = [1, 2, 4, 8]
-    groups = np.stack([planted(x, 0.2, 25, scale=1.0, seed=2), planted(x, 0.6, 25, scale=9.0, seed=3)], axis=1)  # (runs, groups, n_x)
+    groups = np.stack(
+        [planted(x, 0.2, 25, scale=1.0, seed=2), planted(x, 0.6, 25, scale=9.0, seed=3)], axis=1
+    )  # (runs, groups, n_x)
     pooled = exponent_record(x, groups, n_boot=300)
     singles = [exponent_record(x, groups[:, g], n_boot=300)["estimate"] for g in range(2)]
     assert pooled["estimate"] == pytest.approx(np.mean(singles))
@@ -50,7 +60,9 @@ def test_pooled_interval_covers_the_planted_slope_in_most_replications():
     x = [1, 2, 4, 8]
     covered = []
     for seed in range(40):
-        groups = np.stack([planted(x, 0.2, 25, scale=1.0, seed=2 * seed), planted(x, 0.6, 25, scale=9.0, seed=2 * seed + 1)], axis=1)
+        groups = np.stack(
+            [planted(x, 0.2, 25, scale=1.0, seed=2 * seed), planted(x, 0.6, 25, scale=9.0, seed=2 * seed + 1)], axis=1
+        )
         fit = exponent_record(x, groups, n_boot=200, seed=seed)
         covered.append(fit["ci_low"] <= 0.4 <= fit["ci_high"])
     assert np.mean(covered) >= 0.8
@@ -62,15 +74,18 @@ def test_non_positive_mean_gives_no_exponent():
     assert exponent_record([250, 500, 1000, 2000], curves, n_boot=50) is None
 
 
-@pytest.mark.parametrize(("change", "key"), [
-    ({"budgets": [250, 500, 1000]}, "budgets"),
-    ({"budgets": [250, 500, 0, 1000]}, "budgets"),
-    ({"budgets": [250, 250, 500, 1000]}, "budgets"),
-    ({"horizon": 0}, "horizon"),
-    ({"n_runs": 1}, "n_runs"),
-    ({"env_params": {"n_items": 2, "n_clusters": 5}}, "env_params"),
-    ({"hare_params": {"n_logged": 5}}, "hare_params"),
-])
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"budgets": [250, 500, 1000]}, "budgets"),
+        ({"budgets": [250, 500, 0, 1000]}, "budgets"),
+        ({"budgets": [250, 250, 500, 1000]}, "budgets"),
+        ({"horizon": 0}, "horizon"),
+        ({"n_runs": 1}, "n_runs"),
+        ({"env_params": {"n_items": 2, "n_clusters": 5}}, "env_params"),
+        ({"hare_params": {"n_logged": 5}}, "hare_params"),
+    ],
+)
 def test_bad_config_names_the_key(change, key):
     with pytest.raises(ValueError, match=rf"^{key}"):
         check_approx_budget({**TINY, **change})
@@ -88,11 +103,21 @@ def test_workflow_validation_names_the_section():
 
 def test_end_to_end_writes_the_json_fields(tmp_path):
     out_json, out_tex = tmp_path / "approx_budget.json", tmp_path / "approx_budget.tex"
-    assert cli.main(["approx-budget", "--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
+    assert (
+        cli.main(
+            ["approx-budget", "--config-json", json.dumps(TINY), "--out-json", str(out_json), "--out-tex", str(out_tex)]
+        )
+        == 0
+    )
     result = json.loads(out_json.read_text())
     n_m = len(TINY["budgets"])
     assert result["budgets"] == TINY["budgets"] and result["horizon"] == TINY["horizon"]
-    assert len(result["r_approx"]["mean"]) == len(result["r_approx"]["std"]) == len(result["epsilon_attn"]["values"]) == n_m
+    assert (
+        len(result["r_approx"]["mean"])
+        == len(result["r_approx"]["std"])
+        == len(result["epsilon_attn"]["values"])
+        == n_m
+    )
     diff = np.subtract(result["regret"]["full"]["mean"], result["regret"]["w_star"]["mean"])
     np.testing.assert_allclose(result["r_approx"]["mean"], diff, atol=1e-9)
     if result["exponent"] is None:

@@ -19,9 +19,28 @@ sigma, alpha, p, L_u, kappa_u = (SYMBOLS[k] for k in ("sigma", "alpha", "p", "L_
 b_lnucb = SYMBOLS["b_lnucb"]
 
 PARAMETERS = dict(
-    C=8, d_k=16, d_u=4, d=10, H=4, p=5000, M=10**6, alpha=1.0, lam=1.0, delta=0.05, sigma=0.5,
-    B_x=1.0, B_u=1.0, S=1.0, L_f=1.0, L_u=1.0, lambda_max=50.0, eps_attn=0.01, kappa_u=0.1,
-    c_attn=1.0, b_lnucb=1.0, knn_uncertainty=3.0,
+    C=8,
+    d_k=16,
+    d_u=4,
+    d=10,
+    H=4,
+    p=5000,
+    M=10**6,
+    alpha=1.0,
+    lam=1.0,
+    delta=0.05,
+    sigma=0.5,
+    B_x=1.0,
+    B_u=1.0,
+    S=1.0,
+    L_f=1.0,
+    L_u=1.0,
+    lambda_max=50.0,
+    eps_attn=0.01,
+    kappa_u=0.1,
+    c_attn=1.0,
+    b_lnucb=1.0,
+    knn_uncertainty=3.0,
 )
 HORIZONS = np.array([2, 10, 100, 1_000, 10_000, 100_000])
 
@@ -276,7 +295,10 @@ def test_written_macros_compile_with_pdflatex(tmp_path):
     (tmp_path / "main.tex").write_text(document)
     completed = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert completed.returncode == 0, completed.stdout[-2000:]
 

@@ -29,12 +29,25 @@ def claims_tex(results):
 
 
 def _sidecar(experiment="exp", environment="env", n_runs=3, base_seed=1, role="report"):
-    return {"job": {"experiment": experiment, "environment": {"name": environment}, "base_seed": base_seed, "role": role, "n_runs": n_runs, "regime": "cold"},
-            "warm_start_digest": None}
+    return {
+        "job": {
+            "experiment": experiment,
+            "environment": {"name": environment},
+            "base_seed": base_seed,
+            "role": role,
+            "n_runs": n_runs,
+            "regime": "cold",
+        },
+        "warm_start_digest": None,
+    }
 
 
 def _run(root, path, total_regret, **sidecar):
-    write_npz(root / path, total_regret=np.asarray(total_regret, dtype=float), total_reward=-np.asarray(total_regret, dtype=float))
+    write_npz(
+        root / path,
+        total_regret=np.asarray(total_regret, dtype=float),
+        total_reward=-np.asarray(total_regret, dtype=float),
+    )
     write_json((root / path).with_suffix(".json"), _sidecar(n_runs=len(total_regret), **sidecar))
 
 
@@ -43,8 +56,15 @@ def fixture_results(tmp_path):
     _run(tmp_path, "runs/good.npz", [1.0, 2.0, 3.0])
     _run(tmp_path, "runs/bad.npz", [10.0, 12.0, 11.0])
     _run(tmp_path, "runs/close.npz", [1.5, 1.0, 3.8])
-    write_json(tmp_path / "checks" / "bound.json", {"measured_max": [1.0, 5.0], "bound": [2.0, 4.0], "trivial": [3.0, 6.0],
-                                                   "exponent": {"estimate": 0.55, "ci_low": 0.4, "ci_high": 0.7}})
+    write_json(
+        tmp_path / "checks" / "bound.json",
+        {
+            "measured_max": [1.0, 5.0],
+            "bound": [2.0, 4.0],
+            "trivial": [3.0, 6.0],
+            "exponent": {"estimate": 0.55, "ci_low": 0.4, "ci_high": 0.7},
+        },
+    )
     return tmp_path
 
 
@@ -55,8 +75,14 @@ def _register(tmp_path, claims, **extra):
 
 
 def _paired(key, a, b, threshold=0, compare="<"):
-    return {"key": key, "statement": f"{a} below {b}", "inputs": {"a": f"runs/{a}.npz", "b": f"runs/{b}.npz"},
-            "per_run": "a.total_regret - b.total_regret", "compare": compare, "threshold": threshold}
+    return {
+        "key": key,
+        "statement": f"{a} below {b}",
+        "inputs": {"a": f"runs/{a}.npz", "b": f"runs/{b}.npz"},
+        "per_run": "a.total_regret - b.total_regret",
+        "compare": compare,
+        "threshold": threshold,
+    }
 
 
 def test_t_interval_matches_the_closed_form():
@@ -67,12 +93,23 @@ def test_t_interval_matches_the_closed_form():
     assert all(math.isnan(v) for v in t_interval([2.0])[1:])
 
 
-@pytest.mark.parametrize(("low", "high", "compare", "threshold", "status"), [
-    (-3, -1, "<", 0, "PASS"), (1, 3, "<", 0, "FAIL"), (-1, 1, "<", 0, "INCONCLUSIVE"), (0, 1, "<", 0, "INCONCLUSIVE"),
-    (1e-9, 1, "<", 0, "FAIL"), (0, 0, ">=", 0, "PASS"), (0, 0, ">", 0, "INCONCLUSIVE"),
-    (0, 1, "<=", 0, "INCONCLUSIVE"), (-1, 0, "<=", 0, "PASS"), (0.9, 1.0, ">=", 0.8, "PASS"), (0.7, 0.9, ">=", 0.8, "INCONCLUSIVE"),
-    (math.nan, 1, "<", 0, "FAIL"),
-])
+@pytest.mark.parametrize(
+    ("low", "high", "compare", "threshold", "status"),
+    [
+        (-3, -1, "<", 0, "PASS"),
+        (1, 3, "<", 0, "FAIL"),
+        (-1, 1, "<", 0, "INCONCLUSIVE"),
+        (0, 1, "<", 0, "INCONCLUSIVE"),
+        (1e-9, 1, "<", 0, "FAIL"),
+        (0, 0, ">=", 0, "PASS"),
+        (0, 0, ">", 0, "INCONCLUSIVE"),
+        (0, 1, "<=", 0, "INCONCLUSIVE"),
+        (-1, 0, "<=", 0, "PASS"),
+        (0.9, 1.0, ">=", 0.8, "PASS"),
+        (0.7, 0.9, ">=", 0.8, "INCONCLUSIVE"),
+        (math.nan, 1, "<", 0, "FAIL"),
+    ],
+)
 def test_status_is_decided_on_the_whole_interval(low, high, compare, threshold, status):
     """An interval touching the threshold does not establish the opposite direction: not FAIL."""
     assert decide(low, high, compare, threshold) == status
@@ -84,11 +121,20 @@ def test_an_exact_tie_with_a_margin_is_equivalent():
 
 
 def test_paired_comparisons_give_pass_fail_and_inconclusive(fixture_results):
-    register = _register(fixture_results, [_paired("good_vs_bad", "good", "bad"), _paired("bad_vs_good", "bad", "good"), _paired("good_vs_close", "good", "close")])
+    register = _register(
+        fixture_results,
+        [
+            _paired("good_vs_bad", "good", "bad"),
+            _paired("bad_vs_good", "bad", "good"),
+            _paired("good_vs_close", "good", "close"),
+        ],
+    )
     results = evaluate_register(register, fixture_results)
     assert [r.status for r in results] == ["PASS", "FAIL", "INCONCLUSIVE"]
     d = np.array([1.0, 2.0, 3.0]) - np.array([10.0, 12.0, 11.0])
-    assert results[0].measured == pytest.approx(d.mean()) and (results[0].low, results[0].high) == pytest.approx(t_interval(d)[1:])
+    assert results[0].measured == pytest.approx(d.mean()) and (results[0].low, results[0].high) == pytest.approx(
+        t_interval(d)[1:]
+    )
     markdown = claims_markdown(results)
     assert "1/3 PASS" in markdown and "**INCONCLUSIVE**" in markdown and "**FAIL**" in markdown
 
@@ -102,8 +148,15 @@ def test_a_planted_interval_straddling_the_threshold_is_inconclusive(tmp_path):
 
 
 def test_a_bound_above_the_trivial_bound_is_vacuous(fixture_results):
-    bound = {"key": "bound_holds", "statement": "worst run below the bound", "inputs": {"c": "checks/bound.json"},
-             "measured": "c.measured_max[-1]", "exact": "largest over runs", "compare": "<=", "threshold": "c.bound[-1]"}
+    bound = {
+        "key": "bound_holds",
+        "statement": "worst run below the bound",
+        "inputs": {"c": "checks/bound.json"},
+        "measured": "c.measured_max[-1]",
+        "exact": "largest over runs",
+        "compare": "<=",
+        "threshold": "c.bound[-1]",
+    }
     vacuous = {**bound, "key": "bound_vacuous", "threshold": 7.0, "trivial_bound": "c.trivial[-1]"}
     useful = {**bound, "key": "bound_useful", "trivial_bound": "c.trivial[-1]"}
     results = evaluate_register(_register(fixture_results, [bound, vacuous, useful]), fixture_results)
@@ -117,8 +170,15 @@ def test_an_undefined_interval_of_a_defined_measurement_is_inconclusive():
 
 
 def test_a_reported_interval_decides_the_claim(fixture_results):
-    claim = {"key": "exponent_half", "statement": "exponent at most 0.5", "inputs": {"c": "checks/bound.json"},
-             "measured": "c.exponent.estimate", "interval": ["c.exponent.ci_low", "c.exponent.ci_high"], "compare": "<=", "threshold": 0.5}
+    claim = {
+        "key": "exponent_half",
+        "statement": "exponent at most 0.5",
+        "inputs": {"c": "checks/bound.json"},
+        "measured": "c.exponent.estimate",
+        "interval": ["c.exponent.ci_low", "c.exponent.ci_high"],
+        "compare": "<=",
+        "threshold": 0.5,
+    }
     (result,) = evaluate_register(_register(fixture_results, [claim]), fixture_results)
     assert (result.measured, result.low, result.high, result.status) == (0.55, 0.4, 0.7, "INCONCLUSIVE")
 
@@ -129,8 +189,14 @@ def test_bootstrap_resamples_runs_jointly(tmp_path):
     rng = np.random.default_rng(0)
     _run(tmp_path, "runs/a.npz", rng.normal(0, 1, 8))
     _run(tmp_path, "runs/b.npz", rng.normal(0, 5, 8))
-    claim = {"key": "spread", "statement": "a spreads less than b", "inputs": {"a": "runs/a.npz", "b": "runs/b.npz"},
-             "bootstrap": "std(a.total_reward) / std(b.total_reward)", "compare": "<", "threshold": 1}
+    claim = {
+        "key": "spread",
+        "statement": "a spreads less than b",
+        "inputs": {"a": "runs/a.npz", "b": "runs/b.npz"},
+        "bootstrap": "std(a.total_reward) / std(b.total_reward)",
+        "compare": "<",
+        "threshold": 1,
+    }
     same = {**claim, "key": "same", "inputs": {"a": "runs/a.npz", "b": "runs/a.npz"}}
     spread, itself = evaluate_register(_register(tmp_path, [claim, same]), tmp_path)
     assert spread.low < spread.measured < spread.high < 1 and spread.status == "PASS"
@@ -145,21 +211,37 @@ def test_unpaired_run_files_are_refused(fixture_results):
 
 
 def test_a_claim_needs_exactly_one_kind_of_uncertainty(fixture_results):
-    point = {"key": "p", "statement": "s", "inputs": {"g": "runs/good.npz"}, "measured": "mean(g.total_regret)", "compare": "<", "threshold": 5}
+    point = {
+        "key": "p",
+        "statement": "s",
+        "inputs": {"g": "runs/good.npz"},
+        "measured": "mean(g.total_regret)",
+        "compare": "<",
+        "threshold": 5,
+    }
     with pytest.raises(ClaimError, match=r"claim 'p': give exactly one of"):
         evaluate_register(_register(fixture_results, [point]), fixture_results)
 
 
 def test_an_undefined_measurement_fails_the_claim(fixture_results):
     write_json(fixture_results / "checks" / "exponent.json", {"exponent": None, "low": 0.1, "high": 0.2})
-    claim = {"key": "exponent_small", "statement": "exponent at most 0.6", "inputs": {"c": "checks/exponent.json"},
-             "measured": "c.exponent", "interval": ["c.low", "c.high"], "compare": "<=", "threshold": 0.6}
+    claim = {
+        "key": "exponent_small",
+        "statement": "exponent at most 0.6",
+        "inputs": {"c": "checks/exponent.json"},
+        "measured": "c.exponent",
+        "interval": ["c.low", "c.high"],
+        "compare": "<=",
+        "threshold": 0.6,
+    }
     (result,) = evaluate_register(_register(fixture_results, [claim]), fixture_results)
     assert result.status == "FAIL" and math.isnan(result.measured)
 
 
 def test_claims_on_inputs_the_config_does_not_produce_are_not_run(fixture_results):
-    register = _register(fixture_results, [_paired("good_vs_missing", "good", "missing"), _paired("good_vs_bad", "good", "bad")])
+    register = _register(
+        fixture_results, [_paired("good_vs_missing", "good", "missing"), _paired("good_vs_bad", "good", "bad")]
+    )
     results = evaluate_register(register, fixture_results, frozenset({"runs/missing.npz"}))
     assert [r.status for r in results] == ["NOT RUN", "PASS"]
     assert "| `good_vs_missing` | good below missing | -- | < |  | NOT RUN | NOT RUN |" in claims_markdown(results)
@@ -199,7 +281,12 @@ FAMILY = {
 
 
 def test_family_expands_to_one_claim_per_combination(tmp_path):
-    claims = load_register(_register(tmp_path, [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "exact": "c", "compare": "<", "threshold": 2}]))
+    claims = load_register(
+        _register(
+            tmp_path,
+            [FAMILY, {"key": "plain", "statement": "s", "measured": 1, "exact": "c", "compare": "<", "threshold": 2}],
+        )
+    )
     assert [c["key"] for c in claims] == ["good_below_a", "good_below_b", "bad_below_a", "bad_below_b", "plain"]
     assert claims[1]["inputs"] == {"x": "runs/b/good.npz", "c": "checks/bound.json"}
     assert claims[2]["statement"] == "bad below a" and "for_each" not in claims[2]
@@ -209,36 +296,76 @@ def test_family_expands_over_the_running_and_reference_configs(tmp_path):
     """A config reference unites the running config with the register's reference configs: a dataset only the reference
     config runs is still a member, NOT RUN in the smaller build."""
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "big.yaml").write_text(yaml.safe_dump({"experiments": {"cls": {"environments": ["mushroom", "adult"], "policies": {"hare": {}, "linucb": {}, "random": {}}}}}))
-    family = {"for_each": {"environment": {"config": "experiments.cls.environments"}, "baseline": {"config": "experiments.cls.policies", "exclude": ["hare"]}},
-              "key": "hare_vs_{baseline}_{environment}", "statement": "s", "inputs": {"a": "results/runs/cls/{environment}/hare.npz", "b": "results/runs/cls/{environment}/{baseline}.npz"},
-              "per_run": "a.total_regret - b.total_regret", "compare": "<", "threshold": 0}
+    (tmp_path / "config" / "big.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "experiments": {
+                    "cls": {"environments": ["mushroom", "adult"], "policies": {"hare": {}, "linucb": {}, "random": {}}}
+                }
+            }
+        )
+    )
+    family = {
+        "for_each": {
+            "environment": {"config": "experiments.cls.environments"},
+            "baseline": {"config": "experiments.cls.policies", "exclude": ["hare"]},
+        },
+        "key": "hare_vs_{baseline}_{environment}",
+        "statement": "s",
+        "inputs": {
+            "a": "results/runs/cls/{environment}/hare.npz",
+            "b": "results/runs/cls/{environment}/{baseline}.npz",
+        },
+        "per_run": "a.total_regret - b.total_regret",
+        "compare": "<",
+        "threshold": 0,
+    }
     register = tmp_path / "paper" / "claims.yaml"
     register.parent.mkdir()
     register.write_text(yaml.safe_dump({"reference_configs": ["config/big.yaml"], "claims": [family]}, sort_keys=False))
-    running = {"experiments": {"cls": {"environments": ["shuttle", "mushroom"], "policies": {"hare": {}, "lnucb_ta": {}}}}}
+    running = {
+        "experiments": {"cls": {"environments": ["shuttle", "mushroom"], "policies": {"hare": {}, "lnucb_ta": {}}}}
+    }
     keys = [c["key"] for c in load_register(register, [running])]
-    assert keys == [f"hare_vs_{b}_{e}" for e in ("shuttle", "mushroom", "adult") for b in ("lnucb_ta", "linucb", "random")]
+    assert keys == [
+        f"hare_vs_{b}_{e}" for e in ("shuttle", "mushroom", "adult") for b in ("lnucb_ta", "linucb", "random")
+    ]
 
 
 def test_bad_config_reference_is_an_error_naming_the_claim(tmp_path):
     family = {**FAMILY, "for_each": {"policy": {"config": "experiments.none.policies"}, "split": ["a"]}}
-    with pytest.raises(ClaimError, match=r"claim '\{policy\}_below_\{split\}', for_each.policy: \['experiments.none.policies'\] name nothing"):
+    with pytest.raises(
+        ClaimError,
+        match=r"claim '\{policy\}_below_\{split\}', for_each.policy: \['experiments.none.policies'\] name nothing",
+    ):
         load_register(_register(tmp_path, [family]), [{"experiments": {}}])
 
 
 def test_family_members_are_evaluated(fixture_results):
-    family = {**FAMILY, "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
+    family = {
+        **FAMILY,
+        "for_each": {"policy": ["good", "bad"], "split": ["runs"]},
+        "inputs": {"x": "{split}/{policy}.npz"},
+    }
     results = evaluate_register(_register(fixture_results, [family]), fixture_results)
     assert [(r.key, r.status) for r in results] == [("good_below_runs", "PASS"), ("bad_below_runs", "FAIL")]
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"statement": "{policy} below {seed}"}, r"claim '\{policy\}_below_\{split\}': unknown placeholder\(s\) \['seed'\]"),
-    ({"inputs": {"x": "runs/{env}.npz"}}, r"unknown placeholder\(s\) \['env'\]"),
-    ({"key": "{policy}_below"}, r"claim '\{policy\}_below': for_each variable\(s\) \['split'\] do not appear in the key"),
-    ({"for_each": {"policy": []}}, r"for_each.policy must be a non-empty list"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"statement": "{policy} below {seed}"},
+            r"claim '\{policy\}_below_\{split\}': unknown placeholder\(s\) \['seed'\]",
+        ),
+        ({"inputs": {"x": "runs/{env}.npz"}}, r"unknown placeholder\(s\) \['env'\]"),
+        (
+            {"key": "{policy}_below"},
+            r"claim '\{policy\}_below': for_each variable\(s\) \['split'\] do not appear in the key",
+        ),
+        ({"for_each": {"policy": []}}, r"for_each.policy must be a non-empty list"),
+    ],
+)
 def test_bad_family_is_an_error_naming_the_claim(tmp_path, change, message):
     with pytest.raises(ClaimError, match=message):
         load_register(_register(tmp_path, [{**FAMILY, **change}]))
@@ -253,13 +380,22 @@ def test_family_member_colliding_with_a_claim_is_a_duplicate(tmp_path):
 def test_family_counts_per_status_are_macros(fixture_results):
     """Counted on the adjusted statuses: good (mean 2, sd 1, 3 runs) is below 6 and bad (mean 11) above it, each
     at p < 0.0125 (the Benjamini--Hochberg bar of the first of two)."""
-    family = {**FAMILY, "family": "below", "threshold": 6, "for_each": {"policy": ["good", "bad"], "split": ["runs"]}, "inputs": {"x": "{split}/{policy}.npz"}}
+    family = {
+        **FAMILY,
+        "family": "below",
+        "threshold": 6,
+        "for_each": {"policy": ["good", "bad"], "split": ["runs"]},
+        "inputs": {"x": "{split}/{policy}.npz"},
+    }
     tex = claims_tex(evaluate_register(_register(fixture_results, [family]), fixture_results))
-    assert r"\csname claimfamily@below@PASS\endcsname{1}" in tex and r"\csname claimfamily@below@FAIL\endcsname{1}" in tex
+    assert (
+        r"\csname claimfamily@below@PASS\endcsname{1}" in tex and r"\csname claimfamily@below@FAIL\endcsname{1}" in tex
+    )
     assert r"\csname claimfamily@below@total\endcsname{2}" in tex
 
 
 # --- the paper's register ---------------------------------------------------------------------------------------
+
 
 def _paper_register(repository):
     from hare.theory.claims import load_configs
@@ -320,7 +456,11 @@ def test_the_smoke_config_lists_what_it_skips_as_not_run(repository):
 
 @pytest.fixture
 def many_claims(fixture_results):
-    family = {**FAMILY, "for_each": {"policy": ["good"], "split": [f"s{i}" for i in range(80)]}, "inputs": {"x": "runs/good.npz"}}
+    family = {
+        **FAMILY,
+        "for_each": {"policy": ["good"], "split": [f"s{i}" for i in range(80)]},
+        "inputs": {"x": "runs/good.npz"},
+    }
     return claims_tex(evaluate_register(_register(fixture_results, [family]), fixture_results))
 
 
@@ -339,19 +479,28 @@ def _paper_macros(repository):
     """The claim macros of paper/main.tex's preamble (from its \\claim declaration to \\makeatother)."""
     main = (repository / "paper" / "main.tex").read_text()
     start = main.index("\\DeclareUrlCommand\\claim")
-    return main[start:main.index("\\makeatother", start) + len("\\makeatother")]
+    return main[start : main.index("\\makeatother", start) + len("\\makeatother")]
 
 
 def _pdflatex(tmp_path, body):
     (tmp_path / "main.tex").write_text(body)
-    return subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "main.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_long_claims_table_compiles_across_pages(many_claims, tmp_path):
     """In the paper's page geometry, without overfull lines."""
     (tmp_path / "claims.tex").write_text(many_claims)
-    completed = _pdflatex(tmp_path, PREAMBLE + "\\input{claims.tex}\n\\begin{document}\n\\claimsTable{}\n\\end{document}\n")
+    completed = _pdflatex(
+        tmp_path, PREAMBLE + "\\input{claims.tex}\n\\begin{document}\n\\claimsTable{}\n\\end{document}\n"
+    )
     assert completed.returncode == 0, completed.stdout[-2000:]
     pages = re.search(r"Output written on main\.pdf \((\d+) pages?", completed.stdout)
     assert pages and int(pages.group(1)) >= 2
@@ -361,34 +510,54 @@ def test_long_claims_table_compiles_across_pages(many_claims, tmp_path):
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_prose_asserting_a_claim_that_does_not_pass_fails_the_build(repository, fixture_results, tmp_path):
     """\\claimverdict picks the verb from the status; \\asserts on a claim that is not PASS stops the compilation."""
-    results = evaluate_register(_register(fixture_results, [_paired("good_vs_bad", "good", "bad"), _paired("good_vs_close", "good", "close")]), fixture_results)
+    results = evaluate_register(
+        _register(fixture_results, [_paired("good_vs_bad", "good", "bad"), _paired("good_vs_close", "good", "close")]),
+        fixture_results,
+    )
     (tmp_path / "claims.tex").write_text(claims_tex(results))
     head = PREAMBLE + "\\input{claims.tex}\n" + _paper_macros(repository) + "\n\\begin{document}\n"
-    fine = _pdflatex(tmp_path, head + "Good \\claimverdict{good_vs_bad}{beats}{does not beat} bad (\\claimref{good_vs_bad}); "
-                     "good \\claimverdict{good_vs_close}{beats}{may not beat} close (\\claimref{good_vs_close}).\\asserts{good_vs_bad}\n\\end{document}\n")
+    fine = _pdflatex(
+        tmp_path,
+        head + "Good \\claimverdict{good_vs_bad}{beats}{does not beat} bad (\\claimref{good_vs_bad}); "
+        "good \\claimverdict{good_vs_close}{beats}{may not beat} close (\\claimref{good_vs_close}).\\asserts{good_vs_bad}\n\\end{document}\n",
+    )
     assert fine.returncode == 0, fine.stdout[-2000:]
-    text = subprocess.run(["pdftotext", "main.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, check=False).stdout
+    text = subprocess.run(
+        ["pdftotext", "main.pdf", "-"], cwd=tmp_path, capture_output=True, text=True, check=False
+    ).stdout
     assert "beats bad" in " ".join(text.split()) and "may not beat close" in " ".join(text.split())
     broken = _pdflatex(tmp_path, head + "Good beats close.\\asserts{good_vs_close}\n\\end{document}\n")
-    assert broken.returncode != 0 and "the prose asserts claim good_vs_close, whose status is INCONCLUSIVE" in broken.stdout
+    assert (
+        broken.returncode != 0
+        and "the prose asserts claim good_vs_close, whose status is INCONCLUSIVE" in broken.stdout
+    )
     unknown = _pdflatex(tmp_path, head + "\\claimref{no_such_claim}\n\\end{document}\n")
     assert unknown.returncode != 0 and "unknown claim key no_such_claim" in unknown.stdout
 
 
 def test_a_band_claim_reads_a_published_table_and_needs_the_published_scale(tmp_path):
     """compare: within [low, high] from a CSV of published numbers; a run at another horizon is NOT RUN (requires_equal)."""
-    (tmp_path / "pub.csv").write_text("policy,environment,mean,std,horizon\nlinucb,adult,100,5,3\nlinucb,magic,50,1,3\n")
+    (tmp_path / "pub.csv").write_text(
+        "policy,environment,mean,std,horizon\nlinucb,adult,100,5,3\nlinucb,magic,50,1,3\n"
+    )
     _run(tmp_path, "runs/adult.npz", [95.0, 101.0, 110.0])
     _run(tmp_path, "runs/magic.npz", [60.0, 61.0, 59.0])
     for name in ("adult", "magic"):
         car = {**_sidecar(environment=name), "horizon": 3 if name == "adult" else 7}
         write_json(tmp_path / f"runs/{name}.json", car)
-    family = {"for_each": {"env": ["adult", "magic"]}, "key": "reproduced_{env}", "statement": "s",
-              "inputs": {"ours": "runs/{env}.npz", "meta": "runs/{env}.json", "pub": "pub.csv"},
-              "per_run": "ours.total_regret", "compare": "within",
-              "threshold": ["lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') - 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
-                            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') + 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')"],
-              "requires_equal": [["meta.horizon", "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'horizon')"]]}
+    family = {
+        "for_each": {"env": ["adult", "magic"]},
+        "key": "reproduced_{env}",
+        "statement": "s",
+        "inputs": {"ours": "runs/{env}.npz", "meta": "runs/{env}.json", "pub": "pub.csv"},
+        "per_run": "ours.total_regret",
+        "compare": "within",
+        "threshold": [
+            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') - 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
+            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') + 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
+        ],
+        "requires_equal": [["meta.horizon", "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'horizon')"]],
+    }
     adult, magic = evaluate_register(_register(tmp_path, [family]), tmp_path)
     assert adult.threshold == (90.0, 110.0) and adult.status == "INCONCLUSIVE"
     assert magic.status == "NOT RUN" and "meta.horizon" in magic.method

@@ -32,7 +32,9 @@ SEED = 7
 
 
 def small_run(**kwargs):
-    return run_decomposition(ENV, HARE, HORIZONS, N_RUNS, SEED, n_boot=100, n_eps_queries=256, n_logged=N_LOGGED, **kwargs)
+    return run_decomposition(
+        ENV, HARE, HORIZONS, N_RUNS, SEED, n_boot=100, n_eps_queries=256, n_logged=N_LOGGED, **kwargs
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,9 @@ def test_exponent_fit_recovers_a_known_slope():
     assert exact["estimate"] == pytest.approx(0.5, abs=1e-12)
     assert fit_exponent(horizons, -np.ones((2, horizons.size)), n_boot=10)["estimate"] is None
     mixed = fit_exponent(horizons, np.vstack([-3.0 * horizons, 1.0 * horizons]), n_boot=200, seed=0)
-    assert mixed["estimate"] is None and mixed["ci_low"] is None and mixed["ci_high"] is None and mixed["n_boot_valid"] > 0
+    assert (
+        mixed["estimate"] is None and mixed["ci_low"] is None and mixed["ci_high"] is None and mixed["n_boot_valid"] > 0
+    )
 
 
 def test_vacuous_flag_on_a_hand_example():
@@ -109,11 +113,19 @@ def test_writers_produce_every_term(result, tmp_path):
     payload = json.loads(out_json.read_text())
     assert "arrays" not in payload
     terms = {(row["term"], row["bound_key"]) for row in payload["rows"]}
-    for term, key in [("approx", "hare_approx"), ("explore", "hare_explore_oful"), ("explore", "hare_explore"), ("user", "user_regret_sum")]:
+    for term, key in [
+        ("approx", "hare_approx"),
+        ("explore", "hare_explore_oful"),
+        ("explore", "hare_explore"),
+        ("user", "user_regret_sum"),
+    ]:
         assert (term, key) in terms
     assert {row["T"] for row in payload["rows"]} == set(HORIZONS)
     assert payload["baselines"]["linucb"]["bound_key"] == "linucb_oful"
-    assert payload["baselines"]["lnucb_ta"]["evaluated"] is False and "b" in payload["baselines"]["lnucb_ta"]["unspecified"]
+    assert (
+        payload["baselines"]["lnucb_ta"]["evaluated"] is False
+        and "b" in payload["baselines"]["lnucb_ta"]["unspecified"]
+    )
     tex = out_tex.read_text()
     for label in (r"R_{\mathrm{approx}}", r"R_{\mathrm{user}}", r"R_{\mathrm{explore}}", r"\toprule", r"\bottomrule"):
         assert label in tex
@@ -123,10 +135,34 @@ def test_writers_produce_every_term(result, tmp_path):
 
 
 def test_main_writes_json_tex_and_npz(tmp_path):
-    config = {"env_params": ENV, "hare_params": HARE, "horizons": [10, 40], "n_runs": 2, "base_seed": 3, "n_boot": 50,
-              "baselines": False, "n_eps_queries": 128, "n_logged": 200}
+    config = {
+        "env_params": ENV,
+        "hare_params": HARE,
+        "horizons": [10, 40],
+        "n_runs": 2,
+        "base_seed": 3,
+        "n_boot": 50,
+        "baselines": False,
+        "n_eps_queries": 128,
+        "n_logged": 200,
+    }
     paths = [tmp_path / name for name in ("r.json", "r.tex", "r.npz")]
-    assert cli.main(["decomposition", "--config-json", json.dumps(config), "--out-json", str(paths[0]), "--out-tex", str(paths[1]), "--out-npz", str(paths[2])]) == 0
+    assert (
+        cli.main(
+            [
+                "decomposition",
+                "--config-json",
+                json.dumps(config),
+                "--out-json",
+                str(paths[0]),
+                "--out-tex",
+                str(paths[1]),
+                "--out-npz",
+                str(paths[2]),
+            ]
+        )
+        == 0
+    )
     arrays = read_npz(paths[2])
     for name in ("term_approx", "term_user", "term_explore", "regret_full", "horizons"):
         assert name in arrays
@@ -149,21 +185,28 @@ def test_rerun_gives_identical_json(result, tmp_path):
 
 
 def test_grid_over_clusters_and_key_dim():
-    grid = decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64,
-                                                n_logged=N_LOGGED)
+    grid = decomposition.run_decomposition_grid(
+        ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64, n_logged=N_LOGGED
+    )
     cells = {(cell["n_clusters"], cell["key_dim"]): cell for cell in grid["cells"]}
     assert set(cells) == {(2, 4), (3, 4)}
     for (clusters, key_dim), cell in cells.items():
         assert cell["constants"]["n_clusters"] == clusters and cell["constants"]["key_dim"] == key_dim
         assert {row["T"] for row in cell["rows"]} == {20}
-        assert set(cell["approx_by_mean"]) == {"R_approx_online", "R_approx_frozen", "removed_by_online_mean", "removed_fraction"}
+        assert set(cell["approx_by_mean"]) == {
+            "R_approx_online",
+            "R_approx_frozen",
+            "removed_by_online_mean",
+            "removed_fraction",
+        }
     json.dumps(grid)
 
 
 @pytest.fixture(scope="module")
 def grid():
-    return decomposition.run_decomposition_grid(ENV, HARE, [2, 3], [4, 2], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64,
-                                                n_logged=N_LOGGED)
+    return decomposition.run_decomposition_grid(
+        ENV, HARE, [2, 3], [4, 2], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64, n_logged=N_LOGGED
+    )
 
 
 def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
@@ -175,7 +218,9 @@ def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
     tex = (tmp_path / "grid.tex").read_text()
     body = tex.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
     assert len(body) == 4 * len(GRID_BOUNDS)
-    first = {(row["term"], row["bound_key"]): row for row in grid["cells"][0]["rows"]}[("explore", GRID_BOUNDS["explore"])]
+    first = {(row["term"], row["bound_key"]): row for row in grid["cells"][0]["rows"]}[
+        ("explore", GRID_BOUNDS["explore"])
+    ]
     cells = [c.strip() for c in body[2].rstrip("\\ ").split(" & ")]
     assert cells[:3] == ["2", "4", r"$R_{\mathrm{explore}}$"]
     assert cells[5] == f"{first['ratio']:.3g}"
@@ -185,10 +230,33 @@ def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
 
 
 def test_grid_main_writes_json_and_tex(tmp_path):
-    config = {"n_clusters": [2], "key_dims": [4], "horizons": [10, 20], "n_runs": 2, "base_seed": 1, "n_boot": 10,
-              "n_eps_queries": 64, "env_params": ENV, "hare_params": HARE, "n_logged": 100}
+    config = {
+        "n_clusters": [2],
+        "key_dims": [4],
+        "horizons": [10, 20],
+        "n_runs": 2,
+        "base_seed": 1,
+        "n_boot": 10,
+        "n_eps_queries": 64,
+        "env_params": ENV,
+        "hare_params": HARE,
+        "n_logged": 100,
+    }
     out_json, out_tex = tmp_path / "g.json", tmp_path / "g.tex"
-    assert cli.main(["decomposition-grid", "--config-json", json.dumps(config), "--out-json", str(out_json), "--out-tex", str(out_tex)]) == 0
+    assert (
+        cli.main(
+            [
+                "decomposition-grid",
+                "--config-json",
+                json.dumps(config),
+                "--out-json",
+                str(out_json),
+                "--out-tex",
+                str(out_tex),
+            ]
+        )
+        == 0
+    )
     payload = json.loads(out_json.read_text())
     assert payload["config"] == config and payload["horizons"] == [10, 20]
     assert {row["T"] for row in payload["cells"][0]["rows"]} == {20}
@@ -226,8 +294,10 @@ def test_warm_started_bounds_run_to_m_plus_t():
 
     constants = {"C": 3, "d_k": 4, "lam": 1.0, "delta": 0.05, "sigma": 0.1, "S": 1.0, "B_x": 2.0}
     T = np.array([10.0, 100.0])
-    np.testing.assert_allclose(decomposition.warm_bound("hare_explore_oful", T, 0, **constants),
-                               np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T, **constants), dtype=float))
+    np.testing.assert_allclose(
+        decomposition.warm_bound("hare_explore_oful", T, 0, **constants),
+        np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T, **constants), dtype=float),
+    )
     warm = decomposition.warm_bound("hare_explore_oful", T, 50, **constants)
     cold_at_total = np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T + 50, **constants), dtype=float)
     np.testing.assert_allclose(warm, np.sqrt(T / (T + 50)) * cold_at_total)
@@ -239,22 +309,27 @@ def test_warm_started_bounds_run_to_m_plus_t():
     np.testing.assert_allclose(decomposition.warm_user_regret_sum(lam_min, 0, **user), user_regret_sum(lam_min, **user))
 
 
-@pytest.mark.parametrize("settings, match", [
-    ({"n_logged": 0}, "n_logged"),
-    ({"n_logged": True}, "n_logged"),
-    ({"hare_params": {"n_logged": 300}}, "hare_params.n_logged"),
-    ({"hare_params": {"heads": 2}}, "unknown hyperparameter"),
-    ({"hare_params": {"mean": "sometimes"}}, "mean"),
-    ({"env_params": {"n_items": 0}}, "env_params"),
-    ({"baselines": ["neural_ucb"]}, "baselines"),
-    ({"horizons": [10, 39]}, "horizons: the grid spans 3.9x"),
-    ({"horizons": [40, 40]}, "horizons"),
-    ({"horizons": [0, 40]}, "horizons"),
-])
+@pytest.mark.parametrize(
+    "settings, match",
+    [
+        ({"n_logged": 0}, "n_logged"),
+        ({"n_logged": True}, "n_logged"),
+        ({"hare_params": {"n_logged": 300}}, "hare_params.n_logged"),
+        ({"hare_params": {"heads": 2}}, "unknown hyperparameter"),
+        ({"hare_params": {"mean": "sometimes"}}, "mean"),
+        ({"env_params": {"n_items": 0}}, "env_params"),
+        ({"baselines": ["neural_ucb"]}, "baselines"),
+        ({"horizons": [10, 39]}, "horizons: the grid spans 3.9x"),
+        ({"horizons": [40, 40]}, "horizons"),
+        ({"horizons": [0, 40]}, "horizons"),
+    ],
+)
 def test_settings_are_validated(settings, match):
     with pytest.raises(ValueError, match=match):
         decomposition.check_settings({"horizons": [10, 40], "n_runs": 2, **settings})
-    decomposition.check_settings({"horizons": [10, 40], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
+    decomposition.check_settings(
+        {"horizons": [10, 40], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV}
+    )
     decomposition.check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)
 
 
@@ -286,7 +361,9 @@ def test_t_interval_by_hand():
 
 
 def test_every_exponent_follows_the_uncertainty_contract(result):
-    assert {"approx", "user", "explore", "explore_selection_gap", "explore_minus_selection_gap"} <= set(result["exponents"])
+    assert {"approx", "user", "explore", "explore_selection_gap", "explore_minus_selection_gap"} <= set(
+        result["exponents"]
+    )
     for fit in result["exponents"].values():
         assert CONTRACT <= set(fit) and fit["n"] == N_RUNS and fit["level"] == 0.95
         assert fit["method"].startswith("percentile bootstrap over runs")

@@ -15,18 +15,42 @@ from hare.experiments.job_setup import build_environment
 from hare.experiments.run import run_job
 from hare.io import file_sha256, read_npz, write_json, write_npz
 from hare.random import run_keys
-from hare.theory.oful_check import confidence_membership, ellipsoid_norm_sq, linear_parameters, membership_summary, oful_check, oful_radius
+from hare.theory.oful_check import (
+    confidence_membership,
+    ellipsoid_norm_sq,
+    linear_parameters,
+    membership_summary,
+    oful_check,
+    oful_radius,
+)
 
-ENV = {"variant": "linear", "link": "identity", "n_items": 6, "n_clusters": 2, "n_users": 2, "query_dim": 4, "noise_sigma": 0.1}
+ENV = {
+    "variant": "linear",
+    "link": "identity",
+    "n_items": 6,
+    "n_clusters": 2,
+    "n_users": 2,
+    "query_dim": 4,
+    "noise_sigma": 0.1,
+}
 DELTA = 0.05
 CONTRACT = {"estimate", "ci_low", "ci_high", "level", "n", "method"}
 
 
 def _spec(regime="cold", n_logged=0, horizon=60, alpha=1.0):
     return {
-        "experiment": "oful", "label": "linucb", "policy": "linucb", "params": {"alpha": alpha, "lam": 1.0},
+        "experiment": "oful",
+        "label": "linucb",
+        "policy": "linucb",
+        "params": {"alpha": alpha, "lam": 1.0},
         "environment": {"name": "sim", "kind": "synthetic", "params": ENV, "dataset": None, "horizon": horizon},
-        "n_runs": 3, "role": "report", "base_seed": 2, "device": "cpu", "record_every": 25, "regime": regime, "n_logged": n_logged,
+        "n_runs": 3,
+        "role": "report",
+        "base_seed": 2,
+        "device": "cpu",
+        "record_every": 25,
+        "regime": regime,
+        "n_logged": n_logged,
     }
 
 
@@ -96,14 +120,20 @@ def test_oful_json_states_the_horizon_and_the_premise(checked):
     result, tmp = checked
     payload = json.loads((tmp / "oful.json").read_text())
     assert payload["rounds"][-1] == payload["horizon"] == 60
-    assert payload["bound_at_horizon"] == payload["bound"][-1] and payload["trivial_at_horizon"] == payload["trivial_bound"][-1]
+    assert (
+        payload["bound_at_horizon"] == payload["bound"][-1]
+        and payload["trivial_at_horizon"] == payload["trivial_bound"][-1]
+    )
     assert payload["worst_run_at_horizon"] == payload["measured_max"][-1]
     assert payload["vacuous_at_horizon"] == (payload["bound_at_horizon"] >= payload["trivial_at_horizon"])
     premise = payload["premise"]
     for key in ("fraction_inside", "runs_inside_every_round"):
         assert CONTRACT <= set(premise[key]) and premise[key]["n"] == 3
         assert 0.0 <= premise[key]["ci_low"] <= premise[key]["estimate"] <= premise[key]["ci_high"] <= 1.0
-    assert all(0.0 <= f <= 1.0 for f in premise["fraction_inside_per_run"]) and len(premise["fraction_inside_per_run"]) == 3
+    assert (
+        all(0.0 <= f <= 1.0 for f in premise["fraction_inside_per_run"])
+        and len(premise["fraction_inside_per_run"]) == 3
+    )
     assert premise["premise_holds"] == (premise["fraction_inside"]["estimate"] >= 1 - DELTA)
     assert premise["threshold"] == pytest.approx(1 - DELTA) and premise["n_rounds"] == 60
     assert CONTRACT <= set(payload["measured_at_horizon"])
@@ -126,7 +156,9 @@ def test_premise_fails_for_a_wrong_parameter_or_a_shrunk_radius(tmp_path):
     wrong = confidence_membership(spec, build_environment(spec, torch.device("cpu")), theta + 1.0, **constants)
     summary = membership_summary(wrong["inside"], DELTA)
     assert not summary["premise_holds"] and summary["fraction_inside"]["estimate"] < 1 - DELTA
-    shrunk = confidence_membership(spec, build_environment(spec, torch.device("cpu")), theta, radius_scale=0.01, **constants)
+    shrunk = confidence_membership(
+        spec, build_environment(spec, torch.device("cpu")), theta, radius_scale=0.01, **constants
+    )
     assert not membership_summary(shrunk["inside"], DELTA)["premise_holds"]
 
 
@@ -137,14 +169,18 @@ def test_warm_start_counts_the_logged_rounds(tmp_path):
     theta = linear_parameters(env)
     membership = confidence_membership(spec, env, theta, DELTA, ENV["noise_sigma"], float(theta.norm()), math.sqrt(2.0))
     np.testing.assert_array_equal(membership["n_observations"], 40 + np.arange(1, 31))
-    np.testing.assert_array_equal(membership["arrays"]["total_regret"], read_npz(tmp_path / "runs" / "linucb.npz")["total_regret"])
+    np.testing.assert_array_equal(
+        membership["arrays"]["total_regret"], read_npz(tmp_path / "runs" / "linucb.npz")["total_regret"]
+    )
 
 
 def test_a_run_that_the_resimulation_does_not_reproduce_is_refused(tmp_path):
     out, sidecar = _run(tmp_path)
     arrays = read_npz(out)
     write_npz(out, **{**arrays, "total_regret": arrays["total_regret"] + 1.0})
-    write_json(out.with_suffix(".json"), {**sidecar, "npz_sha256": file_sha256(out)})  # consistent with its sidecar, wrong all the same
+    write_json(
+        out.with_suffix(".json"), {**sidecar, "npz_sha256": file_sha256(out)}
+    )  # consistent with its sidecar, wrong all the same
     env = build_environment(sidecar["job"], torch.device("cpu"))
     with pytest.raises(ValueError, match="re-simulated total regret"):
         oful_check(out, sidecar, env, DELTA, tmp_path / "o.json", tmp_path / "o.tex")
@@ -152,5 +188,20 @@ def test_a_run_that_the_resimulation_does_not_reproduce_is_refused(tmp_path):
 
 def test_cli_runs_the_check_from_the_sidecar(tmp_path):
     out, _ = _run(tmp_path)
-    assert cli_main(["check-oful", "--run", str(out), "--delta", str(DELTA), "--out-json", str(tmp_path / "o.json"), "--out-tex", str(tmp_path / "o.tex")]) == 0
+    assert (
+        cli_main(
+            [
+                "check-oful",
+                "--run",
+                str(out),
+                "--delta",
+                str(DELTA),
+                "--out-json",
+                str(tmp_path / "o.json"),
+                "--out-tex",
+                str(tmp_path / "o.tex"),
+            ]
+        )
+        == 0
+    )
     assert "premise" in json.loads((tmp_path / "o.json").read_text())

@@ -9,8 +9,20 @@ from repository_copy import SNAKEMAKE, copy_repository
 
 
 def _planned_rules(workdir, *targets):
-    dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run", *(f"results/claims/{t}.md" for t in targets)],
-                         cwd=workdir, capture_output=True, text=True)
+    dry = subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--cores",
+            "1",
+            "--configfile",
+            "config/smoke.yaml",
+            "--dry-run",
+            *(f"results/claims/{t}.md" for t in targets),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     stats = dry.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     return {name: int(count) for name, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE) if name != "total"}
@@ -25,7 +37,13 @@ def test_a_comparison_claim_needs_only_its_experiment_and_dataset(fresh_clone):
     rules = _planned_rules(fresh_clone, "hare_vs_linucb_mushroom_classification")
     # its margin comes from the same batch's tuning runs (the batch writes it after its jobs), nothing else
     assert set(rules) == {"fetch_dataset", "prepare_dataset", "run_classification_mushroom", "claim"}
-    assert rules["fetch_dataset"] == rules["prepare_dataset"] == rules["run_classification_mushroom"] == rules["claim"] == 1
+    assert (
+        rules["fetch_dataset"]
+        == rules["prepare_dataset"]
+        == rules["run_classification_mushroom"]
+        == rules["claim"]
+        == 1
+    )
 
 
 def test_a_check_claim_needs_only_its_check_and_the_runs_it_reads(fresh_clone):

@@ -16,6 +16,8 @@ from hare.experiments.manifest import is_provenance_file, read_manifest, reprodu
 from repository_copy import SNAKEMAKE, copy_repository
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
+
+
 def _batches() -> dict[str, list[str]]:
     """``{batch: [result .npz, ...]}``: the smoke config's jobs grouped as the workflow's batch rules group them
     (one rule ``run_<experiment>_<environment>`` per batch, its tuning and reported jobs)."""
@@ -35,7 +37,10 @@ def _finished_batches(workdir: Path) -> dict[str, dict[str, int]]:
     finished = {}
     for batch, outputs in BATCHES.items():
         paths = [workdir / npz for npz in outputs]
-        if all(p.exists() and p.with_suffix(".json").exists() for p in paths) and not incomplete & {*outputs, *(o[:-4] + ".json" for o in outputs)}:
+        if all(p.exists() and p.with_suffix(".json").exists() for p in paths) and not incomplete & {
+            *outputs,
+            *(o[:-4] + ".json" for o in outputs),
+        }:
             finished[batch] = {npz: (workdir / npz).stat().st_mtime_ns for npz in outputs}
     return finished
 
@@ -53,7 +58,9 @@ def interrupted_run(repository, tmp_path_factory):
     """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two experiment batches finished, unlocked and resumed."""
     workdir = copy_repository(repository, tmp_path_factory.mktemp("interrupted"))
     command = [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
-    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 300
     while len(_finished_batches(workdir)) < 2:
         assert process.poll() is None, "snakemake ended before it could be interrupted"
@@ -108,7 +115,11 @@ def test_interrupted_and_uninterrupted_runs_are_byte_identical(interrupted_run, 
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     assert sorted(ours) == sorted(reference)
     assert reproducible_part(ours) == reproducible_part(reference)
-    assert any(p.endswith(".npz") for p in reproducible_part(ours)) and "tables/classification.csv" in ours and "checks/oful.json" in ours
+    assert (
+        any(p.endswith(".npz") for p in reproducible_part(ours))
+        and "tables/classification.csv" in ours
+        and "checks/oful.json" in ours
+    )
     for relative in ["paper/generated", "paper/figures"]:
         for path in sorted((reference_run / relative).iterdir()):
             if path.name in TIMED_OUTPUTS:
@@ -121,9 +132,18 @@ def test_interrupted_and_uninterrupted_runs_are_byte_identical(interrupted_run, 
 TIMED_KINDS = ("compute", "scaling", "replay")
 """Table kinds that print measured wall times (ms per round, compute used)."""
 TIMED_OUTPUTS = {
-    "claims.tex", "table_bench.tex", "table_bench_neural.tex", "table_bench_hare.tex", "runtime.pdf",
-    *(f"table_{name}.tex" for name, table in resolve_config_file(Path(__file__).resolve().parents[2] / "config" / "smoke.yaml")["tables"].items()
-      if table["kind"] in TIMED_KINDS),
+    "claims.tex",
+    "table_bench.tex",
+    "table_bench_neural.tex",
+    "table_bench_hare.tex",
+    "runtime.pdf",
+    *(
+        f"table_{name}.tex"
+        for name, table in resolve_config_file(Path(__file__).resolve().parents[2] / "config" / "smoke.yaml")[
+            "tables"
+        ].items()
+        if table["kind"] in TIMED_KINDS
+    ),
 }
 """Generated paper files that report measured wall times (claims.tex: the wall-time claims of LNUCB-TA's Table 7; every
 table of a timed kind), so differ between runs by design."""

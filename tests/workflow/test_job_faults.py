@@ -24,9 +24,22 @@ SOURCE = str(Path(__file__).resolve().parents[2] / "src")
 
 def _spec(horizon: int) -> dict:
     return {
-        "experiment": "faults", "label": "linucb", "policy": "linucb", "params": {"alpha": 1.0},
-        "environment": {"name": "sim", "kind": "synthetic", "params": {"n_items": 12, "n_clusters": 3, "n_users": 2}, "dataset": None, "horizon": horizon},
-        "n_runs": 2, "role": "report", "base_seed": 5, "device": "cpu", "record_every": 10,
+        "experiment": "faults",
+        "label": "linucb",
+        "policy": "linucb",
+        "params": {"alpha": 1.0},
+        "environment": {
+            "name": "sim",
+            "kind": "synthetic",
+            "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+            "dataset": None,
+            "horizon": horizon,
+        },
+        "n_runs": 2,
+        "role": "report",
+        "base_seed": 5,
+        "device": "cpu",
+        "record_every": 10,
     }
 
 
@@ -39,7 +52,22 @@ def test_sigkill_mid_run_leaves_no_output_and_no_temporary(tmp_path):
     stale = tmp_path / ".X.npz.abcd1234.tmp"
     stale.write_bytes(b"left by an earlier killed attempt")
     env = {**os.environ, "PYTHONPATH": SOURCE, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "hare", "run", "--job", json.dumps(_spec(10**7)), "--out", str(out), "--progress", "off"], env=env, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hare",
+            "run",
+            "--job",
+            json.dumps(_spec(10**7)),
+            "--out",
+            str(out),
+            "--progress",
+            "off",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while stale.exists():
         assert process.poll() is None, process.stderr.read().decode()
@@ -94,16 +122,29 @@ class _PoisonedBandit(SyntheticBandit):
 
 
 @pytest.mark.parametrize("policy", ["linucb", "hare"])
-@pytest.mark.parametrize(("value", "field"), [(float("nan"), "contexts"), (float("inf"), "contexts"), (float("-inf"), "queries")])
+@pytest.mark.parametrize(
+    ("value", "field"), [(float("nan"), "contexts"), (float("inf"), "contexts"), (float("-inf"), "queries")]
+)
 def test_nonfinite_inputs_fail_at_the_first_bad_round(policy, value, field):
-    env = _PoisonedBandit(SyntheticConfig(n_items=12, n_clusters=3, n_users=2), 2, 40, run_keys(0, range(2), "env"), bad_round=16, value=value, field=field)
+    env = _PoisonedBandit(
+        SyntheticConfig(n_items=12, n_clusters=3, n_users=2),
+        2,
+        40,
+        run_keys(0, range(2), "env"),
+        bad_round=16,
+        value=value,
+        field=field,
+    )
     if getattr(env.round(0).observation, field) is None:
         pytest.skip(f"this environment has no {field}")
     params = {"alpha": 1.0, "projections": "oracle"} if policy == "hare" else {"alpha": 1.0}
     seen = []
     policy_ = build_policy(policy, params, env, run_keys(0, range(2), "pol"))
     original = policy_.update
-    policy_.update = lambda observation, arms, rewards: (seen.append(observation.t), original(observation, arms, rewards))
+    policy_.update = lambda observation, arms, rewards: (
+        seen.append(observation.t),
+        original(observation, arms, rewards),
+    )
     with pytest.raises(NonFiniteInputError, match=r"environment 'poisoned': round 17 has non-finite"):
         simulate(env, policy_, record_every=5, name="poisoned")
     assert max(seen) == 15
@@ -113,7 +154,16 @@ def test_nonfinite_inputs_fail_at_the_first_bad_round(policy, value, field):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_nonfinite_inputs_on_cuda_name_the_first_bad_round():
     device = torch.device("cuda")
-    env = _PoisonedBandit(SyntheticConfig(n_items=12, n_clusters=3, n_users=2), 2, 40, run_keys(0, range(2), "env").to(device), device, bad_round=16, value=float("nan"), field="contexts")
+    env = _PoisonedBandit(
+        SyntheticConfig(n_items=12, n_clusters=3, n_users=2),
+        2,
+        40,
+        run_keys(0, range(2), "env").to(device),
+        device,
+        bad_round=16,
+        value=float("nan"),
+        field="contexts",
+    )
     policy = build_policy("linucb", {"alpha": 1.0}, env, run_keys(0, range(2), "pol").to(device)).to(device)
     with pytest.raises(NonFiniteInputError, match=r"round 17 "):
         simulate(env, policy, record_every=5, name="poisoned")
@@ -122,7 +172,13 @@ def test_nonfinite_inputs_on_cuda_name_the_first_bad_round():
 @pytest.fixture
 def results(tmp_path):
     root = tmp_path / "results"
-    for relative, text in {"runs/a/b.npz": "x", "tables/t.csv": "1,2\n", "claims.md": "# Claims\n", "logs/l.log": "noise", "latex/main.aux": "aux"}.items():
+    for relative, text in {
+        "runs/a/b.npz": "x",
+        "tables/t.csv": "1,2\n",
+        "claims.md": "# Claims\n",
+        "logs/l.log": "noise",
+        "latex/main.aux": "aux",
+    }.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
     write_manifest(root)
@@ -132,12 +188,17 @@ def results(tmp_path):
 def test_manifest_lists_results_sorted_without_logs_and_latex(results):
     lines = (results / "MANIFEST.sha256").read_text().splitlines()
     assert [line.split("  ", 1)[1] for line in lines] == ["claims.md", "runs/a/b.npz", "tables/t.csv"]
-    assert read_manifest(results / "MANIFEST.sha256")["claims.md"] == __import__("hashlib").sha256(b"# Claims\n").hexdigest()
+    assert (
+        read_manifest(results / "MANIFEST.sha256")["claims.md"]
+        == __import__("hashlib").sha256(b"# Claims\n").hexdigest()
+    )
     assert verify(results) == []
 
 
 def test_manifest_is_sha256sum_compatible(results):
-    result = subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=results, capture_output=True, text=True)
+    result = subprocess.run(
+        ["sha256sum", "--check", "--quiet", "MANIFEST.sha256"], cwd=results, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -167,14 +228,20 @@ def test_verify_without_a_manifest_says_so(tmp_path):
 
 def test_cli_verify_exits_1_listing_problems(results):
     env = {**os.environ, "PYTHONPATH": SOURCE}
-    ok = subprocess.run([sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env)
+    ok = subprocess.run(
+        [sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env
+    )
     assert ok.returncode == 0 and ok.stdout == ""
     (results / "runs/a/b.npz").write_text("z")
-    bad = subprocess.run([sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env)
+    bad = subprocess.run(
+        [sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env
+    )
     assert bad.returncode == 1
     assert bad.stdout.startswith("changed: runs/a/b.npz")
     assert f"hare verify --results {results} --repair, then rerun the workflow" in bad.stderr
-    again = subprocess.run([sys.executable, "-m", "hare", "manifest", "--results", str(results)], capture_output=True, text=True, env=env)
+    again = subprocess.run(
+        [sys.executable, "-m", "hare", "manifest", "--results", str(results)], capture_output=True, text=True, env=env
+    )
     assert again.returncode == 0 and verify(results) == []
 
 
@@ -214,7 +281,10 @@ def test_a_damaged_result_is_named_refused_by_the_manifest_and_repaired(tmp_path
     assert "disagrees with its sidecar: runs/faults/sim/linucb.npz" in problems[0]
     assert any(p.startswith("changed: runs/faults/sim/linucb.npz") for p in problems)
     repaired = verify(root, repair=True)
-    assert "removed: runs/faults/sim/linucb.json (snakemake rebuilds it)" in repaired and "removed: runs/faults/sim/linucb.npz (snakemake rebuilds it)" in repaired
+    assert (
+        "removed: runs/faults/sim/linucb.json (snakemake rebuilds it)" in repaired
+        and "removed: runs/faults/sim/linucb.npz (snakemake rebuilds it)" in repaired
+    )
     assert not run.exists() and not run.with_suffix(".json").exists()
     run_job(_spec(20), run, progress=False)
     write_manifest(root)

@@ -27,7 +27,12 @@ def _copy(build: Path, dest: Path) -> Path:
 
 def _plan(workdir: Path) -> str:
     """Snakemake's dry run of the smoke build in ``workdir``."""
-    result = subprocess.run([*SNAKEMAKE, "--dry-run", "--cores", "1", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--dry-run", "--cores", "1", "--configfile", "config/smoke.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout + result.stderr
 
@@ -35,7 +40,9 @@ def _plan(workdir: Path) -> str:
 def _why(plan: str) -> str:
     """The reasons a dry run gives for its jobs, each once, those that only follow from another job's left out."""
     reasons = set(re.findall(r"^\s*reason: (.*)$", plan, flags=re.MULTILINE))
-    first = sorted(reason for reason in reasons if not reason.startswith("Input files updated by another job")) or sorted(reasons)
+    first = sorted(
+        reason for reason in reasons if not reason.startswith("Input files updated by another job")
+    ) or sorted(reasons)
     return "\n".join(reason[:500] for reason in first[:20]) + "\n" + plan[-3000:]
 
 
@@ -58,8 +65,14 @@ def test_a_moved_build_reruns_nothing_and_builds_in_its_new_place(reference_run,
     bounds = moved / "paper" / "generated" / "bounds.tex"
     before = bounds.read_bytes()
     bounds.unlink()
-    rebuilt = subprocess.run([*SNAKEMAKE, "paper/generated/bounds.tex", "--cores", "1", "--configfile", "config/smoke.yaml"],
-                             cwd=moved, capture_output=True, text=True)
+    rebuilt = subprocess.run(
+        [*SNAKEMAKE, "paper/generated/bounds.tex", "--cores", "1", "--configfile", "config/smoke.yaml"],
+        cwd=moved,
+        capture_output=True,
+        text=True,
+    )
     log = moved / "results" / "logs" / "theory" / "bounds.log"
-    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:] + (log.read_text(errors="replace")[-2000:] if log.exists() else "")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:] + (
+        log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    )
     assert bounds.read_bytes() == before

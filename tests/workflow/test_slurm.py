@@ -79,40 +79,42 @@ def _run_daemon(command: list[str], env: dict | None = None) -> None:
 def slurm_conf(state: Path, munge_socket: Path, node_line: str) -> str:
     """A one-node configuration: no accounting, no cgroups, jobs kept visible to squeue for 10 minutes."""
     host = node_line.split()[0].split("=", 1)[1]
-    return "\n".join([
-        "ClusterName=hare-localtest",
-        f"SlurmctldHost={host}",
-        f"SlurmctldPort={_free_port()}",
-        f"SlurmdPort={_free_port()}",
-        "SlurmUser=root",
-        "SlurmdUser=root",
-        "AuthType=auth/munge",
-        "CredType=cred/munge",
-        f"AuthInfo=socket={munge_socket}",
-        f"StateSaveLocation={state / 'ctld'}",
-        f"SlurmdSpoolDir={state / 'd'}",
-        f"SlurmctldPidFile={state / 'slurmctld.pid'}",
-        f"SlurmdPidFile={state / 'slurmd.pid'}",
-        f"SlurmctldLogFile={state / 'slurmctld.log'}",
-        f"SlurmdLogFile={state / 'slurmd.log'}",
-        "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
-        "MpiDefault=none",
-        "SchedulerType=sched/builtin",
-        "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_Core_Memory",
-        "JobAcctGatherType=jobacct_gather/none",
-        "AccountingStorageType=accounting_storage/none",
-        "ReturnToService=2",
-        "MinJobAge=600",
-        "InactiveLimit=0",
-        "KillWait=5",
-        "SlurmctldTimeout=30",
-        "SlurmdTimeout=30",
-        node_line + " State=UNKNOWN",
-        f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
-        "",
-    ])
+    return "\n".join(
+        [
+            "ClusterName=hare-localtest",
+            f"SlurmctldHost={host}",
+            f"SlurmctldPort={_free_port()}",
+            f"SlurmdPort={_free_port()}",
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            f"AuthInfo=socket={munge_socket}",
+            f"StateSaveLocation={state / 'ctld'}",
+            f"SlurmdSpoolDir={state / 'd'}",
+            f"SlurmctldPidFile={state / 'slurmctld.pid'}",
+            f"SlurmdPidFile={state / 'slurmd.pid'}",
+            f"SlurmctldLogFile={state / 'slurmctld.log'}",
+            f"SlurmdLogFile={state / 'slurmd.log'}",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "MpiDefault=none",
+            "SchedulerType=sched/builtin",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_Core_Memory",
+            "JobAcctGatherType=jobacct_gather/none",
+            "AccountingStorageType=accounting_storage/none",
+            "ReturnToService=2",
+            "MinJobAge=600",
+            "InactiveLimit=0",
+            "KillWait=5",
+            "SlurmctldTimeout=30",
+            "SlurmdTimeout=30",
+            node_line + " State=UNKNOWN",
+            f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+            "",
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +138,11 @@ def slurm_cluster(tmp_path_factory):
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
     munge_socket = munge / "socket"
-    node_line = next(line for line in subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines() if line.startswith("NodeName="))
+    node_line = next(
+        line
+        for line in subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines()
+        if line.startswith("NodeName=")
+    )
     node_line = re.sub(r"RealMemory=(\d+)", lambda m: f"RealMemory={int(m.group(1)) * 9 // 10}", node_line)
 
     backup = None
@@ -149,7 +155,16 @@ def slurm_cluster(tmp_path_factory):
     env = {**os.environ, "SLURM_CONF": str(SLURM_CONF)}
     pids = []
     try:
-        _run_daemon(["munged", f"--key-file={key}", f"--socket={munge_socket}", f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}", f"--seed-file={munge / 'seed'}"])
+        _run_daemon(
+            [
+                "munged",
+                f"--key-file={key}",
+                f"--socket={munge_socket}",
+                f"--pid-file={munge / 'munged.pid'}",
+                f"--log-file={munge / 'munged.log'}",
+                f"--seed-file={munge / 'seed'}",
+            ]
+        )
         _wait_for(lambda: _read_pid(munge / "munged.pid") is not None, 10, "munged's PID file")
         pids.append(_read_pid(munge / "munged.pid"))
         _run_daemon(["slurmctld", "-f", str(SLURM_CONF)], env)
@@ -166,7 +181,11 @@ def slurm_cluster(tmp_path_factory):
         try:
             _wait_for(node_idle, 60, "the node to become idle")
         except TimeoutError as error:
-            logs = "\n".join((state / name).read_text(errors="replace")[-2000:] for name in ("slurmctld.log", "slurmd.log") if (state / name).exists())
+            logs = "\n".join(
+                (state / name).read_text(errors="replace")[-2000:]
+                for name in ("slurmctld.log", "slurmd.log")
+                if (state / name).exists()
+            )
             raise AssertionError(f"{error}\n{logs}") from None
         yield env
     finally:
@@ -184,7 +203,16 @@ def _local_profile(repository: Path, dest: Path) -> Path:
     """profiles/slurm with the site settings of this one-node cluster: its partition, no GPU, small jobs."""
     profile = yaml.safe_load((repository / "profiles" / "slurm" / "config.yaml").read_text())
     profile["default-resources"].update({"slurm_partition": PARTITION, "mem_mb": 1000, "runtime": 30})
-    profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "slurm-status-command": "squeue", "slurm-init-seconds-before-status-checks": 2, "slurm-keep-successful-logs": True})
+    profile.update(
+        {
+            "jobs": 4,
+            "latency-wait": 5,
+            "retries": 0,
+            "slurm-status-command": "squeue",
+            "slurm-init-seconds-before-status-checks": 2,
+            "slurm-keep-successful-logs": True,
+        }
+    )
     dest.mkdir(parents=True)
     (dest / "config.yaml").write_text(yaml.safe_dump(profile))
     return dest
@@ -195,7 +223,14 @@ def slurm_run(slurm_cluster, repository, tmp_path_factory):
     workdir = copy_repository(repository, tmp_path_factory.mktemp("slurm-run"))
     profile = _local_profile(repository, workdir / "profiles" / "slurm-localtest")
     start = time.monotonic()
-    result = subprocess.run([*SNAKEMAKE, "--profile", str(profile), "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True, env=slurm_cluster, timeout=1800)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--profile", str(profile), "--configfile", "config/smoke.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=slurm_cluster,
+        timeout=1800,
+    )
     elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
     return workdir, result.stdout + result.stderr, elapsed
@@ -204,11 +239,15 @@ def slurm_run(slurm_cluster, repository, tmp_path_factory):
 def test_jobs_went_through_sbatch(slurm_run):
     workdir, log, _ = slurm_run
     assert "executor: slurm" in log.lower() or "slurm" in log.lower()
-    job_ids = set(re.findall(r"SLURM jobid (\d+)", log, flags=re.IGNORECASE)) | set(re.findall(r"slurm_jobid=(\d+)", log))
+    job_ids = set(re.findall(r"SLURM jobid (\d+)", log, flags=re.IGNORECASE)) | set(
+        re.findall(r"slurm_jobid=(\d+)", log)
+    )
     slurm_logs = list((workdir / ".snakemake" / "slurm_logs").rglob("*.log"))
     assert job_ids, log[-3000:]
     assert len(slurm_logs) >= 7, "every rule (run jobs included) should have a Slurm log"
-    assert any("run_synthetic_" in str(p) for p in slurm_logs), "the experiment batches should have gone through Slurm too"
+    assert any("run_synthetic_" in str(p) for p in slurm_logs), (
+        "the experiment batches should have gone through Slurm too"
+    )
 
 
 def test_slurm_results_equal_a_local_run(slurm_run, reference_run):
@@ -217,7 +256,9 @@ def test_slurm_results_equal_a_local_run(slurm_run, reference_run):
     ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     npz = sorted(p for p in ours if p.endswith(".npz") and p.startswith("runs/"))
-    assert len(npz) == sum(job.role == "report" for job in expand_jobs(resolve_config_file(workdir / "config" / "smoke.yaml")))
+    assert len(npz) == sum(
+        job.role == "report" for job in expand_jobs(resolve_config_file(workdir / "config" / "smoke.yaml"))
+    )
     assert {p: ours[p] for p in npz} == {p: reference[p] for p in npz}
     assert reproducible_part(ours) == reproducible_part(reference)
     # The PDF is not compared: its compute, benchmark and runtime tables and figure carry measured wall times.

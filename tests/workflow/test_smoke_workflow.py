@@ -22,7 +22,9 @@ def smoke_run(repository, tmp_path_factory):
     if shutil.which("latexmk") is None:
         pytest.fail("latexmk is missing: run `make setup` (it installs TeX), the smoke workflow needs it")
     workdir = copy_repository(repository, tmp_path_factory.mktemp("smoke"))
-    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     return workdir
 
@@ -32,9 +34,28 @@ def test_smoke_workflow_builds_the_paper_and_the_claims(smoke_run):
     assert pdf.read_bytes()[:5] == b"%PDF-"
     claims = (smoke_run / "results" / "claims.md").read_text()
     assert claims.startswith("# Claims:")
-    tables = ["classification", "enhanced", "published", "synthetic", "hare_ablations", "sensitivity", "scaling", "replay", "compute"]
-    generated = ["paper/generated/bounds.tex", "results/checks/oful.json", "paper/figures/regret_curves.pdf", "results/notebooks/regret_curves.html"]
-    for path in [*(f"results/tables/{t}.csv" for t in tables), *(f"paper/generated/table_{t}.tex" for t in tables), *generated]:
+    tables = [
+        "classification",
+        "enhanced",
+        "published",
+        "synthetic",
+        "hare_ablations",
+        "sensitivity",
+        "scaling",
+        "replay",
+        "compute",
+    ]
+    generated = [
+        "paper/generated/bounds.tex",
+        "results/checks/oful.json",
+        "paper/figures/regret_curves.pdf",
+        "results/notebooks/regret_curves.html",
+    ]
+    for path in [
+        *(f"results/tables/{t}.csv" for t in tables),
+        *(f"paper/generated/table_{t}.tex" for t in tables),
+        *generated,
+    ]:
         assert (smoke_run / path).stat().st_size > 0, path
 
 
@@ -54,7 +75,12 @@ def _embedded(path: Path) -> str:
 
 def test_report_carries_every_figure_and_table_with_its_caption(smoke_run, tmp_path):
     report = tmp_path / "report.html"
-    result = subprocess.run([*SNAKEMAKE, "--report", str(report), "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--report", str(report), "--configfile", "config/smoke.yaml"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     html = report.read_text()
     captions = _captions(html)
@@ -68,7 +94,10 @@ def test_report_carries_every_figure_and_table_with_its_caption(smoke_run, tmp_p
     for table in config["tables"]:
         assert config["tables"][table]["caption"] in captions[f"{table}.csv"], table
     n_runs = config["experiments"]["synthetic"]["n_runs"]
-    assert f"{n_runs} runs" in captions["regret_curves.pdf"] and "one standard deviation over runs" in captions["regret_curves.pdf"]
+    assert (
+        f"{n_runs} runs" in captions["regret_curves.pdf"]
+        and "one standard deviation over runs" in captions["regret_curves.pdf"]
+    )
 
 
 def test_every_input_of_the_paper_was_generated(smoke_run):
@@ -89,17 +118,29 @@ def test_every_input_of_the_paper_was_generated(smoke_run):
 def test_rerun_does_nothing_and_a_deleted_run_is_redone_identically(smoke_run):
     run = smoke_run / "results" / "runs" / "classification" / "mushroom" / "linucb.npz"
     before = run.read_bytes()
-    dry = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run"], cwd=smoke_run, capture_output=True, text=True)
+    dry = subprocess.run(
+        [*SNAKEMAKE, "--cores", "1", "--configfile", "config/smoke.yaml", "--dry-run"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+    )
     assert "Nothing to be done" in dry.stdout + dry.stderr
     run.unlink()
     target = str(run.relative_to(smoke_run))
-    again = subprocess.run([*SNAKEMAKE, target, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    again = subprocess.run(
+        [*SNAKEMAKE, target, "--cores", "2", "--configfile", "config/smoke.yaml"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert run.read_bytes() == before
 
 
 def test_lint_is_clean(repository):
-    result = subprocess.run([*SNAKEMAKE, "--lint", "--configfile", "config/smoke.yaml"], cwd=repository, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--lint", "--configfile", "config/smoke.yaml"], cwd=repository, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
 
@@ -107,10 +148,20 @@ def test_lint_is_clean(repository):
 def test_bad_config_fails_before_any_job(repository, tmp_path):
     bad = tmp_path / "bad.yaml"
     good = (repository / "config" / "smoke.yaml").read_text()
-    bad.write_text(good.replace("linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]}}", "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]}}"))
+    bad.write_text(
+        good.replace(
+            "linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]}}",
+            "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]}}",
+        )
+    )
     (tmp_path / "default.yaml").write_bytes((repository / "config" / "default.yaml").read_bytes())  # the overlay's base
     assert bad.read_text() != good, "the smoke config no longer has the line this test breaks"
-    result = subprocess.run([*SNAKEMAKE, "--cores", "1", "--configfile", str(bad), "--dry-run"], cwd=repository, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "1", "--configfile", str(bad), "--dry-run"],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
     assert "alpha" in result.stdout + result.stderr
 
@@ -123,9 +174,13 @@ def test_a_yaml_syntax_error_is_one_line_naming_file_and_line_before_snakemake_r
     good = (repository / "config" / "smoke.yaml").read_text().splitlines(keepends=True)
     line = next(i for i, text in enumerate(good) if text == "base_seed: 7\n")
     bad = tmp_path / "broken.yaml"
-    bad.write_text("".join([*good[:line], "base_seed: 7: 8\n", *good[line + 1:]]))
-    result = subprocess.run(["make", "--no-print-directory", "workflow", f"CONFIG={bad}", f"BIN={Path(sys.executable).parent}"],
-                            cwd=workdir, capture_output=True, text=True)
+    bad.write_text("".join([*good[:line], "base_seed: 7: 8\n", *good[line + 1 :]]))
+    result = subprocess.run(
+        ["make", "--no-print-directory", "workflow", f"CONFIG={bad}", f"BIN={Path(sys.executable).parent}"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0
     first = (result.stderr + result.stdout).strip().splitlines()[0]
     assert str(bad) in first and re.search(rf"\bline {line + 1}\b", first), result.stdout + result.stderr
@@ -138,14 +193,21 @@ ON_DEMAND_RULES = {"all", "claim"}
 
 def _summary(workdir: Path) -> dict[str, str]:
     """``{output file: rule}`` of every job in the default target's graph (``snakemake --summary``)."""
-    result = subprocess.run([*SNAKEMAKE, "--summary", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--summary", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("\t") for line in result.stdout.splitlines()[1:] if line.strip()]
     return {row[0]: row[2] for row in rows}
 
 
 def _planned(workdir: Path) -> str:
-    result = subprocess.run([*SNAKEMAKE, "--dry-run", "--cores", "1", "--configfile", "config/smoke.yaml"], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--dry-run", "--cores", "1", "--configfile", "config/smoke.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout + result.stderr
 
@@ -158,11 +220,15 @@ def test_every_rule_is_in_the_default_graph_and_a_deleted_output_of_each_is_plan
     """Snakemake leaves a deleted file alone when its consumers are up to date; every declared output is a target of
     `rule all`, so one deleted output of every rule (none of the final targets: claims, notebooks' HTML, the PDF, the
     manifest, whose absence would force their inputs anyway) is planned again."""
-    listed = subprocess.run([*SNAKEMAKE, "--list-rules", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    listed = subprocess.run(
+        [*SNAKEMAKE, "--list-rules", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True
+    )
     rules = {line.split()[0] for line in listed.stdout.splitlines() if re.match(r"^[a-z_0-9]+(\s|$)", line)}
     outputs = _summary(smoke_run)
     assert "claim" in rules and rules - set(outputs.values()) <= ON_DEMAND_RULES
-    final = {"results/claims.md", "results/paper.pdf", "results/MANIFEST.sha256"} | {p for p in outputs if p.startswith("results/notebooks/") and p.endswith(".html")}
+    final = {"results/claims.md", "results/paper.pdf", "results/MANIFEST.sha256"} | {
+        p for p in outputs if p.startswith("results/notebooks/") and p.endswith(".html")
+    }
     one_per_rule = {}
     for path, rule in outputs.items():
         if path not in final and (smoke_run / path).is_file() and rule not in one_per_rule:
@@ -175,7 +241,11 @@ def test_every_rule_is_in_the_default_graph_and_a_deleted_output_of_each_is_plan
     plan = _planned(smoke_run)
     for rule, path in one_per_rule.items():
         (tmp_path / rule / "kept").rename(smoke_run / path)
-    missing = [f"{rule}: {path}" for rule, path in one_per_rule.items() if not re.search(rf"Missing output files:[^\n]*{re.escape(path)}", plan)]
+    missing = [
+        f"{rule}: {path}"
+        for rule, path in one_per_rule.items()
+        if not re.search(rf"Missing output files:[^\n]*{re.escape(path)}", plan)
+    ]
     assert not missing, missing
     assert _planned_rules(_planned(smoke_run)) == before
 
@@ -183,12 +253,20 @@ def test_every_rule_is_in_the_default_graph_and_a_deleted_output_of_each_is_plan
 def test_a_deleted_output_of_each_kind_is_rebuilt_by_a_plain_rerun(smoke_run):
     """One run file, one table, one figure, the macros, the claims and the PDF deleted together: a plain rerun of the
     default target exits 0 and every one of them is back (the run file byte for byte)."""
-    kinds = ["results/runs/classification/mushroom/linucb.npz", "results/tables/sensitivity.csv", "paper/figures/runtime.pdf",
-             "paper/generated/macros.tex", "results/claims.md", "results/paper.pdf"]
+    kinds = [
+        "results/runs/classification/mushroom/linucb.npz",
+        "results/tables/sensitivity.csv",
+        "paper/figures/runtime.pdf",
+        "paper/generated/macros.tex",
+        "results/claims.md",
+        "results/paper.pdf",
+    ]
     run_bytes = (smoke_run / kinds[0]).read_bytes()
     for path in kinds:
         (smoke_run / path).unlink()
-    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert [path for path in kinds if not (smoke_run / path).is_file()] == []
     assert (smoke_run / kinds[0]).read_bytes() == run_bytes
@@ -203,7 +281,7 @@ def test_bit_rot_is_found_repaired_and_rebuilt_through_the_workflow(smoke_run):
     original = run.read_bytes()
     stat = run.stat()
     middle = len(original) // 2
-    run.write_bytes(original[:middle] + bytes([original[middle] ^ 0xFF]) + original[middle + 1:])
+    run.write_bytes(original[:middle] + bytes([original[middle] ^ 0xFF]) + original[middle + 1 :])
     os.utime(run, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert "Nothing to be done" in _planned(smoke_run)
     hare = [sys.executable, "-m", "hare", "verify", "--results", "results"]
@@ -212,7 +290,9 @@ def test_bit_rot_is_found_repaired_and_rebuilt_through_the_workflow(smoke_run):
     repaired = subprocess.run([*hare, "--repair"], cwd=smoke_run, capture_output=True, text=True)
     assert "removed: runs/synthetic/synthetic_linear/linucb.npz" in repaired.stdout, repaired.stdout + repaired.stderr
     assert not run.exists()
-    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert run.read_bytes() == original
     assert subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True).returncode == 0
@@ -225,24 +305,35 @@ def test_a_kept_mtime_edit_of_a_generated_table_and_a_figure_is_found_repaired_a
     for byte, and the new manifest verifies."""
     from hare.experiments.manifest import read_manifest
 
-    listed = {p.removeprefix("../") for p in read_manifest(smoke_run / "results" / "MANIFEST.sha256") if p.startswith("../")}
+    listed = {
+        p.removeprefix("../") for p in read_manifest(smoke_run / "results" / "MANIFEST.sha256") if p.startswith("../")
+    }
     assert listed == {p for p in _summary(smoke_run) if p.startswith("paper/")}
-    damaged = {"paper/generated/table_synthetic.tex": "table", "paper/figures/regret_curves.pdf": "execute_regret_curves"}
+    damaged = {
+        "paper/generated/table_synthetic.tex": "table",
+        "paper/figures/regret_curves.pdf": "execute_regret_curves",
+    }
     originals = {path: (smoke_run / path).read_bytes() for path in damaged}
     for path, data in originals.items():
         stat = (smoke_run / path).stat()
         middle = len(data) // 2
-        (smoke_run / path).write_bytes(data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1:])
+        (smoke_run / path).write_bytes(data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1 :])
         os.utime(smoke_run / path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert "Nothing to be done" in _planned(smoke_run)
     hare = [sys.executable, "-m", "hare", "verify", "--results", "results"]
     found = subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True)
-    assert found.returncode == 1 and sorted(line.split(" (")[0] for line in found.stdout.splitlines()) == [f"changed: ../{p}" for p in sorted(damaged)], found.stdout
+    assert found.returncode == 1 and sorted(line.split(" (")[0] for line in found.stdout.splitlines()) == [
+        f"changed: ../{p}" for p in sorted(damaged)
+    ], found.stdout
     repaired = subprocess.run([*hare, "--repair"], cwd=smoke_run, capture_output=True, text=True)
-    assert all(f"removed: ../{path} (snakemake rebuilds it)" in repaired.stdout for path in damaged), repaired.stdout + repaired.stderr
+    assert all(f"removed: ../{path} (snakemake rebuilds it)" in repaired.stdout for path in damaged), (
+        repaired.stdout + repaired.stderr
+    )
     assert not any((smoke_run / path).exists() for path in damaged)
     assert set(damaged.values()) <= set(_planned_rules(_planned(smoke_run)))
-    result = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"], cwd=smoke_run, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert {path: (smoke_run / path).read_bytes() for path in damaged} == originals
     assert subprocess.run(hare, cwd=smoke_run, capture_output=True, text=True).returncode == 0

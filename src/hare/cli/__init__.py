@@ -19,7 +19,17 @@ from hare.cli import bench, calibrate, report, theory, workflow
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
 
-USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, EOFError, ArithmeticError, MemoryError, zipfile.BadZipFile, yaml.YAMLError)
+USER_ERRORS = (
+    ValueError,
+    KeyError,
+    OSError,
+    RuntimeError,
+    EOFError,
+    ArithmeticError,
+    MemoryError,
+    zipfile.BadZipFile,
+    yaml.YAMLError,
+)
 """What a bad argument, config, file or permission, or a job too large for its machine, raises: one line
 ``hare <command>: error: ...``, exit 2 (``--debug`` shows the traceback). OSError covers a missing file and a denied
 permission; RuntimeError covers torch's (a CUDA out-of-memory error, a failed factorisation of a bad matrix);
@@ -41,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``hare`` parser with every subcommand; each parsed namespace carries its handler as ``func``."""
     parser = argparse.ArgumentParser(prog="hare", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    parser.add_argument(DEBUG_FLAG, action="store_true", help="on an error, show its traceback instead of its one line (anywhere on the line)")
+    parser.add_argument(
+        DEBUG_FLAG,
+        action="store_true",
+        help="on an error, show its traceback instead of its one line (anywhere on the line)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for stage in (workflow, theory, report, bench, calibrate):
         stage.add_subcommands(sub)
@@ -55,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     debug = DEBUG_FLAG in argv
     argv = [arg for arg in argv if arg != DEBUG_FLAG]
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
     try:
         return args.func(args)
     except USER_ERRORS as error:

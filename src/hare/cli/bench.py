@@ -32,12 +32,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for policy, key, value in args.param:
         overrides.setdefault(policy, {})[key] = value
     library_default = {} if args.comparison_repeats is None else {"comparison_repeats": args.comparison_repeats}
-    result = run_bench(out=args.out, datasets=dict(args.dataset), comparison_datasets=dict(args.comparison_dataset), policies=args.policies,
-                       n_runs=args.batch_sizes, horizon=args.horizon, devices=args.device, param_overrides=overrides, threads=args.threads,
-                       max_seconds=args.max_seconds, repeats=args.repeats, synthetic=not args.no_synthetic,
-                       tex=args.tex, tex_neural=args.tex_neural, neural_rounds=args.neural_rounds, neural_repeats=args.neural_repeats, **library_default)
+    result = run_bench(
+        out=args.out,
+        datasets=dict(args.dataset),
+        comparison_datasets=dict(args.comparison_dataset),
+        policies=args.policies,
+        n_runs=args.batch_sizes,
+        horizon=args.horizon,
+        devices=args.device,
+        param_overrides=overrides,
+        threads=args.threads,
+        max_seconds=args.max_seconds,
+        repeats=args.repeats,
+        synthetic=not args.no_synthetic,
+        tex=args.tex,
+        tex_neural=args.tex_neural,
+        neural_rounds=args.neural_rounds,
+        neural_repeats=args.neural_repeats,
+        **library_default,
+    )
     for row in result["linucb_ceiling"]:
-        print(f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} fraction of ceiling {format_summary(row.get('fraction'))}")
+        print(
+            f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} fraction of ceiling {format_summary(row.get('fraction'))}"
+        )
     print(json.dumps(result["environment"]["process"]))
     return 0
 
@@ -55,7 +72,15 @@ def cmd_bench_neural(args: argparse.Namespace) -> int:
 def cmd_bench_hare(args: argparse.Namespace) -> int:
     from hare.experiments.bench_hare import run_bench_hare
 
-    run_bench_hare(out=args.out, device=args.device, rounds=args.rounds, quick=args.quick, max_items=args.max_items, tex=args.tex, mean=args.mean)
+    run_bench_hare(
+        out=args.out,
+        device=args.device,
+        rounds=args.rounds,
+        quick=args.quick,
+        max_items=args.max_items,
+        tex=args.tex,
+        mean=args.mean,
+    )
     return 0
 
 
@@ -68,20 +93,46 @@ def cmd_device_check(args: argparse.Namespace) -> int:
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register the benchmark subcommands on ``sub``."""
-    p = sub.add_parser("bench", help="policy throughput benchmark against peer libraries",
-                       description="Speed of every registered policy, batched over runs, reported as ratios timed in one process.")
+    p = sub.add_parser(
+        "bench",
+        help="policy throughput benchmark against peer libraries",
+        description="Speed of every registered policy, batched over runs, reported as ratios timed in one process.",
+    )
     p.add_argument("--out", type=Path, required=True, help="result JSON")
-    p.add_argument("--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels")
-    p.add_argument("--comparison-dataset", type=parse_dataset, action="append", default=[], help="name=path.npz on which only batched LinUCB and the peers are timed")
+    p.add_argument(
+        "--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels"
+    )
+    p.add_argument(
+        "--comparison-dataset",
+        type=parse_dataset,
+        action="append",
+        default=[],
+        help="name=path.npz on which only batched LinUCB and the peers are timed",
+    )
     p.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
-    p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 20], help="numbers of runs B each policy is timed at, batched")
+    p.add_argument(
+        "--batch-sizes", type=int, nargs="+", default=[1, 20], help="numbers of runs B each policy is timed at, batched"
+    )
     p.add_argument("--horizon", type=int, default=1000)
     p.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
-    p.add_argument("--param", type=parse_param, action="append", default=[], help="policy.key=json_value, e.g. kernel_ucb.max_points=200")
+    p.add_argument(
+        "--param",
+        type=parse_param,
+        action="append",
+        default=[],
+        help="policy.key=json_value, e.g. kernel_ucb.max_points=200",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
-    p.add_argument("--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played")
+    p.add_argument(
+        "--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played"
+    )
     p.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
-    p.add_argument("--comparison-repeats", type=int, default=None, help="back-to-back repeats of batched LinUCB, its state read and the peers")
+    p.add_argument(
+        "--comparison-repeats",
+        type=int,
+        default=None,
+        help="back-to-back repeats of batched LinUCB, its state read and the peers",
+    )
     p.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
     p.add_argument("--tex", type=Path, default=None, help="also write the ceiling and batching tables (LaTeX) here")
     p.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
@@ -89,8 +140,11 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--neural-repeats", type=int, default=3, help="repeats of the three NeuralUCB modes in turn")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("bench-neural", help="NeuralUCB exploration modes: loop vs Jacobian vs diagonal",
-                       description="Benchmark (not a test): rounds per second of NeuralUCB's exploration modes.")
+    p = sub.add_parser(
+        "bench-neural",
+        help="NeuralUCB exploration modes: loop vs Jacobian vs diagonal",
+        description="Benchmark (not a test): rounds per second of NeuralUCB's exploration modes.",
+    )
     p.add_argument("--out", required=True)
     p.add_argument("--width", type=int, default=20)
     p.add_argument("--runs", type=int, default=1)
@@ -101,19 +155,27 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.set_defaults(func=cmd_bench_neural)
 
-    p = sub.add_parser("bench-hare", help="HARE select-mode latency and memory against N, C, H, d_k",
-                       description="Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.")
+    p = sub.add_parser(
+        "bench-hare",
+        help="HARE select-mode latency and memory against N, C, H, d_k",
+        description="Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.",
+    )
     p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--device", default="cpu")
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
     p.add_argument("--max-items", type=int, default=None, help="largest pool size")
     p.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
-    p.add_argument("--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)")
+    p.add_argument(
+        "--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)"
+    )
     p.set_defaults(func=cmd_bench_hare)
 
-    p = sub.add_parser("device-check", help="the same jobs on CPU and CUDA",
-                       description="Same jobs on CPU and CUDA: do they pick the same arms, and how fast is each?")
+    p = sub.add_parser(
+        "device-check",
+        help="the same jobs on CPU and CUDA",
+        description="Same jobs on CPU and CUDA: do they pick the same arms, and how fast is each?",
+    )
     p.add_argument("--out", required=True)
     p.add_argument("--n-runs", type=int, default=20)
     p.add_argument("--horizon", type=int, default=2000)

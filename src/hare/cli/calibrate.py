@@ -23,10 +23,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register ``hare calibrate`` on ``sub``."""
-    p = sub.add_parser("calibrate", help="this machine's speed on the build's hot paths, against the README's reference machine",
-                       description="CPU, cores, torch and its BLAS, and the calibration figure: a fixed few-second workload of small "
-                                   "float64 batched products (LinUCB's and HARE's per-round algebra), one thread and default threads, "
-                                   "as reference seconds / measured seconds (1.00 = the machine that measured the README's build time).")
+    p = sub.add_parser(
+        "calibrate",
+        help="this machine's speed on the build's hot paths, against the README's reference machine",
+        description="CPU, cores, torch and its BLAS, and the calibration figure: a fixed few-second workload of small "
+        "float64 batched products (LinUCB's and HARE's per-round algebra), one thread and default threads, "
+        "as reference seconds / measured seconds (1.00 = the machine that measured the README's build time).",
+    )
     p.add_argument("--json", type=Path, default=None, help="also write the facts as JSON to this path")
     p.add_argument("--repeats", type=int, default=5, help="timed plays per thread setting (the median is taken)")
     p.set_defaults(func=cmd_calibrate)

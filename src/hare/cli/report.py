@@ -34,13 +34,24 @@ def cmd_skipped_datasets(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from hare.io import write_text
     from hare.report.register import register_tex
-    from hare.theory.claims import claims_document, format_interval, format_threshold, load_configs, not_produced, write_claims
+    from hare.theory.claims import (
+        claims_document,
+        format_interval,
+        format_threshold,
+        load_configs,
+        not_produced,
+        write_claims,
+    )
 
     configs = load_configs(args.config)
     keys = args.key or None
     if keys and (args.json or args.tex):
-        raise SystemExit("hare claims: --json and --tex need the whole register (the adjustment is per family); drop --key")
-    results = write_claims(args.register, args.root, args.markdown, args.json, not_produced(args.register, configs), configs, keys)
+        raise SystemExit(
+            "hare claims: --json and --tex need the whole register (the adjustment is per family); drop --key"
+        )
+    results = write_claims(
+        args.register, args.root, args.markdown, args.json, not_produced(args.register, configs), configs, keys
+    )
     if args.tex:
         write_text(args.tex, register_tex(claims_document(results)))
     counts: dict[str, int] = {}
@@ -48,15 +59,24 @@ def cmd_claims(args: argparse.Namespace) -> int:
         status = r.adjusted_status or r.status
         counts[status] = counts.get(status, 0) + 1
     headline = [r for r in results if r.headline]
-    print(f"claims: {counts.get('PASS', 0)}/{len(results)} PASS after adjustment (" + ", ".join(f"{n} {s}" for s, n in counts.items()) + ")")
+    print(
+        f"claims: {counts.get('PASS', 0)}/{len(results)} PASS after adjustment ("
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + ")"
+    )
     if headline:
         settled = sum((r.adjusted_status or r.status) in ("PASS", "FAIL", "EQUIVALENT", "VACUOUS") for r in headline)
-        print(f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} PASS, "
-              f"{settled}/{len(headline)} decided")
+        print(
+            f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} PASS, "
+            f"{settled}/{len(headline)} decided"
+        )
     for r in results:
         status = r.adjusted_status or r.status
         if (r.headline and status != "PASS") or keys:
-            print(f"  {r.claim_id:5s} {status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}" + (f"; {r.note}" if r.note else ""))
+            print(
+                f"  {r.claim_id:5s} {status:12s} {r.key}: {format_interval(r)}, needed {format_threshold(r)}"
+                + (f"; {r.note}" if r.note else "")
+            )
     return 0
 
 
@@ -95,8 +115,16 @@ def cmd_notebook_html(args: argparse.Namespace) -> int:
 def cmd_readme(args: argparse.Namespace) -> int:
     from hare.report.readme import fill_readme
 
-    fill_readme(readme=args.readme, results=args.results, table=args.table, figure=args.figure, png=args.png,
-                wall_seconds=args.wall_seconds, machine=args.machine, config=args.config)
+    fill_readme(
+        readme=args.readme,
+        results=args.results,
+        table=args.table,
+        figure=args.figure,
+        png=args.png,
+        wall_seconds=args.wall_seconds,
+        machine=args.machine,
+        config=args.config,
+    )
     return 0
 
 
@@ -118,14 +146,25 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root", default=".")
     p.add_argument("--markdown", required=True)
     p.add_argument("--tex", default=None, help="LaTeX macros and the claims table (left out when --key is given)")
-    p.add_argument("--json", default=None, help="results/claims.json: every claim as data, the source of the paper's register (whole register only)")
-    p.add_argument("--config", nargs="+", required=True, help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN")
+    p.add_argument(
+        "--json",
+        default=None,
+        help="results/claims.json: every claim as data, the source of the paper's register (whole register only)",
+    )
+    p.add_argument(
+        "--config",
+        nargs="+",
+        required=True,
+        help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN",
+    )
     p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
     p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
-    p.add_argument("--raw", default="results/data/raw", help="raw-data folder where optional datasets may already be fetched")
+    p.add_argument(
+        "--raw", default="results/data/raw", help="raw-data folder where optional datasets may already be fetched"
+    )
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-tex", required=True)
     p.set_defaults(func=cmd_skipped_datasets)
@@ -135,7 +174,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_notebook_source)
 
-    p = sub.add_parser("notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids")
+    p = sub.add_parser(
+        "notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids"
+    )
     p.add_argument("notebook")
     p.add_argument("--out", required=True)
     p.add_argument("--parameters", type=_json_object, default={}, help="the parameters cell's values, as a JSON object")
@@ -146,11 +187,18 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_notebook_html)
 
-    p = sub.add_parser("readme", help="fill the README's results block from a finished build",
-                       description="The README's results block, filled from a finished build (never typed by hand).")
+    p = sub.add_parser(
+        "readme",
+        help="fill the README's results block from a finished build",
+        description="The README's results block, filled from a finished build (never typed by hand).",
+    )
     p.add_argument("--readme", type=Path, default=Path("README.md"))
     p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--table", default="classification,classification_warm,synthetic,synthetic_warm", help="table names, comma-separated")
+    p.add_argument(
+        "--table",
+        default="classification,classification_warm,synthetic,synthetic_warm",
+        help="table names, comma-separated",
+    )
     p.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
     p.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
     p.add_argument("--wall-seconds", type=float, required=True)

@@ -21,14 +21,18 @@ def cmd_check_oful(args: argparse.Namespace) -> int:
     sidecar = json.loads(Path(args.run).with_suffix(".json").read_text())
     env = build_environment(sidecar["job"], resolve_device("cpu"))
     result = oful_check(args.run, sidecar, env, args.delta, args.out_json, args.out_tex)
-    print(f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} ({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}")
+    print(
+        f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} ({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}"
+    )
     return 0
 
 
 def cmd_decomposition(args: argparse.Namespace) -> int:
     from hare.theory.decomposition import decomposition_check
 
-    decomposition_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
+    decomposition_check(
+        json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz
+    )
     return 0
 
 
@@ -42,14 +46,20 @@ def cmd_decomposition_grid(args: argparse.Namespace) -> int:
 def cmd_approx_budget(args: argparse.Namespace) -> int:
     from hare.theory.approx_budget import approx_budget_check, exponent_summary
 
-    print(exponent_summary(approx_budget_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex)))
+    print(
+        exponent_summary(
+            approx_budget_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex)
+        )
+    )
     return 0
 
 
 def cmd_heads_alpha(args: argparse.Namespace) -> int:
     from hare.theory.heads_alpha import exponent_summary, heads_alpha_check
 
-    print(exponent_summary(heads_alpha_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex)))
+    print(
+        exponent_summary(heads_alpha_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex))
+    )
     return 0
 
 
@@ -64,7 +74,12 @@ def cmd_personalization(args: argparse.Namespace) -> int:
     from hare.experiments.personalization import PersonalizationConfig, personalization_report
 
     report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
-    print(json.dumps({k: report[k] for k in ("divergence_z", "similarity_z", "divergence_text", "perplexity", "novelty")}, indent=2))
+    print(
+        json.dumps(
+            {k: report[k] for k in ("divergence_z", "similarity_z", "divergence_text", "perplexity", "novelty")},
+            indent=2,
+        )
+    )
     return 0
 
 
@@ -90,35 +105,53 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out-tex", required=True)
     p.set_defaults(func=cmd_check_oful)
 
-    p = sub.add_parser("decomposition", help="the measured regret decomposition against its bounds",
-                       description="The measured three-term regret decomposition (paper, sec:decomposition).")
+    p = sub.add_parser(
+        "decomposition",
+        help="the measured regret decomposition against its bounds",
+        description="The measured three-term regret decomposition (paper, sec:decomposition).",
+    )
     _config_and_outputs(p, npz=True)
     p.set_defaults(func=cmd_decomposition)
 
-    p = sub.add_parser("decomposition-grid", help="the measured regret decomposition over a (C, d_k) grid",
-                       description="The measured regret decomposition over a grid of cluster counts ``C`` and key dimensions ``d_k``.")
+    p = sub.add_parser(
+        "decomposition-grid",
+        help="the measured regret decomposition over a (C, d_k) grid",
+        description="The measured regret decomposition over a grid of cluster counts ``C`` and key dimensions ``d_k``.",
+    )
     _config_and_outputs(p)
     p.set_defaults(func=cmd_decomposition_grid)
 
-    p = sub.add_parser("approx-budget", help="R_approx against the logged budget M and its exponent in M",
-                       description='``R_approx`` against the logged budget ``M`` (paper, sec:decomposition, "Against the logged budget").')
+    p = sub.add_parser(
+        "approx-budget",
+        help="R_approx against the logged budget M and its exponent in M",
+        description='``R_approx`` against the logged budget ``M`` (paper, sec:decomposition, "Against the logged budget").',
+    )
     _config_and_outputs(p)
     p.set_defaults(func=cmd_approx_budget)
 
-    p = sub.add_parser("heads-alpha", help="HARE's regret over heads H and bonus weights alpha, and its exponents",
-                       description="HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` "
-                                   '(paper, sec:decomposition, "Heads and bonus weight").')
+    p = sub.add_parser(
+        "heads-alpha",
+        help="HARE's regret over heads H and bonus weights alpha, and its exponents",
+        description="HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` "
+        '(paper, sec:decomposition, "Heads and bonus weight").',
+    )
     _config_and_outputs(p)
     p.set_defaults(func=cmd_heads_alpha)
 
-    p = sub.add_parser("convergence", help="stability of HARE's cluster choices and the local regret slope along a run",
-                       description="Does updating the covariances and the attention online *together* converge? "
-                                   "(An open question of the source notes; paper, fig:convergence.)")
+    p = sub.add_parser(
+        "convergence",
+        help="stability of HARE's cluster choices and the local regret slope along a run",
+        description="Does updating the covariances and the attention online *together* converge? "
+        "(An open question of the source notes; paper, fig:convergence.)",
+    )
     _config_and_outputs(p, npz=True, config_help="the theory.convergence config section as JSON")
     p.set_defaults(func=cmd_convergence)
 
-    p = sub.add_parser("personalization", help="personalization metrics: divergence, entropy, novelty, perplexity",
-                       description='Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; fig:personalization).')
+    p = sub.add_parser(
+        "personalization",
+        help="personalization metrics: divergence, entropy, novelty, perplexity",
+        description='Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; fig:personalization).',
+    )
     p.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
     p.add_argument("--out", required=True, help="result JSON (written atomically)")
     p.set_defaults(func=cmd_personalization)

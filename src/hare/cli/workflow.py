@@ -21,7 +21,9 @@ def cmd_validate_config(args: argparse.Namespace) -> int:
     from hare.experiments.grid import expand_jobs
 
     jobs = expand_jobs(config)
-    print(f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, {sum(j.role == 'tuning' for j in jobs)} tuning jobs")
+    print(
+        f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, {sum(j.role == 'tuning' for j in jobs)} tuning jobs"
+    )
     return 0
 
 
@@ -34,7 +36,10 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         from hare.theory.claims import load_register
 
         table = job_table(config)
-        table["claims"] = [{"key": claim["key"], "inputs": dict(claim.get("inputs") or {})} for claim in load_register(Path(args.register), [config])]
+        table["claims"] = [
+            {"key": claim["key"], "inputs": dict(claim.get("inputs") or {})}
+            for claim in load_register(Path(args.register), [config])
+        ]
         json.dump(table, sys.stdout, sort_keys=True)
         return 0
     for job in expand_jobs(config):
@@ -47,7 +52,9 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     from hare.data.fetch import fetch_dataset
     from hare.io import file_sha256, write_json
 
-    paths = fetch_dataset(args.dataset, Path(args.dest), Path(args.mirror) if args.mirror else None, offline=args.offline)
+    paths = fetch_dataset(
+        args.dataset, Path(args.dest), Path(args.mirror) if args.mirror else None, offline=args.offline
+    )
     if args.manifest:
         write_json(args.manifest, {"dataset": args.dataset, "files": {p.name: file_sha256(p) for p in paths}})
     for path in paths:
@@ -69,7 +76,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hare.experiments.run import run_job
 
     spec = json.loads(args.job)
-    run_job(spec, Path(args.out), args.dataset, progress=None if args.progress == "auto" else args.progress == "on", selected=args.selected)
+    run_job(
+        spec,
+        Path(args.out),
+        args.dataset,
+        progress=None if args.progress == "auto" else args.progress == "on",
+        selected=args.selected,
+    )
     return 0
 
 
@@ -80,7 +93,9 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
     config = _load_config(args.config, scope="experiments")
     entries, dataset = batch_entries(config, args.batch, Path(args.results), args.digest)
     if dataset is not None and not dataset.is_file():
-        raise FileNotFoundError(f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)")
+        raise FileNotFoundError(
+            f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)"
+        )
     run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")
     if args.margins:
         _write_margins(config, args.batch, Path(args.results).parent, args.margins)
@@ -96,7 +111,11 @@ def _write_margins(config: dict, batch: str, root: Path, out: str) -> None:
     entry = batch_margins(config, experiment, environment, root)
     write_json(out, entry)
     margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
-    best = f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})" if entry["best"] else " (not tuned in this config)"
+    best = (
+        f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})"
+        if entry["best"]
+        else " (not tuned in this config)"
+    )
     print(f"{batch}: delta = {margin}{best}")
 
 
@@ -104,7 +123,11 @@ def cmd_select(args: argparse.Namespace) -> int:
     from hare.experiments.selection import write_selection
 
     selection = write_selection(args.runs, args.out)
-    tie = f"; tied with {', '.join(t for t in selection['ties'] if t != selection['label'])}, broken by {selection['tie_rule']}" if len(selection["ties"]) > 1 else ""
+    tie = (
+        f"; tied with {', '.join(t for t in selection['ties'] if t != selection['label'])}, broken by {selection['tie_rule']}"
+        if len(selection["ties"]) > 1
+        else ""
+    )
     print(f"selected {selection['label']} ({selection['criterion']}{tie})")
     return 0
 
@@ -141,10 +164,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not problems:
         print(f"{args.results}: OK", file=sys.stderr)
     elif args.repair:
-        print(f"{args.results}: {len(problems)} problem(s); the damaged files are removed: rerun the workflow to rebuild them", file=sys.stderr)
+        print(
+            f"{args.results}: {len(problems)} problem(s); the damaged files are removed: rerun the workflow to rebuild them",
+            file=sys.stderr,
+        )
     else:
-        print(f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: hare verify --results {args.results} --repair, "
-              "then rerun the workflow", file=sys.stderr)
+        print(
+            f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: hare verify --results {args.results} --repair, "
+            "then rerun the workflow",
+            file=sys.stderr,
+        )
     return 1 if problems else 0
 
 
@@ -153,8 +182,16 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     from hare.io import write_json
 
     config = _load_config(args.config)
-    result = run_cost_model(config, Path(args.results), args.runs, tuple(args.at), args.window, args.budget, args.experiments,
-                            on_entry=lambda partial: write_json(args.out, partial))
+    result = run_cost_model(
+        config,
+        Path(args.results),
+        args.runs,
+        tuple(args.at),
+        args.window,
+        args.budget,
+        args.experiments,
+        on_entry=lambda partial: write_json(args.out, partial),
+    )
     for i, path in enumerate(args.predict):
         other = _load_config([path])
         prediction = predict_config(other, result, args.experiments)
@@ -165,7 +202,9 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():
         measured = prediction.get("measured_cpu_seconds")
         note = f"; measured {sum(measured.values()) / 3600:.2f} CPU-hours" if measured else ""
-        print(f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; {len(prediction['unmodelled'])} jobs without a model")
+        print(
+            f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; {len(prediction['unmodelled'])} jobs without a model"
+        )
     return 0
 
 
@@ -178,8 +217,14 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("jobs", help="list the jobs of a config, or (--table) write the job table the workflow reads")
     p.add_argument("config", nargs="+")
     p.add_argument("--role", choices=("report", "tuning"), default=None, help="only jobs of this role")
-    p.add_argument("--table", action="store_true", help="the workflow's job table as JSON on standard output (hare.experiments.plan)")
-    p.add_argument("--register", default="paper/claims.yaml", help="claims register whose inputs the table lists (with --table)")
+    p.add_argument(
+        "--table",
+        action="store_true",
+        help="the workflow's job table as JSON on standard output (hare.experiments.plan)",
+    )
+    p.add_argument(
+        "--register", default="paper/claims.yaml", help="claims register whose inputs the table lists (with --table)"
+    )
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("fetch", help="download a dataset (canonical URL, then mirror), sha256-verified")
@@ -195,8 +240,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--raw", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--summary", default=None, help="also write a JSON summary here")
-    p.add_argument("--protocol", default="project", choices=("project", "reference"),
-                   help="classification preparation: project (default) or reference (NeuralTS reference implementation)")
+    p.add_argument(
+        "--protocol",
+        default="project",
+        choices=("project", "reference"),
+        help="classification preparation: project (default) or reference (NeuralTS reference implementation)",
+    )
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("run", help="run one job (all seeds batched)")
@@ -207,13 +256,30 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("run-batch", help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config in one process")
+    p = sub.add_parser(
+        "run-batch",
+        help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config in one process",
+    )
     p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
-    p.add_argument("--batch", required=True, help="EXPERIMENT/ENVIRONMENT, e.g. synthetic/synthetic_linear (hare jobs --table lists them)")
-    p.add_argument("--results", default="results", help="results folder: outputs, selections and prepared datasets are read and written under it")
-    p.add_argument("--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ")
+    p.add_argument(
+        "--batch",
+        required=True,
+        help="EXPERIMENT/ENVIRONMENT, e.g. synthetic/synthetic_linear (hare jobs --table lists them)",
+    )
+    p.add_argument(
+        "--results",
+        default="results",
+        help="results folder: outputs, selections and prepared datasets are read and written under it",
+    )
+    p.add_argument(
+        "--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ"
+    )
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
-    p.add_argument("--margins", default=None, help="after the batch, write its margin file (as `hare margins`: tuning runs only) to this path")
+    p.add_argument(
+        "--margins",
+        default=None,
+        help="after the batch, write its margin file (as `hare margins`: tuning runs only) to this path",
+    )
     p.set_defaults(func=cmd_run_batch)
 
     p = sub.add_parser("select", help="choose hyperparameters from tuning runs (the selection lists tied points)")
@@ -221,7 +287,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_select)
 
-    p = sub.add_parser("margins", help="equivalence margin and per-run tuning totals of one tuned batch (tuning runs only)")
+    p = sub.add_parser(
+        "margins", help="equivalence margin and per-run tuning totals of one tuned batch (tuning runs only)"
+    )
     p.add_argument("--config", nargs="+", required=True)
     p.add_argument("--batch", required=True, help="EXPERIMENT/ENVIRONMENT of a tuned experiment")
     p.add_argument("--root", default=".")
@@ -229,35 +297,62 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_margins)
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
-    p.add_argument("runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)")
-    p.add_argument("--kind", default="regret", choices=("regret", "sensitivity", "scaling", "compute", "published", "replay", "reproduction"))
+    p.add_argument(
+        "runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)"
+    )
+    p.add_argument(
+        "--kind",
+        default="regret",
+        choices=("regret", "sensitivity", "scaling", "compute", "published", "replay", "reproduction"),
+    )
     p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
     p.add_argument("--published", default=None, help="CSV of published numbers (kinds published and reproduction)")
     p.add_argument("--csv", required=True)
     p.add_argument("--tex", required=True)
-    p.add_argument("--text", default=None, help="kind reproduction only: also write the generated paragraph per dataset (LaTeX) here")
+    p.add_argument(
+        "--text",
+        default=None,
+        help="kind reproduction only: also write the generated paragraph per dataset (LaTeX) here",
+    )
     p.add_argument("--caption", required=True)
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
 
-    p = sub.add_parser("manifest", help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated and paper/figures)")
+    p = sub.add_parser(
+        "manifest",
+        help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated and paper/figures)",
+    )
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_manifest)
 
-    p = sub.add_parser("verify", help="check result and generated paper files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)")
+    p = sub.add_parser(
+        "verify",
+        help="check result and generated paper files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)",
+    )
     p.add_argument("--results", default="results")
-    p.add_argument("--repair", action="store_true", help="delete every covered file that changed or disagrees with its sidecar, so snakemake rebuilds it")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="delete every covered file that changed or disagrees with its sidecar, so snakemake rebuilds it",
+    )
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("cost-model", help="seconds per round of every policy of a config at B runs and rounds t, and the predicted CPU time of its jobs")
+    p = sub.add_parser(
+        "cost-model",
+        help="seconds per round of every policy of a config at B runs and rounds t, and the predicted CPU time of its jobs",
+    )
     p.add_argument("config", nargs="+", help="the config whose policies and environments are measured")
     p.add_argument("--results", default="results", help="where the prepared datasets are")
     p.add_argument("--out", required=True, help="JSON: per-entry costs, the model and the predictions")
     p.add_argument("--runs", type=int, default=20)
-    p.add_argument("--at", type=int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported")
+    p.add_argument(
+        "--at", type=int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported"
+    )
     p.add_argument("--window", type=int, default=20, help="rounds averaged into each cost")
     p.add_argument("--budget", type=float, default=20.0, help="seconds of play per entry; later rounds are modelled")
     p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
-    p.add_argument("--measured", help="a finished build's results folder: its sidecars' job time, beside the last prediction")
+    p.add_argument(
+        "--measured", help="a finished build's results folder: its sidecars' job time, beside the last prediction"
+    )
     p.set_defaults(func=cmd_cost_model)

@@ -52,7 +52,9 @@ def file_reachable(rf: RemoteFile, raw_dir: Path, mirror_dir: Path, offline: boo
         return False, f"{rf.name}: {rf.url} unreachable ({type(error).__name__}), {where}"
 
 
-def dataset_availability(name: str, raw_root: Path, mirror_dir: Path | None, offline: bool, timeout: float = 10.0) -> Availability:
+def dataset_availability(
+    name: str, raw_root: Path, mirror_dir: Path | None, offline: bool, timeout: float = 10.0
+) -> Availability:
     """Availability of dataset ``name`` (all of its files) for a build whose raw files live in ``raw_root / name``."""
     mirror = DEFAULT_MIRROR if mirror_dir is None else Path(mirror_dir)
     reasons = []
@@ -64,22 +66,28 @@ def dataset_availability(name: str, raw_root: Path, mirror_dir: Path | None, off
     return Availability(name, True, "; ".join(reasons))
 
 
-def drop_unavailable_optional(config: dict[str, Any], raw_root: Path = Path("results/data/raw"),
-                              timeout: float = 10.0) -> tuple[dict[str, Any], list[Availability]]:
+def drop_unavailable_optional(
+    config: dict[str, Any], raw_root: Path = Path("results/data/raw"), timeout: float = 10.0
+) -> tuple[dict[str, Any], list[Availability]]:
     """The config without the environments of unavailable optional datasets, and what was dropped.
 
     Every experiment loses those environments; an experiment left with none is removed, with the
     tables that read it. The input config is not modified.
     """
     environments = config.get("environments", {})
-    used = {env.get("dataset") for name, env in environments.items()
-            if any(name in experiment.get("environments", []) for experiment in config.get("experiments", {}).values())}
+    used = {
+        env.get("dataset")
+        for name, env in environments.items()
+        if any(name in experiment.get("environments", []) for experiment in config.get("experiments", {}).values())
+    }
     data = config.get("data", {})
     skipped = [
-        status for status in (
+        status
+        for status in (
             dataset_availability(dataset, raw_root, data.get("mirror"), bool(data.get("offline")), timeout)
             for dataset in sorted(d for d in used if d in DATASETS and DATASETS[d].optional)
-        ) if not status.available
+        )
+        if not status.available
     ]
     if not skipped:
         return config, []
@@ -98,10 +106,20 @@ def drop_unavailable_optional(config: dict[str, Any], raw_root: Path = Path("res
     for table in pruned.get("tables", {}).values():
         if isinstance(table.get("experiment"), list):
             table["experiment"] = [name for name in table["experiment"] if name in kept]
-    pruned["tables"] = {name: table for name, table in pruned.get("tables", {}).items()
-                        if (table.get("experiment") or None) and all(name in kept for name in (table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]))}
+    pruned["tables"] = {
+        name: table
+        for name, table in pruned.get("tables", {}).items()
+        if (table.get("experiment") or None)
+        and all(
+            name in kept
+            for name in (table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]])
+        )
+    }
     for status in skipped:
-        print(f"hare: optional dataset {status.dataset!r} skipped: {status.reason}. "
-              f"Its environments ({', '.join(sorted(e for e in dropped_envs if environments[e].get('dataset') == status.dataset))}) "
-              f"are left out of every table; see {SKIPPED_FILE}.", file=sys.stderr)
+        print(
+            f"hare: optional dataset {status.dataset!r} skipped: {status.reason}. "
+            f"Its environments ({', '.join(sorted(e for e in dropped_envs if environments[e].get('dataset') == status.dataset))}) "
+            f"are left out of every table; see {SKIPPED_FILE}.",
+            file=sys.stderr,
+        )
     return pruned, skipped

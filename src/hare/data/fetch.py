@@ -55,8 +55,7 @@ def fetch_dataset(
     return [_fetch_file(f, dest_dir, mirror_dir, offline, timeout) for f in spec.files]
 
 
-def _fetch_file(rf: RemoteFile, dest_dir: Path, mirror_dir: Path,
-                offline: bool, timeout: float) -> Path:
+def _fetch_file(rf: RemoteFile, dest_dir: Path, mirror_dir: Path, offline: bool, timeout: float) -> Path:
     target = dest_dir / rf.name
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
@@ -82,8 +81,7 @@ def _fetch_file(rf: RemoteFile, dest_dir: Path, mirror_dir: Path,
         )
     source = mirror_dir / rf.mirror_path
     if not source.is_file():
-        raise DatasetUnavailable(f"{rf.name}: not available ({reason}) and mirror copy {source} "
-                                 "does not exist")
+        raise DatasetUnavailable(f"{rf.name}: not available ({reason}) and mirror copy {source} does not exist")
     _copy_verified(source, target, rf)
     log.info("%s: copied from mirror %s (%s)", rf.name, source, reason)
     return target
@@ -92,8 +90,9 @@ def _fetch_file(rf: RemoteFile, dest_dir: Path, mirror_dir: Path,
 def _download(rf: RemoteFile, target: Path, timeout: float) -> None:
     downloader = pooch.HTTPDownloader(timeout=timeout, progressbar=False)
     try:
-        pooch.retrieve(rf.url, known_hash=f"sha256:{rf.sha256}", fname=target.name,
-                       path=target.parent, downloader=downloader)
+        pooch.retrieve(
+            rf.url, known_hash=f"sha256:{rf.sha256}", fname=target.name, path=target.parent, downloader=downloader
+        )
     except ValueError as exc:
         match = re.search(r"but got ([0-9a-fA-F]{64})", str(exc))
         if match is None:
@@ -112,8 +111,8 @@ def _copy_verified(source: Path, target: Path, rf: RemoteFile) -> None:
                 shutil.copyfileobj(src, out, _CHUNK)
         except (OSError, EOFError, zlib.error) as exc:
             raise DataIntegrityError(
-                f"{rf.name}: mirror copy {source} cannot be decompressed ({exc}); "
-                f"expected sha256 {rf.sha256}") from None
+                f"{rf.name}: mirror copy {source} cannot be decompressed ({exc}); expected sha256 {rf.sha256}"
+            ) from None
         actual = file_sha256(tmp)
         if actual != rf.sha256:
             raise DataIntegrityError(_mismatch(rf, str(source), actual))
@@ -138,5 +137,4 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 
 def _mismatch(rf: RemoteFile, source: str, actual: str) -> str:
-    return (f"sha256 mismatch for {rf.name} from {source}: expected {rf.sha256}, "
-            f"got {actual}")
+    return f"sha256 mismatch for {rf.name} from {source}: expected {rf.sha256}, got {actual}"

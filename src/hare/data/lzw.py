@@ -35,11 +35,10 @@ class _CodeReader:
         if self.clear_flag or self.offset >= self.size or free_ent > self.maxcode:
             if free_ent > self.maxcode:
                 self.n_bits += 1
-                self.maxcode = (self.maxmaxcode if self.n_bits == self.maxbits
-                                else (1 << self.n_bits) - 1)
+                self.maxcode = self.maxmaxcode if self.n_bits == self.maxbits else (1 << self.n_bits) - 1
             if self.clear_flag:
                 self.n_bits, self.maxcode, self.clear_flag = 9, (1 << 9) - 1, False
-            raw = self.data[self.pos:self.pos + self.n_bits]
+            raw = self.data[self.pos : self.pos + self.n_bits]
             self.pos += len(raw)
             if not raw:
                 return -1

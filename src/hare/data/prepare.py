@@ -49,12 +49,23 @@ from hare.data.registry import get_dataset
 from hare.io import write_npz
 
 ADULT_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
-ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
-                 "hours-per-week")
+ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 MUSHROOM_ATTRIBUTES = 22
 COVERTYPE_NUMERIC = 10
 COVERTYPE_BINARY = 44
@@ -68,11 +79,13 @@ def preparation_of(environment: dict) -> str:
     """The preparation protocol of an environment entry (config or job specification); default ``project``."""
     return environment.get("preparation", DEFAULT_PREPARATION)
 
+
 MISSING = "?"
 MISSING_CODE = -1.0
 
 
 # --------------------------------------------------------------------------- reading
+
 
 def _open_text(path: Path) -> io.TextIOBase:
     if not path.is_file():
@@ -88,8 +101,9 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", newline="")
 
 
-def _records(path: Path, split: Callable[[str], list[str]], n_fields: int,
-             skip: Callable[[str], bool] = lambda line: False) -> tuple[list[list[str]], list[int]]:
+def _records(
+    path: Path, split: Callable[[str], list[str]], n_fields: int, skip: Callable[[str], bool] = lambda line: False
+) -> tuple[list[list[str]], list[int]]:
     """Split every non-blank line of ``path`` into exactly ``n_fields`` fields.
 
     Returns the rows and their 1-based line numbers.
@@ -102,8 +116,7 @@ def _records(path: Path, split: Callable[[str], list[str]], n_fields: int,
                 continue
             fields = split(text)
             if len(fields) != n_fields:
-                raise DataFormatError(
-                    f"{path}: line {lineno}: expected {n_fields} fields, got {len(fields)}")
+                raise DataFormatError(f"{path}: line {lineno}: expected {n_fields} fields, got {len(fields)}")
             rows.append(fields)
             lines.append(lineno)
     if not rows:
@@ -111,8 +124,7 @@ def _records(path: Path, split: Callable[[str], list[str]], n_fields: int,
     return rows, lines
 
 
-def _numeric(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
-             lines: Sequence[int]) -> np.ndarray:
+def _numeric(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path, lines: Sequence[int]) -> np.ndarray:
     """Parse string columns into a float64 matrix (n, len(columns)); name the bad cell."""
     out = np.empty((len(lines), len(columns)), dtype=np.float64)
     for j, (col, name) in enumerate(zip(columns, names, strict=True)):
@@ -124,8 +136,8 @@ def _numeric(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
                     float(value)
                 except ValueError:
                     raise DataFormatError(
-                        f"{path}: line {lines[i]}: column {name!r}: expected a number, "
-                        f"got {value!r}") from None
+                        f"{path}: line {lines[i]}: column {name!r}: expected a number, got {value!r}"
+                    ) from None
             raise
     if not np.isfinite(out).all():
         i = int(np.argwhere(~np.isfinite(out))[0, 0])
@@ -133,19 +145,20 @@ def _numeric(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
     return out
 
 
-def _labels(values: Sequence[str], class_names: Sequence[str], path: Path,
-            lines: Sequence[int]) -> np.ndarray:
+def _labels(values: Sequence[str], class_names: Sequence[str], path: Path, lines: Sequence[int]) -> np.ndarray:
     index = {name: k for k, name in enumerate(class_names)}
     out = np.empty(len(values), dtype=np.int64)
     for i, value in enumerate(values):
         if value not in index:
-            raise DataFormatError(f"{path}: line {lines[i]}: unknown class label {value!r}; "
-                                  f"expected one of {list(class_names)}")
+            raise DataFormatError(
+                f"{path}: line {lines[i]}: unknown class label {value!r}; expected one of {list(class_names)}"
+            )
         out[i] = index[value]
     return out
 
 
 # --------------------------------------------------------------------------- transforms
+
 
 def one_hot(column: Sequence[str], drop_first: bool = False) -> tuple[np.ndarray, list[str]]:
     """One-hot encode a categorical column over its observed values, sorted.
@@ -177,8 +190,9 @@ def ordinal_codes(column: Sequence[str], missing: str = MISSING) -> tuple[np.nda
     return codes, categories
 
 
-def numeric_or_missing(columns: Sequence[Sequence[str]], names: Sequence[str], path: Path,
-                       lines: Sequence[int]) -> np.ndarray:
+def numeric_or_missing(
+    columns: Sequence[Sequence[str]], names: Sequence[str], path: Path, lines: Sequence[int]
+) -> np.ndarray:
     """Numeric columns as float64 (n, len(columns)), each ``?`` cell read as -1 (OpenML NaN -> -1)."""
     cleaned = [[str(MISSING_CODE) if value == MISSING else value for value in col] for col in columns]
     return _numeric(cleaned, names, path, lines)
@@ -200,6 +214,7 @@ def l2_normalise(x: np.ndarray, what: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- classification
+
 
 def _adult(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """UCI Adult, ``adult.data`` only (32,561 rows; ``adult.test`` is not used).
@@ -282,10 +297,11 @@ def _read_idx(path: Path, magic: int, ndim: int) -> np.ndarray:
     header = 4 + 4 * ndim
     if len(data) < header or int.from_bytes(data[:4], "big") != magic:
         raise DataFormatError(f"{path}: not an IDX file with magic number {magic}")
-    shape = tuple(int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim))
+    shape = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     if len(data) != header + int(np.prod(shape)):
-        raise DataFormatError(f"{path}: expected {header + int(np.prod(shape))} bytes for shape "
-                              f"{shape}, got {len(data)}")
+        raise DataFormatError(
+            f"{path}: expected {header + int(np.prod(shape))} bytes for shape {shape}, got {len(data)}"
+        )
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
@@ -339,6 +355,7 @@ CLASSIFICATION_READERS = {
 # Readers of the ``reference`` protocol (NeuralTS reference implementation, OpenML versions).
 # Each returns features (n, d) float64 before row normalisation, labels (n,) and class names.
 
+
 def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """Adult as OpenML adult v2: ``adult.data`` then ``adult.test``, 32,561 + 16,281 = 48,842 rows.
 
@@ -359,11 +376,11 @@ def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, 
     classes = ("<=50K", ">50K")
     numeric, nominal, labels = [], [], []
     for path in (raw_dir / "adult.data", raw_dir / "adult.test"):
-        rows, lines = _records(path, lambda t: [f.strip() for f in t.split(",")],
-                               len(ADULT_COLUMNS), skip=lambda t: t.startswith("|"))
+        rows, lines = _records(
+            path, lambda t: [f.strip() for f in t.split(",")], len(ADULT_COLUMNS), skip=lambda t: t.startswith("|")
+        )
         cols = {name: [r[j] for r in rows] for j, name in enumerate(ADULT_COLUMNS)}
-        numeric.append(numeric_or_missing([cols[c] for c in ADULT_NUMERIC], ADULT_NUMERIC,
-                                          path, lines))
+        numeric.append(numeric_or_missing([cols[c] for c in ADULT_NUMERIC], ADULT_NUMERIC, path, lines))
         nominal.append(rows)
         income = cols["income"]
         if path.name == "adult.test":
@@ -371,9 +388,10 @@ def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, 
         labels.append(_labels(income, classes, path, lines))
     numbers = np.vstack(numeric)  # (n, 6)
     rows = [r for part in nominal for r in part]
-    columns = [numbers[:, ADULT_NUMERIC.index(name)] if name in ADULT_NUMERIC
-               else ordinal_codes([r[j] for r in rows])[0]
-               for j, name in enumerate(ADULT_COLUMNS[:-1])]
+    columns = [
+        numbers[:, ADULT_NUMERIC.index(name)] if name in ADULT_NUMERIC else ordinal_codes([r[j] for r in rows])[0]
+        for j, name in enumerate(ADULT_COLUMNS[:-1])
+    ]
     return np.column_stack(columns), np.concatenate(labels), classes
 
 
@@ -450,13 +468,11 @@ REFERENCE_READERS = {
 def _check_protocol(protocol: str) -> str:
     """Return ``protocol`` if it is one of :data:`PROTOCOLS`; otherwise a ValueError naming it."""
     if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol: unknown preparation protocol {protocol!r}; "
-                         f"valid: {', '.join(PROTOCOLS)}")
+        raise ValueError(f"protocol: unknown preparation protocol {protocol!r}; valid: {', '.join(PROTOCOLS)}")
     return protocol
 
 
-def prepare_classification(name: str, raw_dir: Path, out_path: Path,
-                           protocol: str = "project") -> dict:
+def prepare_classification(name: str, raw_dir: Path, out_path: Path, protocol: str = "project") -> dict:
     """Write the bandit arrays of classification dataset ``name`` to ``out_path`` (.npz).
 
     ``protocol`` is ``"project"`` (default: one-hot nominal, standardised numeric attributes)
@@ -473,11 +489,9 @@ def prepare_classification(name: str, raw_dir: Path, out_path: Path,
         ValueError: ``protocol`` is not one of :data:`PROTOCOLS`.
         DataFormatError: a raw file is missing or malformed (message names file and line).
     """
-    readers = {"project": CLASSIFICATION_READERS,
-               "reference": REFERENCE_READERS}[_check_protocol(protocol)]
+    readers = {"project": CLASSIFICATION_READERS, "reference": REFERENCE_READERS}[_check_protocol(protocol)]
     if name not in readers:
-        raise KeyError(f"no classification reader for {name!r}; valid names: "
-                       f"{', '.join(sorted(readers))}")
+        raise KeyError(f"no classification reader for {name!r}; valid names: {', '.join(sorted(readers))}")
     features, labels, classes = readers[name](Path(raw_dir))
     features = l2_normalise(features, f"{name} features").astype(np.float32)
     class_names = np.asarray(classes, dtype=np.str_)
@@ -499,6 +513,7 @@ def prepare_classification(name: str, raw_dir: Path, out_path: Path,
 
 # --------------------------------------------------------------------------- logged feedback
 
+
 def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list[str]], list[int]]:
     """Header, rows and 1-based line numbers of a CSV file; check columns and row widths."""
     with _open_text(path) as fh:
@@ -514,8 +529,7 @@ def _read_csv(path: Path, required: Sequence[str]) -> tuple[list[str], list[list
             if not row:
                 continue
             if len(row) != len(header):
-                raise DataFormatError(f"{path}: line {reader.line_num}: expected {len(header)} "
-                                      f"fields, got {len(row)}")
+                raise DataFormatError(f"{path}: line {reader.line_num}: expected {len(header)} fields, got {len(row)}")
             rows.append(row)
             lines.append(reader.line_num)
     if not rows:
@@ -540,8 +554,9 @@ def _timestamps(values: Sequence[str], path: Path, lines: Sequence[int]) -> np.n
         try:
             out[i] = datetime.fromisoformat(value).timestamp()
         except ValueError:
-            raise DataFormatError(f"{path}: line {lines[i]}: column 'timestamp': "
-                                  f"expected an ISO date-time, got {value!r}") from None
+            raise DataFormatError(
+                f"{path}: line {lines[i]}: column 'timestamp': expected an ISO date-time, got {value!r}"
+            ) from None
     return out
 
 
@@ -595,14 +610,12 @@ def prepare_logged(name: str, raw_dir: Path, out_path: Path, campaign: str = "me
         raise DataFormatError(f"{log_path}: missing column(s) ['user_feature_*']")
     affinity_cols = [c for c in header if c.startswith("user-item_affinity_")]
     numeric_cols = ["item_id", "position", "click", "propensity_score", *affinity_cols]
-    numbers = _numeric([_column(header, rows, c) for c in numeric_cols], numeric_cols,
-                       log_path, lines)
+    numbers = _numeric([_column(header, rows, c) for c in numeric_cols], numeric_cols, log_path, lines)
     _check_logged(numbers[:, :4], n_actions, log_path, lines)
 
     times = _timestamps(_column(header, rows, "timestamp"), log_path, lines)
     order = np.argsort(times, kind="stable")
-    contexts = np.hstack([one_hot(_column(header, rows, c), drop_first=True)[0]
-                          for c in user_cols])
+    contexts = np.hstack([one_hot(_column(header, rows, c), drop_first=True)[0] for c in user_cols])
     _, positions = np.unique(numbers[:, 1], return_inverse=True)
     arrays = {
         "contexts": contexts[order].astype(np.float32),
@@ -630,8 +643,11 @@ def prepare_logged(name: str, raw_dir: Path, out_path: Path, campaign: str = "me
 def _check_logged(values: np.ndarray, n_actions: int, path: Path, lines: Sequence[int]) -> None:
     """Validate columns item_id, position, click, propensity_score of a log (n, 4)."""
     checks = (
-        ("item_id", (values[:, 0] >= 0) & (values[:, 0] < n_actions)
-         & (values[:, 0] == np.round(values[:, 0])), f"an integer in 0..{n_actions - 1}"),
+        (
+            "item_id",
+            (values[:, 0] >= 0) & (values[:, 0] < n_actions) & (values[:, 0] == np.round(values[:, 0])),
+            f"an integer in 0..{n_actions - 1}",
+        ),
         ("position", values[:, 1] == np.round(values[:, 1]), "an integer"),
         ("click", np.isin(values[:, 2], (0.0, 1.0)), "0 or 1"),
         ("propensity_score", (values[:, 3] > 0) & (values[:, 3] <= 1), "in (0, 1]"),
@@ -639,11 +655,13 @@ def _check_logged(values: np.ndarray, n_actions: int, path: Path, lines: Sequenc
     for j, (column, ok, expected) in enumerate(checks):
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise DataFormatError(f"{path}: line {lines[i]}: column {column!r}: expected "
-                                  f"{expected}, got {values[i, j]:g}")
+            raise DataFormatError(
+                f"{path}: line {lines[i]}: column {column!r}: expected {expected}, got {values[i, j]:g}"
+            )
 
 
 # --------------------------------------------------------------------------- output
+
 
 def prepare_dataset(name: str, raw_dir: Path, out_path: Path, protocol: str = "project") -> dict:
     """Prepare dataset ``name`` according to its registry ``kind``; return the summary.
@@ -655,7 +673,8 @@ def prepare_dataset(name: str, raw_dir: Path, out_path: Path, protocol: str = "p
     spec = get_dataset(name)
     if spec.kind == "logged":
         if protocol != "project":
-            raise ValueError(f"protocol: {protocol!r} applies to classification datasets only; "
-                             f"{name!r} is a logged-feedback dataset")
+            raise ValueError(
+                f"protocol: {protocol!r} applies to classification datasets only; {name!r} is a logged-feedback dataset"
+            )
         return prepare_logged(name, raw_dir, out_path)
     return prepare_classification(name, raw_dir, out_path, protocol)

@@ -62,10 +62,12 @@ def _obd_files(campaign: str, log_sha: str, context_sha: str) -> tuple[RemoteFil
     folder = f"random/{campaign}"
     mirror = f"open_bandit_dataset/{folder}"
     return (
-        RemoteFile(f"{folder}/{campaign}.csv", f"{OBD}/{folder}/{campaign}.csv", log_sha,
-                   f"{mirror}/{campaign}.csv.gz", "gzip"),
-        RemoteFile(f"{folder}/item_context.csv", f"{OBD}/{folder}/item_context.csv", context_sha,
-                   f"{mirror}/item_context.csv"),
+        RemoteFile(
+            f"{folder}/{campaign}.csv", f"{OBD}/{folder}/{campaign}.csv", log_sha, f"{mirror}/{campaign}.csv.gz", "gzip"
+        ),
+        RemoteFile(
+            f"{folder}/item_context.csv", f"{OBD}/{folder}/item_context.csv", context_sha, f"{mirror}/item_context.csv"
+        ),
     )
 
 
@@ -73,87 +75,113 @@ DATASETS: dict[str, DatasetSpec] = {
     "adult": DatasetSpec(
         name="adult",
         files=(
-            RemoteFile("adult.data", f"{UCI}/adult/adult.data",
-                       "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-                       "uci_adult/adult.data.gz", "gzip"),
-            RemoteFile("adult.test", f"{UCI}/adult/adult.test",
-                       "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-                       "uci_adult/adult.test.gz", "gzip"),
+            RemoteFile(
+                "adult.data",
+                f"{UCI}/adult/adult.data",
+                "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+                "uci_adult/adult.data.gz",
+                "gzip",
+            ),
+            RemoteFile(
+                "adult.test",
+                f"{UCI}/adult/adult.test",
+                "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+                "uci_adult/adult.test.gz",
+                "gzip",
+            ),
         ),
         licence=UCI_LICENCE,
         citation="Becker, B. & Kohavi, R. (1996). Adult. UCI Machine Learning Repository. "
-                 "https://doi.org/10.24432/C5XW20",
+        "https://doi.org/10.24432/C5XW20",
         homepage="https://archive.ics.uci.edu/dataset/2/adult",
         kind="classification",
     ),
     "mushroom": DatasetSpec(
         name="mushroom",
         files=(
-            RemoteFile("agaricus-lepiota.data", f"{UCI}/mushroom/agaricus-lepiota.data",
-                       "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e",
-                       "uci_mushroom/agaricus-lepiota.data"),
+            RemoteFile(
+                "agaricus-lepiota.data",
+                f"{UCI}/mushroom/agaricus-lepiota.data",
+                "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e",
+                "uci_mushroom/agaricus-lepiota.data",
+            ),
         ),
         licence=UCI_LICENCE,
-        citation="Mushroom (1981). UCI Machine Learning Repository. "
-                 "https://doi.org/10.24432/C5959T",
+        citation="Mushroom (1981). UCI Machine Learning Repository. https://doi.org/10.24432/C5959T",
         homepage="https://archive.ics.uci.edu/dataset/73/mushroom",
         kind="classification",
     ),
     "magic": DatasetSpec(
         name="magic",
         files=(
-            RemoteFile("magic04.data", f"{UCI}/magic/magic04.data",
-                       "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
-                       "uci_magic_gamma/magic04.data"),
+            RemoteFile(
+                "magic04.data",
+                f"{UCI}/magic/magic04.data",
+                "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
+                "uci_magic_gamma/magic04.data",
+            ),
         ),
         licence=UCI_LICENCE,
         citation="Bock, R. (2004). MAGIC Gamma Telescope. UCI Machine Learning Repository. "
-                 "https://doi.org/10.24432/C52C8B",
+        "https://doi.org/10.24432/C52C8B",
         homepage="https://archive.ics.uci.edu/dataset/159/magic+gamma+telescope",
         kind="classification",
     ),
     "shuttle": DatasetSpec(
         name="shuttle",
         files=(
-            RemoteFile("shuttle.trn.Z", f"{UCI}/statlog/shuttle/shuttle.trn.Z",
-                       "ffd2cbf221d4982ccc77c674621c23291447f3fd9484c00d8078858965e0e7ed",
-                       "uci_statlog_shuttle/shuttle.trn.Z"),
-            RemoteFile("shuttle.tst", f"{UCI}/statlog/shuttle/shuttle.tst",
-                       "f776934a628d9b94c482cb058a76ddaa63823e0f74aec065813c9dff3b89d661",
-                       "uci_statlog_shuttle/shuttle.tst"),
+            RemoteFile(
+                "shuttle.trn.Z",
+                f"{UCI}/statlog/shuttle/shuttle.trn.Z",
+                "ffd2cbf221d4982ccc77c674621c23291447f3fd9484c00d8078858965e0e7ed",
+                "uci_statlog_shuttle/shuttle.trn.Z",
+            ),
+            RemoteFile(
+                "shuttle.tst",
+                f"{UCI}/statlog/shuttle/shuttle.tst",
+                "f776934a628d9b94c482cb058a76ddaa63823e0f74aec065813c9dff3b89d661",
+                "uci_statlog_shuttle/shuttle.tst",
+            ),
         ),
         licence=UCI_LICENCE,
-        citation="Statlog (Shuttle). UCI Machine Learning Repository. "
-                 "https://doi.org/10.24432/C5WS31",
+        citation="Statlog (Shuttle). UCI Machine Learning Repository. https://doi.org/10.24432/C5WS31",
         homepage="https://archive.ics.uci.edu/dataset/148/statlog+shuttle",
         kind="classification",
     ),
     "mnist": DatasetSpec(
         name="mnist",
         files=(
-            RemoteFile("t10k-images-idx3-ubyte.gz", f"{MNIST}/t10k-images-idx3-ubyte.gz",
-                       "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-                       "mnist/t10k-images-idx3-ubyte.gz"),
-            RemoteFile("t10k-labels-idx1-ubyte.gz", f"{MNIST}/t10k-labels-idx1-ubyte.gz",
-                       "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
-                       "mnist/t10k-labels-idx1-ubyte.gz"),
+            RemoteFile(
+                "t10k-images-idx3-ubyte.gz",
+                f"{MNIST}/t10k-images-idx3-ubyte.gz",
+                "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+                "mnist/t10k-images-idx3-ubyte.gz",
+            ),
+            RemoteFile(
+                "t10k-labels-idx1-ubyte.gz",
+                f"{MNIST}/t10k-labels-idx1-ubyte.gz",
+                "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+                "mnist/t10k-labels-idx1-ubyte.gz",
+            ),
         ),
-        licence="CC BY-SA 3.0 (as stated in the TensorFlow/Keras documentation; "
-                "the MNIST page states no licence)",
+        licence="CC BY-SA 3.0 (as stated in the TensorFlow/Keras documentation; the MNIST page states no licence)",
         citation="LeCun, Y., Cortes, C. & Burges, C. J. C. (2010). MNIST handwritten digit "
-                 "database. http://yann.lecun.com/exdb/mnist/",
+        "database. http://yann.lecun.com/exdb/mnist/",
         homepage="http://yann.lecun.com/exdb/mnist/",
         kind="classification",
     ),
     "covertype": DatasetSpec(
         name="covertype",
         files=(
-            RemoteFile("covtype.data.gz", f"{UCI}/covtype/covtype.data.gz",
-                       "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771", ""),
+            RemoteFile(
+                "covtype.data.gz",
+                f"{UCI}/covtype/covtype.data.gz",
+                "614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771",
+                "",
+            ),
         ),
         licence=UCI_LICENCE,
-        citation="Blackard, J. (1998). Covertype. UCI Machine Learning Repository. "
-                 "https://doi.org/10.24432/C50K5N",
+        citation="Blackard, J. (1998). Covertype. UCI Machine Learning Repository. https://doi.org/10.24432/C50K5N",
         homepage="https://archive.ics.uci.edu/dataset/31/covertype",
         kind="classification",
         optional=True,
@@ -161,15 +189,21 @@ DATASETS: dict[str, DatasetSpec] = {
     "open_bandit": DatasetSpec(
         name="open_bandit",
         files=(
-            *_obd_files("men", "ede6d08c6877f99cd3770f7d09e26c738e6aa6de4445ccccfb1356ba5d06b1eb",
-                        "6d855c2b7e917d0448d71bbe62c023147495882c0fdc8c41e86fef86abf9fe09"),
-            *_obd_files("women", "e65f3bd3beb17664fa69cc129bf7bf852a775f8ffa630506e505fc905315bb34",
-                        "b1ca4905f97703d196004f2ad4552c1e90c2afad8b50688d333b0d2dc0b33147"),
+            *_obd_files(
+                "men",
+                "ede6d08c6877f99cd3770f7d09e26c738e6aa6de4445ccccfb1356ba5d06b1eb",
+                "6d855c2b7e917d0448d71bbe62c023147495882c0fdc8c41e86fef86abf9fe09",
+            ),
+            *_obd_files(
+                "women",
+                "e65f3bd3beb17664fa69cc129bf7bf852a775f8ffa630506e505fc905315bb34",
+                "b1ca4905f97703d196004f2ad4552c1e90c2afad8b50688d333b0d2dc0b33147",
+            ),
         ),
         licence="Apache-2.0 (st-tech/zr-obp repository; no separate data licence stated)",
         citation="Saito, Y., Aihara, S., Matsutani, M. & Narita, Y. (2021). Open Bandit Dataset "
-                 "and Pipeline: Towards Realistic and Reproducible Off-Policy Evaluation. "
-                 "NeurIPS Datasets and Benchmarks. arXiv:2008.07146",
+        "and Pipeline: Towards Realistic and Reproducible Off-Policy Evaluation. "
+        "NeurIPS Datasets and Benchmarks. arXiv:2008.07146",
         homepage="https://research.zozo.com/data.html",
         kind="logged",
     ),

@@ -157,7 +157,9 @@ class BanditEnvironment(ABC):
     def check_log_access(self) -> None:
         """Count a read of logged interactions, or raise :class:`LoggedDataUnavailable` in the cold regime."""
         if not self.logs_allowed:
-            raise LoggedDataUnavailable(f"{type(self).__name__}: the cold regime withholds logged interactions from every policy")
+            raise LoggedDataUnavailable(
+                f"{type(self).__name__}: the cold regime withholds logged interactions from every policy"
+            )
         self.logged_reads += 1
 
     def served_warm_start(self, logs: LoggedRounds) -> LoggedRounds:
@@ -178,8 +180,10 @@ class BanditEnvironment(ABC):
         rounds to come); LNUCB-TA's public-code reading reads it as its global mean (``global_mean: all_rewards``).
 
         Environments that can compute it override this method; the others raise ``ValueError`` naming themselves."""
-        raise ValueError(f"{type(self).__name__} does not expose the mean of its whole reward matrix "
-                         "(LNUCB-TA's global_mean: all_rewards); use global_mean: rounds or arms")
+        raise ValueError(
+            f"{type(self).__name__} does not expose the mean of its whole reward matrix "
+            "(LNUCB-TA's global_mean: all_rewards); use global_mean: rounds or arms"
+        )
 
 
 def mean_of_round_rewards(env: BanditEnvironment) -> torch.Tensor:

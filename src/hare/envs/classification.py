@@ -54,12 +54,23 @@ class ClassificationBandit(BanditEnvironment):
     serves them with uniformly random arms, and the online runs never see them.
     """
 
-    def __init__(self, features: torch.Tensor, labels: torch.Tensor, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu", logged_rows: int = 0):
+    def __init__(
+        self,
+        features: torch.Tensor,
+        labels: torch.Tensor,
+        n_runs: int,
+        horizon: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        logged_rows: int = 0,
+    ):
         n_rows = features.shape[0]
         if not 0 <= logged_rows < n_rows:
             raise ValueError(f"logged_rows must be in [0, {n_rows}), got {logged_rows}")
         if horizon > n_rows - logged_rows:
-            raise ValueError(f"horizon {horizon} exceeds the {n_rows - logged_rows} online rows of the dataset ({logged_rows} set aside as logged)")
+            raise ValueError(
+                f"horizon {horizon} exceeds the {n_rows - logged_rows} online rows of the dataset ({logged_rows} set aside as logged)"
+            )
         self.features = features.to(device=device, dtype=torch.float64)
         self.labels = labels.to(device=device, dtype=torch.int64)
         self.n_runs = n_runs
@@ -70,19 +81,35 @@ class ClassificationBandit(BanditEnvironment):
         split = CounterRNG(run_keys(0, [0], "classification-logged-split").to(device)).permutation("split", n_rows)[0]
         self.logged_rows = split[:logged_rows]
         online = split[logged_rows:]
-        self.order = online[CounterRNG(keys.to(device)).permutation("rows", online.numel())[:, :horizon]]  # (n_runs, horizon)
-        self.pool = ItemPool(torch.eye(self.n_arms, dtype=torch.float64, device=device), torch.arange(self.n_arms, device=device))
+        self.order = online[
+            CounterRNG(keys.to(device)).permutation("rows", online.numel())[:, :horizon]
+        ]  # (n_runs, horizon)
+        self.pool = ItemPool(
+            torch.eye(self.n_arms, dtype=torch.float64, device=device), torch.arange(self.n_arms, device=device)
+        )
 
     @classmethod
-    def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0) -> ClassificationBandit:
+    def from_npz(
+        cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu", logged_rows: int = 0
+    ) -> ClassificationBandit:
         features, labels = _prepared_arrays(path)
-        return cls(features, labels, n_runs, min(horizon or features.shape[0], features.shape[0] - logged_rows), keys, device, logged_rows)
+        return cls(
+            features,
+            labels,
+            n_runs,
+            min(horizon or features.shape[0], features.shape[0] - logged_rows),
+            keys,
+            device,
+            logged_rows,
+        )
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)`` fields."""
         self.check_log_access()
         if n_samples > self.logged_rows.numel():
-            raise ValueError(f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside (environment params.logged_rows)")
+            raise ValueError(
+                f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside (environment params.logged_rows)"
+            )
         rng = CounterRNG(keys.to(self.features.device))
         rows = self.logged_rows[rng.permutation("logged-rows", self.logged_rows.numel())[:, :n_samples]]  # (n_sets, M)
         arms = rng.randint("logged-arm", 0, self.n_arms, (n_samples,))
@@ -93,7 +120,9 @@ class ClassificationBandit(BanditEnvironment):
         """``n_logged`` set-aside rows with uniformly random arms (see :meth:`BanditEnvironment.logged`)."""
         logs = self.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(self.features.device))
         x = logs.queries[0]  # (M, dim)
-        return self.served_warm_start(LoggedRounds(x[:, None, :].expand(-1, self.n_arms, -1), None, x, logs.items[0], logs.rewards[0]))
+        return self.served_warm_start(
+            LoggedRounds(x[:, None, :].expand(-1, self.n_arms, -1), None, x, logs.items[0], logs.rewards[0])
+        )
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         """:meth:`BanditEnvironment.mean_reward_all_rounds`: every round rewards exactly one of the ``K`` arms (the

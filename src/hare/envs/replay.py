@@ -84,14 +84,14 @@ class LoggedData:
         with np.load(path, allow_pickle=False) as data:
             missing = [f for f in LOGGED_FIELDS if f not in data.files]
             if missing:
-                raise DataFormatError(f"{path}: prepared logged data lacks field(s) {missing}; "
-                                      f"expected {list(LOGGED_FIELDS)}")
+                raise DataFormatError(
+                    f"{path}: prepared logged data lacks field(s) {missing}; expected {list(LOGGED_FIELDS)}"
+                )
             arrays = {f: data[f] for f in LOGGED_FIELDS}
         n = arrays["actions"].shape[0]
         for field in ("contexts", "positions", "rewards", "pscores"):
             if arrays[field].shape[0] != n:
-                raise DataFormatError(f"{path}: field {field!r} has {arrays[field].shape[0]} rows, "
-                                      f"'actions' has {n}")
+                raise DataFormatError(f"{path}: field {field!r} has {arrays[field].shape[0]} rows, 'actions' has {n}")
         n_actions = arrays["item_features"].shape[0]
         if n and (arrays["actions"].min() < 0 or arrays["actions"].max() >= n_actions):
             raise DataFormatError(f"{path}: field 'actions' must lie in 0..{n_actions - 1}")
@@ -121,8 +121,9 @@ class LoggedData:
         user = self.contexts[rows]  # (*S, d_user)
         items = self.item_embeddings()
         shape = (*rows.shape, self.n_actions)
-        return torch.cat([user[..., None, :].expand(*shape, user.shape[-1]),
-                          items.expand(*shape, items.shape[-1])], dim=-1)
+        return torch.cat(
+            [user[..., None, :].expand(*shape, user.shape[-1]), items.expand(*shape, items.shape[-1])], dim=-1
+        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,9 @@ class ReplayBandit(BanditEnvironment):
     n_users = 1
     user_dim = 0
 
-    def __init__(self, logged: LoggedData, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"):
+    def __init__(
+        self, logged: LoggedData, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"
+    ):
         if horizon > logged.n_rows:
             raise ValueError(f"horizon {horizon} exceeds the {logged.n_rows} logged rows")
         self.logged = logged.to(device)
@@ -166,8 +169,9 @@ class ReplayBandit(BanditEnvironment):
         self.order = CounterRNG(keys.to(device)).permutation("rows", logged.n_rows)[:, :horizon]  # (n_runs, horizon)
         embeddings = self.logged.item_embeddings()
         norms = embeddings.norm(dim=1, keepdim=True)
-        self.pool = ItemPool(embeddings / torch.where(norms > 0, norms, torch.ones_like(norms)),
-                             torch.arange(self.n_arms, device=device))
+        self.pool = ItemPool(
+            embeddings / torch.where(norms > 0, norms, torch.ones_like(norms)), torch.arange(self.n_arms, device=device)
+        )
 
     @classmethod
     def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> ReplayBandit:
@@ -176,8 +180,10 @@ class ReplayBandit(BanditEnvironment):
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         """Refused: a logged event holds the reward of the logged arm only, so there is no whole reward matrix."""
-        raise ValueError("ReplayBandit has no whole reward matrix (each logged event holds the reward of the logged arm only), "
-                         "so LNUCB-TA's global_mean: all_rewards cannot run on it; use global_mean: rounds or arms")
+        raise ValueError(
+            "ReplayBandit has no whole reward matrix (each logged event holds the reward of the logged arm only), "
+            "so LNUCB-TA's global_mean: all_rewards cannot run on it; use global_mean: rounds or arms"
+        )
 
     def round(self, t: int) -> ReplayRound:
         rows = self.order[:, t]
@@ -197,7 +203,9 @@ def run_state(policy: nn.Module) -> dict[str, torch.Tensor]:
     return {name: t for name, t in state.items() if t.dim() > 0 and t.shape[0] == n_runs}
 
 
-def masked_update(policy: nn.Module, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor) -> None:
+def masked_update(
+    policy: nn.Module, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor
+) -> None:
     """``policy.update`` for the runs where ``mask`` ``(n_runs,)`` is true only.
 
     With ``S`` the per-run state (:func:`run_state`) before the call and ``S'`` after
@@ -222,7 +230,9 @@ def masked_update(policy: nn.Module, observation: Observation, arms: torch.Tenso
         for name, old in before.items():
             new = after.get(name)
             if new is None or new.shape != old.shape:
-                raise RuntimeError(f"{type(policy).__name__}.update changed the shape of {name!r}; "
-                                   f"masked updates need fixed-shape per-run state")
+                raise RuntimeError(
+                    f"{type(policy).__name__}.update changed the shape of {name!r}; "
+                    f"masked updates need fixed-shape per-run state"
+                )
             keep = mask.reshape(-1, *(1,) * (old.dim() - 1))  # (n_runs, 1, ...)
             new.copy_(torch.where(keep, new, old))

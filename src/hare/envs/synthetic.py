@@ -37,7 +37,15 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation, mean_of_round_rewards
+from hare.envs.base import (
+    WARM_START_STREAM,
+    BanditEnvironment,
+    BanditRound,
+    ItemPool,
+    LoggedRounds,
+    Observation,
+    mean_of_round_rewards,
+)
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -105,13 +113,17 @@ def user_query_logs(env: BanditEnvironment, n_logged: int) -> LoggedRounds:
     logs = env.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(env.device))
     x, users = logs.queries[0], logs.users[0]
     contexts = torch.cat([x, F.one_hot(users, env.n_users).to(x.dtype)], dim=1)
-    return env.served_warm_start(LoggedRounds(contexts[:, None, :].expand(-1, env.n_arms, -1), users, x, logs.items[0], logs.rewards[0]))
+    return env.served_warm_start(
+        LoggedRounds(contexts[:, None, :].expand(-1, env.n_arms, -1), users, x, logs.items[0], logs.rewards[0])
+    )
 
 
 class SyntheticBandit(BanditEnvironment):
     """``n_runs`` runs of HARE-Sim over ``horizon`` rounds."""
 
-    def __init__(self, config: SyntheticConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"):
+    def __init__(
+        self, config: SyntheticConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"
+    ):
         self.config = config
         self.n_runs = n_runs
         self.horizon = horizon
@@ -133,7 +145,10 @@ class SyntheticBandit(BanditEnvironment):
 
         centres = F.normalize(gaussian("centres", c.n_clusters, c.item_dim), dim=-1)
         clusters = torch.arange(c.n_items, device=self.device) % c.n_clusters
-        items = F.normalize(centres[clusters] + c.cluster_spread * gaussian("items", c.n_items, c.item_dim) / math.sqrt(c.item_dim), dim=-1)
+        items = F.normalize(
+            centres[clusters] + c.cluster_spread * gaussian("items", c.n_items, c.item_dim) / math.sqrt(c.item_dim),
+            dim=-1,
+        )
         self.pool = ItemPool(items, clusters)
         self.users = F.normalize(gaussian("users", c.n_users, c.user_dim), dim=-1)  # (n_users, user_dim)
         self.oracle = OracleProjections(
@@ -189,7 +204,9 @@ class SyntheticBandit(BanditEnvironment):
         x = self.queries(t)
         users = self.active_users(t)
         mean = self.synthesis_mean_rewards(z, x, users)
-        best_score = self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
+        best_score = (
+            self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
+        )
         best = torch.sigmoid(best_score) if self.config.link == "logistic" else best_score
         reward = mean + self.config.noise_sigma * self.rng.normal("synthesis-noise", t)
         return reward, mean, (best - mean).clamp_min(0.0)
@@ -202,7 +219,9 @@ class SyntheticBandit(BanditEnvironment):
         queries = F.normalize(rng.normal("logged-query", 0, (n_samples, c.query_dim)), dim=-1)  # (n_sets, M, d_x)
         users = rng.randint("logged-user", 0, c.n_users, (n_samples,))
         items = rng.randint("logged-item", 0, c.n_items, (n_samples,))
-        mean = torch.stack([self.mean_rewards(queries[s], users[s]).gather(1, items[s][:, None]).squeeze(1) for s in range(len(keys))])
+        mean = torch.stack(
+            [self.mean_rewards(queries[s], users[s]).gather(1, items[s][:, None]).squeeze(1) for s in range(len(keys))]
+        )
         rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
         return LoggedInteractions(queries, users, items, rewards)
 
@@ -221,7 +240,9 @@ class SyntheticBandit(BanditEnvironment):
         mean = self.mean_rewards(x, users)
         rewards = mean + self.config.noise_sigma * self.rng.normal("noise", t, (self.n_arms,))
         contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return BanditRound(Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards)
+        return BanditRound(
+            Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards
+        )
 
 
 def linear_parameters(env: SyntheticBandit) -> torch.Tensor:

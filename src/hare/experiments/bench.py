@@ -68,6 +68,7 @@ def benched_policies() -> list[str]:
     """Every registered policy name but those in :data:`NOT_BENCHED`."""
     return [name for name in policy_names() if name not in NOT_BENCHED]
 
+
 DatasetSpec = tuple[np.ndarray, np.ndarray] | SyntheticConfig
 
 
@@ -79,10 +80,20 @@ def make_environment(spec: DatasetSpec, n_runs: int, horizon: int, device: str) 
     features, labels = spec
     features = torch.as_tensor(np.asarray(features, dtype=np.float64))
     features = features / features.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    return ClassificationBandit(features, torch.as_tensor(np.asarray(labels, dtype=np.int64)), n_runs, horizon, keys, device)
+    return ClassificationBandit(
+        features, torch.as_tensor(np.asarray(labels, dtype=np.int64)), n_runs, horizon, keys, device
+    )
 
 
-def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, warmup: int = 2, max_seconds: float = math.inf) -> tuple[int, float]:
+def time_policy(
+    name: str,
+    params: dict,
+    env: BanditEnvironment,
+    rounds: list[BanditRound],
+    device: str,
+    warmup: int = 2,
+    max_seconds: float = math.inf,
+) -> tuple[int, float]:
     """``(rounds played, seconds)`` of ``select`` + ``update`` over ``rounds``, after up to ``warmup``
     untimed rounds on a fresh copy; each phase stops after the first round that ends past ``max_seconds``.
 
@@ -97,8 +108,16 @@ def time_policy(name: str, params: dict, env: BanditEnvironment, rounds: list[Ba
         steps = rounds[:warmup] if repeat == "warmup" else rounds
         synchronise(device)
         start = time.perf_counter()
-        played = int(simulate(env, policy, progress=None, rounds=steps, account=False,
-                              stop=lambda t, start=start: time.perf_counter() - start > max_seconds)["rounds_played"])
+        played = int(
+            simulate(
+                env,
+                policy,
+                progress=None,
+                rounds=steps,
+                account=False,
+                stop=lambda t, start=start: time.perf_counter() - start > max_seconds,
+            )["rounds_played"]
+        )
         synchronise(device)
         elapsed = time.perf_counter() - start
     return played, elapsed
@@ -149,7 +168,9 @@ def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, al
         if library == "mabwiser":
             from mabwiser.mab import MAB, LearningPolicy
 
-            model = MAB(arms=list(range(n_arms)), learning_policy=LearningPolicy.LinUCB(alpha=alpha, l2_lambda=1.0), seed=0)
+            model = MAB(
+                arms=list(range(n_arms)), learning_policy=LearningPolicy.LinUCB(alpha=alpha, l2_lambda=1.0), seed=0
+            )
         else:
             from obp.policy import LinUCB
 
@@ -168,7 +189,15 @@ def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, al
             arm = int(model.select_action(x)[0])
             model.update_params(action=arm, reward=float(rewards[t, arm]), context=x)
     elapsed = time.perf_counter() - start
-    return {"library": library, "version": version, "policy": "linucb", "n_runs": 1, "horizon": horizon, "seconds": elapsed, "rounds_runs_per_second": horizon / elapsed}
+    return {
+        "library": library,
+        "version": version,
+        "policy": "linucb",
+        "n_runs": 1,
+        "horizon": horizon,
+        "seconds": elapsed,
+        "rounds_runs_per_second": horizon / elapsed,
+    }
 
 
 def available_devices() -> list[str]:
@@ -177,7 +206,11 @@ def available_devices() -> list[str]:
 
 
 def device_name(device: str) -> str:
-    return torch.cuda.get_device_name(device) if torch.device(device).type == "cuda" else platform.processor() or platform.machine()
+    return (
+        torch.cuda.get_device_name(device)
+        if torch.device(device).type == "cuda"
+        else platform.processor() or platform.machine()
+    )
 
 
 COMPARISON_REPEATS = 5
@@ -188,9 +221,20 @@ interval over repeats, since one timing of the same code on a shared machine var
 TIMING_ERRORS = (RuntimeError, ValueError, KeyError, TypeError, MemoryError, NotImplementedError)
 
 
-def median_timing(name: str, params: dict, env: BanditEnvironment, rounds: list[BanditRound], device: str, repeats: int, max_seconds: float) -> dict[str, Any]:
+def median_timing(
+    name: str,
+    params: dict,
+    env: BanditEnvironment,
+    rounds: list[BanditRound],
+    device: str,
+    repeats: int,
+    max_seconds: float,
+) -> dict[str, Any]:
     """``rounds, seconds, rounds_runs_per_second`` of the median of ``repeats`` :func:`time_policy` timings."""
-    timings = sorted((time_policy(name, params, env, rounds, device, max_seconds=max_seconds) for _ in range(repeats)), key=lambda pair: pair[1] / pair[0])
+    timings = sorted(
+        (time_policy(name, params, env, rounds, device, max_seconds=max_seconds) for _ in range(repeats)),
+        key=lambda pair: pair[1] / pair[0],
+    )
     played, seconds = timings[len(timings) // 2]
     return {"rounds": played, "seconds": seconds, "rounds_runs_per_second": played * env.n_runs / seconds}
 
@@ -216,30 +260,61 @@ def ceiling_entry(setting: dict[str, Any], timings: list[dict[str, Any]]) -> dic
         if "skipped" in timing:
             continue
         per_round = timing["seconds"] / timing["rounds"]
-        rows.append({"rounds": timing["rounds"], "linucb_seconds_per_round": per_round, "read_gbps": timing["read_gbps"],
-                     "ceiling_seconds_per_round": bytes_per_round / (timing["read_gbps"] * 1e9),
-                     "fraction": ceiling_fraction(bytes_per_round, timing["read_gbps"], per_round)})
-    entry = {**setting, "traffic_floor_bytes": linucb_traffic_floor(setting["dim"], setting["n_arms"]), "bytes_per_round": bytes_per_round, "timings": rows}
+        rows.append(
+            {
+                "rounds": timing["rounds"],
+                "linucb_seconds_per_round": per_round,
+                "read_gbps": timing["read_gbps"],
+                "ceiling_seconds_per_round": bytes_per_round / (timing["read_gbps"] * 1e9),
+                "fraction": ceiling_fraction(bytes_per_round, timing["read_gbps"], per_round),
+            }
+        )
+    entry = {
+        **setting,
+        "traffic_floor_bytes": linucb_traffic_floor(setting["dim"], setting["n_arms"]),
+        "bytes_per_round": bytes_per_round,
+        "timings": rows,
+    }
     if not rows:
         return entry | {"skipped": next(t["skipped"] for t in timings if "skipped" in t)}
     return entry | {"fraction": t_summary([row["fraction"] for row in rows], PAIRED_METHOD)}
 
 
-def peer_ratio_entry(setting: dict[str, Any], library: str, ours: list[dict[str, Any]], peers: list[dict[str, Any]]) -> dict[str, Any]:
+def peer_ratio_entry(
+    setting: dict[str, Any], library: str, ours: list[dict[str, Any]], peers: list[dict[str, Any]]
+) -> dict[str, Any]:
     """One ``peer_ratios`` entry: batched LinUCB's rounds·runs/s over ``library``'s (one sequential run
     on run 0's rounds), repeat by repeat (each repeat times both back to back), and their summary."""
-    pairs = [{"linucb_rounds_runs_per_second": a["rounds"] * setting["n_runs"] / a["seconds"], "peer_rounds_runs_per_second": b["rounds_runs_per_second"],
-              "ratio": a["rounds"] * setting["n_runs"] / a["seconds"] / b["rounds_runs_per_second"]}
-             for a, b in zip(ours, peers, strict=True) if "skipped" not in a and "skipped" not in b]
+    pairs = [
+        {
+            "linucb_rounds_runs_per_second": a["rounds"] * setting["n_runs"] / a["seconds"],
+            "peer_rounds_runs_per_second": b["rounds_runs_per_second"],
+            "ratio": a["rounds"] * setting["n_runs"] / a["seconds"] / b["rounds_runs_per_second"],
+        }
+        for a, b in zip(ours, peers, strict=True)
+        if "skipped" not in a and "skipped" not in b
+    ]
     entry = {**setting, "library": library, "timings": pairs}
     if not pairs:
         reasons = [row["skipped"] for row in [*peers, *ours] if "skipped" in row]
         return entry | {"skipped": reasons[0] if reasons else "not timed"}
-    return entry | {"version": peers[0].get("version"), "ratio": t_summary([pair["ratio"] for pair in pairs], PAIRED_METHOD)}
+    return entry | {
+        "version": peers[0].get("version"),
+        "ratio": t_summary([pair["ratio"] for pair in pairs], PAIRED_METHOD),
+    }
 
 
-def compare_linucb(dataset: str, spec: DatasetSpec, n_runs_list: tuple[int, ...], horizon: int, devices: list[str], params: dict, alpha: float,
-                   max_seconds: float, repeats: int) -> dict[str, list]:
+def compare_linucb(
+    dataset: str,
+    spec: DatasetSpec,
+    n_runs_list: tuple[int, ...],
+    horizon: int,
+    devices: list[str],
+    params: dict,
+    alpha: float,
+    max_seconds: float,
+    repeats: int,
+) -> dict[str, list]:
     """Batched LinUCB at every ``B`` and device, the read rate of its state and the peers' LinUCB, in turn, ``repeats`` times.
 
     Returns ``{"policies", "references", "bandwidth", "linucb_ceiling", "peer_ratios"}`` for ``dataset``:
@@ -259,23 +334,62 @@ def compare_linucb(dataset: str, spec: DatasetSpec, n_runs_list: tuple[int, ...]
     for _ in range(repeats):
         for (dev, n_runs), (env, rounds) in batched.items():
             try:
-                played, seconds = time_policy("linucb", params.get("linucb", {}), env, rounds, dev, max_seconds=max_seconds)
+                played, seconds = time_policy(
+                    "linucb", params.get("linucb", {}), env, rounds, dev, max_seconds=max_seconds
+                )
                 gbps = read_bandwidth_gbps((n_runs, env.n_arms, env.dim, env.dim), dev)
-                our_runs[dev, n_runs].append({"rounds": played, "seconds": seconds, "rounds_runs_per_second": played * n_runs / seconds, "read_gbps": gbps})
+                our_runs[dev, n_runs].append(
+                    {
+                        "rounds": played,
+                        "seconds": seconds,
+                        "rounds_runs_per_second": played * n_runs / seconds,
+                        "read_gbps": gbps,
+                    }
+                )
             except TIMING_ERRORS as error:
                 our_runs[dev, n_runs].append(skipped(error))
         for library in PEERS:
             peer_runs[library].append(reference_linucb(library, contexts, rewards, alpha))
-    out: dict[str, list] = {"policies": [], "references": [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()], "bandwidth": [], "linucb_ceiling": [], "peer_ratios": []}
+    out: dict[str, list] = {
+        "policies": [],
+        "references": [{"dataset": dataset, **median_row(runs)} for runs in peer_runs.values()],
+        "bandwidth": [],
+        "linucb_ceiling": [],
+        "peer_ratios": [],
+    }
     for (dev, n_runs), (env, _) in batched.items():
-        setting = {"dataset": dataset, "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
+        setting = {
+            "dataset": dataset,
+            "device": dev,
+            "n_runs": n_runs,
+            "horizon": env.horizon,
+            "dim": env.dim,
+            "n_arms": env.n_arms,
+        }
         median = median_row(our_runs[dev, n_runs])
-        out["policies"].append({**setting, "policy": "linucb", "params": params.get("linucb", {}), **{k: v for k, v in median.items() if k != "read_gbps"}})
+        out["policies"].append(
+            {
+                **setting,
+                "policy": "linucb",
+                "params": params.get("linucb", {}),
+                **{k: v for k, v in median.items() if k != "read_gbps"},
+            }
+        )
         out["linucb_ceiling"].append(ceiling_entry(setting, our_runs[dev, n_runs]))
-        out["peer_ratios"] += [peer_ratio_entry(setting, library, our_runs[dev, n_runs], peer_runs[library]) for library in PEERS]
+        out["peer_ratios"] += [
+            peer_ratio_entry(setting, library, our_runs[dev, n_runs], peer_runs[library]) for library in PEERS
+        ]
         rates = sorted(row["read_gbps"] for row in our_runs[dev, n_runs] if "read_gbps" in row)
         if rates:
-            out["bandwidth"].append({"dataset": dataset, "device": dev, "n_runs": n_runs, "bytes": 8 * n_runs * env.n_arms * env.dim * env.dim, "read_gbps": rates[len(rates) // 2]})
+            out["bandwidth"].append(
+                {
+                    "dataset": dataset,
+                    "device": dev,
+                    "n_runs": n_runs,
+                    "bytes": 8 * n_runs * env.n_arms * env.dim * env.dim,
+                    "read_gbps": rates[len(rates) // 2],
+                }
+            )
     return out
 
 
@@ -287,8 +401,16 @@ def batching_gain(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     if len(sizes) < 2 or len(timed) < 2 or timed[0]["n_runs"] != sizes[0] or timed[-1]["n_runs"] != sizes[-1]:
         return None
     low, high = timed[0], timed[-1]
-    return {"dataset": low["dataset"], "device": low["device"], "policy": low["policy"], "n_runs_low": low["n_runs"], "n_runs_high": high["n_runs"],
-            "rate_low": low["rounds_runs_per_second"], "rate_high": high["rounds_runs_per_second"], "gain": high["rounds_runs_per_second"] / low["rounds_runs_per_second"]}
+    return {
+        "dataset": low["dataset"],
+        "device": low["device"],
+        "policy": low["policy"],
+        "n_runs_low": low["n_runs"],
+        "n_runs_high": high["n_runs"],
+        "rate_low": low["rounds_runs_per_second"],
+        "rate_high": high["rounds_runs_per_second"],
+        "gain": high["rounds_runs_per_second"] / low["rounds_runs_per_second"],
+    }
 
 
 def bench_policies(
@@ -327,8 +449,10 @@ def bench_policies(
     out: dict[str, list] = {"references": [], "bandwidth": [], "linucb_ceiling": [], "peer_ratios": []}
     comparison = {name: spec for name, spec in (comparison or {}).items() if name not in datasets and "linucb" in names}
     compared: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for dataset, spec in ({**datasets, **comparison}.items() if "linucb" in names else ()):
-        found = compare_linucb(dataset, spec, n_runs_list, horizon, devices, params, alpha, max_seconds, comparison_repeats)
+    for dataset, spec in {**datasets, **comparison}.items() if "linucb" in names else ():
+        found = compare_linucb(
+            dataset, spec, n_runs_list, horizon, devices, params, alpha, max_seconds, comparison_repeats
+        )
         compared |= {(row["dataset"], row["device"], row["n_runs"]): row for row in found.pop("policies")}
         for key, rows in found.items():
             out[key] += rows
@@ -338,7 +462,9 @@ def bench_policies(
             recorded = prebuilt_rounds(env)
             contexts = torch.stack([r.observation.contexts[0, 0] for r in recorded]).numpy()
             rewards = torch.stack([r.rewards[0] for r in recorded]).numpy()
-            out["references"] += [{"dataset": dataset, **reference_linucb(library, contexts, rewards, alpha)} for library in PEERS]
+            out["references"] += [
+                {"dataset": dataset, **reference_linucb(library, contexts, rewards, alpha)} for library in PEERS
+            ]
     policies = []
     for dataset, spec in {**datasets, **comparison}.items():
         timed = [name for name in names if dataset in datasets or name == "linucb"]
@@ -347,16 +473,34 @@ def bench_policies(
             rounds = {n_runs: prebuilt_rounds(env) for n_runs, env in envs.items()} if timed != ["linucb"] else {}
             for name in timed:
                 for n_runs, env in envs.items():
-                    entry = {"dataset": dataset, "policy": name, "params": params.get(name, {}), "device": dev, "n_runs": n_runs, "horizon": env.horizon, "dim": env.dim, "n_arms": env.n_arms}
+                    entry = {
+                        "dataset": dataset,
+                        "policy": name,
+                        "params": params.get(name, {}),
+                        "device": dev,
+                        "n_runs": n_runs,
+                        "horizon": env.horizon,
+                        "dim": env.dim,
+                        "n_arms": env.n_arms,
+                    }
                     if name == "linucb":
                         policies.append(compared[dataset, dev, n_runs])
                     else:
                         try:
-                            policies.append(entry | median_timing(name, params.get(name, {}), env, rounds[n_runs], dev, repeats, max_seconds))
+                            policies.append(
+                                entry
+                                | median_timing(
+                                    name, params.get(name, {}), env, rounds[n_runs], dev, repeats, max_seconds
+                                )
+                            )
                         except TIMING_ERRORS as error:
                             policies.append(entry | skipped(error))
                     row = policies[-1]
-                    rate = f"skipped: {row['skipped']}" if "skipped" in row else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"
+                    rate = (
+                        f"skipped: {row['skipped']}"
+                        if "skipped" in row
+                        else f"{row['rounds_runs_per_second']:12.1f} rounds·runs/s"
+                    )
                     print(f"{dataset:>12} {name:>22} {dev:>4} B={n_runs:<3} {rate}", flush=True)
             del envs, rounds
     groups: dict[tuple[str, str, str], list] = {}
@@ -391,17 +535,39 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
     """
     out = {}
     for dataset in dict.fromkeys(row["dataset"] for row in results["policies"]):
-        ours = [row for row in results["policies"] if row["dataset"] == dataset and row["policy"] == "linucb" and row["n_runs"] == n_runs and row["device"] == device and "skipped" not in row]
+        ours = [
+            row
+            for row in results["policies"]
+            if row["dataset"] == dataset
+            and row["policy"] == "linucb"
+            and row["n_runs"] == n_runs
+            and row["device"] == device
+            and "skipped" not in row
+        ]
         peers = [row for row in results["references"] if row["dataset"] == dataset and "skipped" not in row]
         if ours and peers:
             fastest = max(peers, key=lambda row: row["rounds_runs_per_second"])
             rate, peer_rate = ours[0]["rounds_runs_per_second"], fastest["rounds_runs_per_second"]
-            out[dataset] = {"linucb": rate, "peer": fastest["library"], "peer_rate": peer_rate, "speedup": rate / peer_rate}
-            measured = [row for row in results.get("bandwidth", []) if row["dataset"] == dataset and row["device"] == device and row.get("n_runs", n_runs) == n_runs]
+            out[dataset] = {
+                "linucb": rate,
+                "peer": fastest["library"],
+                "peer_rate": peer_rate,
+                "speedup": rate / peer_rate,
+            }
+            measured = [
+                row
+                for row in results.get("bandwidth", [])
+                if row["dataset"] == dataset and row["device"] == device and row.get("n_runs", n_runs) == n_runs
+            ]
             if measured and "dim" in ours[0]:
                 floor = linucb_traffic_floor(ours[0]["dim"], ours[0]["n_arms"])
                 ceiling = measured[0]["read_gbps"] * 1e9 / floor
-                out[dataset] |= {"read_gbps": measured[0]["read_gbps"], "traffic_floor_bytes": floor, "ceiling_rate": ceiling, "ceiling_speedup": ceiling / fastest["rounds_runs_per_second"]}
+                out[dataset] |= {
+                    "read_gbps": measured[0]["read_gbps"],
+                    "traffic_floor_bytes": floor,
+                    "ceiling_rate": ceiling,
+                    "ceiling_speedup": ceiling / fastest["rounds_runs_per_second"],
+                }
     return out
 
 
@@ -430,7 +596,11 @@ def bench_macros(results: dict[str, Any], device: str = "cpu") -> dict[str, str]
     """Macros the appendix text uses: repeats, horizon, and the range of the ceiling fractions on ``device``."""
     from hare.report.latex import macro_name
 
-    fractions = [row["fraction"]["estimate"] for row in results.get("linucb_ceiling", []) if row["device"] == device and "fraction" in row]
+    fractions = [
+        row["fraction"]["estimate"]
+        for row in results.get("linucb_ceiling", [])
+        if row["device"] == device and "fraction" in row
+    ]
     env = results["environment"]
     values = {
         macro_name("bench", "comparison", "repeats"): str(env.get("comparison_repeats", 0)),
@@ -457,17 +627,52 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
         results = json.loads(Path(results).read_text())
     text = macros(bench_macros(results, device))
     ceilings = [row for row in results.get("linucb_ceiling", []) if row["device"] == device]
-    ratios = {(row["dataset"], row["n_runs"], row["library"]): row for row in results.get("peer_ratios", []) if row["device"] == device}
-    body = [[escape(row["dataset"]), str(row["n_runs"]), str(row["dim"]), str(row["n_arms"]), format_bytes(row["bytes_per_round"]),
-             format_summary(row.get("fraction")), *(format_summary(ratios.get((row["dataset"], row["n_runs"], library), {}).get("ratio"), 1) for library in PEERS)]
-            for row in ceilings]
+    ratios = {
+        (row["dataset"], row["n_runs"], row["library"]): row
+        for row in results.get("peer_ratios", [])
+        if row["device"] == device
+    }
+    body = [
+        [
+            escape(row["dataset"]),
+            str(row["n_runs"]),
+            str(row["dim"]),
+            str(row["n_arms"]),
+            format_bytes(row["bytes_per_round"]),
+            format_summary(row.get("fraction")),
+            *(
+                format_summary(ratios.get((row["dataset"], row["n_runs"], library), {}).get("ratio"), 1)
+                for library in PEERS
+            ),
+        ]
+        for row in ceilings
+    ]
     machine = escape(results["environment"]["devices"].get(device, device))
-    caption = (rf"Batched LinUCB on {device.upper()} ({machine}): fraction of the memory-bandwidth ceiling, "
-               r"$\bigl(B\cdot 8(K{+}3)d^2 / \text{read rate}\bigr) / \text{seconds per round}$, and rounds$\cdot$runs/s over each peer's.")
-    notes = (r"Each value is the geometric mean over \benchComparisonRepeats{} repeats, each timing LinUCB, the read of a state of its size and the peers "
-             r"back to back in one process on the same rounds, with its 95\% $t$ interval (of the log ratio) over repeats. Peers play one sequential run. ``--'': not run.")
-    text += booktabs_table(["Dataset", "$B$", "$d$", "$K$", "Bytes/round", "Fraction of ceiling", *(f"vs.\\ {PEER_LABELS[lib]}" for lib in PEERS)],
-                           body, "lrrrrrrr", caption, label, notes, resize=True)
+    caption = (
+        rf"Batched LinUCB on {device.upper()} ({machine}): fraction of the memory-bandwidth ceiling, "
+        r"$\bigl(B\cdot 8(K{+}3)d^2 / \text{read rate}\bigr) / \text{seconds per round}$, and rounds$\cdot$runs/s over each peer's."
+    )
+    notes = (
+        r"Each value is the geometric mean over \benchComparisonRepeats{} repeats, each timing LinUCB, the read of a state of its size and the peers "
+        r"back to back in one process on the same rounds, with its 95\% $t$ interval (of the log ratio) over repeats. Peers play one sequential run. ``--'': not run."
+    )
+    text += booktabs_table(
+        [
+            "Dataset",
+            "$B$",
+            "$d$",
+            "$K$",
+            "Bytes/round",
+            "Fraction of ceiling",
+            *(f"vs.\\ {PEER_LABELS[lib]}" for lib in PEERS),
+        ],
+        body,
+        "lrrrrrrr",
+        caption,
+        label,
+        notes,
+        resize=True,
+    )
     gains = [row for row in results.get("batching_gains", []) if row["device"] == device]
     if gains:
         datasets = list(dict.fromkeys(row["dataset"] for row in gains))
@@ -477,8 +682,14 @@ def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", l
         low, high = gains[0]["n_runs_low"], gains[0]["n_runs_high"]
         body = [[name.replace("_", r"\_"), *(cell.get((name, d), "--") for d in datasets)] for name in names]
         caption = rf"Batching gain on {device.upper()}: rounds$\cdot$runs/s with $B{{=}}{high}$ runs over that with $B{{=}}{low}$, the two timed in turn in one process."
-        text += booktabs_table(["Policy", *(escape(d) for d in datasets)], body, "l" + "r" * len(datasets), caption, f"{label}-batching",
-                               r"``--'': not run on that dataset (missing oracle, memory).")
+        text += booktabs_table(
+            ["Policy", *(escape(d) for d in datasets)],
+            body,
+            "l" + "r" * len(datasets),
+            caption,
+            f"{label}-batching",
+            r"``--'': not run on that dataset (missing oracle, memory).",
+        )
     return text
 
 
@@ -492,7 +703,14 @@ def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "t
         results = json.loads(Path(results).read_text())
     neural = results["neural"]
     ratios = neural["ratios"]
-    body = [[mode, format_summary(ratios[f"select_{mode}_over_loop"], 1), format_summary(ratios[f"round_{mode}_over_loop"], 1)] for mode in ("jacobian", "diagonal")]
+    body = [
+        [
+            mode,
+            format_summary(ratios[f"select_{mode}_over_loop"], 1),
+            format_summary(ratios[f"round_{mode}_over_loop"], 1),
+        ]
+        for mode in ("jacobian", "diagonal")
+    ]
     s = neural["settings"]
     values = {
         macro_name("bench", "neural", "select", "ratio"): f"{ratios['select_jacobian_over_loop']['estimate']:.1f}",
@@ -500,19 +718,40 @@ def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "t
         macro_name("bench", "neural", "repeats"): str(s.get("repeats", 1)),
         macro_name("bench", "neural", "rounds"): str(s["rounds"]),
     }
-    caption = (rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
-               rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): speed over the $K$-pass loop of the selection "
-               r"alone (every arm's mean and bonus) and of the whole round (selection and the update of $Z^{-1}$).")
-    notes = (r"Geometric mean over \benchNeuralRepeats{} repeats, each timing the three modes in turn on the same rounds "
-             r"(\benchNeuralRounds{} timed rounds per mode), with its 95\% $t$ interval (of the log ratio) over repeats.")
-    return macros(values) + booktabs_table(["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes)
+    caption = (
+        rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
+        rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): speed over the $K$-pass loop of the selection "
+        r"alone (every arm's mean and bonus) and of the whole round (selection and the update of $Z^{-1}$)."
+    )
+    notes = (
+        r"Geometric mean over \benchNeuralRepeats{} repeats, each timing the three modes in turn on the same rounds "
+        r"(\benchNeuralRounds{} timed rounds per mode), with its 95\% $t$ interval (of the log ratio) over repeats."
+    )
+    return macros(values) + booktabs_table(
+        ["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes
+    )
 
 
-def run_bench(*, out: str | Path, datasets: Mapping[str, str | Path] | None = None, comparison_datasets: Mapping[str, str | Path] | None = None,
-              policies: list[str] | None = None, n_runs: Sequence[int] = (1, 20), horizon: int = 1000, devices: list[str] | None = None,
-              param_overrides: Mapping[str, Mapping[str, Any]] | None = None, threads: int | None = None, max_seconds: float = 60.0,
-              repeats: int = 1, comparison_repeats: int = COMPARISON_REPEATS, synthetic: bool = True, tex: str | Path | None = None,
-              tex_neural: str | Path | None = None, neural_rounds: int = 30, neural_repeats: int = 3) -> dict[str, Any]:
+def run_bench(
+    *,
+    out: str | Path,
+    datasets: Mapping[str, str | Path] | None = None,
+    comparison_datasets: Mapping[str, str | Path] | None = None,
+    policies: list[str] | None = None,
+    n_runs: Sequence[int] = (1, 20),
+    horizon: int = 1000,
+    devices: list[str] | None = None,
+    param_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    threads: int | None = None,
+    max_seconds: float = 60.0,
+    repeats: int = 1,
+    comparison_repeats: int = COMPARISON_REPEATS,
+    synthetic: bool = True,
+    tex: str | Path | None = None,
+    tex_neural: str | Path | None = None,
+    neural_rounds: int = 30,
+    neural_repeats: int = 3,
+) -> dict[str, Any]:
     """The whole benchmark, written to ``out`` (JSON) and, if given, ``tex`` and ``tex_neural``; returns the result.
 
     ``datasets`` and ``comparison_datasets`` map a name to a ``.npz`` with arrays ``features`` and ``labels``
@@ -536,14 +775,27 @@ def run_bench(*, out: str | Path, datasets: Mapping[str, str | Path] | None = No
     for policy, values in (param_overrides or {}).items():
         params.setdefault(policy, {}).update(values)
     devices = devices or available_devices()
-    result = bench_policies(policies, specs, tuple(n_runs), horizon, devices, params, max_seconds=max_seconds, repeats=repeats,
-                            comparison=comparison, comparison_repeats=comparison_repeats)
+    result = bench_policies(
+        policies,
+        specs,
+        tuple(n_runs),
+        horizon,
+        devices,
+        params,
+        max_seconds=max_seconds,
+        repeats=repeats,
+        comparison=comparison,
+        comparison_repeats=comparison_repeats,
+    )
     if neural_rounds > 0:
         from hare.experiments.bench_neural import bench_neural
 
         result["neural"] = bench_neural(rounds=neural_rounds, device=devices[0], repeats=neural_repeats)
     result["linucb_speedups"] = {dev: linucb_speedups(result, max(n_runs), dev) for dev in devices}
-    result["environment"]["process"] = {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
+    result["environment"]["process"] = {
+        "wall_seconds": time.perf_counter() - wall,
+        "cpu_seconds": time.process_time() - cpu,
+    }
     write_json(out, result)
     if tex:
         write_text(tex, bench_table_tex(result, devices[0]))

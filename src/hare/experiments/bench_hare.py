@@ -31,8 +31,17 @@ from hare.random import run_keys
 from hare.report.latex import booktabs_table
 
 
-def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs: int = 1, rounds: int = 20, warmup: int = 3,
-               device: str = "cpu", mean: str = "online") -> dict:
+def bench_case(
+    n_items: int,
+    n_clusters: int,
+    n_heads: int,
+    key_dim: int,
+    n_runs: int = 1,
+    rounds: int = 20,
+    warmup: int = 3,
+    device: str = "cpu",
+    mean: str = "online",
+) -> dict:
     """Median seconds per round and peak memory (bytes) of one HARE configuration.
 
     The ``rounds + warmup`` rounds are played by :func:`hare.experiments.simulation.simulate` without its accounts;
@@ -49,11 +58,24 @@ def bench_case(n_items: int, n_clusters: int, n_heads: int, key_dim: int, n_runs
     timer = RoundTimer(dev)
     simulate(env, policy, progress=None, observer=timer, account=False)
     times = timer.policy_seconds[warmup:]
-    peak = torch.cuda.max_memory_allocated(dev) if dev.type == "cuda" else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    peak = (
+        torch.cuda.max_memory_allocated(dev)
+        if dev.type == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    )
     state = sum(buffer.numel() * buffer.element_size() for buffer in policy.buffers())
-    return {"n_items": n_items, "n_clusters": n_clusters, "n_heads": n_heads, "key_dim": key_dim, "n_runs": n_runs, "mean": mean,
-            "seconds_per_round": statistics.median(times), "peak_memory_bytes": int(peak),
-            "state_bytes": int(state), "device": str(dev)}
+    return {
+        "n_items": n_items,
+        "n_clusters": n_clusters,
+        "n_heads": n_heads,
+        "key_dim": key_dim,
+        "n_runs": n_runs,
+        "mean": mean,
+        "seconds_per_round": statistics.median(times),
+        "peak_memory_bytes": int(peak),
+        "state_bytes": int(state),
+        "device": str(dev),
+    }
 
 
 def grid(quick: bool, max_items: int | None = None) -> list[dict]:
@@ -64,14 +86,24 @@ def grid(quick: bool, max_items: int | None = None) -> list[dict]:
         sizes = [n for n in sizes if n <= max_items] or [max_items]
         base_n = min(base_n, max_items)
     cases = [dict(n_items=n, n_clusters=min(16, n), n_heads=1, key_dim=8) for n in sizes]
-    cases += [dict(n_items=base_n, n_clusters=c, n_heads=1, key_dim=8) for c in sorted({1, 64, 256, base_n}) if c <= base_n]
+    cases += [
+        dict(n_items=base_n, n_clusters=c, n_heads=1, key_dim=8) for c in sorted({1, 64, 256, base_n}) if c <= base_n
+    ]
     cases += [dict(n_items=base_n, n_clusters=min(16, base_n), n_heads=h, key_dim=8) for h in (2, 4, 8)]
     cases += [dict(n_items=base_n, n_clusters=min(16, base_n), n_heads=1, key_dim=k) for k in (16, 32, 64)]
     return cases
 
 
-def run_bench_hare(*, out: str | Path, device: str = "cpu", rounds: int = 20, quick: bool = False, max_items: int | None = None,
-                   tex: str | Path | None = None, mean: str = "online") -> dict:
+def run_bench_hare(
+    *,
+    out: str | Path,
+    device: str = "cpu",
+    rounds: int = 20,
+    quick: bool = False,
+    max_items: int | None = None,
+    tex: str | Path | None = None,
+    mean: str = "online",
+) -> dict:
     """Every case of :func:`grid` through :func:`bench_case`, each printed as a JSON line when done; writes
     ``{"torch": version, "cases": [...]}`` to ``out`` (JSON) and, if given, its table to ``tex``; returns it."""
     results = []
@@ -94,10 +126,24 @@ def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
     """
     cases = results["cases"]
     reference = cases[0]["seconds_per_round"] if cases else 1.0
-    body = [[str(c["n_items"]), str(c["n_clusters"]), str(c["n_heads"]), str(c["key_dim"]), f"{c['seconds_per_round'] / reference:.2f}", f"{c['state_bytes'] / 2**20:.2f}"] for c in cases]
+    body = [
+        [
+            str(c["n_items"]),
+            str(c["n_clusters"]),
+            str(c["n_heads"]),
+            str(c["key_dim"]),
+            f"{c['seconds_per_round'] / reference:.2f}",
+            f"{c['state_bytes'] / 2**20:.2f}",
+        ]
+        for c in cases
+    ]
     device = cases[0]["device"] if cases else "cpu"
     means = sorted({c.get("mean", "online") for c in cases}) or ["online"]
-    caption = (f"HARE select mode ({' and '.join(means)} mean): median latency per round relative to the first row, "
-               f"timed in the same process, and policy state memory ({device}, one run).")
+    caption = (
+        f"HARE select mode ({' and '.join(means)} mean): median latency per round relative to the first row, "
+        f"timed in the same process, and policy state memory ({device}, one run)."
+    )
     notes = "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; latency includes select and update."
-    return booktabs_table(["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes)
+    return booktabs_table(
+        ["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes
+    )

@@ -43,7 +43,15 @@ def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim
     return {"select": rounds / select_seconds, "round": rounds / (select_seconds + update_seconds)}
 
 
-def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 10, dim: int = 20, device: str = "cpu", repeats: int = 3) -> dict:
+def bench_neural(
+    width: int = 20,
+    runs: int = 1,
+    rounds: int = 30,
+    arms: int = 10,
+    dim: int = 20,
+    device: str = "cpu",
+    repeats: int = 3,
+) -> dict:
     """Selects/s and rounds/s of the three exploration modes and their speed over ``loop``.
 
     Each of ``repeats`` repeats times ``loop``, ``jacobian`` and ``diagonal`` in turn on the same
@@ -56,8 +64,11 @@ def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 1
         raise ValueError(f"bench.neural_repeats must be at least 1, got {repeats}")
     modes = ("loop", "jacobian", "diagonal")
     timed = [{mode: mode_rates(mode, width, runs, rounds, arms, dim, device) for mode in modes} for _ in range(repeats)]
-    ratios = {f"{kind}_{mode}_over_loop": t_summary([rep[mode][kind] / rep["loop"][kind] for rep in timed], PAIRED_METHOD)
-              for kind in ("select", "round") for mode in ("jacobian", "diagonal")}
+    ratios = {
+        f"{kind}_{mode}_over_loop": t_summary([rep[mode][kind] / rep["loop"][kind] for rep in timed], PAIRED_METHOD)
+        for kind in ("select", "round")
+        for mode in ("jacobian", "diagonal")
+    }
     selects = {mode: statistics.median([rep[mode]["select"] for rep in timed]) for mode in modes}
     rounds_rates = {mode: statistics.median([rep[mode]["round"] for rep in timed]) for mode in modes}
     return {
@@ -65,12 +76,28 @@ def bench_neural(width: int = 20, runs: int = 1, rounds: int = 30, arms: int = 1
         "rounds_per_second": rounds_rates,
         "repeats": timed,
         "ratios": ratios,
-        "select_speedup_jacobian_over_loop": statistics.median([rep["jacobian"]["select"] / rep["loop"]["select"] for rep in timed]),
-        "select_speedup_diagonal_over_loop": statistics.median([rep["diagonal"]["select"] / rep["loop"]["select"] for rep in timed]),
-        "speedup_jacobian_over_loop": statistics.median([rep["jacobian"]["round"] / rep["loop"]["round"] for rep in timed]),
-        "speedup_diagonal_over_loop": statistics.median([rep["diagonal"]["round"] / rep["loop"]["round"] for rep in timed]),
+        "select_speedup_jacobian_over_loop": statistics.median(
+            [rep["jacobian"]["select"] / rep["loop"]["select"] for rep in timed]
+        ),
+        "select_speedup_diagonal_over_loop": statistics.median(
+            [rep["diagonal"]["select"] / rep["loop"]["select"] for rep in timed]
+        ),
+        "speedup_jacobian_over_loop": statistics.median(
+            [rep["jacobian"]["round"] / rep["loop"]["round"] for rep in timed]
+        ),
+        "speedup_diagonal_over_loop": statistics.median(
+            [rep["diagonal"]["round"] / rep["loop"]["round"] for rep in timed]
+        ),
         "n_parameters": width * arms * dim + width,
-        "settings": {"width": width, "runs": runs, "rounds": rounds, "arms": arms, "dim": dim, "device": device, "repeats": repeats},
+        "settings": {
+            "width": width,
+            "runs": runs,
+            "rounds": rounds,
+            "arms": arms,
+            "dim": dim,
+            "device": device,
+            "repeats": repeats,
+        },
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "machine": platform.processor() or platform.machine(),

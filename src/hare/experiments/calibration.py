@@ -41,7 +41,9 @@ REFERENCE_SECONDS = 0.1856
 virtual machine (AMD EPYC, CPU-only torch 2.13 with MKL) whose measured build time the README states; the median of
 20 runs of ``hare calibrate`` there, nothing else running."""
 
-REFERENCE_MACHINE = "the 2-core x86-64 virtual machine (AMD EPYC, CPU-only torch 2.13, MKL) that measured the README's build time"
+REFERENCE_MACHINE = (
+    "the 2-core x86-64 virtual machine (AMD EPYC, CPU-only torch 2.13, MKL) that measured the README's build time"
+)
 
 REPEATS = 5
 BUDGET_SECONDS = 4.0
@@ -107,8 +109,14 @@ def play(workload: Workload, inputs: dict[str, torch.Tensor]) -> dict[str, torch
     return {"a_inv": a_inv, "b": b.squeeze(-1), "arms": torch.stack(arms), "s": s, "solutions": torch.stack(solutions)}
 
 
-def time_workload(workload: Workload, inputs: dict[str, torch.Tensor], threads: int, repeats: int,
-                  clock: Callable[[], float] = time.perf_counter, max_seconds: float = math.inf) -> list[float]:
+def time_workload(
+    workload: Workload,
+    inputs: dict[str, torch.Tensor],
+    threads: int,
+    repeats: int,
+    clock: Callable[[], float] = time.perf_counter,
+    max_seconds: float = math.inf,
+) -> list[float]:
     """Seconds of each of up to ``repeats`` plays of ``workload`` on ``threads`` torch threads, after an untimed
     warm-up of ``WARMUP_ROUNDS`` rounds; no further play starts once the timed ones took ``max_seconds``. The
     thread count is restored afterwards."""
@@ -147,7 +155,15 @@ def core_count() -> int:
     return os.cpu_count() or 1
 
 
-BLAS_NAMES = {"mkl": "MKL", "open": "OpenBLAS", "openblas": "OpenBLAS", "accelerate": "Accelerate", "blis": "BLIS", "eigen": "Eigen", "atlas": "ATLAS"}
+BLAS_NAMES = {
+    "mkl": "MKL",
+    "open": "OpenBLAS",
+    "openblas": "OpenBLAS",
+    "accelerate": "Accelerate",
+    "blis": "BLIS",
+    "eigen": "Eigen",
+    "atlas": "ATLAS",
+}
 
 
 def blas_backend(config: str | None = None) -> str:
@@ -195,9 +211,14 @@ def busy_share(window: float = 0.3) -> float | None:
     return 1 - (after[0] - before[0]) / (after[1] - before[1])
 
 
-def calibrate(workload: Workload = WORKLOAD, repeats: int = REPEATS, reference_seconds: float = REFERENCE_SECONDS,
-              clock: Callable[[], float] = time.perf_counter, budget_seconds: float = BUDGET_SECONDS,
-              busy: Callable[[], float | None] = busy_share) -> dict[str, Any]:
+def calibrate(
+    workload: Workload = WORKLOAD,
+    repeats: int = REPEATS,
+    reference_seconds: float = REFERENCE_SECONDS,
+    clock: Callable[[], float] = time.perf_counter,
+    budget_seconds: float = BUDGET_SECONDS,
+    busy: Callable[[], float | None] = busy_share,
+) -> dict[str, Any]:
     """The machine's facts and its calibration figure: CPU, cores, other work's share of the CPU just before (``busy``),
     torch with its BLAS, the median seconds of the workload with one thread and with the default threads, their sum,
     the reference and the score."""

@@ -57,7 +57,9 @@ def refuse_nonfinite_numbers(config: Any, where: str = "invalid config: ") -> No
         raise ConfigError(str(error)) from None
 
 
-def check_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool = False) -> dict[str, Any]:
+def check_config(
+    config: dict[str, Any], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool = False
+) -> dict[str, Any]:
     """Validate ``config``: finite numbers, the schema, then the policy registry and cross-references (of ``scope``,
     :func:`hare.experiments.grid.validate_config`); with ``memory``, also the pre-flight memory estimate of every
     batch (:func:`hare.experiments.plan.check_memory`). Returns ``config``."""
@@ -90,7 +92,9 @@ def _merge_into(merged: dict[str, Any], overlay: dict[str, Any], where: str, pat
     for key, value in overlay.items():
         if value is None:
             if key not in merged:
-                raise ConfigError(f"{where}{'.'.join(map(str, (*path, key)))}: null removes a key of the base config, which has none")
+                raise ConfigError(
+                    f"{where}{'.'.join(map(str, (*path, key)))}: null removes a key of the base config, which has none"
+                )
             del merged[key]
         elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             _merge_into(merged[key], value, where, (*path, key))
@@ -126,17 +130,23 @@ def resolve_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, 
         return loaded
     base_name = loaded.pop(BASE_KEY)
     if not isinstance(base_name, str) or not base_name.strip():
-        raise ConfigError(f"{path}: base: must be the file name of the config this one overrides (relative to {path.parent}), got {base_name!r}")
+        raise ConfigError(
+            f"{path}: base: must be the file name of the config this one overrides (relative to {path.parent}), got {base_name!r}"
+        )
     base_path = path.parent / base_name
     chain = (*_chain, path)
     if any(base_path.resolve() == seen.resolve() for seen in chain):
-        raise ConfigError(f"{path}: base: {base_name} makes a cycle of bases: {' -> '.join(str(p) for p in (*chain, base_path))}")
+        raise ConfigError(
+            f"{path}: base: {base_name} makes a cycle of bases: {' -> '.join(str(p) for p in (*chain, base_path))}"
+        )
     if not base_path.is_file():
         raise ConfigError(f"{path}: base: {base_path} does not exist (a base is relative to the overlay's folder)")
     return merge_overlay(resolve_config_file(base_path, chain), loaded, f"{path}: ")
 
 
-def load_config(paths: list[Path], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool | None = None) -> dict[str, Any]:
+def load_config(
+    paths: list[Path], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool | None = None
+) -> dict[str, Any]:
     """Resolve each YAML file (an overlay onto its base, :func:`resolve_config_file`), merge them left to right
     (top-level keys of later files win) and validate the result (``scope``: :func:`hare.experiments.grid.validate_config`).
     ``memory`` (default: with ``scope="all"``, which is what ``hare validate-config`` and ``hare jobs`` read) adds the

@@ -90,16 +90,31 @@ SLOPE_WINDOW_RATIO = 1.25
 """Window of the smoothed slope (:func:`coarse_slopes`): each chord spans a factor of at least 1.25 in ``t``."""
 
 DEFAULT_VARIANTS: dict[str, dict[str, Any]] = {
-    "cold_frozen": {"regime": "cold", "name": "cold start, $W$ frozen",
-                    "params": {"projections": "random", "mean": "online", "online_lr": 0.0}},
-    "cold_online": {"regime": "cold", "name": "cold start, $W$ online",
-                    "params": {"projections": "random", "mean": "online", "online_lr": 0.05}},
-    "warm_frozen": {"regime": "warm", "name": "warm start, $W$ frozen",
-                    "params": {"projections": "learned", "mean": "online", "online_lr": 0.0}},
-    "warm_online": {"regime": "warm", "name": "warm start, $W$ online",
-                    "params": {"projections": "learned", "mean": "online", "online_lr": 0.05}},
-    "oracle_reference": {"regime": "cold", "name": "reference: true $W^*$, frozen",
-                         "params": {"projections": "oracle", "mean": "online", "online_lr": 0.0}},
+    "cold_frozen": {
+        "regime": "cold",
+        "name": "cold start, $W$ frozen",
+        "params": {"projections": "random", "mean": "online", "online_lr": 0.0},
+    },
+    "cold_online": {
+        "regime": "cold",
+        "name": "cold start, $W$ online",
+        "params": {"projections": "random", "mean": "online", "online_lr": 0.05},
+    },
+    "warm_frozen": {
+        "regime": "warm",
+        "name": "warm start, $W$ frozen",
+        "params": {"projections": "learned", "mean": "online", "online_lr": 0.0},
+    },
+    "warm_online": {
+        "regime": "warm",
+        "name": "warm start, $W$ online",
+        "params": {"projections": "learned", "mean": "online", "online_lr": 0.05},
+    },
+    "oracle_reference": {
+        "regime": "cold",
+        "name": "reference: true $W^*$, frozen",
+        "params": {"projections": "oracle", "mean": "online", "online_lr": 0.0},
+    },
 }
 """label -> regime, display name and HARE params (over ``hare_params``). The mean is online in all of them.
 The four measured variants: projections frozen or taking online SGD steps, from random (cold) or fitted on
@@ -132,32 +147,62 @@ class ConvergenceSettings(TypedFields):
     record_every: int = 20
     base_seed: int = 0
     hare_params: Mapping[str, Any] = field(default_factory=lambda: {"alpha": 0.1})
-    variants: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: {k: dict(v) for k, v in DEFAULT_VARIANTS.items()})
+    variants: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_VARIANTS.items()}
+    )
     device: str = "cpu"
 
     def __post_init__(self) -> None:
         for name in ("horizon", "n_runs", "n_probes", "record_every"):
             value = getattr(self, name)
-            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, name, f"must be an integer >= 1 (got {value!r})")
-        _require(isinstance(self.n_logged, int) and not isinstance(self.n_logged, bool) and self.n_logged >= 0, "n_logged",
-                 f"must be an integer >= 0 (got {self.n_logged!r})")
-        _require(isinstance(self.base_seed, int) and self.base_seed >= 0, "base_seed", f"must be an integer >= 0 (got {self.base_seed!r})")
-        _require(self.record_every <= self.horizon, "record_every", f"must be <= horizon {self.horizon} (got {self.record_every})")
-        _require(len(checkpoints(self.horizon, self.record_every)) >= 2, "record_every",
-                 "must leave at least two recorded rounds (stability compares consecutive ones)")
-        _require(self.device in ("cpu", "auto") or str(self.device).startswith("cuda"), "device", f"must be cpu, cuda or auto (got {self.device!r})")
+            _require(
+                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                name,
+                f"must be an integer >= 1 (got {value!r})",
+            )
+        _require(
+            isinstance(self.n_logged, int) and not isinstance(self.n_logged, bool) and self.n_logged >= 0,
+            "n_logged",
+            f"must be an integer >= 0 (got {self.n_logged!r})",
+        )
+        _require(
+            isinstance(self.base_seed, int) and self.base_seed >= 0,
+            "base_seed",
+            f"must be an integer >= 0 (got {self.base_seed!r})",
+        )
+        _require(
+            self.record_every <= self.horizon,
+            "record_every",
+            f"must be <= horizon {self.horizon} (got {self.record_every})",
+        )
+        _require(
+            len(checkpoints(self.horizon, self.record_every)) >= 2,
+            "record_every",
+            "must leave at least two recorded rounds (stability compares consecutive ones)",
+        )
+        _require(
+            self.device in ("cpu", "auto") or str(self.device).startswith("cuda"),
+            "device",
+            f"must be cpu, cuda or auto (got {self.device!r})",
+        )
         _require(isinstance(self.env_params, Mapping), "env_params", "must be a mapping of HARE-Sim parameters")
         try:
             SyntheticConfig(**self.env_params)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{WHERE}.env_params: {error}") from error
         _require(isinstance(self.hare_params, Mapping), "hare_params", "must be a mapping of HARE parameters")
-        _require(isinstance(self.variants, Mapping) and len(self.variants) >= 1, "variants", "must map at least one label to a variant")
+        _require(
+            isinstance(self.variants, Mapping) and len(self.variants) >= 1,
+            "variants",
+            "must map at least one label to a variant",
+        )
         for label, variant in self.variants.items():
             self._check_variant(str(label), variant)
         object.__setattr__(self, "env_params", dict(self.env_params))
         object.__setattr__(self, "hare_params", dict(self.hare_params))
-        object.__setattr__(self, "variants", {str(k): {**v, "params": dict(v.get("params") or {})} for k, v in self.variants.items()})
+        object.__setattr__(
+            self, "variants", {str(k): {**v, "params": dict(v.get("params") or {})} for k, v in self.variants.items()}
+        )
 
     def _check_variant(self, label: str, variant: Any) -> None:
         where = f"variants.{label}"
@@ -166,21 +211,35 @@ class ConvergenceSettings(TypedFields):
         _require(not unknown, where, f"unknown key(s) {unknown}; known: ['name', 'params', 'regime']")
         regime = variant.get("regime")
         _require(regime in REGIMES, f"{where}.regime", f"must be one of {REGIMES} (got {regime!r})")
-        _require(regime != "warm" or self.n_logged >= 1, "n_logged", f"must be >= 1: variant {label!r} is warm (got {self.n_logged})")
+        _require(
+            regime != "warm" or self.n_logged >= 1,
+            "n_logged",
+            f"must be >= 1: variant {label!r} is warm (got {self.n_logged})",
+        )
         params = variant.get("params") or {}
-        _require(isinstance(params, Mapping), f"{where}.params", f"must be a mapping of HARE parameters (got {params!r})")
-        _require(variant_params(self.hare_params, params).get("mode", "select") == "select", f"{where}.params.mode",
-                 "the check measures cluster choices: select mode only")
+        _require(
+            isinstance(params, Mapping), f"{where}.params", f"must be a mapping of HARE parameters (got {params!r})"
+        )
+        _require(
+            variant_params(self.hare_params, params).get("mode", "select") == "select",
+            f"{where}.params.mode",
+            "the check measures cluster choices: select mode only",
+        )
         try:
             config = make_config("hare", variant_params(self.hare_params, params))
             config.check_environment("synthetic")
             config.check_regime(regime)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{WHERE}.{where}.params: {error}") from error
-        _require(config.alpha_schedule != "inverse_sqrt", f"{where}.params.alpha_schedule",
-                 "'inverse_sqrt' reads the round index, which the probes set far from the run's")
+        _require(
+            config.alpha_schedule != "inverse_sqrt",
+            f"{where}.params.alpha_schedule",
+            "'inverse_sqrt' reads the round index, which the probes set far from the run's",
+        )
         name = variant.get("name", label)
-        _require(isinstance(name, str) and name.strip() != "", f"{where}.name", f"must be a non-empty string (got {name!r})")
+        _require(
+            isinstance(name, str) and name.strip() != "", f"{where}.name", f"must be a non-empty string (got {name!r})"
+        )
 
     def display_name(self, label: str) -> str:
         return str(self.variants[label].get("name", label))
@@ -204,7 +263,10 @@ def settings_from_config(section: Mapping[str, Any]) -> ConvergenceSettings:
         raise ValueError(f"{WHERE}: unknown key(s) {unknown}; known: {sorted(known)}")
     try:
         return ConvergenceSettings(**section)
-    except (TypeError, ValueError) as error:  # the dataclass names its field as ConvergenceSettings.<field>: the config's key path instead
+    except (
+        TypeError,
+        ValueError,
+    ) as error:  # the dataclass names its field as ConvergenceSettings.<field>: the config's key path instead
         raise ValueError(f"{WHERE}.{str(error).removeprefix(ConvergenceSettings.__name__ + '.')}") from error
 
 
@@ -289,7 +351,7 @@ def last_half_slope(rounds: np.ndarray, regret: np.ndarray) -> float:
     if start >= t.size - 1:
         return float("nan")
     weights = np.diff(np.log(t))[start:]
-    values = slopes[start + 1:]
+    values = slopes[start + 1 :]
     if not np.all(np.isfinite(values)):
         return float("nan")
     return float((weights * values).sum() / weights.sum())
@@ -340,7 +402,9 @@ def _keys(settings: ConvergenceSettings, role: str) -> torch.Tensor:
     return run_keys(settings.base_seed, range(settings.n_runs), "convergence", role)
 
 
-def measure(env: SyntheticBandit, policy: Policy, record_every: int, probes: ProbeSet | None, logs: LoggedRounds | None = None) -> dict[str, np.ndarray]:
+def measure(
+    env: SyntheticBandit, policy: Policy, record_every: int, probes: ProbeSet | None, logs: LoggedRounds | None = None
+) -> dict[str, np.ndarray]:
     """Play ``policy`` on ``env`` through :func:`simulate`, probing it after every recorded round (``probes`` None: no probing).
 
     Returns ``rounds`` ``(K,)`` (1-based online rounds), ``cumulative_regret`` ``(n_runs, K)`` and, with probes,
@@ -360,18 +424,28 @@ def measure(env: SyntheticBandit, policy: Policy, record_every: int, probes: Pro
     return out
 
 
-def run_variant(settings: ConvergenceSettings, label: str, device: torch.device | str = "cpu", probe: bool = True) -> dict[str, np.ndarray]:
+def run_variant(
+    settings: ConvergenceSettings, label: str, device: torch.device | str = "cpu", probe: bool = True
+) -> dict[str, np.ndarray]:
     """Play one variant of ``settings`` (:func:`measure`) on its own environment object built from the shared keys.
 
     ``probe=False`` plays the same run without the measurement (for checking that it changes nothing).
     """
     variant = settings.variants[label]
-    env = SyntheticBandit(SyntheticConfig(**settings.env_params), settings.n_runs, settings.horizon, _keys(settings, "environment"), device)
+    env = SyntheticBandit(
+        SyntheticConfig(**settings.env_params),
+        settings.n_runs,
+        settings.horizon,
+        _keys(settings, "environment"),
+        device,
+    )
     logs = env.logged(settings.n_logged) if variant["regime"] == "warm" else None
     if logs is None:
         env.logs_allowed = False
     probes = make_probes(env, settings.n_probes, settings.base_seed) if probe else None
-    policy = build_policy("hare", variant_params(settings.hare_params, variant["params"]), env, _keys(settings, "policy").to(device)).to(device)
+    policy = build_policy(
+        "hare", variant_params(settings.hare_params, variant["params"]), env, _keys(settings, "policy").to(device)
+    ).to(device)
     return measure(env, policy, settings.record_every, probes, logs)
 
 
@@ -409,7 +483,7 @@ def summarise(rounds: np.ndarray, regret: np.ndarray, choices: np.ndarray, best_
         "last_half_slope_per_run": _nan_to_none(per_run_half),
         "final_stability": float(stable[-1].mean()),
         "final_agreement": float(agree[-1].mean()),
-        "last_half_stability": float(stable[max(half, 1):].mean()),
+        "last_half_stability": float(stable[max(half, 1) :].mean()),
         "last_half_agreement": float(agree[half:].mean()),
         "final_regret_mean": float(mean_regret[-1]),
     }
@@ -423,8 +497,12 @@ def run_convergence(settings: ConvergenceSettings) -> dict[str, Any]:
     for label in settings.variants:
         played = run_variant(settings, label, device)
         summary = summarise(played["rounds"], played["cumulative_regret"], played["choices"], played["best_clusters"])
-        variants[label] = {"name": settings.display_name(label), "regime": settings.variants[label]["regime"],
-                           "params": variant_params(settings.hare_params, settings.variants[label]["params"]), **summary}
+        variants[label] = {
+            "name": settings.display_name(label),
+            "regime": settings.variants[label]["regime"],
+            "params": variant_params(settings.hare_params, settings.variants[label]["params"]),
+            **summary,
+        }
         arrays[f"{label}__cumulative_regret"] = played["cumulative_regret"]
         arrays[f"{label}__choices"] = played["choices"].astype(np.int16)
         arrays[f"{label}__best_clusters"] = played["best_clusters"]
@@ -479,7 +557,9 @@ def write_outputs(result: dict[str, Any], out_json, out_tex, out_npz=None) -> No
         write_npz(out_npz, **result["arrays"])
 
 
-def convergence_check(config: Mapping[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None) -> dict[str, Any]:
+def convergence_check(
+    config: Mapping[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
+) -> dict[str, Any]:
     """Every variant of a ``theory.convergence`` section (:func:`settings_from_config`, :func:`run_convergence`), written
     by :func:`write_outputs`; returns the result."""
     result = run_convergence(settings_from_config(config))

@@ -64,15 +64,27 @@ def measured_entries(jobs: list[Job]) -> dict[tuple[str, str, str], Job]:
     return entries
 
 
-def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: int, budget_s: float,
-                  clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+def measure_entry(
+    job: Job,
+    results: Path,
+    n_runs: int,
+    horizon: int,
+    window: int,
+    budget_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, Any]:
     """Per-round wall times of ``job``'s policy on its environment at ``n_runs`` runs, in the cold regime (see
     :func:`entry_key`), up to ``horizon`` rounds or
     ``budget_s`` seconds (but at least one round): ``{"warm_start_s", "round_seconds" (list), "rounds_played"}``.
     The rounds are a job's (:func:`hare.experiments.simulation.simulate`, timed by its
     :class:`~hare.experiments.simulation.RoundTimer`). A policy slower than ``budget_s / window`` a round is
     measured on its first rounds only, and its line is flat."""
-    spec = {**job.spec, "n_runs": n_runs, "device": "cpu", "environment": {**job.spec["environment"], "horizon": horizon}}
+    spec = {
+        **job.spec,
+        "n_runs": n_runs,
+        "device": "cpu",
+        "environment": {**job.spec["environment"], "horizon": horizon},
+    }
     if not needs_warm_start(job):
         spec.update(regime="cold", n_logged=0)
     device = resolve_device("cpu")
@@ -86,7 +98,13 @@ def measure_entry(job: Job, results: Path, n_runs: int, horizon: int, window: in
     timer = RoundTimer(budget_s=budget_s, clock=clock)
     simulate(env, policy, progress=None, logs=logs, observer=timer, stop=timer.over_budget)
     warm, seconds = timer.warm_start_seconds, timer.round_seconds
-    return {"warm_start_s": warm, "round_seconds": seconds, "rounds_played": len(seconds), "horizon": env.horizon, "regime": spec.get("regime", "cold")}
+    return {
+        "warm_start_s": warm,
+        "round_seconds": seconds,
+        "rounds_played": len(seconds),
+        "horizon": env.horizon,
+        "regime": spec.get("regime", "cold"),
+    }
 
 
 def needs_warm_start(job: Job) -> bool:
@@ -104,7 +122,7 @@ def cost_line(round_seconds: list[float], window: int) -> tuple[float, float]:
     if seconds.size < 2 * window:
         return float(seconds.mean()) if seconds.size else 0.0, 0.0
     starts = np.arange(0, seconds.size - window + 1, window)
-    means = np.array([seconds[s:s + window].mean() for s in starts])
+    means = np.array([seconds[s : s + window].mean() for s in starts])
     centres = starts + (window - 1) / 2
     slope, intercept = np.polyfit(centres, means, 1)
     return float(intercept), max(float(slope), 0.0)
@@ -114,7 +132,7 @@ def cost_at(round_seconds: list[float], line: tuple[float, float], t: int, windo
     """Seconds per round at round ``t`` (1-based): the mean of the ``window`` measured rounds before it, or the
     line's value when those rounds were not played (``measured`` False)."""
     if t <= len(round_seconds):
-        return float(np.mean(round_seconds[max(0, t - window):t])), True
+        return float(np.mean(round_seconds[max(0, t - window) : t])), True
     return line[0] + line[1] * (t - 1), False
 
 
@@ -151,15 +169,24 @@ def predict(jobs: list[Job], model: dict[tuple[str, str, str], dict[str, Any]]) 
         if entry.get("regime", "cold") == "warm":
             seconds = entry["warm_start_s"] + predicted_seconds(entry["round_seconds"], tuple(entry["line"]), horizon)
         else:
-            seconds = predicted_seconds(entry["round_seconds"], tuple(entry["line"]), horizon + int(job.spec.get("n_logged", 0)))
+            seconds = predicted_seconds(
+                entry["round_seconds"], tuple(entry["line"]), horizon + int(job.spec.get("n_logged", 0))
+            )
         total += seconds
         by_experiment[job.experiment] = by_experiment.get(job.experiment, 0.0) + seconds
     return {"cpu_seconds": total, "cpu_hours": total / 3600, "by_experiment": by_experiment, "unmodelled": unmodelled}
 
 
-def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: tuple[int, ...] = AT_ROUNDS, window: int = 20,
-                   budget_s: float = 20.0, only: list[str] | None = None,
-                   on_entry: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def run_cost_model(
+    config: dict[str, Any],
+    results: Path,
+    n_runs: int = 20,
+    at: tuple[int, ...] = AT_ROUNDS,
+    window: int = 20,
+    budget_s: float = 20.0,
+    only: list[str] | None = None,
+    on_entry: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) and predict its jobs' CPU time.
 
     Returns ``{"machine", "n_runs", "at", "entries": [{experiment, label, environment, policy, regime, cost_at: {t: s},
@@ -176,13 +203,28 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
 
     def result() -> dict[str, Any]:
         return {
-            "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(), "torch": torch.__version__, "threads": 1},
-            "n_runs": n_runs, "at": list(at), "window": window, "budget_s": budget_s,
+            "machine": {
+                "platform": platform.platform(),
+                "processor": platform.processor() or platform.machine(),
+                "torch": torch.__version__,
+                "threads": 1,
+            },
+            "n_runs": n_runs,
+            "at": list(at),
+            "window": window,
+            "budget_s": budget_s,
             "entries": rows,
             "not_measured": not_measured,
             "prediction": predict(jobs, model),
-            "model": {"\t".join(key): {"round_seconds": value["round_seconds"], "line": list(value["line"]), "warm_start_s": value["warm_start_s"],
-                                         "regime": value["regime"]} for key, value in model.items()},
+            "model": {
+                "\t".join(key): {
+                    "round_seconds": value["round_seconds"],
+                    "line": list(value["line"]),
+                    "warm_start_s": value["warm_start_s"],
+                    "regime": value["regime"],
+                }
+                for key, value in model.items()
+            },
         }
 
     for key, job in sorted(measured_entries(jobs).items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
@@ -194,12 +236,24 @@ def run_cost_model(config: dict[str, Any], results: Path, n_runs: int = 20, at: 
         line = cost_line(measured["round_seconds"], window)
         model[key] = {**measured, "line": line}
         costs = {t: cost_at(measured["round_seconds"], line, t, window) for t in at}
-        rows.append({"experiment": job.experiment, "label": job.label.split("@", 1)[0], "environment": job.environment, "policy": job.spec["policy"],
-                     "regime": measured["regime"],
-                     "cost_at": {str(t): c for t, (c, _) in costs.items()}, "measured_at": {str(t): m for t, (_, m) in costs.items()},
-                     "rounds_played": measured["rounds_played"], "warm_start_s": measured["warm_start_s"], "line": list(line)})
+        rows.append(
+            {
+                "experiment": job.experiment,
+                "label": job.label.split("@", 1)[0],
+                "environment": job.environment,
+                "policy": job.spec["policy"],
+                "regime": measured["regime"],
+                "cost_at": {str(t): c for t, (c, _) in costs.items()},
+                "measured_at": {str(t): m for t, (_, m) in costs.items()},
+                "rounds_played": measured["rounds_played"],
+                "warm_start_s": measured["warm_start_s"],
+                "line": list(line),
+            }
+        )
         summary = ", ".join(f"t={t}: {c * 1e3:.2f} ms{'' if m else ' (line)'}" for t, (c, m) in costs.items())
-        log.info("%s/%s/%s: %d rounds, %s", job.experiment, job.label, job.environment, measured["rounds_played"], summary)
+        log.info(
+            "%s/%s/%s: %d rounds, %s", job.experiment, job.label, job.environment, measured["rounds_played"], summary
+        )
         if on_entry is not None:
             on_entry(result())
     return result()

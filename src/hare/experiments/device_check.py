@@ -35,7 +35,13 @@ CASES = [
 
 
 def run_case(policy: str, params: dict, device: str, n_runs: int, horizon: int) -> tuple[np.ndarray, float]:
-    env = SyntheticBandit(SyntheticConfig(n_items=200, n_clusters=10, n_users=20), n_runs, horizon, run_keys(0, range(n_runs), "env"), device)
+    env = SyntheticBandit(
+        SyntheticConfig(n_items=200, n_clusters=10, n_users=20),
+        n_runs,
+        horizon,
+        run_keys(0, range(n_runs), "env"),
+        device,
+    )
     logs = env.logged(1000) if params.get("projections") == "learned" else None
     pol = build_policy(policy, params, env, run_keys(0, range(n_runs), "policy")).to(device)
     start = time.perf_counter()
@@ -50,7 +56,11 @@ def device_check(*, out: str | Path, n_runs: int = 20, horizon: int = 2000) -> d
     report (total regret per run and wall time per device, the largest difference between devices) to ``out``
     (JSON) and returns it. A device that fails with a ``RuntimeError`` is recorded with the error."""
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    report = {"torch": torch.__version__, "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu", "cases": []}
+    report = {
+        "torch": torch.__version__,
+        "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+        "cases": [],
+    }
     for policy, params in CASES:
         row = {"policy": policy, "params": params}
         for device in devices:
@@ -60,10 +70,21 @@ def device_check(*, out: str | Path, n_runs: int = 20, horizon: int = 2000) -> d
                 row[device] = {"error": str(error)}
                 print(policy, params, device, "ERROR", error)
                 continue
-            row[device] = {"total_regret": totals.tolist(), "wall_s": wall, "rounds_runs_per_s": n_runs * horizon / wall}
+            row[device] = {
+                "total_regret": totals.tolist(),
+                "wall_s": wall,
+                "rounds_runs_per_s": n_runs * horizon / wall,
+            }
         if len(devices) == 2 and all("total_regret" in row[d] for d in devices):
-            row["max_abs_difference"] = float(np.max(np.abs(np.array(row["cpu"]["total_regret"]) - np.array(row["cuda"]["total_regret"]))))
+            row["max_abs_difference"] = float(
+                np.max(np.abs(np.array(row["cpu"]["total_regret"]) - np.array(row["cuda"]["total_regret"])))
+            )
         report["cases"].append(row)
-        print(policy, params, {d: round(row[d].get("wall_s", float("nan")), 2) for d in devices}, row.get("max_abs_difference"))
+        print(
+            policy,
+            params,
+            {d: round(row[d].get("wall_s", float("nan")), 2) for d in devices},
+            row.get("max_abs_difference"),
+        )
     write_json(out, report)
     return report

@@ -107,7 +107,13 @@ def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[st
     they were; :func:`preparation_of` reads it back with the default.
     """
     env = dict(config["environments"][name])
-    spec = {"name": name, "kind": env["kind"], "params": env.get("params") or {}, "dataset": env.get("dataset"), "horizon": int(env.get("horizon") or horizon)}
+    spec = {
+        "name": name,
+        "kind": env["kind"],
+        "params": env.get("params") or {},
+        "dataset": env.get("dataset"),
+        "horizon": int(env.get("horizon") or horizon),
+    }
     if env.get("preparation", DEFAULT_PREPARATION) != DEFAULT_PREPARATION:
         spec["preparation"] = env["preparation"]
     return spec
@@ -135,8 +141,17 @@ def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
 LOGGED_KINDS = ("synthetic", "classification")
 
 
-def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: str, policy: str, params: dict[str, Any], role: str, n_runs: int,
-         entry: dict[str, Any] | None = None) -> Job:
+def _job(
+    config: dict[str, Any],
+    experiment: str,
+    env: dict[str, Any],
+    label: str,
+    policy: str,
+    params: dict[str, Any],
+    role: str,
+    n_runs: int,
+    entry: dict[str, Any] | None = None,
+) -> Job:
     spec = {
         "experiment": experiment,
         "environment": env,
@@ -151,7 +166,9 @@ def _job(config: dict[str, Any], experiment: str, env: dict[str, Any], label: st
         **regime_of(config["experiments"][experiment]),
     }
     # Only when set (the policy entry's value, else the experiment's): the jobs of other configs keep their digests.
-    limit = (entry or {}).get("max_runs_per_simulation", config["experiments"][experiment].get("max_runs_per_simulation"))
+    limit = (entry or {}).get(
+        "max_runs_per_simulation", config["experiments"][experiment].get("max_runs_per_simulation")
+    )
     if limit is not None:
         spec["max_runs_per_simulation"] = int(limit)
     return Job(experiment, env["name"], label, spec)
@@ -179,16 +196,47 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                 policy = entry.get("policy", label)
                 points = policy_points(label, entry)
                 if tune and entry.get("grid"):
-                    jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry) for point_label, params in points)
-                    report = _job(config, experiment, env, label, policy, dict(entry.get("params") or {}), "report", exp["n_runs"], entry)
+                    jobs.extend(
+                        _job(
+                            config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry
+                        )
+                        for point_label, params in points
+                    )
+                    report = _job(
+                        config,
+                        experiment,
+                        env,
+                        label,
+                        policy,
+                        dict(entry.get("params") or {}),
+                        "report",
+                        exp["n_runs"],
+                        entry,
+                    )
                     report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
                     jobs.append(report)
                 else:
                     if tune:
                         # Reference tuning runs of an entry without a grid (Random, a fixed baseline): the margins and
                         # run plans of hare.experiments.margins compare every policy on the same tuning seeds.
-                        jobs.extend(_job(config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry) for point_label, params in points)
-                    untuned = [_job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"], entry) for point_label, params in points]
+                        jobs.extend(
+                            _job(
+                                config,
+                                experiment,
+                                env,
+                                point_label,
+                                policy,
+                                params,
+                                "tuning",
+                                exp["n_tuning_runs"],
+                                entry,
+                            )
+                            for point_label, params in points
+                        )
+                    untuned = [
+                        _job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"], entry)
+                        for point_label, params in points
+                    ]
                     for job in untuned if "fixed" in entry else ():
                         job.spec["fixed"] = entry["fixed"]
                     jobs.extend(untuned)
@@ -198,7 +246,14 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
 def tuning_jobs_of(jobs: list[Job], report: Job) -> list[Job]:
     """The tuning jobs whose results choose ``report``'s hyperparameters."""
     prefix = report.label + "@"
-    return [j for j in jobs if j.role == "tuning" and j.experiment == report.experiment and j.environment == report.environment and j.label.startswith(prefix)]
+    return [
+        j
+        for j in jobs
+        if j.role == "tuning"
+        and j.experiment == report.experiment
+        and j.environment == report.environment
+        and j.label.startswith(prefix)
+    ]
 
 
 CONFIG_SCOPES = ("all", "experiments")
@@ -225,7 +280,9 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         where = f"experiments.{experiment}"
         for env_name in exp["environments"]:
             if env_name not in config["environments"]:
-                raise ConfigError(f"{where}.environments: unknown environment {env_name!r}; defined: {sorted(config['environments'])}")
+                raise ConfigError(
+                    f"{where}.environments: unknown environment {env_name!r}; defined: {sorted(config['environments'])}"
+                )
         regime = exp.get("regime", "cold")
         _check_regime(config, exp, where)
         _check_runs_per_simulation(exp, where)
@@ -233,11 +290,15 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
             _check_runs_per_simulation(entry, f"{where}.policies.{label}")
             name = entry.get("policy", label)
             if name not in known:
-                raise ConfigError(f"{where}.policies.{label}: unknown policy {name!r}; known policies: {', '.join(sorted(known))}")
+                raise ConfigError(
+                    f"{where}.policies.{label}: unknown policy {name!r}; known policies: {', '.join(sorted(known))}"
+                )
             restricted = entry.get("environments", exp["environments"])
             stray = sorted(set(restricted) - set(exp["environments"]))
             if stray:
-                raise ConfigError(f"{where}.policies.{label}.environments: {stray} are not environments of this experiment")
+                raise ConfigError(
+                    f"{where}.policies.{label}.environments: {stray} are not environments of this experiment"
+                )
             for job_label, params in policy_points(label, entry):
                 try:
                     policy_config = make_config(name, params)
@@ -284,44 +345,68 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
-                raise ConfigError(f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}")
-        entries = [(label, entry) for experiment, exp in config["experiments"].items() if "all" in named or experiment in named for label, entry in exp["policies"].items()]
+                raise ConfigError(
+                    f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}"
+                )
+        entries = [
+            (label, entry)
+            for experiment, exp in config["experiments"].items()
+            if "all" in named or experiment in named
+            for label, entry in exp["policies"].items()
+        ]
         labels = {label for label, _ in entries} | {entry.get("policy", label) for label, entry in entries}
         unknown = [p for p in table.get("policies") or [] if p not in labels]
         if unknown:
-            raise ConfigError(f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
-                              f"they have: {', '.join(sorted(labels))}")
+            raise ConfigError(
+                f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
+                f"they have: {', '.join(sorted(labels))}"
+            )
 
 
 PRIVILEGED_EXPERIMENT = "published"
 """The one experiment (the reproduction of LNUCB-TA's Table 2) whose policies may read information a bandit does not have."""
 
-PRIVILEGED_SETTINGS = {("global_mean", "all_rewards"): "reads the whole reward matrix, information a bandit does not have"}
+PRIVILEGED_SETTINGS = {
+    ("global_mean", "all_rewards"): "reads the whole reward matrix, information a bandit does not have"
+}
 """``(hyperparameter, value)`` -> why it is refused outside :data:`PRIVILEGED_EXPERIMENT` (LNUCB-TA's public-code reading)."""
 
 
 def _refuse_privileged_settings(entry: dict[str, Any], where: str) -> None:
     """A policy entry outside :data:`PRIVILEGED_EXPERIMENT` sets none of :data:`PRIVILEGED_SETTINGS`, in its params or its grid."""
     for (key, value), reason in PRIVILEGED_SETTINGS.items():
-        for section, found in (("params", (entry.get("params") or {}).get(key) == value), ("grid", value in ((entry.get("grid") or {}).get(key) or ()))):
+        for section, found in (
+            ("params", (entry.get("params") or {}).get(key) == value),
+            ("grid", value in ((entry.get("grid") or {}).get(key) or ())),
+        ):
             if found:
-                raise ConfigError(f"{where}.{section}.{key}: {value!r} {reason}; it is allowed only in the {PRIVILEGED_EXPERIMENT} experiment")
+                raise ConfigError(
+                    f"{where}.{section}.{key}: {value!r} {reason}; it is allowed only in the {PRIVILEGED_EXPERIMENT} experiment"
+                )
 
 
 def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
     """``theory.oful`` names a LinUCB report run this config produces: experiment, one of its environments, a label."""
     experiment = config["experiments"].get(oful["experiment"])
     if experiment is None:
-        raise ConfigError(f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; defined: {sorted(config['experiments'])}")
+        raise ConfigError(
+            f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; defined: {sorted(config['experiments'])}"
+        )
     if oful["environment"] not in experiment["environments"]:
-        raise ConfigError(f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment {oful['experiment']!r} ({experiment['environments']})")
+        raise ConfigError(
+            f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment {oful['experiment']!r} ({experiment['environments']})"
+        )
     entry = experiment["policies"].get(oful["policy"])
     if entry is None:
-        raise ConfigError(f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} ({sorted(experiment['policies'])})")
+        raise ConfigError(
+            f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} ({sorted(experiment['policies'])})"
+        )
     if entry.get("policy", oful["policy"]) != "linucb":
         raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
     if config["environments"][oful["environment"]]["kind"] != "synthetic":
-        raise ConfigError(f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)")
+        raise ConfigError(
+            f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)"
+        )
 
 
 CLASSIFICATION_PARAMS = ("logged_rows",)
@@ -372,9 +457,13 @@ def _check_tuning_budget(config: dict[str, Any]) -> None:
             grid = entry.get("grid") or {}
             if "fixed" in entry:
                 if grid:
-                    raise ConfigError(f"{where}.fixed: an entry with a grid is tuned, not fixed; drop the grid or the fixed reason")
+                    raise ConfigError(
+                        f"{where}.fixed: an entry with a grid is tuned, not fixed; drop the grid or the fixed reason"
+                    )
                 if not isinstance(entry["fixed"], str) or not entry["fixed"].strip():
-                    raise ConfigError(f"{where}.fixed: must be a non-empty reason why the entry is not tuned (got {entry['fixed']!r})")
+                    raise ConfigError(
+                        f"{where}.fixed: must be a non-empty reason why the entry is not tuned (got {entry['fixed']!r})"
+                    )
             if not tune:
                 continue
             tunable = tuple(policy_class(name).config_class.tunable)
@@ -382,7 +471,7 @@ def _check_tuning_budget(config: dict[str, Any]) -> None:
                 if tunable and "fixed" not in entry:
                     raise ConfigError(
                         f"{where}.grid: required in a tuned experiment (tune: true): policy {name!r} tunes {list(tunable)}; give a grid over "
-                        f"them (or some of them) with as many points as the config's other tuned grids, or opt out with fixed: \"<reason>\""
+                        f'them (or some of them) with as many points as the config\'s other tuned grids, or opt out with fixed: "<reason>"'
                     )
                 continue
             outside = sorted(set(grid) - set(tunable))
@@ -416,21 +505,29 @@ def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> No
         return
     n_logged = exp.get("n_logged")
     if not isinstance(n_logged, int) or isinstance(n_logged, bool) or n_logged < 1:
-        raise ConfigError(f"{where}.n_logged: a warm experiment needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+        raise ConfigError(
+            f"{where}.n_logged: a warm experiment needs an integer number of logged interactions >= 1 (got {n_logged!r})"
+        )
     for env_name in exp["environments"]:
         env = config["environments"][env_name]
         if env["kind"] not in LOGGED_KINDS:
-            raise ConfigError(f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} (kind {env['kind']!r}) does not have")
+            raise ConfigError(
+                f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} (kind {env['kind']!r}) does not have"
+            )
         rows = (env.get("params") or {}).get("logged_rows", 0)
         if env["kind"] == "classification" and n_logged > rows:
-            raise ConfigError(f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside (environments.{env_name}.params.logged_rows)")
+            raise ConfigError(
+                f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside (environments.{env_name}.params.logged_rows)"
+            )
 
 
 def _check_runs_per_simulation(entry: dict[str, Any], where: str) -> None:
     """``max_runs_per_simulation`` of an experiment or a policy entry, if set, is an integer >= 1 (runs played at once)."""
     limit = entry.get("max_runs_per_simulation")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ConfigError(f"{where}.max_runs_per_simulation: must be an integer >= 1, the most runs one simulation holds (got {limit!r})")
+        raise ConfigError(
+            f"{where}.max_runs_per_simulation: must be an integer >= 1, the most runs one simulation holds (got {limit!r})"
+        )
 
 
 def _check_decomposition_grid(grid: dict[str, Any], where: str) -> None:

@@ -43,11 +43,26 @@ def deterministic_kernels(device: torch.device | str) -> None:
 
 def environment_keys(spec: dict[str, Any]) -> torch.Tensor:
     """Environment run keys: shared by every policy of an (experiment, environment), so all face the same draws."""
-    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], "environment")
+    return run_keys(
+        spec["base_seed"],
+        range(spec["n_runs"]),
+        spec["role"],
+        spec["experiment"],
+        spec["environment"]["name"],
+        "environment",
+    )
 
 
 def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
-    return run_keys(spec["base_seed"], range(spec["n_runs"]), spec["role"], spec["experiment"], spec["environment"]["name"], spec["label"], "policy")
+    return run_keys(
+        spec["base_seed"],
+        range(spec["n_runs"]),
+        spec["role"],
+        spec["experiment"],
+        spec["environment"]["name"],
+        spec["label"],
+        "policy",
+    )
 
 
 def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
@@ -61,10 +76,14 @@ def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
         found = str(data["protocol"]) if "protocol" in data.files else "project"
     wanted = preparation_of(env)
     if found != wanted:
-        raise ValueError(f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}")
+        raise ValueError(
+            f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}"
+        )
 
 
-def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1) -> BanditEnvironment:
+def build_environment(
+    spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1
+) -> BanditEnvironment:
     """The environment of a job specification; ``copies > 1`` repeats its runs that many times (``copies n_runs``
     runs, run ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one batch."""
     env = spec["environment"]
@@ -80,7 +99,9 @@ def build_environment(spec: dict[str, Any], device: torch.device, dataset_path: 
         if dataset_path is None:
             raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
         check_preparation(env, dataset_path)
-        return ClassificationBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"])
+        return ClassificationBandit.from_npz(
+            dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"]
+        )
     if env["kind"] == "replay":
         from hare.envs.replay import ReplayBandit
 

@@ -106,7 +106,9 @@ def locate(results_dir: str | os.PathLike, relative: str) -> Path:
 
 def _regular_files(folder: Path) -> list[str]:
     """Regular files (no symbolic links) under ``folder``, relative to it with ``/`` separators; none if it is absent."""
-    return [path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and not path.is_symlink()]
+    return [
+        path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and not path.is_symlink()
+    ]
 
 
 def result_files(results_dir: str | os.PathLike) -> list[str]:
@@ -122,7 +124,11 @@ def require_results_dir(results_dir: str | os.PathLike) -> Path:
     """``results_dir`` as a path; an error in one line if it is not an existing directory."""
     root = Path(results_dir)
     if not root.is_dir():
-        raise FileNotFoundError(f"results directory {root} does not exist" if not root.exists() else f"results directory {root} is not a directory")
+        raise FileNotFoundError(
+            f"results directory {root} does not exist"
+            if not root.exists()
+            else f"results directory {root} is not a directory"
+        )
     return root
 
 
@@ -135,11 +141,16 @@ def write_manifest(results_dir: str | os.PathLike) -> Path:
     """Write ``<results_dir>/MANIFEST.sha256`` atomically; return its path."""
     root = require_results_dir(results_dir)
     entries = compute_manifest(root)
-    disagreeing = [f"{relative} ({problem})" for relative, digest in entries.items()
-                   if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative, digest))]
+    disagreeing = [
+        f"{relative} ({problem})"
+        for relative, digest in entries.items()
+        if relative.endswith(".npz") and (problem := sidecar_mismatch(root / relative, digest))
+    ]
     if disagreeing:
-        raise ValueError(f"{root}: refusing to list result files that disagree with their sidecars: {'; '.join(disagreeing)}; "
-                         f"run `hare verify --results {root} --repair`, then snakemake again")
+        raise ValueError(
+            f"{root}: refusing to list result files that disagree with their sidecars: {'; '.join(disagreeing)}; "
+            f"run `hare verify --results {root} --repair`, then snakemake again"
+        )
     lines = [f"{digest}  {relative}\n" for relative, digest in entries.items()]
     path = root / MANIFEST_NAME
     write_text(path, "".join(lines))

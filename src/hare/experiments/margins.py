@@ -33,8 +33,10 @@ from hare.experiments.grid import expand_jobs
 from hare.io import read_npz
 
 MARGIN_FRACTION = 0.1
-MARGIN_RULE = (f"delta = {MARGIN_FRACTION:g} x (mean total regret of Random - lowest mean total regret of any policy), "
-               "both on the tuning runs of the same experiment and environment (seeds disjoint from the reported runs)")
+MARGIN_RULE = (
+    f"delta = {MARGIN_FRACTION:g} x (mean total regret of Random - lowest mean total regret of any policy), "
+    "both on the tuning runs of the same experiment and environment (seeds disjoint from the reported runs)"
+)
 REFERENCE = "random"
 """The policy label whose tuning runs anchor the margin."""
 
@@ -87,8 +89,10 @@ def margin_path(experiment: str, environment: str) -> str:
 def batch_input_files(config: dict[str, Any], experiment: str, environment: str) -> list[str]:
     """The files :func:`batch_margins` reads for one batch: its selections and tuning runs."""
     jobs = [job for job in expand_jobs(config) if job.experiment == experiment and job.environment == environment]
-    return sorted([f"results/{job.stem}.npz" for job in jobs if job.role == "tuning"]
-                  + [f"results/{job.selection}" for job in jobs if job.selection])
+    return sorted(
+        [f"results/{job.stem}.npz" for job in jobs if job.role == "tuning"]
+        + [f"results/{job.selection}" for job in jobs if job.selection]
+    )
 
 
 def batch_margins(config: dict[str, Any], experiment: str, environment: str, root: str | Path = ".") -> dict[str, Any]:
@@ -100,8 +104,21 @@ def batch_margins(config: dict[str, Any], experiment: str, environment: str, roo
         raise ValueError(f"margins: {experiment}/{environment} is not an experiment and environment of this config")
     entry = margins(config, root, only=(experiment, environment))["experiments"].get(experiment, {}).get(environment)
     if entry is None:  # not tuned in this config: no tuning runs, so no margin and no plan
-        entry = {"margin": None, "reference_mean": None, "best": None, "best_mean": None, "n_tuning_runs": 0, "policies": {}}
-    return {"rule": MARGIN_RULE, "fraction": MARGIN_FRACTION, "experiment": experiment, "environment": environment, **entry}
+        entry = {
+            "margin": None,
+            "reference_mean": None,
+            "best": None,
+            "best_mean": None,
+            "n_tuning_runs": 0,
+            "policies": {},
+        }
+    return {
+        "rule": MARGIN_RULE,
+        "fraction": MARGIN_FRACTION,
+        "experiment": experiment,
+        "environment": environment,
+        **entry,
+    }
 
 
 def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -122,9 +139,11 @@ def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str
             gap = reference["mean"] - policies[best]["mean"] if reference else math.nan
             margin = MARGIN_FRACTION * gap if math.isfinite(gap) and gap > 0 else None
             out["experiments"].setdefault(experiment, {})[environment] = {
-                "margin": margin, "reference_mean": reference["mean"] if reference else None, "best": best,
-                "best_mean": policies[best]["mean"], "n_tuning_runs": int(config["experiments"][experiment]["n_tuning_runs"]),
+                "margin": margin,
+                "reference_mean": reference["mean"] if reference else None,
+                "best": best,
+                "best_mean": policies[best]["mean"],
+                "n_tuning_runs": int(config["experiments"][experiment]["n_tuning_runs"]),
                 "policies": policies,
             }
     return out
-

@@ -51,7 +51,11 @@ def _as_tensors(reward, action, pscore, position, action_dist):
     reward = None if reward is None else torch.as_tensor(reward, dtype=torch.float64, device=device)
     action = None if action is None else torch.as_tensor(action, dtype=torch.int64, device=device)
     pscore = None if pscore is None else torch.as_tensor(pscore, dtype=torch.float64, device=device)
-    position = torch.zeros(n, dtype=torch.int64, device=device) if position is None else torch.as_tensor(position, dtype=torch.int64, device=device)
+    position = (
+        torch.zeros(n, dtype=torch.int64, device=device)
+        if position is None
+        else torch.as_tensor(position, dtype=torch.int64, device=device)
+    )
     return reward, action, pscore, position, action_dist
 
 
@@ -61,7 +65,9 @@ def _at_position(table: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     return table.gather(-1, index).squeeze(-1)
 
 
-def importance_weights(action: torch.Tensor, pscore: torch.Tensor, action_dist: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+def importance_weights(
+    action: torch.Tensor, pscore: torch.Tensor, action_dist: torch.Tensor, position: torch.Tensor
+) -> torch.Tensor:
     """``w_i = pi(a_i | x_i, k_i) / p_i``, ``(*batch, n)``."""
     pi = _at_position(action_dist, position)  # (*batch, n, n_actions)
     index = action[:, None].expand(*pi.shape[:-1], 1)  # (*batch, n, 1)
@@ -94,7 +100,10 @@ def direct_method(action_dist, estimated_rewards, position=None) -> Estimate:
 def doubly_robust(reward, action, pscore, action_dist, estimated_rewards, position=None) -> Estimate:
     """DR: ``1/n sum_i [sum_a pi(a | x_i, k_i) q_hat(x_i, a, k_i) + w_i (r_i - q_hat(x_i, a_i, k_i))]``."""
     reward, action, pscore, position, action_dist = _as_tensors(reward, action, pscore, position, action_dist)
-    q = _at_position(torch.as_tensor(estimated_rewards, dtype=torch.float64, device=action_dist.device).expand_as(action_dist), position)  # (*batch, n, n_actions)
+    q = _at_position(
+        torch.as_tensor(estimated_rewards, dtype=torch.float64, device=action_dist.device).expand_as(action_dist),
+        position,
+    )  # (*batch, n, n_actions)
     baseline = (q * _at_position(action_dist, position)).sum(-1)
     q_factual = q.gather(-1, action[:, None].expand(*q.shape[:-1], 1)).squeeze(-1)
     w = importance_weights(action, pscore, action_dist, position)
@@ -111,7 +120,9 @@ def action_dist_from_arms(arms: torch.Tensor, n_actions: int, len_list: int = 1)
     return one_hot[..., None].expand(*one_hot.shape, len_list)
 
 
-def fit_ridge_reward_model(features: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, lam: float = 1.0) -> torch.Tensor:
+def fit_ridge_reward_model(
+    features: torch.Tensor, action: torch.Tensor, reward: torch.Tensor, lam: float = 1.0
+) -> torch.Tensor:
     """Per-action ridge regression of the reward, evaluated at every (event, action).
 
     features: ``(n, n_actions, dim)`` context ``x_{i,a}`` of each action; action, reward ``(n,)``.
@@ -128,6 +139,8 @@ def fit_ridge_reward_model(features: torch.Tensor, action: torch.Tensor, reward:
     factual = x[torch.arange(n, device=x.device), action]  # (n, dim)
     precision = lam * torch.eye(dim, dtype=torch.float64, device=x.device).expand(n_actions, dim, dim).clone()
     precision.index_add_(0, action, factual[:, :, None] * factual[:, None, :])
-    response = torch.zeros(n_actions, dim, dtype=torch.float64, device=x.device).index_add_(0, action, reward[:, None] * factual)
+    response = torch.zeros(n_actions, dim, dtype=torch.float64, device=x.device).index_add_(
+        0, action, reward[:, None] * factual
+    )
     theta = torch.linalg.solve(precision, response[..., None]).squeeze(-1)  # (n_actions, dim)
     return (x * theta).sum(-1)[..., None]

@@ -72,7 +72,9 @@ def pairwise_cosine(outputs: torch.Tensor) -> float:
     return float(cosine[:, pairs[0], pairs[1]].mean())
 
 
-def user_outputs(projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+def user_outputs(
+    projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor
+) -> torch.Tensor:
     """``z(x_q, u_i)`` without bonus for every query ``(Q, d_x)`` and user ``(U, d_u)``: ``(Q, U, d_e)``."""
     x = queries[:, None, :].expand(-1, user_states.shape[0], -1)
     u = user_states[None].expand(queries.shape[0], -1, -1)
@@ -82,7 +84,9 @@ def user_outputs(projections: Projections, user_states: torch.Tensor, queries: t
 def rag_outputs(projections: Projections, queries: torch.Tensor, items: torch.Tensor, n_users: int) -> torch.Tensor:
     """RAG-cosine's retrieved item ``argmax_n cos(mean_h W_K^{hT} W_Qx^h x, e_n)`` for every user: ``(Q, U, d_e)``."""
     mapping = torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads
-    chosen = (F.normalize(queries.to(torch.float64) @ mapping.T, dim=-1) @ F.normalize(items.to(torch.float64), dim=-1).T).argmax(-1)
+    chosen = (
+        F.normalize(queries.to(torch.float64) @ mapping.T, dim=-1) @ F.normalize(items.to(torch.float64), dim=-1).T
+    ).argmax(-1)
     return items.to(torch.float64)[chosen][:, None, :].expand(-1, n_users, -1)
 
 
@@ -99,7 +103,9 @@ def window_means(values: torch.Tensor, window: int) -> list[float]:
 
 def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> float:
     """Fraction of outputs ``(M, d)`` whose nearest pool item ``(N, d)`` has cosine below ``threshold``."""
-    nearest = (F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(pool.to(torch.float64), dim=-1).T).max(-1).values
+    nearest = (
+        (F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(pool.to(torch.float64), dim=-1).T).max(-1).values
+    )
     return float((nearest < threshold).to(torch.float64).mean())
 
 
@@ -119,7 +125,15 @@ def mean_interval(values: torch.Tensor, level: float = 0.95) -> dict:
     v = values.detach().to(torch.float64).flatten()
     n = int(v.numel())
     per_run = [float(x) if math.isfinite(float(x)) else None for x in v]
-    out = {"estimate": None, "ci_low": None, "ci_high": None, "level": level, "n": n, "method": "t over runs", "per_run": per_run}
+    out = {
+        "estimate": None,
+        "ci_low": None,
+        "ci_high": None,
+        "level": level,
+        "n": n,
+        "method": "t over runs",
+        "per_run": per_run,
+    }
     if n == 0 or not bool(torch.isfinite(v).all()):
         return out
     out["estimate"] = float(v.mean())
@@ -129,10 +143,14 @@ def mean_interval(values: torch.Tensor, level: float = 0.95) -> dict:
     return out
 
 
-def run_similarities(projections: list[Projections], user_states: list[torch.Tensor], queries: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+def run_similarities(
+    projections: list[Projections], user_states: list[torch.Tensor], queries: torch.Tensor, items: torch.Tensor
+) -> torch.Tensor:
     """Cross-user similarity ``sim`` of ``z`` (module docstring) per run: one projection and user table ``(U, d_u)`` per run -> ``(R,)``."""
-    return torch.tensor([pairwise_cosine(user_outputs(p, u, queries, items)) for p, u in zip(projections, user_states, strict=True)],
-                        dtype=torch.float64)
+    return torch.tensor(
+        [pairwise_cosine(user_outputs(p, u, queries, items)) for p, u in zip(projections, user_states, strict=True)],
+        dtype=torch.float64,
+    )
 
 
 def first_minus_last(values: torch.Tensor, window: int) -> torch.Tensor:
@@ -141,9 +159,19 @@ def first_minus_last(values: torch.Tensor, window: int) -> torch.Tensor:
     return values[:window].mean(0) - values[last:].mean(0)
 
 
-def decoder_baseline(train_texts: list[str], train_z: torch.Tensor, held_texts: list[str], held_z: torch.Tensor, seeds: list[int],
-                     user_dim: int, tokenizer: WordTokenizer, steps: int, lr: float, shape: dict,
-                     batch_size: int = 32) -> tuple[dict, RunDecoders]:
+def decoder_baseline(
+    train_texts: list[str],
+    train_z: torch.Tensor,
+    held_texts: list[str],
+    held_z: torch.Tensor,
+    seeds: list[int],
+    user_dim: int,
+    tokenizer: WordTokenizer,
+    steps: int,
+    lr: float,
+    shape: dict,
+    batch_size: int = 32,
+) -> tuple[dict, RunDecoders]:
     """Held-out perplexities of the conditioned decoders and of the unconditioned baseline, one of each per seed.
 
     Both are trained together by :func:`train_run_decoders` with the same seeds, texts ``train_texts`` (conditions ``train_z``
@@ -151,8 +179,18 @@ def decoder_baseline(train_texts: list[str], train_z: torch.Tensor, held_texts: 
     ``held_texts`` with conditions ``held_z ⊕ 0`` (conditioned) and ``0`` (baseline). Returns the per-run
     numbers ``(R,)`` (and the parameter counts) and the conditioned decoders.
     """
-    both = train_run_decoders(train_texts, train_z, seeds + seeds, steps=steps, lr=lr, batch_size=batch_size, user_dim=user_dim,
-                              tokenizer=tokenizer, conditioned=[True] * len(seeds) + [False] * len(seeds), **shape)
+    both = train_run_decoders(
+        train_texts,
+        train_z,
+        seeds + seeds,
+        steps=steps,
+        lr=lr,
+        batch_size=batch_size,
+        user_dim=user_dim,
+        tokenizer=tokenizer,
+        conditioned=[True] * len(seeds) + [False] * len(seeds),
+        **shape,
+    )
     conditioned, baseline = both.select(list(range(len(seeds)))), both.select(list(range(len(seeds), 2 * len(seeds))))
     held_c = torch.cat([held_z.to(torch.float32), torch.zeros(len(held_texts), user_dim)], dim=-1)
     train_c = torch.cat([train_z.to(torch.float32), torch.zeros(len(train_texts), user_dim)], dim=-1)
@@ -164,8 +202,10 @@ def decoder_baseline(train_texts: list[str], train_z: torch.Tensor, held_texts: 
         "train_unconditioned": run_perplexity(baseline, train_texts, torch.zeros_like(train_c)),
     }
     per_run["conditioned_minus_unconditioned"] = per_run["conditioned"] - per_run["unconditioned"]
-    counts = {"n_parameters_conditioned": sum(p[0].numel() for p in conditioned.params.values()),
-              "n_parameters_unconditioned": sum(p[0].numel() for p in baseline.params.values())}
+    counts = {
+        "n_parameters_conditioned": sum(p[0].numel() for p in conditioned.params.values()),
+        "n_parameters_unconditioned": sum(p[0].numel() for p in baseline.params.values()),
+    }
     return {**per_run, **counts}, conditioned
 
 
@@ -204,7 +244,15 @@ class PersonalizationConfig(TypedFields):
     temperature: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("n_runs", "horizon", "n_logged", "pretrain_steps", "finetune_every", "n_eval_queries", "entropy_window"):
+        for name in (
+            "n_runs",
+            "horizon",
+            "n_logged",
+            "pretrain_steps",
+            "finetune_every",
+            "n_eval_queries",
+            "entropy_window",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"personalization.{name}: must be >= 1 (got {getattr(self, name)})")
 
@@ -226,11 +274,14 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     encode(env.texts, text_config.encoder, text_config.hash_dim)
     encoder_seconds_per_1000 = (time.perf_counter() - started) / len(env.texts) * 1000
 
-    random_proj = random_projections(c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=c.seed,
-                                     init_std=c.random_init_std)
+    random_proj = random_projections(
+        c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=c.seed, init_std=c.random_init_std
+    )
     logs = env.logged(c.n_logged)
     link = getattr(env.config, "link", "identity")
-    learned, fit = learned_projections(logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, c.seed, link)
+    learned, fit = learned_projections(
+        logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, c.seed, link
+    )
     queries = env.query_bank[: c.n_eval_queries]
     outputs = {
         "random": user_outputs(random_proj, env.users, queries, items),
@@ -240,30 +291,62 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     users_for = {"random": env.users, "learned": fit.user_states, "rag_cosine": fit.user_states}
 
     seeds = [c.seed + r for r in range(c.n_runs)]
-    random_runs = [random_projections(c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=s, init_std=SEED_INIT_STD)
-                   for s in seeds]
-    learned_runs = [learned_projections(logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, s, link)
-                    for s in seeds]
+    random_runs = [
+        random_projections(
+            c.n_heads, c.key_dim, env.query_dim, env.user_dim, items.shape[1], seed=s, init_std=SEED_INIT_STD
+        )
+        for s in seeds
+    ]
+    learned_runs = [
+        learned_projections(
+            logs, items, env.n_users, env.user_dim, c.n_heads, c.key_dim, c.fit_steps, c.fit_lr, s, link
+        )
+        for s in seeds
+    ]
     sim_random = run_similarities(random_runs, [env.users] * c.n_runs, queries, items)
-    sim_learned = run_similarities([p for p, _ in learned_runs], [f.user_states for _, f in learned_runs], queries, items)
+    sim_learned = run_similarities(
+        [p for p, _ in learned_runs], [f.user_states for _, f in learned_runs], queries, items
+    )
 
     held_out = [n for n in range(env.n_arms) if n % 5 == 0]
     train = [n for n in range(env.n_arms) if n % 5]
     e32 = items.to(torch.float32)
     held_texts = [env.texts[n] for n in held_out]
-    ppl_runs, decoders = decoder_baseline([env.texts[n] for n in train], e32[train], held_texts, e32[held_out], seeds, env.user_dim,
-                                          WordTokenizer.from_texts(env.texts), c.pretrain_steps, c.pretrain_lr, c.decoder,
-                                          batch_size=DECODER_BATCH)
+    ppl_runs, decoders = decoder_baseline(
+        [env.texts[n] for n in train],
+        e32[train],
+        held_texts,
+        e32[held_out],
+        seeds,
+        env.user_dim,
+        WordTokenizer.from_texts(env.texts),
+        c.pretrain_steps,
+        c.pretrain_lr,
+        c.decoder,
+        batch_size=DECODER_BATCH,
+    )
     decoder = decoders.run(0)
-    ppl = {key: mean_interval(ppl_runs[key]) for key in ("conditioned", "unconditioned", "conditioned_minus_unconditioned",
-                                                         "conditioned_at_zero_condition", "train_conditioned", "train_unconditioned")}
+    ppl = {
+        key: mean_interval(ppl_runs[key])
+        for key in (
+            "conditioned",
+            "unconditioned",
+            "conditioned_minus_unconditioned",
+            "conditioned_at_zero_condition",
+            "train_conditioned",
+            "train_unconditioned",
+        )
+    }
     ppl["baseline"] = {
         "unconditioned": "separately trained decoder, same architecture, initialisation seed, minibatches, steps, batch and "
-                         "learning rate as the conditioned one, condition z ⊕ u = 0 in training and evaluation",
+        "learning rate as the conditioned one, condition z ⊕ u = 0 in training and evaluation",
         "conditioned_at_zero_condition": "the conditioned decoder fed z = 0, u = 0 (an input it never saw in training); reference only",
         "n_parameters_conditioned": ppl_runs["n_parameters_conditioned"],
         "n_parameters_unconditioned": ppl_runs["n_parameters_unconditioned"],
-        "steps": c.pretrain_steps, "lr": c.pretrain_lr, "batch_size": DECODER_BATCH, "seeds": seeds,
+        "steps": c.pretrain_steps,
+        "lr": c.pretrain_lr,
+        "batch_size": DECODER_BATCH,
+        "seeds": seeds,
     }
     ppl.update({"n_held_out": len(held_out), "n_train": len(train)})
 
@@ -283,9 +366,15 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
     z_example = user_outputs(learned, fit.user_states, env.query_bank[query : query + 1], items)[0]  # (U, d)
     report = {
         "config": asdict(c),
-        "environment": {"kind": "text", "n_items": env.n_arms, "n_topics": text_config.n_topics, "embedding_dim": env.query_dim,
-                        "encoder": text_config.encoder, "encoder_seconds_per_1000_sentences": encoder_seconds_per_1000,
-                        "corpus": "generated (topic vocabularies and templates; hare.envs.text)"},
+        "environment": {
+            "kind": "text",
+            "n_items": env.n_arms,
+            "n_topics": text_config.n_topics,
+            "embedding_dim": env.query_dim,
+            "encoder": text_config.encoder,
+            "encoder_seconds_per_1000_sentences": encoder_seconds_per_1000,
+            "corpus": "generated (topic vocabularies and templates; hare.envs.text)",
+        },
         "fit_epsilon_train": fit.epsilon_train,
         "divergence_z": {kind: pairwise_cosine(z) for kind, z in outputs.items()},
         "divergence_text": text_divergence,
@@ -302,9 +391,12 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
             "pretrained_greedy": novelty(torch.cat(decoded_embeddings), items, c.novelty_threshold),
             "online_sampled": novelty(online["embeddings"], items, c.novelty_threshold),
         },
-        "attention_entropy": {"window": c.entropy_window, "by_window": entropy_windows,
-                              "max": math.log(env.n_arms),
-                              "first_minus_last": mean_interval(first_minus_last(online["entropy"], c.entropy_window))},
+        "attention_entropy": {
+            "window": c.entropy_window,
+            "by_window": entropy_windows,
+            "max": math.log(env.n_arms),
+            "first_minus_last": mean_interval(first_minus_last(online["entropy"], c.entropy_window)),
+        },
         "online": {
             "text_mean_reward_by_window": window_means(online["text_mean"], c.entropy_window),
             "z_mean_reward_by_window": window_means(online["z_mean"], c.entropy_window),
@@ -327,8 +419,15 @@ def _online(env: TextBandit, decoders: RunDecoders, c: PersonalizationConfig, po
     """HARE synthesize mode warm-started on ``logs``, then ``horizon`` online rounds (shown as ``M + t``) with
     decoding by each run's pre-trained decoder of ``decoders``, text rewards and reward-weighted fine-tuning.
     ``entropy`` is ``(T, R)``."""
-    policy_config = config_class(projections="learned", n_heads=c.n_heads, key_dim=c.key_dim, alpha=c.alpha,
-                                 fit_steps=c.fit_steps, fit_lr=c.fit_lr, projection_seed=c.seed)
+    policy_config = config_class(
+        projections="learned",
+        n_heads=c.n_heads,
+        key_dim=c.key_dim,
+        alpha=c.alpha,
+        fit_steps=c.fit_steps,
+        fit_lr=c.fit_lr,
+        projection_seed=c.seed,
+    )
     policy = policy_class(policy_config, env, run_keys(c.seed, list(range(c.n_runs)), "hare-personalization-policy"))
     policy.warm_start(logs)
     offset = len(logs)
@@ -354,10 +453,21 @@ def _online(env: TextBandit, decoders: RunDecoders, c: PersonalizationConfig, po
         policy.update_synthesis(observation, z, reward)
         buffer.append((texts, z.float(), u.float(), reward.float()))
         if len(buffer) == c.finetune_every:
-            batch_texts = [list(run) for run in zip(*(entry[0] for entry in buffer), strict=True)]  # R lists of finetune_every
-            z_b, u_b, r_b = (torch.stack([entry[k] for entry in buffer], dim=1) for k in (1, 2, 3))  # (R, finetune_every, ...)
+            batch_texts = [
+                list(run) for run in zip(*(entry[0] for entry in buffer), strict=True)
+            ]  # R lists of finetune_every
+            z_b, u_b, r_b = (
+                torch.stack([entry[k] for entry in buffer], dim=1) for k in (1, 2, 3)
+            )  # (R, finetune_every, ...)
             with single_threaded():
                 losses.extend(decoders.reward_weighted_step(batch_texts, z_b, u_b, r_b, lr=c.finetune_lr).tolist())
             buffer = []
-    return {"entropy": torch.stack(entropy), "text_mean": torch.stack(text_mean), "z_mean": torch.stack(z_mean),
-            "text_regret": torch.stack(text_regret), "embeddings": torch.cat(embeddings), "losses": losses, "decoders": decoders}
+    return {
+        "entropy": torch.stack(entropy),
+        "text_mean": torch.stack(text_mean),
+        "z_mean": torch.stack(z_mean),
+        "text_regret": torch.stack(text_regret),
+        "embeddings": torch.cat(embeddings),
+        "losses": losses,
+        "decoders": decoders,
+    }

@@ -62,7 +62,9 @@ def batches(jobs: list[Job]) -> dict[str, list[Job]]:
     return {name: sorted(grouped[name], key=lambda job: (job.role != "tuning", job.label)) for name in sorted(grouped)}
 
 
-def batch_entries(config: dict[str, Any], batch: str, results: Path, digest: str | None = None) -> tuple[list[dict[str, Any]], Path | None]:
+def batch_entries(
+    config: dict[str, Any], batch: str, results: Path, digest: str | None = None
+) -> tuple[list[dict[str, Any]], Path | None]:
     """The entries of :func:`hare.experiments.run.run_batch` for ``batch`` of ``config``, and its prepared dataset.
 
     A tuned report job's entry names its selection file (``selected``) and the tuning runs that choose it
@@ -74,21 +76,37 @@ def batch_entries(config: dict[str, Any], batch: str, results: Path, digest: str
     all_jobs = expand_jobs(config)
     planned = batches(all_jobs)
     if batch not in planned:
-        raise ValueError(f"--batch {batch!r}: the config has no such batch (EXPERIMENT/ENVIRONMENT); it has {len(planned)}, e.g. {next(iter(planned), 'none')!r}")
+        raise ValueError(
+            f"--batch {batch!r}: the config has no such batch (EXPERIMENT/ENVIRONMENT); it has {len(planned)}, e.g. {next(iter(planned), 'none')!r}"
+        )
     jobs = planned[batch]
     if digest is not None and batch_digest(jobs) != digest:
-        raise ValueError(f"--batch {batch!r}: its jobs in the config differ from the ones the workflow planned (the config files changed since); rerun snakemake")
+        raise ValueError(
+            f"--batch {batch!r}: its jobs in the config differ from the ones the workflow planned (the config files changed since); rerun snakemake"
+        )
     dataset = prepared_dataset(jobs[0].spec["environment"])
-    entries = [{"job": job.spec, "out": str(results / f"{job.stem}.npz"), "selected": str(results / job.selection) if job.selection else None,
-                "tuning": [str(results / f"{tuning.stem}.npz") for tuning in tuning_jobs_of(all_jobs, job)] if job.selection else []}
-               for job in jobs]
+    entries = [
+        {
+            "job": job.spec,
+            "out": str(results / f"{job.stem}.npz"),
+            "selected": str(results / job.selection) if job.selection else None,
+            "tuning": [str(results / f"{tuning.stem}.npz") for tuning in tuning_jobs_of(all_jobs, job)]
+            if job.selection
+            else [],
+        }
+        for job in jobs
+    ]
     return entries, results / dataset if dataset else None
 
 
 def optional_datasets(config: dict[str, Any]) -> list[str]:
     """The optional datasets (:attr:`hare.data.registry.DatasetSpec.optional`) the experiments of ``config`` use."""
     environments = config.get("environments", {})
-    used = {environments[name].get("dataset") for experiment in config["experiments"].values() for name in experiment["environments"]}
+    used = {
+        environments[name].get("dataset")
+        for experiment in config["experiments"].values()
+        for name in experiment["environments"]
+    }
     return sorted(name for name in used if name in DATASETS and DATASETS[name].optional)
 
 
@@ -116,21 +134,27 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for job in jobs:
         environment = job.spec["environment"]
-        rows.append({
-            "stem": job.stem,
-            "folder": job.stem.split("/", 1)[0],
-            "experiment": job.experiment,
-            "environment": job.environment,
-            "label": job.label,
-            "role": job.role,
-            "batch": batch_of(job),
-            "dataset": prepared_dataset(environment),
-            "dataset_name": environment.get("dataset"),
-            "selection": job.selection,
-            "tuning": [tuning.stem for tuning in tuning_jobs_of(jobs, job)] if job.selection else [],
-        })
+        rows.append(
+            {
+                "stem": job.stem,
+                "folder": job.stem.split("/", 1)[0],
+                "experiment": job.experiment,
+                "environment": job.environment,
+                "label": job.label,
+                "role": job.role,
+                "batch": batch_of(job),
+                "dataset": prepared_dataset(environment),
+                "dataset_name": environment.get("dataset"),
+                "selection": job.selection,
+                "tuning": [tuning.stem for tuning in tuning_jobs_of(jobs, job)] if job.selection else [],
+            }
+        )
     table_batches = {
-        name: {"jobs": [job.stem for job in members], "dataset": prepared_dataset(members[0].spec["environment"]), "digest": batch_digest(members)}
+        name: {
+            "jobs": [job.stem for job in members],
+            "dataset": prepared_dataset(members[0].spec["environment"]),
+            "digest": batch_digest(members),
+        }
         for name, members in batches(jobs).items()
     }
     return {"config": config, "optional_datasets": optional_datasets(config), "jobs": rows, "batches": table_batches}
@@ -200,7 +224,10 @@ def batch_simulations(jobs: list[Job]) -> list[Simulation]:
         n, limit = spec["n_runs"], runs_per_simulation(spec)
         if len(group) > 1:
             size = len(group) if limit is None or len(group) * n <= limit else max(1, limit // n)
-            simulations.extend(Simulation(spec, len(group[j:j + size]) * n, len(group[j:j + size]) * n) for j in range(0, len(group), size))
+            simulations.extend(
+                Simulation(spec, len(group[j : j + size]) * n, len(group[j : j + size]) * n)
+                for j in range(0, len(group), size)
+            )
         elif spec["environment"]["kind"] == "replay":
             simulations.append(Simulation(spec, n, n))
         else:
@@ -217,7 +244,9 @@ def environment_shape(environment: dict[str, Any]) -> EnvironmentShape:
         from hare.envs.synthetic import SyntheticConfig
 
         c = SyntheticConfig(**environment["params"])
-        return EnvironmentShape(c.n_items, c.query_dim + c.n_users, horizon, 0, c.n_clusters, 8 * c.n_items * (c.item_dim + c.query_dim**2))
+        return EnvironmentShape(
+            c.n_items, c.query_dim + c.n_users, horizon, 0, c.n_clusters, 8 * c.n_items * (c.item_dim + c.query_dim**2)
+        )
     rows, dim, arms = DATASET_SHAPES[environment["dataset"]]
     online = rows - int((environment.get("params") or {}).get("logged_rows", 0))
     return EnvironmentShape(arms, dim, max(0, min(horizon, online)), rows, arms, 12 * rows * dim)
@@ -286,7 +315,9 @@ def posterior_round_bytes(config: Any, shape: EnvironmentShape, runs: int) -> in
     block = config.width * shape.dim
     if config.encoding == "disjoint" and config.exploration == "diagonal":
         return 16 * runs * shape.arms * (block + config.width)
-    per_arm = 16 * runs * block**2 if config.encoding == "disjoint" else 28 * runs * (config.width * shape.dim + config.width)
+    per_arm = (
+        16 * runs * block**2 if config.encoding == "disjoint" else 28 * runs * (config.width * shape.dim + config.width)
+    )
     return min(shape.arms * per_arm, max(per_arm, int(config.memory_budget_mb * 2**20)))
 
 
@@ -373,11 +404,17 @@ def memory_refusal(config: dict[str, Any], estimate: BatchMemory, limit: int, wh
     needs = f"needs about {estimate.peak_bytes / GIB:,.0f} GiB, {what} {limit / GIB:,.0f} GiB (batch {estimate.batch}, {spec['label']})"
     if 2 * estimate.horizon_bytes < estimate.peak_bytes - PROCESS_BYTES:
         runs = "n_tuning_runs" if spec["role"] == "tuning" else "n_runs"
-        return (f"experiments.{experiment}.{runs}: {simulation.policy_runs} runs of {spec['policy']} at once {needs}; "
-                f"set experiments.{experiment}.max_runs_per_simulation to play fewer at once")
+        return (
+            f"experiments.{experiment}.{runs}: {simulation.policy_runs} runs of {spec['policy']} at once {needs}; "
+            f"set experiments.{experiment}.max_runs_per_simulation to play fewer at once"
+        )
     if spec.get("n_logged", 0) > spec["environment"]["horizon"]:
         return f"experiments.{experiment}.n_logged: {spec['n_logged']} logged interactions × {simulation.env_runs} runs {needs}"
-    where = f"environments.{environment}" if config["environments"][environment].get("horizon") else f"experiments.{experiment}"
+    where = (
+        f"environments.{environment}"
+        if config["environments"][environment].get("horizon")
+        else f"experiments.{experiment}"
+    )
     return f"{where}.horizon: {spec['environment']['horizon']} rounds × {simulation.env_runs} runs {needs}"
 
 

@@ -31,7 +31,16 @@ import torch
 from hare.envs.base import Observation
 from hare.envs.replay import LoggedData, ReplayBandit, ReplayRound
 from hare.experiments import off_policy
-from hare.experiments.job_setup import build_environment, checkpoints, deterministic_kernels, policy_keys, provenance, regime_record, resolve_device, warm_start_logs
+from hare.experiments.job_setup import (
+    build_environment,
+    checkpoints,
+    deterministic_kernels,
+    policy_keys,
+    provenance,
+    regime_record,
+    resolve_device,
+    warm_start_logs,
+)
 from hare.experiments.simulation import RoundObserver, simulate
 from hare.io import write_result
 from hare.policies.base import argmax_random_ties, build_policy
@@ -74,7 +83,14 @@ class ReplayTally(RoundObserver):
         self.count_curve.append(self.count.clone())
 
 
-def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_every: int = 1, target_accepted: int | None = None, progress: bool = False) -> dict[str, np.ndarray]:
+def run_replay(
+    env: ReplayBandit,
+    policy,
+    n_steps: int | None = None,
+    record_every: int = 1,
+    target_accepted: int | None = None,
+    progress: bool = False,
+) -> dict[str, np.ndarray]:
     """Replay ``n_steps`` (default ``env.horizon``) logged events per run (Li et al. 2011, Alg. 1).
 
     At step ``t`` every run is shown its next logged event, the policy selects ``arms``
@@ -104,7 +120,17 @@ def run_replay(env: ReplayBandit, policy, n_steps: int | None = None, record_eve
     if not 1 <= n_steps <= env.horizon:
         raise ValueError(f"n_steps must lie in 1..{env.horizon}, got {n_steps}")
     tally = ReplayTally(env.n_runs, n_steps, target_accepted, policy.run_keys.device)
-    simulate(env, policy, record_every, progress, horizon=n_steps, feedback=tally.feedback, observer=tally, on_record=tally.record, account=False)
+    simulate(
+        env,
+        policy,
+        record_every,
+        progress,
+        horizon=n_steps,
+        feedback=tally.feedback,
+        observer=tally,
+        on_record=tally.record,
+        account=False,
+    )
     reward, count = tally.reward, tally.count
     cumulative = torch.stack(tally.reward_curve, 1).cpu().numpy()
     counts = torch.stack(tally.count_curve, 1).cpu().numpy()
@@ -180,13 +206,17 @@ def off_policy_estimates(arms: torch.Tensor, logged: LoggedData, lam: float = 1.
     return out
 
 
-def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None, progress: bool | None = None) -> dict[str, Any]:
+def run_replay_job(
+    spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None, progress: bool | None = None
+) -> dict[str, Any]:
     """Run the replay job ``spec``; write ``out`` (``.npz``) and its ``.json`` sidecar; return the sidecar."""
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
     if spec["environment"]["kind"] != "replay":
-        raise ValueError(f"environment {spec['environment']['name']!r}: kind must be 'replay', got {spec['environment']['kind']!r}")
+        raise ValueError(
+            f"environment {spec['environment']['name']!r}: kind must be 'replay', got {spec['environment']['kind']!r}"
+        )
     device = resolve_device(spec["device"])
     deterministic_kernels(device)
     if device.type == "cuda":
@@ -195,7 +225,9 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
     logs = warm_start_logs(spec, env)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
     start = time.perf_counter()
-    arrays = run_replay(env, policy, record_every=spec["record_every"], progress=sys.stderr.isatty() if progress is None else progress)
+    arrays = run_replay(
+        env, policy, record_every=spec["record_every"], progress=sys.stderr.isatty() if progress is None else progress
+    )
     arms, rule = greedy_arms(policy, env.logged)
     arrays.update(off_policy_estimates(arms, env.logged))
     arrays["logged_mean_reward"] = np.asarray(float(env.logged.rewards.mean()))
@@ -210,6 +242,12 @@ def run_replay_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Pa
         **{f"{name}_mean": float(arrays[name].mean()) for name in ("ope_ipw", "ope_snipw", "ope_dm", "ope_dr")},
     }
     sidecar = write_result(out, arrays, sidecar)
-    log.info("%s: %.1f accepted, %.2f reward per run (mean of %d runs) in %.1f s",
-             out, sidecar["total_accepted_mean"], sidecar["total_reward_mean"], env.n_runs, wall)
+    log.info(
+        "%s: %.1f accepted, %.2f reward per run (mean of %d runs) in %.1f s",
+        out,
+        sidecar["total_accepted_mean"],
+        sidecar["total_reward_mean"],
+        env.n_runs,
+        wall,
+    )
     return sidecar

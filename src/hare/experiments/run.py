@@ -61,7 +61,13 @@ from hare.policies.base import build_grid_policy, build_policy, policy_class
 log = logging.getLogger(__name__)
 
 
-def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None = None, progress: bool | None = None, selected: str | Path | None = None) -> dict[str, Any]:
+def run_job(
+    spec: dict[str, Any],
+    out: str | Path,
+    dataset_path: str | Path | None = None,
+    progress: bool | None = None,
+    selected: str | Path | None = None,
+) -> dict[str, Any]:
     """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
 
     A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
@@ -76,8 +82,12 @@ def run_job(spec: dict[str, Any], out: str | Path, dataset_path: str | Path | No
     return run_simulations([spec], [out], dataset_path, progress)[0]
 
 
-def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset_path: str | Path | None = None,
-                    progress: bool | None = None) -> list[dict[str, Any]]:
+def run_simulations(
+    specs: list[dict[str, Any]],
+    outs: list[str | Path],
+    dataset_path: str | Path | None = None,
+    progress: bool | None = None,
+) -> list[dict[str, Any]]:
     """Play the jobs ``specs`` (points of one grid, :func:`simulation_groups`) as one simulation and write each
     job's ``.npz`` and sidecar to ``outs``; returns the sidecars.
 
@@ -104,7 +114,11 @@ def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset
         # A grid of more runs than the job may hold at once plays its points in smaller groups (as simulation_groups
         # forms them); every point's runs still play whole.
         size = max(1, limit // n)
-        return [sidecar for j in range(0, copies, size) for sidecar in run_simulations(specs[j:j + size], outs[j:j + size], dataset_path, progress)]
+        return [
+            sidecar
+            for j in range(0, copies, size)
+            for sidecar in run_simulations(specs[j : j + size], outs[j : j + size], dataset_path, progress)
+        ]
     for out in outs:
         for stale in (out.with_suffix(".json"), out):
             stale.unlink(missing_ok=True)
@@ -122,7 +136,9 @@ def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset
         if copies == 1:
             whole = (r0, r1) == (0, n)
             played = env if whole else RunChunk(env, r0, r1)
-            policy = build_policy(spec["policy"], spec["params"], played, policy_keys(spec) if whole else policy_keys(spec)[r0:r1])
+            policy = build_policy(
+                spec["policy"], spec["params"], played, policy_keys(spec) if whole else policy_keys(spec)[r0:r1]
+            )
         else:
             played = env
             keys = torch.cat([policy_keys(s) for s in specs])
@@ -134,18 +150,34 @@ def run_simulations(specs: list[dict[str, Any]], outs: list[str | Path], dataset
         parts.append(simulate(played, policy, spec["record_every"], interactive, spec["environment"]["name"], logs))
         wall += time.perf_counter() - start
         del policy
-    arrays = parts[0] if len(parts) == 1 else {key: parts[0][key] if key == "rounds" else np.concatenate([part[key] for part in parts]) for key in parts[0]}
+    arrays = (
+        parts[0]
+        if len(parts) == 1
+        else {
+            key: parts[0][key] if key == "rounds" else np.concatenate([part[key] for part in parts]) for key in parts[0]
+        }
+    )
     sidecars = []
     for i, (job, out) in enumerate(zip(specs, outs, strict=True)):
-        part = {key: value if key == "rounds" else value[i * n:(i + 1) * n] for key, value in arrays.items()}
-        sidecar = {**provenance(job, env, device, wall / copies), "n_runs": n, **regime_record(job, logs),
-                   "total_regret_mean": float(part["total_regret"].mean())}
+        part = {key: value if key == "rounds" else value[i * n : (i + 1) * n] for key, value in arrays.items()}
+        sidecar = {
+            **provenance(job, env, device, wall / copies),
+            "n_runs": n,
+            **regime_record(job, logs),
+            "total_regret_mean": float(part["total_regret"].mean()),
+        }
         if limit is not None:
             sidecar["chunks"] = [[r0, r1] for r0, r1 in chunks]
         if copies > 1:
-            sidecar["grid_simulation"] = {"labels": [s["label"] for s in specs], "n_runs": env.n_runs, "wall_time_s": wall}
+            sidecar["grid_simulation"] = {
+                "labels": [s["label"] for s in specs],
+                "n_runs": env.n_runs,
+                "wall_time_s": wall,
+            }
         sidecars.append(write_result(out, part, sidecar))
-        log.info("%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], n, wall / copies)
+        log.info(
+            "%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], n, wall / copies
+        )
     return sidecars
 
 
@@ -188,8 +220,18 @@ class RunChunk:
     def round(self, t: int):
         round_ = self.env.round(t)
         observation = round_.observation
-        observation = replace(observation, contexts=self._rows(observation.contexts), users=self._rows(observation.users), queries=self._rows(observation.queries))
-        return replace(round_, observation=observation, mean_rewards=self._rows(round_.mean_rewards), rewards=self._rows(round_.rewards))
+        observation = replace(
+            observation,
+            contexts=self._rows(observation.contexts),
+            users=self._rows(observation.users),
+            queries=self._rows(observation.queries),
+        )
+        return replace(
+            round_,
+            observation=observation,
+            mean_rewards=self._rows(round_.mean_rewards),
+            rewards=self._rows(round_.rewards),
+        )
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         return self.env.mean_reward_all_rounds()[self.runs]
@@ -223,11 +265,13 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     for members in groups.values():
         spec = entries[members[0]]["job"]
         size = max(1, min(MAX_GRID_RUNS, runs_per_simulation(spec) or MAX_GRID_RUNS) // spec["n_runs"])
-        chunks.extend(members[j:j + size] for j in range(0, len(members), size))
+        chunks.extend(members[j : j + size] for j in range(0, len(members), size))
     return sorted(chunks, key=lambda chunk: chunk[0])
 
 
-def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = None, progress: bool | None = None) -> list[dict[str, Any]]:
+def run_batch(
+    entries: list[dict[str, Any]], dataset_path: str | Path | None = None, progress: bool | None = None
+) -> list[dict[str, Any]]:
     """Run several jobs of one (experiment, environment) in this process.
 
     entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None, "tuning": [path.npz] (optional)}]``.
@@ -246,13 +290,21 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
         if missing:
             raise ValueError(f"batch entry {i}: missing {missing}")
         if Path(entry["out"]).suffix != ".npz":
-            raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}")
+            raise ValueError(
+                f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}"
+            )
         if entry.get("tuning") and not entry.get("selected"):
-            raise ValueError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path")
-        missing_runs = [path for path in entry.get("tuning") or [] if str(Path(path)) not in earlier and not Path(path).is_file()]
+            raise ValueError(
+                f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path"
+            )
+        missing_runs = [
+            path for path in entry.get("tuning") or [] if str(Path(path)) not in earlier and not Path(path).is_file()
+        ]
         if missing_runs:
-            raise FileNotFoundError(f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) neither on disk nor played "
-                                    f"earlier in the batch: {', '.join(missing_runs)}")
+            raise FileNotFoundError(
+                f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) neither on disk nor played "
+                f"earlier in the batch: {', '.join(missing_runs)}"
+            )
         earlier.add(str(Path(entry["out"])))
     sidecars: dict[int, dict[str, Any]] = {}
     for group in simulation_groups(entries):
@@ -264,6 +316,8 @@ def run_batch(entries: list[dict[str, Any]], dataset_path: str | Path | None = N
             entry = entries[group[0]]
             sidecars[group[0]] = run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected"))
             continue
-        written = run_simulations([entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress)
+        written = run_simulations(
+            [entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress
+        )
         sidecars.update(zip(group, written, strict=True))
     return [sidecars[i] for i in range(len(entries))]

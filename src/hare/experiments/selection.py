@@ -36,7 +36,14 @@ def select_point(tuning_runs: Iterable[str | Path]) -> dict[str, Any]:
         if sidecar["job"]["role"] != "tuning":
             raise ValueError(f"{path} is not a tuning run (role {sidecar['job']['role']!r})")
         totals = read_npz(path)["total_regret"]
-        points.append({"label": sidecar["job"]["label"], "params": sidecar["job"]["params"], "mean_total_regret": float(totals.mean()), "n_runs": int(totals.size)})
+        points.append(
+            {
+                "label": sidecar["job"]["label"],
+                "params": sidecar["job"]["params"],
+                "mean_total_regret": float(totals.mean()),
+                "n_runs": int(totals.size),
+            }
+        )
     if not points:
         raise ValueError("no tuning runs to select from")
     points.sort(key=lambda p: p["label"])
@@ -47,8 +54,12 @@ def select_point(tuning_runs: Iterable[str | Path]) -> dict[str, Any]:
     tied = [p for p in points if math.isclose(p["mean_total_regret"], lowest, rel_tol=TIE_TOLERANCE, abs_tol=0.0)]
     best = tied[0]
     return {
-        "criterion": CRITERION, "params": best["params"], "label": best["label"], "points": points,
-        "ties": [p["label"] for p in tied], "tie_rule": TIE_RULE if len(tied) > 1 else None,
+        "criterion": CRITERION,
+        "params": best["params"],
+        "label": best["label"],
+        "points": points,
+        "ties": [p["label"] for p in tied],
+        "tie_rule": TIE_RULE if len(tied) > 1 else None,
     }
 
 
@@ -69,10 +80,19 @@ def apply_selection(spec: dict[str, Any], selection_path: str | Path | None) -> 
             raise ValueError(f"job {spec['label']!r} is not tuned but a selection was given ({selection_path})")
         return spec
     if selection_path is None:
-        raise ValueError(f"job {spec['label']!r} is tuned over {spec['tuned_grid']}: pass its selection file (--selected)")
+        raise ValueError(
+            f"job {spec['label']!r} is tuned over {spec['tuned_grid']}: pass its selection file (--selected)"
+        )
     selection = json.loads(Path(selection_path).read_text())
     unknown = sorted(set(selection["params"]) - set(spec["params"]) - set(spec["tuned_grid"]))
     if unknown:
-        raise ValueError(f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec['label']!r}")
+        raise ValueError(
+            f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec['label']!r}"
+        )
     ties = selection.get("ties", [selection["label"]])
-    return {**spec, "params": {**spec["params"], **selection["params"]}, "selected_from": selection["label"], "selection_ties": ties}
+    return {
+        **spec,
+        "params": {**spec["params"], **selection["params"]},
+        "selected_from": selection["label"],
+        "selection_ties": ties,
+    }

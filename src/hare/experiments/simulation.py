@@ -57,7 +57,9 @@ def nonfinite_inputs(observation) -> torch.Tensor:
 
 
 def _raise_nonfinite(environment: str, t: int) -> None:
-    raise NonFiniteInputError(f"environment {environment!r}: round {t + 1} has non-finite contexts or queries (NaN or Inf)")
+    raise NonFiniteInputError(
+        f"environment {environment!r}: round {t + 1} has non-finite contexts or queries (NaN or Inf)"
+    )
 
 
 def pulled_rewards(round_: BanditRound, arms: torch.Tensor) -> tuple[torch.Tensor, None]:
@@ -104,8 +106,13 @@ class RoundTimer(RoundObserver):
     (0 without logs). :meth:`over_budget` is a ``stop`` for :func:`simulate`.
     """
 
-    def __init__(self, device: torch.device | str = "cpu", split: bool = False, budget_s: float = math.inf,
-                 clock: Callable[[], float] = time.perf_counter):
+    def __init__(
+        self,
+        device: torch.device | str = "cpu",
+        split: bool = False,
+        budget_s: float = math.inf,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         self.device, self.split, self.budget_s, self.clock = torch.device(device), split, budget_s, clock
         self.round_seconds: list[float] = []
         self.policy_seconds: list[float] = []
@@ -162,11 +169,23 @@ def prebuilt_rounds(env: BanditEnvironment) -> list[BanditRound]:
     return [env.round(t) for t in range(env.horizon)]
 
 
-def simulate(env: BanditEnvironment, policy, record_every: int | None = None, progress: bool | None = False, name: str | None = None,
-             logs: LoggedRounds | None = None, on_record: Callable[[int, Any], None] | None = None, *,
-             record_at: Sequence[int] | None = None, rounds: Sequence[Any] | None = None, horizon: int | None = None,
-             feedback: Feedback = pulled_rewards, observer: RoundObserver | None = None, stop: Callable[[int], bool] | None = None,
-             account: bool = True) -> dict[str, np.ndarray]:
+def simulate(
+    env: BanditEnvironment,
+    policy,
+    record_every: int | None = None,
+    progress: bool | None = False,
+    name: str | None = None,
+    logs: LoggedRounds | None = None,
+    on_record: Callable[[int, Any], None] | None = None,
+    *,
+    record_at: Sequence[int] | None = None,
+    rounds: Sequence[Any] | None = None,
+    horizon: int | None = None,
+    feedback: Feedback = pulled_rewards,
+    observer: RoundObserver | None = None,
+    stop: Callable[[int], bool] | None = None,
+    account: bool = True,
+) -> dict[str, np.ndarray]:
     """Play ``horizon`` rounds (default ``env.horizon``, or ``len(rounds)``) of ``env`` with ``policy``; the round
     of the module docstring.
 

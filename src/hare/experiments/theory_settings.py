@@ -42,7 +42,9 @@ def check_warm_start_settings(settings: dict[str, Any]) -> dict[str, Any]:
     ``hare_params``. Raises ``ValueError`` naming the key."""
     n_logged = settings.get("n_logged", 1000)
     if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})")
+        raise ValueError(
+            f"n_logged: the warm start needs an integer number of logged interactions >= 1 (got {n_logged!r})"
+        )
     hare_params = settings.get("hare_params") or {}
     if not isinstance(hare_params, dict):
         raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
@@ -61,8 +63,10 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
         _check_horizon_span(settings.get("horizons"))
     hare_params = check_warm_start_settings(settings)
     if "n_logged" in hare_params:
-        raise ValueError("hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
-                         "not a HARE hyperparameter")
+        raise ValueError(
+            "hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
+            "not a HARE hyperparameter"
+        )
     try:
         env_config = SyntheticConfig(**(settings.get("env_params") or {}))
     except (TypeError, ValueError) as error:
@@ -73,13 +77,19 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
         for variant in VARIANTS:
             for mean in (None, *MEANS):  # as given, then under both means (the mean ablation)
                 try:
-                    config = HAREConfig(**{**variant_params(params, variant), **({} if mean is None else {"mean": mean})})
+                    config = HAREConfig(
+                        **{**variant_params(params, variant), **({} if mean is None else {"mean": mean})}
+                    )
                     config.check_regime("warm")
                     config.check_environment("synthetic")
                 except (TypeError, ValueError) as error:
-                    raise ValueError(f"hare_params ({variant}{'' if mean is None else f', mean {mean}'}): {error}") from error
+                    raise ValueError(
+                        f"hare_params ({variant}{'' if mean is None else f', mean {mean}'}): {error}"
+                    ) from error
     baselines = settings.get("baselines", True)
-    if not isinstance(baselines, bool) and (not isinstance(baselines, list | tuple) or set(baselines) - {"linucb", "lnucb_ta"}):
+    if not isinstance(baselines, bool) and (
+        not isinstance(baselines, list | tuple) or set(baselines) - {"linucb", "lnucb_ta"}
+    ):
         raise ValueError(f"baselines: true, false or a list of linucb, lnucb_ta (got {baselines!r})")
 
 
@@ -90,13 +100,17 @@ log-log slope of ``sqrt(T) log T`` alone moves by more than the exponents it is 
 
 def _check_horizon_span(horizons: Any) -> None:
     """``horizons``: at least two distinct positive integers spanning a factor ``>= MIN_HORIZON_SPAN``."""
-    if not isinstance(horizons, list | tuple) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in horizons):
+    if not isinstance(horizons, list | tuple) or any(
+        isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in horizons
+    ):
         raise ValueError(f"horizons: must be a list of positive integers (got {horizons!r})")
     if len(set(horizons)) < 2:
         raise ValueError(f"horizons: an exponent fit needs at least two distinct horizons (got {horizons!r})")
     span = max(horizons) / min(horizons)
     if span < MIN_HORIZON_SPAN:
-        raise ValueError(f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got {horizons!r})")
+        raise ValueError(
+            f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got {horizons!r})"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -113,7 +127,9 @@ def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = 
         raise ValueError(f"{key}: an exponent needs a list of at least {minimum} values (got {values!r})")
     allowed = (int,) if kind is int else (int, float)
     if any(isinstance(v, bool) or not isinstance(v, allowed) or not v > 0 for v in values):
-        raise ValueError(f"{key}: every value must be a positive {'integer' if kind is int else 'number'} (got {values!r})")
+        raise ValueError(
+            f"{key}: every value must be a positive {'integer' if kind is int else 'number'} (got {values!r})"
+        )
     if len(set(values)) != len(values):
         raise ValueError(f"{key}: values must be distinct (got {values!r})")
     return list(values)
@@ -121,7 +137,12 @@ def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = 
 
 def check_run_settings(settings: dict[str, Any]) -> None:
     """``horizon`` (int >= 1), ``n_runs`` (int >= 2), ``n_boot`` (int >= 1), ``base_seed`` (int >= 0); ``ValueError`` naming the key."""
-    for key, low, required in (("horizon", 1, True), ("n_runs", 2, True), ("n_boot", 1, False), ("base_seed", 0, False)):
+    for key, low, required in (
+        ("horizon", 1, True),
+        ("n_runs", 2, True),
+        ("n_boot", 1, False),
+        ("base_seed", 0, False),
+    ):
         if key not in settings:
             if required:
                 raise ValueError(f"{key}: required")
@@ -150,8 +171,16 @@ def check_hare_sim(env_params: Any, hare_params: Any, n_logged: int) -> None:
         raise ValueError(f"env_params: {error}") from error
     if not isinstance(hare_params, dict):
         raise ValueError(f"hare_params: must be a mapping (got {type(hare_params).__name__})")
-    check_settings({"env_params": env_params, "hare_params": hare_params, "n_logged": n_logged, "baselines": False,
-                    "key_dims": [hare_params.get("key_dim", key_dim)]}, grid=True)
+    check_settings(
+        {
+            "env_params": env_params,
+            "hare_params": hare_params,
+            "n_logged": n_logged,
+            "baselines": False,
+            "key_dims": [hare_params.get("key_dim", key_dim)],
+        },
+        grid=True,
+    )
 
 
 GRID_KEYS = ("n_heads", "alpha")
@@ -174,7 +203,9 @@ def check_heads_alpha(settings: dict[str, Any]) -> None:
     alphas = settings.get("alphas")
     if not isinstance(alphas, list | tuple) or len(alphas) < 2:
         raise ValueError(f"alphas: an exponent needs a list of at least 2 values (got {alphas!r})")
-    if any(isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0 for a in alphas) or len(set(alphas)) != len(alphas):
+    if any(isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0 for a in alphas) or len(
+        set(alphas)
+    ) != len(alphas):
         raise ValueError(f"alphas: must be distinct numbers >= 0 (got {alphas!r})")
     check_run_settings(settings)
     hare_params = check_warm_start_settings(settings)
@@ -182,7 +213,9 @@ def check_heads_alpha(settings: dict[str, Any]) -> None:
         if key in hare_params:
             raise ValueError(f"hare_params.{key}: an axis of the grid (heads, alphas), not a fixed hyperparameter")
     if hare_params.get("alpha_schedule", "fixed") != "fixed":
-        raise ValueError(f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})")
+        raise ValueError(
+            f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})"
+        )
     check_hare_sim(settings.get("env_params") or {}, hare_params, settings.get("n_logged", 1000))
     key_dim = SyntheticConfig(**(settings.get("env_params") or {})).key_dim
     for h in heads:

@@ -18,7 +18,6 @@ def synchronise(device: str) -> None:
         torch.cuda.synchronize()
 
 
-
 def t_summary(values: list[float], method: str) -> dict[str, Any]:
     """``{"estimate", "ci_low", "ci_high", "level", "n", "method"}`` of positive ratios ``values``: the
     geometric mean ``exp(mean log r)`` and its 95% interval ``exp(mean log r ± t_{0.975, n-1} s / sqrt(n))``,
@@ -33,4 +32,11 @@ def t_summary(values: list[float], method: str) -> dict[str, Any]:
     if n < 2:
         return {"estimate": math.exp(centre), "ci_low": None, "ci_high": None, "level": 0.95, "n": 1, "method": method}
     half = float(stats.t.ppf(0.975, n - 1) * logs.std(ddof=1) / math.sqrt(n))
-    return {"estimate": math.exp(centre), "ci_low": math.exp(centre - half), "ci_high": math.exp(centre + half), "level": 0.95, "n": n, "method": method}
+    return {
+        "estimate": math.exp(centre),
+        "ci_low": math.exp(centre - half),
+        "ci_high": math.exp(centre + half),
+        "level": 0.95,
+        "n": n,
+        "method": method,
+    }

@@ -26,7 +26,13 @@ class Adam:
     from the current gradients; a parameter without a gradient is skipped and its ``t`` stays.
     """
 
-    def __init__(self, params: Iterable[torch.Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(
+        self,
+        params: Iterable[torch.Tensor],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ):
         self.params = list(params)
         if not self.params:
             raise ValueError("Adam: empty parameter list")

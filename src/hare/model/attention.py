@@ -60,8 +60,17 @@ class UncertaintyAttention(nn.Module):
     over ``d_k`` for ``n_runs`` runs.
     """
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, output: torch.Tensor, clusters: torch.Tensor,
-                 n_runs: int, lam: float = 1.0, refactor_every: int = 1000, n_clusters: int | None = None):
+    def __init__(
+        self,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        output: torch.Tensor,
+        clusters: torch.Tensor,
+        n_runs: int,
+        lam: float = 1.0,
+        refactor_every: int = 1000,
+        n_clusters: int | None = None,
+    ):
         super().__init__()
         self.n_heads, self.n_items, self.key_dim = keys.shape
         self.n_clusters = int(n_clusters if n_clusters is not None else int(clusters.max()) + 1)
@@ -73,11 +82,15 @@ class UncertaintyAttention(nn.Module):
         if (sizes == 0).any():
             raise ValueError("every cluster needs at least one item")
         self.register_buffer("cluster_sizes", sizes)
-        mean_keys = torch.zeros(self.n_heads, self.n_clusters, self.key_dim, dtype=torch.float64, device=self.keys.device)
+        mean_keys = torch.zeros(
+            self.n_heads, self.n_clusters, self.key_dim, dtype=torch.float64, device=self.keys.device
+        )
         mean_keys.index_add_(1, self.clusters, self.keys)
         self.register_buffer("cluster_mean_keys", mean_keys / sizes[None, :, None])  # (H, C, d_k)
         self.scale = 1.0 / math.sqrt(self.key_dim)
-        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every).to(self.keys.device)  # HARE rebuilds it after a fit
+        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every).to(
+            self.keys.device
+        )  # HARE rebuilds it after a fit
 
     def bonuses(self, queries: torch.Tensor) -> torch.Tensor:
         """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` (paper, eq:scores) for every cluster: ``(n_runs, *Q, H, d_k) -> (n_runs, *Q, H, C)``."""
@@ -126,7 +139,9 @@ class UncertaintyAttention(nn.Module):
         synthesis = heads.flatten(-2) @ self.output
         return AttentionOutput(synthesis, weights, scores, bonuses, q)
 
-    def update(self, queries: torch.Tensor, cluster_weights: torch.Tensor, responses: torch.Tensor | None = None) -> None:
+    def update(
+        self, queries: torch.Tensor, cluster_weights: torch.Tensor, responses: torch.Tensor | None = None
+    ) -> None:
         """``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` for every head and cluster at once
         (paper, sec:method, "Covariance update").
 

@@ -57,7 +57,9 @@ def kmeans(points: torch.Tensor, n_clusters: int, n_iter: int = 50) -> tuple[tor
     for _ in range(n_iter):
         counts = torch.zeros(*labels.shape[:-1], n_clusters, dtype=points.dtype, device=points.device)
         counts.scatter_add_(-1, labels, torch.ones_like(labels, dtype=points.dtype))  # (*batch, C)
-        sums = torch.zeros_like(centres).scatter_add_(-2, labels[..., None].expand_as(points), points)  # (*batch, C, dim)
+        sums = torch.zeros_like(centres).scatter_add_(
+            -2, labels[..., None].expand_as(points), points
+        )  # (*batch, C, dim)
         centres = torch.where(counts[..., None] > 0, sums / counts.clamp_min(1)[..., None], centres)
         new_labels = torch.cdist(points, centres).argmin(dim=-1)
         if torch.equal(new_labels, labels):

@@ -51,7 +51,9 @@ class RidgeState(nn.Module):
     lazily, on the next read of :attr:`theta`).
     """
 
-    def __init__(self, n_runs: int, group_shape: tuple[int, ...], dim: int, lam: float = 1.0, refactor_every: int = 1000):
+    def __init__(
+        self, n_runs: int, group_shape: tuple[int, ...], dim: int, lam: float = 1.0, refactor_every: int = 1000
+    ):
         super().__init__()
         if lam <= 0:
             raise ValueError(f"lam must be positive, got {lam}")
@@ -110,7 +112,9 @@ class RidgeState(nn.Module):
         n_extra = x.dim() - self.inverse.dim() + 1
         inverse = self.inverse
         if n_extra > 0:
-            inverse = inverse.reshape(inverse.shape[0], *(1,) * n_extra, *inverse.shape[1:])  # (n_runs, 1.., *groups, dim, dim)
+            inverse = inverse.reshape(
+                inverse.shape[0], *(1,) * n_extra, *inverse.shape[1:]
+            )  # (n_runs, 1.., *groups, dim, dim)
         return torch.einsum("...i,...ij,...j->...", x, inverse, x).clamp_min(0.0)
 
     def row_products(self, x: torch.Tensor) -> torch.Tensor:
@@ -151,7 +155,9 @@ class RidgeState(nn.Module):
         self.estimate_stale = True
         self._after_update()
 
-    def update_selected(self, index: torch.Tensor, x: torch.Tensor, reward: torch.Tensor, a_inv_x: torch.Tensor | None = None) -> None:
+    def update_selected(
+        self, index: torch.Tensor, x: torch.Tensor, reward: torch.Tensor, a_inv_x: torch.Tensor | None = None
+    ) -> None:
         """Rank-one update of one group per run, at cost ``O(n_runs dim^2)``.
 
         index: ``(n_runs,)`` flat index into ``group_shape``; x: ``(n_runs, dim)``; reward: ``(n_runs,)``;

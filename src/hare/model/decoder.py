@@ -122,13 +122,16 @@ class Decoder(nn.Module):
         self.embed = nn.Embedding(len(tokenizer), c.d_model)
         self.position = nn.Parameter(torch.zeros(c.prefix_len + c.max_len + 2, c.d_model))
         self.layers = nn.ModuleList(
-            nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.ff_mult * c.d_model, dropout=0.0, batch_first=True, norm_first=True)
-            for _ in range(c.n_layers))
+            nn.TransformerEncoderLayer(
+                c.d_model, c.n_heads, c.ff_mult * c.d_model, dropout=0.0, batch_first=True, norm_first=True
+            )
+            for _ in range(c.n_layers)
+        )
         self.norm = nn.LayerNorm(c.d_model)
         self.head = nn.Linear(c.d_model, len(tokenizer))
         init_parameters(self, seed)
         with torch.no_grad():
-            self.prefix.weight[:, c.z_dim:] = 0.0
+            self.prefix.weight[:, c.z_dim :] = 0.0
 
     def condition(self, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
         """``z ⊕ u``: z ``(..., d_z)``, u ``(..., d_u)`` or None (zeros) -> ``(..., d_z + d_u)`` float32."""
@@ -146,9 +149,11 @@ class Decoder(nn.Module):
         mask = nn.Transformer.generate_square_subsequent_mask(h.shape[1])
         for layer in self.layers:
             h = layer(h, src_mask=mask, is_causal=True)
-        return self.head(self.norm(h[:, c.prefix_len:]))
+        return self.head(self.norm(h[:, c.prefix_len :]))
 
-    def token_log_probs(self, texts: list[str], z: torch.Tensor, u: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def token_log_probs(
+        self, texts: list[str], z: torch.Tensor, u: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-token ``log p(y_l | y_<l, z, u)`` ``(B, L+1)`` and the mask of real tokens ``(B, L+1)``."""
         inputs, targets = self.tokenizer.batch(texts, self.config.max_len)
         logp = torch.log_softmax(self(inputs, z, u), dim=-1).gather(-1, targets[..., None]).squeeze(-1)
@@ -160,19 +165,33 @@ class Decoder(nn.Module):
         return self.token_log_probs(texts, z, u)[0].sum(-1)
 
     @torch.no_grad()
-    def generate(self, z: torch.Tensor, u: torch.Tensor | None = None, max_len: int | None = None, sample: bool = False,
-                 uniforms: torch.Tensor | None = None, temperature: float = 1.0) -> list[str]:
+    def generate(
+        self,
+        z: torch.Tensor,
+        u: torch.Tensor | None = None,
+        max_len: int | None = None,
+        sample: bool = False,
+        uniforms: torch.Tensor | None = None,
+        temperature: float = 1.0,
+    ) -> list[str]:
         """Texts for conditions ``z`` ``(B, d_z)``, ``u`` ``(B, d_u)``: greedy, or sampled by inverse CDF from
         ``uniforms`` ``(B, max_len + 1)`` in (0, 1) at ``temperature``. ``<pad> <bos> <unk>`` are never emitted."""
         max_len = min(max_len or self.config.max_len, self.config.max_len)
         if sample and (uniforms is None or uniforms.shape[-1] < max_len + 1):
             raise ValueError("sampled decoding needs uniforms of shape (B, max_len + 1)")
-        return decode_tokens(lambda tokens: self(tokens, z, u)[:, -1], z.shape[0], max_len, uniforms if sample else None,
-                             temperature, self.tokenizer)
+        return decode_tokens(
+            lambda tokens: self(tokens, z, u)[:, -1],
+            z.shape[0],
+            max_len,
+            uniforms if sample else None,
+            temperature,
+            self.tokenizer,
+        )
 
 
-def decode_tokens(next_logits, batch: int, max_len: int, uniforms: torch.Tensor | None, temperature: float,
-                  tokenizer: WordTokenizer) -> list[str]:
+def decode_tokens(
+    next_logits, batch: int, max_len: int, uniforms: torch.Tensor | None, temperature: float, tokenizer: WordTokenizer
+) -> list[str]:
     """The token loop of both decoders: ``batch`` texts from ``<bos>``, at most ``max_len`` words then ``<eos>``.
 
     ``next_logits(tokens (batch, L)) -> (batch, V)`` gives the logits after the last token; the next token
@@ -228,9 +247,18 @@ def init_parameters(module: nn.Module, seed: int) -> None:
                 param.copy_(rng.normal(name, 0, tuple(param.shape))[0] / math.sqrt(param.shape[-1]))
 
 
-def train_decoder(texts: list[str], embeddings: torch.Tensor, users: torch.Tensor | None = None, steps: int = 300,
-                  lr: float = 3e-3, seed: int = 0, batch_size: int = 32, user_dim: int | None = None,
-                  tokenizer: WordTokenizer | None = None, **shape) -> Decoder:
+def train_decoder(
+    texts: list[str],
+    embeddings: torch.Tensor,
+    users: torch.Tensor | None = None,
+    steps: int = 300,
+    lr: float = 3e-3,
+    seed: int = 0,
+    batch_size: int = 32,
+    user_dim: int | None = None,
+    tokenizer: WordTokenizer | None = None,
+    **shape,
+) -> Decoder:
     """Fit a :class:`Decoder` by maximum likelihood of ``texts`` given their ``embeddings`` ``(N, d_z)``.
 
     users: ``(N, d_u)`` user state per text, or None for ``u = 0`` (``user_dim`` zeros, default 0).
@@ -254,9 +282,19 @@ def train_decoder(texts: list[str], embeddings: torch.Tensor, users: torch.Tenso
     return decoder.eval()
 
 
-def train_run_decoders(texts: list[str], embeddings: torch.Tensor, seeds: list[int], users: torch.Tensor | None = None,
-                       steps: int = 300, lr: float = 3e-3, batch_size: int = 32, user_dim: int | None = None,
-                       tokenizer: WordTokenizer | None = None, conditioned: bool | list[bool] = True, **shape) -> RunDecoders:
+def train_run_decoders(
+    texts: list[str],
+    embeddings: torch.Tensor,
+    seeds: list[int],
+    users: torch.Tensor | None = None,
+    steps: int = 300,
+    lr: float = 3e-3,
+    batch_size: int = 32,
+    user_dim: int | None = None,
+    tokenizer: WordTokenizer | None = None,
+    conditioned: bool | list[bool] = True,
+    **shape,
+) -> RunDecoders:
     """``R = len(seeds)`` decoders trained at once by maximum likelihood, run ``r`` as :func:`train_decoder` with ``seeds[r]``.
 
     Each run has its own initialisation (:func:`init_parameters` of ``seeds[r]``) and minibatch stream
@@ -299,8 +337,13 @@ def train_run_decoders(texts: list[str], embeddings: torch.Tensor, seeds: list[i
     return runs
 
 
-def _run_token_log_probs(params: dict[str, torch.Tensor], config: DecoderConfig, inputs: torch.Tensor, targets: torch.Tensor,
-                         condition: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _run_token_log_probs(
+    params: dict[str, torch.Tensor],
+    config: DecoderConfig,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    condition: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Masked ``log p_r(y_{r,b,l} | y_<l, c_{r,b})`` and the mask of real tokens, both ``(R, B, L+1)``;
     inputs and targets ``(R, B, L+1)`` int64, condition ``(R, B, d_z + d_u)``."""
     logits = run_forward(params, config, inputs, condition)
@@ -319,12 +362,15 @@ def run_perplexity(runs: RunDecoders, texts: list[str], condition: torch.Tensor)
     shape = (runs.n_runs, *inputs.shape)
     condition = condition.to(torch.float32).expand(runs.n_runs, *condition.shape[-2:])
     with single_threaded():
-        logp, mask = _run_token_log_probs(runs.params, runs.config, inputs.expand(shape), targets.expand(shape), condition)
+        logp, mask = _run_token_log_probs(
+            runs.params, runs.config, inputs.expand(shape), targets.expand(shape), condition
+        )
     return torch.exp(-logp.sum((1, 2)).to(torch.float64) / mask.sum((1, 2)).to(torch.float64))
 
 
-def reward_weighted_step(decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor,
-                         lr: float = 1e-3) -> float:
+def reward_weighted_step(
+    decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor, lr: float = 1e-3
+) -> float:
     """One SGD step on ``L = -(1/B) sum_b r_b log p(y_b | z_b, u_b)``; returns ``L`` before the step."""
     loss = -(rewards.to(torch.float32) * decoder.log_likelihood(texts, z, u)).mean()
     decoder.zero_grad()
@@ -356,7 +402,9 @@ def _run_layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -
     return F.layer_norm(x, x.shape[-1:], None, None, 1e-5) * weight.view(view) + bias.view(view)
 
 
-def run_forward(params: dict[str, torch.Tensor], config: DecoderConfig, tokens: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
+def run_forward(
+    params: dict[str, torch.Tensor], config: DecoderConfig, tokens: torch.Tensor, condition: torch.Tensor
+) -> torch.Tensor:
     """:meth:`Decoder.forward` of ``R`` decoders at once, written out on stacked parameters.
 
     params: ``(R, *shape)`` for every name of ``Decoder.state_dict()``; tokens ``(R, B, L)`` int64;
@@ -378,7 +426,7 @@ def run_forward(params: dict[str, torch.Tensor], config: DecoderConfig, tokens: 
     h = h + params["position"][:, None, :length]
     mask = torch.full((length, length), -math.inf).triu(1)
     for i in range(c.n_layers):
-        p = {name[len(f"layers.{i}."):]: value for name, value in params.items() if name.startswith(f"layers.{i}.")}
+        p = {name[len(f"layers.{i}.") :]: value for name, value in params.items() if name.startswith(f"layers.{i}.")}
         x = _run_layer_norm(h, p["norm1.weight"], p["norm1.bias"])
         qkv = _run_linear(x, p["self_attn.in_proj_weight"], p["self_attn.in_proj_bias"])
         q, k, v = qkv.reshape(runs, n, length, 3, heads, d // heads).permute(3, 0, 1, 4, 2, 5)  # each (R, B, H, L, d_h)
@@ -386,8 +434,10 @@ def run_forward(params: dict[str, torch.Tensor], config: DecoderConfig, tokens: 
         attention = attention.transpose(2, 3).reshape(runs, n, length, d)
         h = h + _run_linear(attention, p["self_attn.out_proj.weight"], p["self_attn.out_proj.bias"])
         x = _run_layer_norm(h, p["norm2.weight"], p["norm2.bias"])
-        h = h + _run_linear(F.relu(_run_linear(x, p["linear1.weight"], p["linear1.bias"])), p["linear2.weight"], p["linear2.bias"])
-    h = _run_layer_norm(h[:, :, c.prefix_len:], params["norm.weight"], params["norm.bias"])
+        h = h + _run_linear(
+            F.relu(_run_linear(x, p["linear1.weight"], p["linear1.bias"])), p["linear2.weight"], p["linear2.bias"]
+        )
+    h = _run_layer_norm(h[:, :, c.prefix_len :], params["norm.weight"], params["norm.bias"])
     return _run_linear(h, params["head.weight"], params["head.bias"])
 
 
@@ -402,14 +452,19 @@ class RunDecoders:
         """``n_runs`` copies of ``decoder``'s parameters."""
         self.config, self.tokenizer = decoder.config, decoder.tokenizer
         self._template = decoder
-        self.params = {name: p.detach().clone()[None].repeat(n_runs, *([1] * p.dim())) for name, p in decoder.named_parameters()}
+        self.params = {
+            name: p.detach().clone()[None].repeat(n_runs, *([1] * p.dim())) for name, p in decoder.named_parameters()
+        }
         self.n_runs = n_runs
 
     @classmethod
     def stack(cls, decoders: list[Decoder]) -> RunDecoders:
         """The decoders of a list (same shape and tokenizer), run ``r`` = ``decoders[r]``."""
         runs = cls(decoders[0], len(decoders))
-        runs.params = {name: torch.stack([dict(d.named_parameters())[name].detach() for d in decoders]).clone() for name in runs.params}
+        runs.params = {
+            name: torch.stack([dict(d.named_parameters())[name].detach() for d in decoders]).clone()
+            for name in runs.params
+        }
         return runs
 
     def select(self, runs: list[int]) -> RunDecoders:
@@ -429,8 +484,13 @@ class RunDecoders:
         """Per-run logits: params ``(R, ...)``, tokens ``(R, B, L)``, condition ``(R, B, d_z + d_u)`` -> ``(R, B, L, V)``."""
         return run_forward(params, self.config, tokens, condition)
 
-    def log_likelihood(self, texts: list[list[str]], z: torch.Tensor, u: torch.Tensor | None = None,
-                       params: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+    def log_likelihood(
+        self,
+        texts: list[list[str]],
+        z: torch.Tensor,
+        u: torch.Tensor | None = None,
+        params: dict[str, torch.Tensor] | None = None,
+    ) -> torch.Tensor:
         """``log p_r(y_{r,b} | z_{r,b}, u_{r,b})`` ``(R, B)`` for ``texts`` (R lists of B), z ``(R, B, d_z)``, u ``(R, B, d_u)``."""
         n_runs, batch = len(texts), len(texts[0])
         inputs, targets = self.tokenizer.batch([t for run in texts for t in run], self.config.max_len)
@@ -439,8 +499,9 @@ class RunDecoders:
         logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
         return (logp * (targets != 0).to(logp.dtype)).sum(-1)
 
-    def reward_weighted_step(self, texts: list[list[str]], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor,
-                             lr: float = 1e-3) -> torch.Tensor:
+    def reward_weighted_step(
+        self, texts: list[list[str]], z: torch.Tensor, u: torch.Tensor | None, rewards: torch.Tensor, lr: float = 1e-3
+    ) -> torch.Tensor:
         """One SGD step per run on its own ``L_r = -(1/B) sum_b r_{r,b} log p_r(y_{r,b} | z_{r,b}, u_{r,b})``.
 
         texts: R lists of B; z ``(R, B, d_z)``; u ``(R, B, d_u)`` or None; rewards ``(R, B)``. The gradient
@@ -456,8 +517,13 @@ class RunDecoders:
         return loss.detach()
 
     @torch.no_grad()
-    def generate(self, z: torch.Tensor, u: torch.Tensor | None = None, uniforms: torch.Tensor | None = None,
-                 temperature: float = 1.0) -> list[str]:
+    def generate(
+        self,
+        z: torch.Tensor,
+        u: torch.Tensor | None = None,
+        uniforms: torch.Tensor | None = None,
+        temperature: float = 1.0,
+    ) -> list[str]:
         """One text per run for conditions z ``(R, d_z)``, u ``(R, d_u)``: run ``r`` decodes ``z_r ⊕ u_r``,
         sampled by inverse CDF from ``uniforms`` ``(R, max_len + 1)`` at ``temperature`` (greedy when None),
         as :meth:`Decoder.generate` of run ``r`` on ``z[r:r+1]``, ``u[r:r+1]``, ``uniforms[r:r+1]``."""
@@ -465,5 +531,11 @@ class RunDecoders:
         if uniforms is not None and uniforms.shape[-1] < c.max_len + 1:
             raise ValueError("sampled decoding needs uniforms of shape (R, max_len + 1)")
         condition = self._template.condition(z, u)[:, None]  # (R, 1, d)
-        return decode_tokens(lambda tokens: self.logits(self.params, tokens[:, None], condition)[:, 0, -1], z.shape[0], c.max_len,
-                             uniforms, temperature, self.tokenizer)
+        return decode_tokens(
+            lambda tokens: self.logits(self.params, tokens[:, None], condition)[:, 0, -1],
+            z.shape[0],
+            c.max_len,
+            uniforms,
+            temperature,
+            self.tokenizer,
+        )

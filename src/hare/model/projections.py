@@ -56,7 +56,13 @@ class Projections(nn.Module):
 
     def __init__(self, query_context, query_user, key, value, output, link: str = "identity", kind: str = "random"):
         super().__init__()
-        for name, tensor in (("query_context", query_context), ("query_user", query_user), ("key", key), ("value", value), ("output", output)):
+        for name, tensor in (
+            ("query_context", query_context),
+            ("query_user", query_user),
+            ("key", key),
+            ("value", value),
+            ("output", output),
+        ):
             self.register_buffer(name, tensor.to(torch.float64).contiguous())
         self.link = link
         self.kind = kind
@@ -104,8 +110,16 @@ def _identity_values(n_heads: int, item_dim: int) -> tuple[torch.Tensor, torch.T
 
 
 def random_projections(
-    n_heads: int, key_dim: int, query_dim: int, user_dim: int, item_dim: int, seed: int = 0,
-    value_init: str = "identity", value_dim: int | None = None, out_dim: int | None = None, link: str = "identity",
+    n_heads: int,
+    key_dim: int,
+    query_dim: int,
+    user_dim: int,
+    item_dim: int,
+    seed: int = 0,
+    value_init: str = "identity",
+    value_dim: int | None = None,
+    out_dim: int | None = None,
+    link: str = "identity",
     init_std: float | None = None,
 ) -> Projections:
     """Gaussian projections drawn from ``seed``, std ``init_std`` or ``1 / sqrt(fan_in)``; never trained."""
@@ -139,8 +153,15 @@ def oracle_projections(env, n_heads: int = 1) -> Projections:
     stack = lambda w: w.to(torch.float64)[None].expand(n_heads, *w.shape).clone()  # noqa: E731  (H, ...)
     item_dim = oracle.key.shape[1]
     w_v, w_o = _identity_values(n_heads, item_dim)
-    return Projections(stack(oracle.query_context) * scale, stack(oracle.query_user) * scale, stack(oracle.key), w_v, w_o,
-                       link=env.config.link, kind="oracle")
+    return Projections(
+        stack(oracle.query_context) * scale,
+        stack(oracle.query_user) * scale,
+        stack(oracle.key),
+        w_v,
+        w_o,
+        link=env.config.link,
+        kind="oracle",
+    )
 
 
 @dataclass(frozen=True)
@@ -158,8 +179,16 @@ def _apply_link(logits: torch.Tensor, link: str) -> torch.Tensor:
 
 
 def fit_projections(
-    logged, items: torch.Tensor, n_users: int, user_dim: int, n_heads: int, key_dim: int,
-    steps: int = 600, lr: float = 0.03, seed: int = 0, link: str = "identity",
+    logged,
+    items: torch.Tensor,
+    n_users: int,
+    user_dim: int,
+    n_heads: int,
+    key_dim: int,
+    steps: int = 600,
+    lr: float = 0.03,
+    seed: int = 0,
+    link: str = "identity",
 ) -> tuple[Projections, FitReport]:
     """Learned projections from logged interactions (module docstring).
 
@@ -186,7 +215,9 @@ def fit_projections(
     scale = 1.0 / (n_heads * math.sqrt(key_dim))
 
     def loss_fn() -> torch.Tensor:
-        q = torch.einsum("hkd,md->mhk", params["query_context"], x) + torch.einsum("hku,mu->mhk", params["query_user"], params["users"][users])
+        q = torch.einsum("hkd,md->mhk", params["query_context"], x) + torch.einsum(
+            "hku,mu->mhk", params["query_user"], params["users"][users]
+        )
         logits = torch.einsum("mhk,hke,me->m", q, params["key"], e) * scale
         return ((rewards - _apply_link(logits, link)) ** 2).mean()
 
@@ -203,14 +234,28 @@ def fit_projections(
         user_norm = params["users"].norm(dim=1).mean().clamp_min(1e-12)
         user_states = params["users"] / user_norm
         w_v, w_o = _identity_values(n_heads, items.shape[1])
-        projections = Projections(params["query_context"].detach(), params["query_user"].detach() * user_norm, params["key"].detach(),
-                                  w_v, w_o, link=link, kind="learned")
+        projections = Projections(
+            params["query_context"].detach(),
+            params["query_user"].detach() * user_norm,
+            params["key"].detach(),
+            w_v,
+            w_o,
+            link=link,
+            kind="learned",
+        )
     history.append(final)
     return projections, FitReport(final, tuple(history), user_states.detach().clone())
 
 
-def attention_error(learned: Projections, learned_users: torch.Tensor, oracle: Projections, true_users: torch.Tensor,
-                    queries: torch.Tensor, users: torch.Tensor, items: torch.Tensor) -> float:
+def attention_error(
+    learned: Projections,
+    learned_users: torch.Tensor,
+    oracle: Projections,
+    true_users: torch.Tensor,
+    queries: torch.Tensor,
+    users: torch.Tensor,
+    items: torch.Tensor,
+) -> float:
     """``epsilon_attn = E ||a(W_hat) - a(W*)||_1`` over fresh ``queries (Q, d_x)`` with active ``users (Q,)``.
 
     ``a`` is the head-mean attention without bonus; ``W_hat`` is paired with its own user
@@ -221,7 +266,9 @@ def attention_error(learned: Projections, learned_users: torch.Tensor, oracle: P
     return float((a_hat - a_star).abs().sum(-1).mean())
 
 
-def cross_user_similarity(projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor) -> float:
+def cross_user_similarity(
+    projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor
+) -> float:
     """Mean pairwise cosine similarity of ``z`` across users for the same query (about 0.99999 at std 0.02).
 
     user_states ``(n_users, d_u)``, queries ``(Q, d_x)``; returns the average over queries and

@@ -51,7 +51,9 @@ class UserPosterior(nn.Module):
         """One observation per run: users ``(n_runs,)``, features ``phi`` ``(n_runs, d_u)``, targets ``y`` ``(n_runs,)``."""
         runs = torch.arange(self.mean.shape[0], device=users.device)
         phi = features.to(torch.float64)
-        precision = self.precision[runs, users] + phi[:, :, None] * phi[:, None, :] / self.noise_var  # (n_runs, d_u, d_u)
+        precision = (
+            self.precision[runs, users] + phi[:, :, None] * phi[:, None, :] / self.noise_var
+        )  # (n_runs, d_u, d_u)
         information = self.information[runs, users] + phi * targets.to(torch.float64)[:, None] / self.noise_var
         factor = torch.linalg.cholesky(precision)
         self.precision[runs, users] = precision

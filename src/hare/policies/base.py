@@ -34,7 +34,9 @@ class PolicyConfig(TypedFields):
     """Base of every hyperparameter dataclass: each field is checked against its annotation
     (:class:`hare.typed.TypedFields`), then subclasses validate values in ``__post_init__``."""
 
-    tunable: ClassVar[tuple[str, ...]] = ()  # exploration/regularisation hyperparameters a tuned grid may search (hare.experiments.grid)
+    tunable: ClassVar[
+        tuple[str, ...]
+    ] = ()  # exploration/regularisation hyperparameters a tuned grid may search (hare.experiments.grid)
 
     def require(self, condition: bool, field: str, message: str) -> None:
         if not condition:
@@ -158,8 +160,13 @@ def upper_confidence_bound(mean: torch.Tensor, width: torch.Tensor, alpha: float
     return mean + alpha * width
 
 
-def temporal_attention_rate(alpha_0: float | torch.Tensor, pulls: torch.Tensor, global_mean: torch.Tensor, local_mean: torch.Tensor,
-                            kappa: float) -> torch.Tensor:
+def temporal_attention_rate(
+    alpha_0: float | torch.Tensor,
+    pulls: torch.Tensor,
+    global_mean: torch.Tensor,
+    local_mean: torch.Tensor,
+    kappa: float,
+) -> torch.Tensor:
     """LNUCB-TA's exploration rate (Khosravi et al., 2025, Alg. 3 line 4, eq. 4), any broadcastable shapes:
 
         alpha_a = alpha_0 / (N_a + 1) * (kappa g + (1 - kappa) n_a),
@@ -225,7 +232,9 @@ def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys
 def grid_differences(name: str, points: list[dict[str, Any]]) -> list[str]:
     """The hyperparameters whose validated values differ between ``points`` (parameter dicts of policy ``name``), sorted."""
     configs = [make_config(name, params) for params in points]
-    return sorted(f.name for f in fields(configs[0]) if any(getattr(c, f.name) != getattr(configs[0], f.name) for c in configs))
+    return sorted(
+        f.name for f in fields(configs[0]) if any(getattr(c, f.name) != getattr(configs[0], f.name) for c in configs)
+    )
 
 
 def build_grid_policy(name: str, points: list[dict[str, Any]], env: BanditEnvironment, keys: torch.Tensor) -> Policy:
@@ -243,8 +252,10 @@ def build_grid_policy(name: str, points: list[dict[str, Any]], env: BanditEnviro
     differing = grid_differences(name, points)
     others = sorted(set(differing) - set(cls.per_run_hyperparameters))
     if others:
-        raise ValueError(f"policy {name!r}: grid points that differ in {others} cannot play as one batch "
-                         f"(per-run hyperparameters: {list(cls.per_run_hyperparameters)})")
+        raise ValueError(
+            f"policy {name!r}: grid points that differ in {others} cannot play as one batch "
+            f"(per-run hyperparameters: {list(cls.per_run_hyperparameters)})"
+        )
     configs = [make_config(name, params) for params in points]
     policy = cls(configs[0], env, keys)
     runs_per_point = env.n_runs // len(points)

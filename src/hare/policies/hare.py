@@ -99,14 +99,18 @@ COLD_REGIME_ADVICE = "use projections: random with online learning (online_lr > 
 def check_projections_environment(config: PolicyConfig, kind: str) -> None:
     """Oracle projections ``W*`` exist only where the environment has them (HARE-Sim)."""
     if config.projections == "oracle" and kind != "synthetic":
-        raise ValueError(f"{type(config).__name__}.projections: 'oracle' exists only for synthetic environments, not {kind!r}")
+        raise ValueError(
+            f"{type(config).__name__}.projections: 'oracle' exists only for synthetic environments, not {kind!r}"
+        )
 
 
 def check_projections_regime(config: PolicyConfig, regime: str, advice: str) -> None:
     """Learned projections are fitted on the warm start's logs, which the cold regime withholds."""
     if regime == "cold" and config.projections == "learned":
-        raise ValueError(f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which the "
-                         f"cold regime withholds; {advice}")
+        raise ValueError(
+            f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which the "
+            f"cold regime withholds; {advice}"
+        )
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,11 @@ class HAREConfig(PolicyConfig):
         self.require(self.alpha >= 0, "alpha", "must be >= 0")
         self.require(self.alpha_schedule in ALPHA_SCHEDULES, "alpha_schedule", f"must be one of {ALPHA_SCHEDULES}")
         if self.alpha_schedule == "per_head":
-            self.require(self.alphas is not None and len(self.alphas) == self.n_heads, "alphas", "per_head needs one alpha per head")
+            self.require(
+                self.alphas is not None and len(self.alphas) == self.n_heads,
+                "alphas",
+                "per_head needs one alpha per head",
+            )
             self.require(all(a >= 0 for a in self.alphas), "alphas", "must all be >= 0")
         else:
             self.require(self.alphas is None, "alphas", "only used by alpha_schedule='per_head'")
@@ -183,20 +191,31 @@ class HAREConfig(PolicyConfig):
         self.require(self.n_clusters >= 0, "n_clusters", "must be >= 0 (0: the environment's clusters)")
         self.require(self.lam > 0, "lam", "must be > 0")
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
-        self.require(self.covariance_update in COVARIANCE_UPDATES, "covariance_update", f"must be one of {COVARIANCE_UPDATES}")
+        self.require(
+            self.covariance_update in COVARIANCE_UPDATES, "covariance_update", f"must be one of {COVARIANCE_UPDATES}"
+        )
         self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
         self.require(self.random_init_std is None or self.random_init_std > 0, "random_init_std", "must be > 0 or None")
         self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
         self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
         self.require(self.online_lr >= 0, "online_lr", "must be >= 0")
         self.require(self.pool in POOLS, "pool", f"must be one of {POOLS}")
-        self.require(self.pool != "log_prototypes" or self.projections != "oracle", "pool",
-                     "'log_prototypes' replaces the item embeddings, on which oracle projections W* are not defined")
-        self.require(self.pool != "log_prototypes" or self.n_clusters == 0, "pool",
-                     "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)")
+        self.require(
+            self.pool != "log_prototypes" or self.projections != "oracle",
+            "pool",
+            "'log_prototypes' replaces the item embeddings, on which oracle projections W* are not defined",
+        )
+        self.require(
+            self.pool != "log_prototypes" or self.n_clusters == 0,
+            "pool",
+            "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)",
+        )
         self.require(self.user_state in USER_STATES, "user_state", f"must be one of {USER_STATES}")
-        self.require(self.user_state != "oracle" or self.projections == "oracle", "user_state",
-                     "'oracle' needs projections='oracle' (true u* live in the coordinates of W*)")
+        self.require(
+            self.user_state != "oracle" or self.projections == "oracle",
+            "user_state",
+            "'oracle' needs projections='oracle' (true u* live in the coordinates of W*)",
+        )
         self.require(self.user_prior > 0, "user_prior", "must be > 0")
         self.require(self.noise_sigma > 0, "noise_sigma", "must be > 0")
 
@@ -206,8 +225,10 @@ class HAREConfig(PolicyConfig):
     def check_regime(self, regime: str) -> None:
         check_projections_regime(self, regime, COLD_REGIME_ADVICE)
         if regime == "cold" and self.pool == "log_prototypes":
-            raise ValueError("HAREConfig.pool: 'log_prototypes' is built from the warm start's logs, which the cold regime "
-                             f"withholds; use pool: environment and {COLD_REGIME_ADVICE}")
+            raise ValueError(
+                "HAREConfig.pool: 'log_prototypes' is built from the warm start's logs, which the cold regime "
+                f"withholds; use pool: environment and {COLD_REGIME_ADVICE}"
+            )
 
 
 # --------------------------------------------------------------------------
@@ -225,13 +246,29 @@ def logged_interactions(logs: LoggedRounds):
     if logs.queries is None:
         raise ValueError("learned projections and log prototypes need logged queries (the environment logs none)")
     queries = logs.queries.detach().cpu().to(torch.float64)
-    users = torch.zeros(len(logs), dtype=torch.int64) if logs.users is None else logs.users.detach().cpu().to(torch.int64)
-    return LoggedInteractions(queries[None], users[None], logs.arms.detach().cpu().to(torch.int64)[None],
-                              logs.rewards.detach().cpu().to(torch.float64)[None])
+    users = (
+        torch.zeros(len(logs), dtype=torch.int64) if logs.users is None else logs.users.detach().cpu().to(torch.int64)
+    )
+    return LoggedInteractions(
+        queries[None],
+        users[None],
+        logs.arms.detach().cpu().to(torch.int64)[None],
+        logs.rewards.detach().cpu().to(torch.float64)[None],
+    )
 
 
-def learned_projections(logs: LoggedRounds, items: torch.Tensor, n_users: int, user_dim: int, n_heads: int, key_dim: int,
-                        steps: int, lr: float, seed: int, link: str = "identity") -> tuple[Projections, FitReport]:
+def learned_projections(
+    logs: LoggedRounds,
+    items: torch.Tensor,
+    n_users: int,
+    user_dim: int,
+    n_heads: int,
+    key_dim: int,
+    steps: int,
+    lr: float,
+    seed: int,
+    link: str = "identity",
+) -> tuple[Projections, FitReport]:
     """Projections fitted on the logged interactions ``logs`` over the pool ``items`` ``(N, d_e)``
     (see :mod:`hare.model.projections`), on the CPU, float64.
 
@@ -240,11 +277,22 @@ def learned_projections(logs: LoggedRounds, items: torch.Tensor, n_users: int, u
     """
     logged = logged_interactions(logs)
     items = items.detach().cpu().to(torch.float64)
-    cache_key = (tensor_digest(logged.queries, logged.users, logged.items, logged.rewards, items), n_users, user_dim, n_heads, key_dim,
-                 steps, lr, seed, link)
+    cache_key = (
+        tensor_digest(logged.queries, logged.users, logged.items, logged.rewards, items),
+        n_users,
+        user_dim,
+        n_heads,
+        key_dim,
+        steps,
+        lr,
+        seed,
+        link,
+    )
     if cache_key not in _FIT_CACHE:
         # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then device-independent.
-        _FIT_CACHE[cache_key] = fit_projections(logged, items, n_users, user_dim, n_heads, key_dim, steps=steps, lr=lr, seed=seed, link=link)
+        _FIT_CACHE[cache_key] = fit_projections(
+            logged, items, n_users, user_dim, n_heads, key_dim, steps=steps, lr=lr, seed=seed, link=link
+        )
     return _FIT_CACHE[cache_key]
 
 
@@ -276,8 +324,15 @@ def build_projections(config, env: BanditEnvironment, item_dim: int | None = Non
     if config.projections == "oracle":
         return oracle_projections(env, config.n_heads).to(device)
     item_dim = env.pool.embeddings.shape[1] if item_dim is None else item_dim
-    return random_projections(config.n_heads, config.key_dim, env.query_dim, env.user_dim, item_dim,
-                              seed=config.projection_seed, init_std=getattr(config, "random_init_std", None)).to(device)
+    return random_projections(
+        config.n_heads,
+        config.key_dim,
+        env.query_dim,
+        env.user_dim,
+        item_dim,
+        seed=config.projection_seed,
+        init_std=getattr(config, "random_init_std", None),
+    ).to(device)
 
 
 def pool_clusters(env: BanditEnvironment, n_clusters: int) -> torch.Tensor:
@@ -322,14 +377,18 @@ class HARE(Policy):
             clusters = pool_clusters(env, config.n_clusters)
             projections = build_projections(config, env)
         # The pool a learned fit needs (plain attribute, not state: the fit runs on the CPU).
-        self._pool_items = items.detach().cpu() if config.projections == "learned" and config.pool == "environment" else None
+        self._pool_items = (
+            items.detach().cpu() if config.projections == "learned" and config.pool == "environment" else None
+        )
         self._build(projections, items, clusters)
         self.user_mode = config.user_state if env.n_users >= 1 and env.user_dim > 0 else "off"
         if self.user_mode == "oracle" and not hasattr(env, "user_states"):
             raise ValueError("HAREConfig.user_state='oracle' needs an environment exposing true user states")
         self.env_user_states = getattr(env, "user_states", None)
         if self.user_mode == "posterior":
-            self.user_posterior = UserPosterior(env.n_runs, env.n_users, env.user_dim, config.user_prior, config.noise_sigma)
+            self.user_posterior = UserPosterior(
+                env.n_runs, env.n_users, env.user_dim, config.user_prior, config.noise_sigma
+            )
         if config.alpha_schedule == "per_head":
             self.register_buffer("head_alpha", torch.tensor(config.alphas, dtype=torch.float64))
         self.register_buffer("cluster_pulls", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
@@ -342,10 +401,22 @@ class HARE(Policy):
         self.n_clusters = int(clusters.max()) + 1
         self.n_heads = projections.n_heads
         self.key_dim = projections.key_dim
-        self.attention = UncertaintyAttention(projections.keys(items), projections.values(items), projections.output,
-                                              clusters, self.n_runs, config.lam, config.refactor_every, self.n_clusters)
-        self.register_buffer("query_context", projections.query_context.expand(self.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_x)
-        self.register_buffer("query_user", projections.query_user.expand(self.n_runs, -1, -1, -1).clone())  # (B, H, d_k, d_u)
+        self.attention = UncertaintyAttention(
+            projections.keys(items),
+            projections.values(items),
+            projections.output,
+            clusters,
+            self.n_runs,
+            config.lam,
+            config.refactor_every,
+            self.n_clusters,
+        )
+        self.register_buffer(
+            "query_context", projections.query_context.expand(self.n_runs, -1, -1, -1).clone()
+        )  # (B, H, d_k, d_x)
+        self.register_buffer(
+            "query_user", projections.query_user.expand(self.n_runs, -1, -1, -1).clone()
+        )  # (B, H, d_k, d_u)
         self._cache: tuple[Observation, AttentionOutput] | None = None
 
     @property
@@ -363,7 +434,9 @@ class HARE(Policy):
         attention is rebuilt from them. Then every logged interaction goes through :meth:`update`
         in logged order (covariances, ``b``, user posterior), as for every policy.
         """
-        if self.needs_warm_start:  # no update can have happened yet: attend refuses until the pool and projections exist
+        if (
+            self.needs_warm_start
+        ):  # no update can have happened yet: attend refuses until the pool and projections exist
             self._fit_on_logs(logs)
         super().warm_start(logs)
 
@@ -378,8 +451,18 @@ class HARE(Policy):
             clusters = self.clusters.cpu()
         projections = self.projections
         if config.projections == "learned":
-            projections, self.fit_report = learned_projections(logs, items, self.n_users, self.user_dim, config.n_heads, config.key_dim,
-                                                               config.fit_steps, config.fit_lr, config.projection_seed, self.link)
+            projections, self.fit_report = learned_projections(
+                logs,
+                items,
+                self.n_users,
+                self.user_dim,
+                config.n_heads,
+                config.key_dim,
+                config.fit_steps,
+                config.fit_lr,
+                config.projection_seed,
+                self.link,
+            )
         self._build(projections.to(device), items.to(device), clusters.to(device))
         self.needs_warm_start = False
 
@@ -407,21 +490,29 @@ class HARE(Policy):
         c = self.config
         pulls = self.cluster_pulls  # (n_runs, C)
         if c.alpha_schedule in ("fixed", "inverse_sqrt"):
-            alpha = torch.as_tensor(self.hyperparameter("alpha", pulls[:, None, :]), dtype=torch.float64, device=pulls.device)  # () or (n_runs, 1, 1)
+            alpha = torch.as_tensor(
+                self.hyperparameter("alpha", pulls[:, None, :]), dtype=torch.float64, device=pulls.device
+            )  # () or (n_runs, 1, 1)
             return alpha if c.alpha_schedule == "fixed" else alpha / math.sqrt(t + 1)
         if c.alpha_schedule == "per_head":
             return self.head_alpha[:, None]  # (H, 1)
         local = self.cluster_reward_sum / pulls.clamp_min(1.0)  # (n_runs, C)
-        overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(1.0)  # (n_runs, 1)
-        factor = temporal_attention_rate(self.hyperparameter("alpha", pulls), pulls, overall, local, c.kappa).clamp_min(0.0)
+        overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(
+            1.0
+        )  # (n_runs, 1)
+        factor = temporal_attention_rate(self.hyperparameter("alpha", pulls), pulls, overall, local, c.kappa).clamp_min(
+            0.0
+        )
         return factor[:, None, :]  # (n_runs, 1, C)
 
     def attend(self, observation: Observation) -> AttentionOutput:
         """The attention pass of round ``observation.t`` (memoised until the matching update)."""
         if self.needs_warm_start:
             what = "projections: learned" if self.config.projections == "learned" else "pool: log_prototypes"
-            raise WarmStartRequired(f"HARE with {what} is built from the warm start's logs: call warm_start(logs) before the first "
-                                    f"round (in the cold regime there are no logs: {COLD_REGIME_ADVICE})")
+            raise WarmStartRequired(
+                f"HARE with {what} is built from the warm start's logs: call warm_start(logs) before the first "
+                f"round (in the cold regime there are no logs: {COLD_REGIME_ADVICE})"
+            )
         if self._cache is not None and self._cache[0] is observation:
             return self._cache[1]
         out = self.attention(self.queries(observation), self.exploration_weights(observation.t))
@@ -455,7 +546,9 @@ class HARE(Policy):
         out = self.attend(observation)
         chosen = self.clusters[arms]
         dominant = F.one_hot(chosen, self.n_clusters).to(torch.float64)[:, None, :].expand(-1, self.n_heads, -1)
-        self._learn(observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards)  # keys (n_runs, H, d_k)
+        self._learn(
+            observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
+        )  # keys (n_runs, H, d_k)
 
     # -- synthesize mode --------------------------------------------------------------------
 
@@ -486,15 +579,26 @@ class HARE(Policy):
         slope = (mu * (1.0 - mu)).clamp_min(LOGISTIC_SLOPE_FLOOR)
         return (prior + (rewards[:, None] - mu) / slope)[:, None, :]
 
-    def _learn(self, observation: Observation, out: AttentionOutput, dominant: torch.Tensor, pulled_keys: torch.Tensor,
-               reward_cluster: torch.Tensor, rewards: torch.Tensor) -> None:
+    def _learn(
+        self,
+        observation: Observation,
+        out: AttentionOutput,
+        dominant: torch.Tensor,
+        pulled_keys: torch.Tensor,
+        reward_cluster: torch.Tensor,
+        rewards: torch.Tensor,
+    ) -> None:
         """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection updates.
 
         dominant ``(n_runs, H, C)``; pulled_keys ``W_K^h e`` of what was played, ``(n_runs, H, d_k)``;
         reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
         ``Sigma`` and ``b`` take the round's query ``q`` (before this round's projection step).
         """
-        weights = self.attention.cluster_mass(out.weights) if self.config.covariance_update == "attention_weighted" else dominant
+        weights = (
+            self.attention.cluster_mass(out.weights)
+            if self.config.covariance_update == "attention_weighted"
+            else dominant
+        )
         rewards = rewards.to(torch.float64)
         self.attention.update(out.queries, weights, self.link_responses(out, rewards))
         self.cluster_pulls += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64)
@@ -590,16 +694,28 @@ class RAGCosine(Policy):
         """Fit learned projections on the logs (as HARE does), then the logged rounds (nothing to learn from them)."""
         if self.needs_warm_start:
             c = self.config
-            projections, _ = learned_projections(logs, self._pool_items, self.n_users, self.user_dim, c.n_heads, c.key_dim,
-                                                 c.fit_steps, c.fit_lr, c.projection_seed, self.link)
+            projections, _ = learned_projections(
+                logs,
+                self._pool_items,
+                self.n_users,
+                self.user_dim,
+                c.n_heads,
+                c.key_dim,
+                c.fit_steps,
+                c.fit_lr,
+                c.projection_seed,
+                self.link,
+            )
             self.query_to_item = self._mapping(projections).to(self.run_keys.device)
             self.needs_warm_start = False
         super().warm_start(logs)
 
     def select(self, observation: Observation) -> torch.Tensor:
         if self.needs_warm_start:
-            raise WarmStartRequired("rag_cosine with projections: learned is fitted on the warm start's logs: call warm_start(logs) "
-                                    "before the first round (in the cold regime use projections: random)")
+            raise WarmStartRequired(
+                "rag_cosine with projections: learned is fitted on the warm start's logs: call warm_start(logs) "
+                "before the first round (in the cold regime use projections: random)"
+            )
         projected = F.normalize(observation.queries.to(torch.float64) @ self.query_to_item.T, dim=-1)  # (n_runs, d_e)
         return self.tie_break(projected @ self.items.T, observation.t)
 

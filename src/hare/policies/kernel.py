@@ -63,7 +63,9 @@ class KernelDictionary(nn.Module):
     is the same for every run.
     """
 
-    def __init__(self, n_runs: int, dim: int, max_points: int, bandwidth: float, lam: float, when_full: str, refactor_every: int):
+    def __init__(
+        self, n_runs: int, dim: int, max_points: int, bandwidth: float, lam: float, when_full: str, refactor_every: int
+    ):
         super().__init__()
         self.max_points = max_points
         self.bandwidth = bandwidth
@@ -96,7 +98,9 @@ class KernelDictionary(nn.Module):
         return mean, variance.sqrt()
 
     def _remove(self, slot: int) -> None:
-        column = self.inverse[:, slot, :] * self.inverse[:, slot, slot, None].rsqrt()  # c / sqrt(c_ss), (n_runs, max_points)
+        column = (
+            self.inverse[:, slot, :] * self.inverse[:, slot, slot, None].rsqrt()
+        )  # c / sqrt(c_ss), (n_runs, max_points)
         self.inverse.addcmul_(column[:, :, None], column[:, None, :], value=-1.0)
         self.inverse[:, slot, :] = 0.0
         self.inverse[:, :, slot] = 0.0
@@ -198,7 +202,13 @@ class KernelPolicy(Policy):
     def __init__(self, config: KernelModelConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
         self.dictionary = KernelDictionary(
-            env.n_runs, env.dim, config.max_points, config.bandwidth, config.lam, config.when_full, config.refactor_every
+            env.n_runs,
+            env.dim,
+            config.max_points,
+            config.bandwidth,
+            config.lam,
+            config.when_full,
+            config.refactor_every,
         )
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:

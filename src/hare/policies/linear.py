@@ -118,7 +118,9 @@ class LinUCB(DisjointRidgePolicy):
         """UCB index ``(n_runs, n_arms)`` and the products of :meth:`widths_and_products`."""
         x = contexts.to(torch.float64)
         width, products = self.widths_and_products(x)
-        return upper_confidence_bound(linear_means(x, self.ridge.theta), width, self.hyperparameter("alpha", width)), products
+        return upper_confidence_bound(
+            linear_means(x, self.ridge.theta), width, self.hyperparameter("alpha", width)
+        ), products
 
     def select(self, observation: Observation) -> torch.Tensor:
         scores, products = self.scores_and_products(observation.contexts)

@@ -71,7 +71,11 @@ class ArmHistory(nn.Module):
         self.register_buffer("counts", torch.zeros(n_runs, n_arms, dtype=torch.int64))
         self.register_buffer("reward_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
         self.register_buffer("reward_square_sums", torch.zeros(n_runs, n_arms, dtype=torch.float64))
-        foreign = torch.full((n_runs, n_arms, capacity), math.inf, dtype=torch.float64) if n_arms <= SELECTION_MAX_ARMS else None
+        foreign = (
+            torch.full((n_runs, n_arms, capacity), math.inf, dtype=torch.float64)
+            if n_arms <= SELECTION_MAX_ARMS
+            else None
+        )
         self.register_buffer("foreign_pulls", foreign)
 
     @property
@@ -173,7 +177,9 @@ class ArmHistory(nn.Module):
         stored, labels = self.contexts[:, :n], self.arms[:, :n]  # (n_runs, n, dim), (n_runs, n)
         shared = shared_vector(x, (n_arms,))
         if shared is not None:
-            cross = torch.bmm(shared[:, None, :], stored.mT).squeeze(1)  # (n_runs, n); the row product is the faster CPU kernel
+            cross = torch.bmm(shared[:, None, :], stored.mT).squeeze(
+                1
+            )  # (n_runs, n); the row product is the faster CPU kernel
             query_norms = shared.square().sum(-1)[:, None]
         else:
             own = x.gather(1, labels[..., None].expand(-1, -1, x.shape[-1]))  # (n_runs, n, dim)
@@ -190,7 +196,9 @@ class ArmHistory(nn.Module):
         none = flat == n  # slot n: no neighbour
         stored_slot = flat.clamp_max(max(n - 1, 0))
         nearest_distances = distances.gather(1, stored_slot).masked_fill_(none, math.inf).view(n_runs, n_arms, k_search)
-        nearest_rewards = self.rewards[:, :n].gather(1, stored_slot).masked_fill_(none, 0.0).view(n_runs, n_arms, k_search)
+        nearest_rewards = (
+            self.rewards[:, :n].gather(1, stored_slot).masked_fill_(none, 0.0).view(n_runs, n_arms, k_search)
+        )
         order = torch.sort(nearest_distances, dim=-1, stable=True).indices
         nearest_distances = nearest_distances.gather(-1, order)
         nearest_rewards = nearest_rewards.gather(-1, order)
@@ -244,8 +252,12 @@ class ArmHistory(nn.Module):
         then leaves the search."""
         n_runs, n = distances.shape
         device = distances.device
-        remaining = torch.cat([distances, torch.full((n_runs, 1), math.inf, dtype=distances.dtype, device=device)], dim=1)
-        padded_labels = torch.cat([labels, torch.zeros(n_runs, 1, dtype=labels.dtype, device=device)], dim=1)  # slot n: no pull
+        remaining = torch.cat(
+            [distances, torch.full((n_runs, 1), math.inf, dtype=distances.dtype, device=device)], dim=1
+        )
+        padded_labels = torch.cat(
+            [labels, torch.zeros(n_runs, 1, dtype=labels.dtype, device=device)], dim=1
+        )  # slot n: no pull
         slots = torch.arange(n + 1, device=device).expand(n_runs, n + 1)
         no_distance = torch.full((n_runs, n_arms), math.inf, dtype=distances.dtype, device=device)
         no_slot = torch.full((n_runs, n_arms), n, dtype=torch.int64, device=device)
@@ -323,7 +335,9 @@ def mean_of_first_k(rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor
     return torch.where(counts >= k, total / k, torch.zeros_like(total))
 
 
-def distance_weighted_mean_of_first_k(distances: torch.Tensor, rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+def distance_weighted_mean_of_first_k(
+    distances: torch.Tensor, rewards: torch.Tensor, counts: torch.Tensor, k: torch.Tensor
+) -> torch.Tensor:
     """LNUCB-TA's public-code reading of Alg. 2 line 7 (``knn_weights="distance"``): distance-weighted kNN
     regression over the same ``k`` nearest neighbours as :func:`mean_of_first_k`,
 
@@ -503,7 +517,9 @@ class LinKNNUCB(LinearNeighborPolicy):
         linear, width = self.linear_posterior(contexts)
         _, rewards = self.history.nearest(contexts, self.config.k)
         k = torch.full_like(self.history.counts, self.config.k)
-        return upper_confidence_bound(linear + mean_of_first_k(rewards, self.history.counts, k), width, self.hyperparameter("alpha", width))
+        return upper_confidence_bound(
+            linear + mean_of_first_k(rewards, self.history.counts, k), width, self.hyperparameter("alpha", width)
+        )
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts), observation.t)
@@ -521,7 +537,12 @@ THETA_INITS = ("zero", "uniform")
 """``theta_a`` before arm ``a``'s first update: the ridge estimate, 0 (``zero``, Alg. 1), or, as the public code, a draw
 uniform in ``[-1, 1]^d`` (``uniform``)."""
 
-PUBLIC_CODE_READING = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
+PUBLIC_CODE_READING = {
+    "knn_weights": "distance",
+    "global_mean": "all_rewards",
+    "k_rounding": "floor",
+    "theta_init": "uniform",
+}
 """The four switches at the values that read LNUCB-TA as its authors' public implementation does (docs/lnucb_ta_reading.md)."""
 
 
@@ -582,8 +603,10 @@ class LNUCBTAConfig(PolicyConfig):
         """``global_mean: all_rewards`` needs the whole reward matrix, which a replay environment (logged data: the
         reward of the logged arm only) does not have."""
         if self.global_mean == "all_rewards" and kind == "replay":
-            raise ValueError("LNUCBTAConfig.global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment "
-                             "does not have (its logs hold the reward of the logged arm only)")
+            raise ValueError(
+                "LNUCBTAConfig.global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment "
+                "does not have (its logs hold the reward of the logged arm only)"
+            )
 
 
 THETA_INIT_STREAM = "lnucb-ta-theta-init"
@@ -657,9 +680,17 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         self.selection: dict = {}
         self.register_buffer("global_reward_sum", torch.zeros(env.n_runs, dtype=torch.float64))
         self.register_buffer("global_rounds", torch.zeros((), dtype=torch.float64))
-        constant = env.mean_reward_all_rounds().to(device=keys.device, dtype=torch.float64) if config.global_mean == "all_rewards" else None
+        constant = (
+            env.mean_reward_all_rounds().to(device=keys.device, dtype=torch.float64)
+            if config.global_mean == "all_rewards"
+            else None
+        )
         self.register_buffer("global_constant", constant)
-        initial = 2.0 * self.rng.uniform(THETA_INIT_STREAM, 0, (env.n_arms, env.dim)) - 1.0 if config.theta_init == "uniform" else None
+        initial = (
+            2.0 * self.rng.uniform(THETA_INIT_STREAM, 0, (env.n_arms, env.dim)) - 1.0
+            if config.theta_init == "uniform"
+            else None
+        )
         self.register_buffer("initial_theta", initial)
 
     def global_attention(self) -> torch.Tensor:
@@ -804,7 +835,9 @@ class LinThompsonEnhancedConfig(EnhancedConfig):
         self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
 
 
-def gamma_draws(rng: CounterRNG, stream: str, counter: int, shape_parameter: torch.Tensor, proposals: int) -> torch.Tensor:
+def gamma_draws(
+    rng: CounterRNG, stream: str, counter: int, shape_parameter: torch.Tensor, proposals: int
+) -> torch.Tensor:
     """Gamma(shape, 1) draws by Marsaglia & Tsang (2000) from the counter RNG, ``(n_runs, n)`` -> ``(n_runs, n)``.
 
     ``proposals`` candidates per draw; the first accepted one is kept (acceptance >= 0.95 per candidate,
@@ -819,8 +852,12 @@ def gamma_draws(rng: CounterRNG, stream: str, counter: int, shape_parameter: tor
     u = rng.uniform(f"{stream}-u", counter, (n, proposals))
     v = (1.0 + c[..., None] * z) ** 3
     safe_v = v.clamp_min(1e-300)
-    accepted = (v > 0) & (torch.log(u) < 0.5 * z.square() + d[..., None] - d[..., None] * safe_v + d[..., None] * torch.log(safe_v))
-    first = torch.where(accepted, torch.arange(proposals, 0, -1, device=v.device), torch.zeros_like(z, dtype=torch.int64)).argmax(-1, keepdim=True)
+    accepted = (v > 0) & (
+        torch.log(u) < 0.5 * z.square() + d[..., None] - d[..., None] * safe_v + d[..., None] * torch.log(safe_v)
+    )
+    first = torch.where(
+        accepted, torch.arange(proposals, 0, -1, device=v.device), torch.zeros_like(z, dtype=torch.int64)
+    ).argmax(-1, keepdim=True)
     draw = torch.where(accepted.any(-1), d * v.gather(-1, first).squeeze(-1), d)
     boost = rng.uniform(f"{stream}-boost", counter, (n,)) ** (1.0 / shape_parameter)
     return torch.where(shape_parameter < 1, draw * boost, draw)
@@ -913,7 +950,14 @@ class LinThompsonEnhanced(AdaptiveNeighborMixin, LinearNeighborPolicy):
         linear, width = self.linear_posterior(contexts)
         adjustment, _ = self.knn_adjustment(contexts)
         noise = self.rng.normal("lin-ts", t, (self.n_arms,))
-        return linear + adjustment + self.hyperparameter("v", width) * attention_weights(self.history.counts, self.config.gamma) * width * noise
+        return (
+            linear
+            + adjustment
+            + self.hyperparameter("v", width)
+            * attention_weights(self.history.counts, self.config.gamma)
+            * width
+            * noise
+        )
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation.contexts, observation.t), observation.t)

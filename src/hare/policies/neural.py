@@ -226,7 +226,9 @@ class BatchedReLUNetwork(nn.Module):
 
     def distance_to_init(self) -> torch.Tensor:
         """``||theta - theta_0||^2`` per group, ``(n_groups,)``."""
-        return (self.weight_in - self.initial_in).square().sum((1, 2)) + (self.weight_out - self.initial_out).square().sum(1)
+        return (self.weight_in - self.initial_in).square().sum((1, 2)) + (
+            self.weight_out - self.initial_out
+        ).square().sum(1)
 
     def jacobian(self, x: torch.Tensor) -> torch.Tensor:
         """``d f / d theta`` for every input, in closed form, batched over groups and inputs.
@@ -314,7 +316,9 @@ class NeuralPolicy(Policy):
         contexts = contexts.to(torch.float32)
         if self.config.encoding == "arm":
             return contexts
-        blocks = F.one_hot(arms, self.n_arms).to(torch.float32)[..., :, None] * contexts[..., None, :]  # (..., n_arms, dim)
+        blocks = (
+            F.one_hot(arms, self.n_arms).to(torch.float32)[..., :, None] * contexts[..., None, :]
+        )  # (..., n_arms, dim)
         return blocks.flatten(-2)
 
     def record(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
@@ -381,7 +385,9 @@ class GradientPosteriorPolicy(NeuralPolicy):
         super().__init__(config, env, keys)
         p = self.network.n_parameters
         if config.exploration == "diagonal":
-            self.register_buffer("diagonal_precision", torch.full((env.n_runs, p), float(config.lam), dtype=torch.float64))
+            self.register_buffer(
+                "diagonal_precision", torch.full((env.n_runs, p), float(config.lam), dtype=torch.float64)
+            )
         else:
             self.ridge = RidgeState(env.n_runs, (), p, config.lam, config.refactor_every)
 
@@ -419,7 +425,12 @@ class GradientPosteriorPolicy(NeuralPolicy):
         scale = 1.0 / math.sqrt(self.config.width)
         if self.config.exploration == "loop":
             width_sq = torch.stack(
-                [self.ridge.quadratic_form(self.arm_block_order(self.network.gradient(x[:, arm])).to(torch.float64) * scale) for arm in range(self.n_arms)],
+                [
+                    self.ridge.quadratic_form(
+                        self.arm_block_order(self.network.gradient(x[:, arm])).to(torch.float64) * scale
+                    )
+                    for arm in range(self.n_arms)
+                ],
                 dim=1,
             )
             return mean, width_sq
@@ -429,7 +440,9 @@ class GradientPosteriorPolicy(NeuralPolicy):
         jacobian = self.network.functional_jacobian if self.config.exploration == "jacobian" else self.network.jacobian
         parts = []
         for start in range(0, self.n_arms, chunk):
-            scaled = self.arm_block_order(jacobian(x[:, start : start + chunk])).to(torch.float64) * scale  # (n_runs, chunk, p)
+            scaled = (
+                self.arm_block_order(jacobian(x[:, start : start + chunk])).to(torch.float64) * scale
+            )  # (n_runs, chunk, p)
             parts.append(self.width_squared_from_gradients(scaled))
         return mean, torch.cat(parts, dim=1)
 
@@ -465,13 +478,21 @@ class GradientPosteriorPolicy(NeuralPolicy):
         m, dim, n_arms = self.config.width, self.dim, self.n_arms
         block = m * dim
         x = contexts.to(self.network.weight_in.dtype)
-        weights = self.network.weight_in.detach().view(self.n_runs, m, n_arms, dim).transpose(1, 2)  # (n_runs, n_arms, m, dim): W_a
+        weights = (
+            self.network.weight_in.detach().view(self.n_runs, m, n_arms, dim).transpose(1, 2)
+        )  # (n_runs, n_arms, m, dim): W_a
         if self.config.exploration == "diagonal":
-            gradient = self.network.block_jacobian(x, weights).to(torch.float64) / math.sqrt(m)  # (n_runs, n_arms, m dim + m)
+            gradient = self.network.block_jacobian(x, weights).to(torch.float64) / math.sqrt(
+                m
+            )  # (n_runs, n_arms, m dim + m)
             precision_w = self.diagonal_precision[:, : n_arms * block].view(self.n_runs, n_arms, block)
             precision_out = self.diagonal_precision[:, None, n_arms * block :]
-            return (gradient[..., :block].square() / precision_w).sum(-1) + (gradient[..., block:].square() / precision_out).sum(-1)
-        gradient = self.network.functional_jacobian(x, weights).to(torch.float64) / math.sqrt(m)  # (n_runs, n_arms, m dim + m)
+            return (gradient[..., :block].square() / precision_w).sum(-1) + (
+                gradient[..., block:].square() / precision_out
+            ).sum(-1)
+        gradient = self.network.functional_jacobian(x, weights).to(torch.float64) / math.sqrt(
+            m
+        )  # (n_runs, n_arms, m dim + m)
         g_w, g_out = gradient[..., :block], gradient[..., block:]
         inverse = self.ridge.inverse
         weight_part = inverse[:, : n_arms * block, : n_arms * block].view(self.n_runs, n_arms, block, n_arms, block)
@@ -481,7 +502,9 @@ class GradientPosteriorPolicy(NeuralPolicy):
         parts = []
         for start in range(0, n_arms, chunk):
             arms = slice(start, start + chunk)
-            diagonal = weight_part[:, arms, :, arms, :].diagonal(dim1=1, dim2=3).permute(0, 3, 1, 2)  # (n_runs, chunk, block, block): B_aa
+            diagonal = (
+                weight_part[:, arms, :, arms, :].diagonal(dim1=1, dim2=3).permute(0, 3, 1, 2)
+            )  # (n_runs, chunk, block, block): B_aa
             gw, go = g_w[:, arms], g_out[:, arms]
             parts.append(
                 (torch.matmul(gw[..., None, :], diagonal).squeeze(-2) * gw).sum(-1)
@@ -503,7 +526,11 @@ class GradientPosteriorPolicy(NeuralPolicy):
         if self.config.exploration == "diagonal":
             self.diagonal_precision += scaled.square()
         else:
-            self.ridge.update(scaled, torch.zeros(self.n_runs, dtype=torch.float64, device=arms.device), torch.ones(self.n_runs, dtype=torch.float64, device=arms.device))
+            self.ridge.update(
+                scaled,
+                torch.zeros(self.n_runs, dtype=torch.float64, device=arms.device),
+                torch.ones(self.n_runs, dtype=torch.float64, device=arms.device),
+            )
 
 
 @register_policy("neural_ucb")
@@ -580,12 +607,17 @@ class BootstrapNN(NeuralPolicy):
         groups = torch.arange(self.n_runs, device=head.device) * q + head
         x = self.encode_all_arms(contexts)
         with torch.no_grad():
-            weight_in, weight_out = self.network.weight_in[groups], self.network.weight_out[groups][:, :, None]  # (n_runs, m, d), (n_runs, m, 1)
+            weight_in, weight_out = (
+                self.network.weight_in[groups],
+                self.network.weight_out[groups][:, :, None],
+            )  # (n_runs, m, d), (n_runs, m, 1)
             hidden = torch.relu(torch.bmm(x, weight_in.transpose(1, 2)))  # (n_runs, n_arms, m)
             out = math.sqrt(self.config.width) * torch.bmm(hidden, weight_out).squeeze(-1)
             m, d = weight_in.shape[1:]
             u = torch.finfo(torch.float32).eps / 2
-            magnitude_hidden = torch.bmm(x.abs(), weight_in.abs().transpose(1, 2))  # (n_runs, n_arms, m): sum_k |W_ik x_k|
+            magnitude_hidden = torch.bmm(
+                x.abs(), weight_in.abs().transpose(1, 2)
+            )  # (n_runs, n_arms, m): sum_k |W_ik x_k|
             rounding = math.sqrt(m) * torch.bmm(m * u * hidden + d * u * magnitude_hidden, weight_out.abs()).squeeze(-1)
         return out.to(torch.float64), rounding.to(torch.float64)
 

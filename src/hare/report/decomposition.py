@@ -8,9 +8,14 @@ from typing import Any
 from hare.io import write_json, write_npz, write_text
 from hare.report.latex import booktabs_table, escape, format_number, macro_name, macros
 
-TERM_LABELS = {"approx": r"$R_{\mathrm{approx}}$", "user": r"$R_{\mathrm{user}}$", "explore": r"$R_{\mathrm{explore}}$", "total": r"$R$",
-               "explore_selection_gap": r"$R_{\mathrm{explore}}$, selection gap ($\alpha = 0$)",
-               "explore_minus_selection_gap": r"$R_{\mathrm{explore}}$ $-$ selection gap"}
+TERM_LABELS = {
+    "approx": r"$R_{\mathrm{approx}}$",
+    "user": r"$R_{\mathrm{user}}$",
+    "explore": r"$R_{\mathrm{explore}}$",
+    "total": r"$R$",
+    "explore_selection_gap": r"$R_{\mathrm{explore}}$, selection gap ($\alpha = 0$)",
+    "explore_minus_selection_gap": r"$R_{\mathrm{explore}}$ $-$ selection gap",
+}
 BOUND_LABELS = {
     "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
     "hare_explore_oful": "OFUL, derived",
@@ -41,20 +46,51 @@ def _table_rows(result: dict[str, Any]) -> list[list[str]]:
 
     lines = []
     for row in result["rows"]:
-        lines.append([TERM_LABELS[row["term"]], bound_label(row["bound_key"]), str(row["T"]), mean_std(row),
-                      format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
+        lines.append(
+            [
+                TERM_LABELS[row["term"]],
+                bound_label(row["bound_key"]),
+                str(row["T"]),
+                mean_std(row),
+                format_number(row["bound"], 1),
+                f"{row['ratio']:.3g}",
+                *verdict(row),
+            ]
+        )
     split = result.get("explore_split")
     if split:
         gap = split["selection_gap"]
         for horizon, mean, std in zip(split["T"], gap["mean"], gap["std"], strict=True):
-            lines.append([TERM_LABELS["explore_selection_gap"], "none", str(horizon), mean_std({"mean": mean, "std": std}), "--", "--", "n/a", "n/a"])
+            lines.append(
+                [
+                    TERM_LABELS["explore_selection_gap"],
+                    "none",
+                    str(horizon),
+                    mean_std({"mean": mean, "std": std}),
+                    "--",
+                    "--",
+                    "n/a",
+                    "n/a",
+                ]
+            )
     for name, check in result.get("baselines", {}).items():
         for row in check["rows"]:
             if check.get("evaluated", True):
-                lines.append([escape(name), bound_label(check["bound_key"]), str(row["T"]), mean_std(row),
-                              format_number(row["bound"], 1), f"{row['ratio']:.3g}", *verdict(row)])
+                lines.append(
+                    [
+                        escape(name),
+                        bound_label(check["bound_key"]),
+                        str(row["T"]),
+                        mean_std(row),
+                        format_number(row["bound"], 1),
+                        f"{row['ratio']:.3g}",
+                        *verdict(row),
+                    ]
+                )
             else:
-                lines.append([escape(name), r"Thm.~1, $b$ unspecified", str(row["T"]), mean_std(row), "--", "--", "n/a", "n/a"])
+                lines.append(
+                    [escape(name), r"Thm.~1, $b$ unspecified", str(row["T"]), mean_std(row), "--", "--", "n/a", "n/a"]
+                )
     return lines
 
 
@@ -65,24 +101,35 @@ def _exponent_macros(result: dict[str, Any]) -> dict[str, str]:
             continue
         for field in ("estimate", "ci_low", "ci_high"):
             value = fit[field]
-            values[macro_name("decomposition", "exponent", term, field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
+            values[macro_name("decomposition", "exponent", term, field.replace("_", " "))] = (
+                "--" if value is None else f"{value:.2f}"
+            )
     for name, check in result["exponent_checks"].items():
-        values[macro_name("decomposition", "check", name)] = {True: "passes", False: "fails", None: "undefined"}[check["passes"]]
+        values[macro_name("decomposition", "check", name)] = {True: "passes", False: "fails", None: "undefined"}[
+            check["passes"]
+        ]
     values[macro_name("decomposition", "tolerance")] = f"{result['config']['tolerance']:g}"
     values[macro_name("decomposition", "epsilon", "attn")] = f"{result['measured']['epsilon_attn']:.3g}"
     values[macro_name("decomposition", "n", "runs")] = str(result["config"]["n_runs"])
     values[macro_name("decomposition", "horizon")] = str(result["config"]["horizons"][-1])
     values[macro_name("decomposition", "n", "logged")] = str(result["config"]["n_logged"])
     ablation = result["mean_ablation"]
-    values[macro_name("decomposition", "approx", "online", "mean")] = format_number(ablation["R_approx_online"]["mean"][-1], 1)
-    values[macro_name("decomposition", "approx", "frozen", "mean")] = format_number(ablation["R_approx_frozen"]["mean"][-1], 1)
+    values[macro_name("decomposition", "approx", "online", "mean")] = format_number(
+        ablation["R_approx_online"]["mean"][-1], 1
+    )
+    values[macro_name("decomposition", "approx", "frozen", "mean")] = format_number(
+        ablation["R_approx_frozen"]["mean"][-1], 1
+    )
     fraction = ablation["removed_fraction"][-1]
-    values[macro_name("decomposition", "approx", "removed", "fraction")] = "--" if fraction is None else f"{fraction:.2f}"
+    values[macro_name("decomposition", "approx", "removed", "fraction")] = (
+        "--" if fraction is None else f"{fraction:.2f}"
+    )
     return values
 
 
 def _exponent_rows(result: dict[str, Any]) -> list[list[str]]:
     """One row per fitted exponent: term, estimate, 95% bootstrap interval over runs, runs."""
+
     def value(v):
         return "--" if v is None else f"{v:.2f}"
 
@@ -104,19 +151,22 @@ def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
     write_json(out_json, _jsonable(result))
     table = booktabs_table(
         ["Term", "Bound", "$T$", "Measured", "Bound value", "Ratio", "Holds", "Vacuous"],
-        _table_rows(result), "llrrrrcc",
+        _table_rows(result),
+        "llrrrrcc",
         caption="Measured regret terms (mean $\\pm$ std over runs) against their bounds, every constant from the instance.",
         label="tab:regret-terms",
         notes="Holds: the worst run is below the bound (run-dependent bounds: every run below its own). "
-              "Vacuous: bound $\\geq T\\Delta$, $\\Delta$ the largest per-round regret of the instance.",
+        "Vacuous: bound $\\geq T\\Delta$, $\\Delta$ the largest per-round regret of the instance.",
     )
     exponent_table = booktabs_table(
-        ["Term", "Exponent", "95\\% interval", "Runs"], _exponent_rows(result), "lrcr",
+        ["Term", "Exponent", "95\\% interval", "Runs"],
+        _exponent_rows(result),
+        "lrcr",
         caption=f"Growth exponents $k$ in $R(T) \\propto T^k$ over $T \\in \\{{{', '.join(str(h) for h in result['config']['horizons'])}\\}}$: "
-                "least-squares slope of $\\log$ mean regret on $\\log T$, percentile bootstrap interval over runs.",
+        "least-squares slope of $\\log$ mean regret on $\\log T$, percentile bootstrap interval over runs.",
         label="tab:regret-exponents",
         notes="Selection gap: regret of $\\pi_{W^*,u^*}$ with $\\alpha = 0$ on the same draws, the part of "
-              "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by run.",
+        "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by run.",
     )
     write_text(out_tex, macros(_exponent_macros(result)) + table + exponent_table)
 

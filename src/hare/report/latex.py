@@ -6,7 +6,18 @@ import math
 import re
 from collections.abc import Sequence
 
-_LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+_LATEX_SPECIALS = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
 
 
 def escape(text: str) -> str:
@@ -14,7 +25,9 @@ def escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in str(text))
 
 
-DIGIT_WORDS = dict(zip("0123456789", ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"), strict=True))
+DIGIT_WORDS = dict(
+    zip("0123456789", ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"), strict=True)
+)
 
 
 def macro_name(*parts: str) -> str:
@@ -40,7 +53,15 @@ def macros(values: dict[str, str]) -> str:
     return "".join(f"\\newcommand{{\\{name}}}{{{value}}}\n" for name, value in sorted(values.items()))
 
 
-def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str, notes: str = "", resize: bool = False) -> str:
+def booktabs_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    align: str,
+    caption: str,
+    label: str,
+    notes: str = "",
+    resize: bool = False,
+) -> str:
     """A ``table`` float with a booktabs ``tabular``; cells are inserted verbatim (already escaped).
 
     An empty row is a ``\\midrule`` (between groups of rows). ``resize`` scales a wide tabular
@@ -68,16 +89,25 @@ def booktabs_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
     return "\n".join(lines) + "\n"
 
 
-def booktabs_longtable(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str) -> str:
+def booktabs_longtable(
+    header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str
+) -> str:
     """A booktabs ``longtable`` in small type (needs ``\\usepackage{longtable}``): it breaks across pages,
     repeating the header (the claims register may hold any number of rows)."""
     head = " & ".join(header) + r" \\"
     lines = [
         r"{\small\begin{longtable}{" + align + "}",
         rf"\caption{{{caption}}}\label{{{label}}}\\",
-        r"\toprule", head, r"\midrule", r"\endfirsthead",
-        r"\toprule", head, r"\midrule", r"\endhead",
-        r"\bottomrule", r"\endlastfoot",
+        r"\toprule",
+        head,
+        r"\midrule",
+        r"\endfirsthead",
+        r"\toprule",
+        head,
+        r"\midrule",
+        r"\endhead",
+        r"\bottomrule",
+        r"\endlastfoot",
         *(" & ".join(row) + r" \\" for row in rows),
         r"\end{longtable}}",
     ]

@@ -72,7 +72,9 @@ class NotebookError(RuntimeError):
     exception; the cell's traceback is on ``__cause__`` (``hare --debug`` shows it)."""
 
 
-def execute(source: str | os.PathLike, out: str | os.PathLike, parameters: dict, cwd: str | os.PathLike | None = None) -> None:
+def execute(
+    source: str | os.PathLike, out: str | os.PathLike, parameters: dict, cwd: str | os.PathLike | None = None
+) -> None:
     """Execute ``source`` with papermill, the parameters cell set to ``parameters``; write it normalized to ``out``.
 
     Nothing is written until every cell has run: papermill keeps the notebook in memory (it would
@@ -88,7 +90,12 @@ def execute(source: str | os.PathLike, out: str | os.PathLike, parameters: dict,
     before = {path: _signature(path) for path in declared}
     try:
         executed = papermill.execute_notebook(
-            str(source), None, parameters=parameters, kernel_name=KERNEL, language="python", progress_bar=False,
+            str(source),
+            None,
+            parameters=parameters,
+            kernel_name=KERNEL,
+            language="python",
+            progress_bar=False,
             cwd=None if cwd is None else str(cwd),
         )
     except BaseException as error:
@@ -135,7 +142,9 @@ def _one_line_failure(source: str | os.PathLike, error: PapermillExecutionError)
     (papermill's counts its injected-parameters cell too), found by the failing cell's source where it is unique."""
     index = error.cell_index
     try:
-        matches = [i for i, cell in enumerate(nbformat.read(str(source), as_version=4).cells) if cell.source == error.source]
+        matches = [
+            i for i, cell in enumerate(nbformat.read(str(source), as_version=4).cells) if cell.source == error.source
+        ]
     except (OSError, ValueError):
         matches = []
     if len(matches) == 1:

@@ -13,7 +13,9 @@ from typing import Any
 from hare.io import atomic_path, write_json, write_text
 from hare.report.latex import escape
 
-UNDEFINED = re.compile(r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|There were undefined (references|citations)")
+UNDEFINED = re.compile(
+    r"(Reference|Citation) [`'](.+?)' on page \S+ undefined|There were undefined (references|citations)"
+)
 OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) ([^\n]*)")
 OVERFULL_TOLERANCE_PT = 1.0
 """The widest overfull ``\\hbox`` a build accepts: anything wider sticks visibly into the margin."""
@@ -27,9 +29,13 @@ def overfull_boxes(log_text: str, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -
     for match in OVERFULL.finditer(log_text):
         excess = float(match.group(1))
         if excess > tolerance_pt:
-            following = log_text[match.end():].lstrip("\n").split("\n", 1)[0]
-            following = re.sub(r"\\[A-Za-z0-9]+/[^ ]*/[\d.]+ ?|\[\]", "", following).strip()  # font switches, empty boxes
-            where = match.group(2).strip() + (f": {following[:60]}" if following and not following.startswith(("Overfull", "Underfull")) else "")
+            following = log_text[match.end() :].lstrip("\n").split("\n", 1)[0]
+            following = re.sub(
+                r"\\[A-Za-z0-9]+/[^ ]*/[\d.]+ ?|\[\]", "", following
+            ).strip()  # font switches, empty boxes
+            where = match.group(2).strip() + (
+                f": {following[:60]}" if following and not following.startswith(("Overfull", "Underfull")) else ""
+            )
             boxes.append((excess, where))
     return sorted(boxes, key=lambda box: -box[0])
 
@@ -39,7 +45,9 @@ def check_overfull(log_text: str, source: str | Path, tolerance_pt: float = OVER
     boxes = overfull_boxes(log_text, tolerance_pt)
     if boxes:
         excess, where = boxes[0]
-        raise RuntimeError(f"{source}: {len(boxes)} overfull \\hbox wider than {tolerance_pt:g}pt; the widest by {excess:g}pt {where}")
+        raise RuntimeError(
+            f"{source}: {len(boxes)} overfull \\hbox wider than {tolerance_pt:g}pt; the widest by {excess:g}pt {where}"
+        )
 
 
 def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
@@ -52,13 +60,28 @@ def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
     for stale in outdir.glob("*.fdb_latexmk"):
         stale.unlink()
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
-    command = ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", f"-outdir={outdir}", main.name]
+    command = [
+        "latexmk",
+        "-pdf",
+        "-interaction=nonstopmode",
+        "-halt-on-error",
+        "-file-line-error",
+        f"-outdir={outdir}",
+        main.name,
+    ]
     result = subprocess.run(command, cwd=main.parent, env=env, capture_output=True, text=True)
     log_path = outdir / (main.stem + ".log")
     log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
     if result.returncode != 0:
-        errors = [line for line in log_text.splitlines() if line.startswith("!") or ":error" in line.lower() or re.match(r"^\S+\.tex:\d+:", line)]
-        raise RuntimeError(f"latexmk failed on {main} (exit {result.returncode}): " + " | ".join(errors[:5] or result.stdout.splitlines()[-5:]))
+        errors = [
+            line
+            for line in log_text.splitlines()
+            if line.startswith("!") or ":error" in line.lower() or re.match(r"^\S+\.tex:\d+:", line)
+        ]
+        raise RuntimeError(
+            f"latexmk failed on {main} (exit {result.returncode}): "
+            + " | ".join(errors[:5] or result.stdout.splitlines()[-5:])
+        )
     undefined = sorted({m.group(2) or m.group(0) for m in UNDEFINED.finditer(log_text)})
     if undefined:
         raise RuntimeError(f"{main}: undefined references or citations: {', '.join(undefined)}")

@@ -71,15 +71,22 @@ def regret_markdown(csv_path: Path) -> str:
         lines.append(f"| {display_name(policy)} | " + " | ".join(cells) + " |")
     counts = sorted({(r["n_runs"], r["horizon"]) for r in rows})
     runs = ", ".join(f"{n} runs of T = {t}" for n, t in counts)
-    return "\n".join(lines) + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. {regime_sentence(rows)}\n"
+    return (
+        "\n".join(lines)
+        + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. {regime_sentence(rows)}\n"
+    )
 
 
 def regime_sentence(rows: list[dict[str, str]]) -> str:
     """What every policy of the table knew before round 1, from the CSV's ``regime`` and ``n_logged`` columns
     (tables of files without them are cold)."""
     regimes = sorted({(r.get("regime") or "cold", int(r.get("n_logged") or 0)) for r in rows})
-    parts = [f"warm, every policy first learned from the same M = {m} logged interactions" if regime == "warm"
-             else "cold, no policy saw a logged interaction" for regime, m in regimes]
+    parts = [
+        f"warm, every policy first learned from the same M = {m} logged interactions"
+        if regime == "warm"
+        else "cold, no policy saw a logged interaction"
+        for regime, m in regimes
+    ]
     return ("Regime: " if len(parts) == 1 else "Regimes: ") + "; ".join(parts) + "."
 
 
@@ -134,8 +141,15 @@ def _json_claim(entry: dict[str, Any]) -> ClaimLine:
     margin = entry.get("margin")
     if margin is not None and entry.get("status") == "EQUIVALENT":
         needed += f" (margin {_number(margin, 4)})"
-    return ClaimLine(key=f"`{entry['key']}`", status=str(entry["status"]), value=value, needed=needed,
-                     adjusted=str(entry.get("adjusted_status") or ""), claim_id=str(entry.get("id") or ""), headline=bool(entry.get("headline")))
+    return ClaimLine(
+        key=f"`{entry['key']}`",
+        status=str(entry["status"]),
+        value=value,
+        needed=needed,
+        adjusted=str(entry.get("adjusted_status") or ""),
+        claim_id=str(entry.get("id") or ""),
+        headline=bool(entry.get("headline")),
+    )
 
 
 def claims_from_json(path: Path) -> Claims:
@@ -155,8 +169,14 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-ROLES = {"claim": ("claim", "key"), "status": ("status", "unadjusted"), "adjusted": ("adjusted",), "measured": ("measured",),
-         "threshold": ("threshold", "needed"), "id": ("id",)}
+ROLES = {
+    "claim": ("claim", "key"),
+    "status": ("status", "unadjusted"),
+    "adjusted": ("adjusted",),
+    "measured": ("measured",),
+    "threshold": ("threshold", "needed"),
+    "id": ("id",),
+}
 """Each column :func:`claims_from_markdown` reads, by the prefixes its header may start with (``adjusted`` never
 matches ``unadjusted``)."""
 
@@ -165,13 +185,17 @@ def claim_columns(cells: list[str]) -> dict[str, int] | None:
     """Column index per role of :data:`ROLES` for a table header row, or ``None`` when it is no claims table (no claim
     column, or neither a status nor an adjusted column)."""
     names = [c.strip("*").lower() for c in cells]
-    columns = {role: next(i for i, name in enumerate(names) if name.startswith(prefixes))
-               for role, prefixes in ROLES.items() if any(name.startswith(prefixes) for name in names)}
+    columns = {
+        role: next(i for i, name in enumerate(names) if name.startswith(prefixes))
+        for role, prefixes in ROLES.items()
+        if any(name.startswith(prefixes) for name in names)
+    }
     return columns if "claim" in columns and ("status" in columns or "adjusted" in columns) else None
 
 
 def claim_row(columns: dict[str, int], cells: list[str]) -> ClaimLine | None:
     """The claim of one table row, or ``None`` for a separator or an empty claim cell."""
+
     def cell(role: str) -> str:
         i = columns.get(role)
         return cells[i].strip("*") if i is not None and i < len(cells) else ""
@@ -179,8 +203,14 @@ def claim_row(columns: dict[str, int], cells: list[str]) -> ClaimLine | None:
     if set("".join(cells)) <= set("-: ") or not cell("claim"):
         return None
     adjusted = cell("adjusted")
-    return ClaimLine(key=cell("claim"), status=cell("status") or adjusted, value=cell("measured"), needed=cell("threshold"),
-                     adjusted=adjusted, claim_id=cell("id"))
+    return ClaimLine(
+        key=cell("claim"),
+        status=cell("status") or adjusted,
+        value=cell("measured"),
+        needed=cell("threshold"),
+        adjusted=adjusted,
+        claim_id=cell("id"),
+    )
 
 
 def claims_from_markdown(path: Path) -> Claims:
@@ -239,11 +269,18 @@ def claims_summary(claims_md: Path) -> str:
     ``claims_md`` when present, else from ``claims_md``."""
     claims = load_claims(claims_md)
     others = [_claim_item(c) for c in claims.lines if c.verdict not in NOT_LISTED]
-    summary = (claims_headline(claims) + f"; each decided on its {100 * claims.level:g}% interval"
-               + (f", adjusted as follows: {claims.adjustment}" if claims.adjustment else "")
-               + " (every claim with its source files in `results/claims.md` and the paper's appendix).")
+    summary = (
+        claims_headline(claims)
+        + f"; each decided on its {100 * claims.level:g}% interval"
+        + (f", adjusted as follows: {claims.adjustment}" if claims.adjustment else "")
+        + " (every claim with its source files in `results/claims.md` and the paper's appendix)."
+    )
     if others:
-        summary += f"\n\n<details><summary>The {len(others)} claims that do not pass</summary>\n\n" + "\n".join(others) + "\n\n</details>"
+        summary += (
+            f"\n\n<details><summary>The {len(others)} claims that do not pass</summary>\n\n"
+            + "\n".join(others)
+            + "\n\n</details>"
+        )
     return summary + "\n"
 
 
@@ -266,7 +303,9 @@ def render_png(pdf: Path, png: Path, dpi: int = 110) -> None:
         raise RuntimeError("pdftoppm (poppler-utils) is needed to render the README figure")
     png.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=png.parent) as tmp:
-        subprocess.run(["pdftoppm", "-png", "-r", str(dpi), "-singlefile", str(pdf), str(Path(tmp) / "page")], check=True)
+        subprocess.run(
+            ["pdftoppm", "-png", "-r", str(dpi), "-singlefile", str(pdf), str(Path(tmp) / "page")], check=True
+        )
         Path(tmp, "page.png").replace(png)
 
 
@@ -292,31 +331,35 @@ def results_block(results: Path, table: str, figure_png: str, wall_seconds: floa
     """The results page's block; ``table`` is one table name or several, comma-separated, each rendered under its name."""
     tables = [name.strip() for name in table.split(",") if name.strip()]
     minutes, seconds = divmod(round(wall_seconds), 60)
-    return "\n".join([
-        BEGIN,
-        f"### Results of the default build (`{config}`, commit `{build_commit(results)}`)",
-        "",
-        f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}{calibration_note(results)}: **{minutes} min {seconds:02d} s**.",
-        "",
-        f"![Regret curves of the default build]({figure_png})",
-        "",
-        *(f"#### Table `{name}`\n\n" + regret_markdown(results / "tables" / f"{name}.csv") for name in tables),
-        claims_summary(results / "claims.md"),
-        "This block is written by `hare readme` from the build's own files (see `src/hare/report/readme.py`).",
-        END,
-    ])
+    return "\n".join(
+        [
+            BEGIN,
+            f"### Results of the default build (`{config}`, commit `{build_commit(results)}`)",
+            "",
+            f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}{calibration_note(results)}: **{minutes} min {seconds:02d} s**.",
+            "",
+            f"![Regret curves of the default build]({figure_png})",
+            "",
+            *(f"#### Table `{name}`\n\n" + regret_markdown(results / "tables" / f"{name}.csv") for name in tables),
+            claims_summary(results / "claims.md"),
+            "This block is written by `hare readme` from the build's own files (see `src/hare/report/readme.py`).",
+            END,
+        ]
+    )
 
 
 def summary_block(results: Path, figure_png: str, config: str, page: str) -> str:
     """The README's block: the build, its claims' counts and headline claims, the figure, a link to ``page``."""
-    return "\n".join([
-        SUMMARY_BEGIN,
-        f"Default build (`{config}`, commit `{build_commit(results)}`); tables, the figure and every claim that does not pass: [{page}]({page}).",
-        "",
-        headline_claims(results / "claims.md"),
-        f"![Regret curves of the default build]({figure_png})",
-        SUMMARY_END,
-    ])
+    return "\n".join(
+        [
+            SUMMARY_BEGIN,
+            f"Default build (`{config}`, commit `{build_commit(results)}`); tables, the figure and every claim that does not pass: [{page}]({page}).",
+            "",
+            headline_claims(results / "claims.md"),
+            f"![Regret curves of the default build]({figure_png})",
+            SUMMARY_END,
+        ]
+    )
 
 
 def update_readme(readme: Path, block: str, begin: str = BEGIN, end: str = END) -> None:
@@ -333,9 +376,18 @@ def relative_link(target: Path, page: Path) -> str:
     return Path(os.path.relpath(target, page.parent)).as_posix()
 
 
-def fill_readme(*, wall_seconds: float, machine: str, readme: str | Path = "README.md", results: str | Path = "results",
-                table: str = "classification,classification_warm,synthetic,synthetic_warm", figure: str | Path = "paper/figures/regret_curves.pdf",
-                png: str | Path = "paper/readme/regret_curves.png", config: str = "config/default.yaml", page: str | Path | None = None) -> None:
+def fill_readme(
+    *,
+    wall_seconds: float,
+    machine: str,
+    readme: str | Path = "README.md",
+    results: str | Path = "results",
+    table: str = "classification,classification_warm,synthetic,synthetic_warm",
+    figure: str | Path = "paper/figures/regret_curves.pdf",
+    png: str | Path = "paper/readme/regret_curves.png",
+    config: str = "config/default.yaml",
+    page: str | Path | None = None,
+) -> None:
     """Replace the results block of ``page`` (default ``docs/results.md`` beside ``readme``) with :func:`results_block`
     and the summary block of ``readme`` with :func:`summary_block`, from the build under ``results`` (``table``: table
     names, comma-separated), and render the first page of ``figure`` to ``png``, the image both show. Both files are

@@ -50,7 +50,14 @@ headline claims and the claims of no family."""
 FAMILY_COLUMNS = (("Id", 0.055), ("Values", 0.19), (r"Measured [interval]", 0.145), ("Status", 0.11)) * 2
 """The family members' table: two claims side by side, each with its id, bound values, measured value and status (the
 unadjusted one, then the adjusted one where the adjustment changed it); test and margin are given once per family."""
-SHORT_STATUS = {"PASS": "pass", "FAIL": "fail", "EQUIVALENT": "equiv.", "INCONCLUSIVE": "inconcl.", "VACUOUS": "vacuous", "NOT RUN": "not run"}
+SHORT_STATUS = {
+    "PASS": "pass",
+    "FAIL": "fail",
+    "EQUIVALENT": "equiv.",
+    "INCONCLUSIVE": "inconcl.",
+    "VACUOUS": "vacuous",
+    "NOT RUN": "not run",
+}
 
 TABCOLSEP = "3pt"
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -61,7 +68,10 @@ COMPARE_TEX = {"<": "$<$", ">": "$>$", "<=": r"$\le$", ">=": r"$\ge$", "==": "$=
 def column_spec(columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
     """A longtable's column specification: ragged-right ``p`` columns whose widths, padding included, add up to
     the sum of the columns' fractions of ``\\linewidth`` (at most the line width)."""
-    return "".join(rf">{{\raggedright\arraybackslash}}p{{\dimexpr{fraction:g}\linewidth-2\tabcolsep\relax}}" for _, fraction in columns)
+    return "".join(
+        rf">{{\raggedright\arraybackslash}}p{{\dimexpr{fraction:g}\linewidth-2\tabcolsep\relax}}"
+        for _, fraction in columns
+    )
 
 
 def status_of(claim: Mapping[str, Any]) -> str:
@@ -148,7 +158,9 @@ def _check(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
             raise ValueError(f"claim {key}: no status")
         family = claim.get("family")
         if family and not SAFE_NAME.match(family):
-            raise ValueError(f"claim {key}: family {family!r}: only letters, digits, '_', '.' and '-' may name a family")
+            raise ValueError(
+                f"claim {key}: family {family!r}: only letters, digits, '_', '.' and '-' may name a family"
+            )
         if not isinstance(claim.get("id"), str) or not re.match(r"^[A-Za-z0-9]+$", claim["id"]):
             raise ValueError(f"claim {key}: id {claim.get('id')!r} must be letters and digits (e.g. C17)")
         if key in seen_keys or claim["id"] in seen_ids:
@@ -183,8 +195,10 @@ def total_macros(document: Mapping[str, Any], claims: Sequence[Mapping[str, Any]
     headline = [c for c in claims if c.get("headline")]
     head_counts = status_counts(headline)
     values = {
-        "claimsTotal": str(len(claims)), "claimsPassed": str(counts["PASS"]),
-        "claimsHeadlineTotal": str(len(headline)), "claimsHeadlinePassed": str(head_counts["PASS"]),
+        "claimsTotal": str(len(claims)),
+        "claimsPassed": str(counts["PASS"]),
+        "claimsHeadlineTotal": str(len(headline)),
+        "claimsHeadlinePassed": str(head_counts["PASS"]),
         "claimsLevel": f"{100 * float(document.get('level', 0.95)):g}\\%",
         "claimsAdjustment": escape(document.get("adjustment") or "no adjustment for multiplicity"),
     }
@@ -235,15 +249,24 @@ def _full_row(text: str, columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
 
 def _longtable(caption: str, label: str, body: list[str], columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
     head = " & ".join(name for name, _ in columns) + r" \\"
-    return "\n".join([
-        rf"\begin{{longtable}}{{{column_spec(columns)}}}",
-        rf"\caption{{{caption}}}\label{{{label}}}\\",
-        r"\toprule", head, r"\midrule", r"\endfirsthead",
-        r"\toprule", head, r"\midrule", r"\endhead",
-        r"\bottomrule", r"\endlastfoot",
-        *body,
-        r"\end{longtable}",
-    ])
+    return "\n".join(
+        [
+            rf"\begin{{longtable}}{{{column_spec(columns)}}}",
+            rf"\caption{{{caption}}}\label{{{label}}}\\",
+            r"\toprule",
+            head,
+            r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            head,
+            r"\midrule",
+            r"\endhead",
+            r"\bottomrule",
+            r"\endlastfoot",
+            *body,
+            r"\end{longtable}",
+        ]
+    )
 
 
 def _counts_text(claims: Sequence[Mapping[str, Any]]) -> str:
@@ -275,7 +298,9 @@ def _text(text: str) -> str:
 
 def _member_cells(claim: Mapping[str, Any], values: str) -> list[str]:
     before, after = claim.get("status") or status_of(claim), status_of(claim)
-    status = rf"\textsc{{{SHORT_STATUS[before]}}}" + ("" if before == after else rf" $\to$ \textsc{{{SHORT_STATUS[after]}}}")
+    status = rf"\textsc{{{SHORT_STATUS[before]}}}" + (
+        "" if before == after else rf" $\to$ \textsc{{{SHORT_STATUS[after]}}}"
+    )
     return [rf"\hypertarget{{claim.{claim['id']}}}{{{claim['id']}}}", values, interval_tex(claim), status]
 
 
@@ -314,14 +339,27 @@ def family_body(claims: Sequence[Mapping[str, Any]], drawn: set[str] = frozenset
             body.append(r"\midrule")
         shared = _shared(members)
         if family in drawn:
-            figure = r"Figure~\ref{fig:claims-matrix}" if family == "hare_vs_baselines" else r"Figure~\ref{fig:claims-matrix-families}"
+            figure = (
+                r"Figure~\ref{fig:claims-matrix}"
+                if family == "hare_vs_baselines"
+                else r"Figure~\ref{fig:claims-matrix-families}"
+            )
             targets = "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in members)
-            body.append(_full_row(rf"\textbf{{{escape(family)}}}{targets} ({len(members)} that ran: {_counts_text(members)}"
-                                  rf"{'; ' + shared if shared else ''}): every member is a cell of {figure}; ids "
-                                  rf"{id_ranges([c['id'] for c in members])}.", FAMILY_COLUMNS))
+            body.append(
+                _full_row(
+                    rf"\textbf{{{escape(family)}}}{targets} ({len(members)} that ran: {_counts_text(members)}"
+                    rf"{'; ' + shared if shared else ''}): every member is a cell of {figure}; ids "
+                    rf"{id_ranges([c['id'] for c in members])}.",
+                    FAMILY_COLUMNS,
+                )
+            )
             continue
-        body.append(_full_row(rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)}{'; ' + shared if shared else ''})",
-                              FAMILY_COLUMNS))
+        body.append(
+            _full_row(
+                rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)}{'; ' + shared if shared else ''})",
+                FAMILY_COLUMNS,
+            )
+        )
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for claim in members:
             groups.setdefault(template(claim), []).append(claim)
@@ -329,8 +367,12 @@ def family_body(claims: Sequence[Mapping[str, Any]], drawn: set[str] = frozenset
             bound = all(_binding(c) for c in group)
             if bound:
                 body.append(_full_row(r"\quad " + text, FAMILY_COLUMNS))
-            cells = [_member_cells(c, ", ".join(_text(v) for v in _binding(c).values()) if bound else _text(c.get("statement", "")))
-                     for c in group]
+            cells = [
+                _member_cells(
+                    c, ", ".join(_text(v) for v in _binding(c).values()) if bound else _text(c.get("statement", ""))
+                )
+                for c in group
+            ]
             for i in range(0, len(cells), 2):
                 pair = cells[i] + (cells[i + 1] if i + 1 < len(cells) else [""] * 4)
                 body.append(" & ".join(pair) + r" \\")
@@ -348,8 +390,10 @@ def not_run_tex(claims: Sequence[Mapping[str, Any]]) -> str:
     for family in families:
         ids = [c["id"] for c in claims if (c.get("family") or "") == family]
         parts.append(rf"{escape(family) if family else 'no family'} ({len(ids)}: {id_ranges(ids)})")
-    return (rf"\paragraph{{NOT RUN in this configuration.}}{targets} The configuration produces none of the inputs of "
-            rf"these {len(claims)} claims (statements in \texttt{{results/claims.md}}): " + "; ".join(parts) + ".\n")
+    return (
+        rf"\paragraph{{NOT RUN in this configuration.}}{targets} The configuration produces none of the inputs of "
+        rf"these {len(claims)} claims (statements in \texttt{{results/claims.md}}): " + "; ".join(parts) + ".\n"
+    )
 
 
 HEADLINE_COLUMNS = (
@@ -413,27 +457,47 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
     for c in (c for c in headline if status_of(c) != "NOT RUN"):
         before, after = c.get("status") or status_of(c), status_of(c)
         verdict = status_tex(after) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
-        body.append(" & ".join([
-            rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}", readable_label(c), interval_tex(c), number(c.get("margin")),
-            _runs_cell(c), verdict]) + r" \\")
+        body.append(
+            " & ".join(
+                [
+                    rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}",
+                    readable_label(c),
+                    interval_tex(c),
+                    number(c.get("margin")),
+                    _runs_cell(c),
+                    verdict,
+                ]
+            )
+            + r" \\"
+        )
     counts = status_counts(headline)
     not_run = [c for c in headline if status_of(c) == "NOT RUN"]
-    caption = (rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['EQUIVALENT']} are equivalent and "
-               rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
-               + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "") + ". "
-               rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
-               r"the first policy named); $\delta$: the equivalence margin from the tuning runs; runs: reported / planned by "
-               r"the power calculation on the tuning runs (half-width at most $\delta/2$).")
+    caption = (
+        rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['EQUIVALENT']} are equivalent and "
+        rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
+        + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "")
+        + ". "
+        rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
+        r"the first policy named); $\delta$: the equivalence margin from the tuning runs; runs: reported / planned by "
+        r"the power calculation on the tuning runs (half-width at most $\delta/2$)."
+    )
     if not_run:
         caption += rf" Not run in this configuration: {id_ranges([c['id'] for c in not_run])} (datasets of the paper configuration)."
     table = _longtable(caption, "tab:headline", body, HEADLINE_COLUMNS) if body else ""
     table += "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in not_run)
     open_claims = [c for c in headline if status_of(c) == "INCONCLUSIVE"]
     if open_claims:
-        table += ("\n\\par\\noindent\\emph{What would settle the inconclusive headline claims.} "
-                  + "; ".join(f"{c['id']}: {escape(c.get('note') or 'no run count settles it without a margin')}" for c in open_claims) + ".\\par")
-    return (rf"\newcommand{{\claimsHeadlineTable}}{{{{\footnotesize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}"
-            rf"\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n" + table + "\n}}\n")
+        table += (
+            "\n\\par\\noindent\\emph{What would settle the inconclusive headline claims.} "
+            + "; ".join(
+                f"{c['id']}: {escape(c.get('note') or 'no run count settles it without a margin')}" for c in open_claims
+            )
+            + ".\\par"
+        )
+    return (
+        rf"\newcommand{{\claimsHeadlineTable}}{{{{\footnotesize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}"
+        rf"\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n" + table + "\n}}\n"
+    )
 
 
 def register_tex(document: Mapping[str, Any]) -> str:
@@ -443,26 +507,51 @@ def register_tex(document: Mapping[str, Any]) -> str:
     single = [c for c in claims if not c.get("headline") and not c.get("family") and status_of(c) != "NOT RUN"]
     members = [c for c in claims if not c.get("headline") and c.get("family") and status_of(c) != "NOT RUN"]
     not_run = [c for c in claims if not c.get("headline") and status_of(c) == "NOT RUN"]
-    legend = (rf"Measured value and its {level}\% interval; \emph{{Test}}: the comparison the interval is decided "
-              r"against; $\delta$: the equivalence margin of the claim's family (EQUIVALENT when the interval lies "
-              r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
-              r"within each family (\claimsAdjustment).")
+    legend = (
+        rf"Measured value and its {level}\% interval; \emph{{Test}}: the comparison the interval is decided "
+        r"against; $\delta$: the equivalence margin of the claim's family (EQUIVALENT when the interval lies "
+        r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
+        r"within each family (\claimsAdjustment)."
+    )
     tables = []
     first = single
     if first:
         body = [_row(c, _text(c.get("statement", ""))) for c in single]
-        tables.append(_longtable(
-            r"The claims of no family that are not headline claims (those are in Table~\ref{tab:headline}). " + legend,
-            "tab:claims", body))
+        tables.append(
+            _longtable(
+                r"The claims of no family that are not headline claims (those are in Table~\ref{tab:headline}). "
+                + legend,
+                "tab:claims",
+                body,
+            )
+        )
     if members:
-        tables.append(_longtable(
-            f"The members of the families that ran ({len(members)} claims), two a row; a family drawn as a claims matrix "
-            r"has one line that points to its figure. Within a family, a statement line "
-            r"names the bound values in angle brackets and each member gives its values; the status is the unadjusted "
-            r"one, then ($\to$) the adjusted one where the adjustment changed it. Full statements, inputs and methods "
-            r"are in \texttt{results/claims.md}.", "tab:claims-all" if first else "tab:claims", family_body(members, drawn_families(claims)), FAMILY_COLUMNS))
-    table = (rf"{{\scriptsize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n"
-             + "\n".join(tables) + "\n" + not_run_tex(not_run) + "}")
-    return ("% Generated from results/claims.json by hare.report.register; do not edit.\n"
-            + macros(total_macros(document, claims)) + "\n".join(claim_macros(claims))
-            + "\n\\newcommand{\\claimsTable}{%\n" + table + "%\n}\n" + headline_tex(claims, level))
+        tables.append(
+            _longtable(
+                f"The members of the families that ran ({len(members)} claims), two a row; a family drawn as a claims matrix "
+                r"has one line that points to its figure. Within a family, a statement line "
+                r"names the bound values in angle brackets and each member gives its values; the status is the unadjusted "
+                r"one, then ($\to$) the adjusted one where the adjustment changed it. Full statements, inputs and methods "
+                r"are in \texttt{results/claims.md}.",
+                "tab:claims-all" if first else "tab:claims",
+                family_body(members, drawn_families(claims)),
+                FAMILY_COLUMNS,
+            )
+        )
+    table = (
+        rf"{{\scriptsize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}\setlength{{\LTcapwidth}}{{\linewidth}}"
+        + "\n"
+        + "\n".join(tables)
+        + "\n"
+        + not_run_tex(not_run)
+        + "}"
+    )
+    return (
+        "% Generated from results/claims.json by hare.report.register; do not edit.\n"
+        + macros(total_macros(document, claims))
+        + "\n".join(claim_macros(claims))
+        + "\n\\newcommand{\\claimsTable}{%\n"
+        + table
+        + "%\n}\n"
+        + headline_tex(claims, level)
+    )

@@ -36,8 +36,24 @@ METHOD_COLORS = {
     "eps_greedy_enhanced": "#DDCC77",
 }
 TOL_MUTED = ["#882255", "#44AA99", "#DDCC77", "#999933", "#AA4499", "#117733", "#332288", "#88CCEE"]
-HIGHLIGHT_PALETTE = ["#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#000000", "#882255", "#44AA99", "#999933", "#AA4499", "#117733",
-                     "#332288", "#661100", "#6699CC", "#994F00", "#E69F00", "#D55E00"]
+HIGHLIGHT_PALETTE = [
+    "#0072B2",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#AA4499",
+    "#117733",
+    "#332288",
+    "#661100",
+    "#6699CC",
+    "#994F00",
+    "#E69F00",
+    "#D55E00",
+]
 """Colours for lines that must stand apart on white (Okabe-Ito and Tol's muted scheme without their pale yellows and
 cyan), oranges last: they are HARE's, so baselines take them only when every other colour is used."""
 BACKGROUND_GREY = "#C8C8C8"
@@ -58,15 +74,22 @@ def is_hare_variant(label: str, policy: str | None = None) -> bool:
     return policy == "hare" or base == "hare" or base.startswith("hare_")
 
 
-def highlighted_policies(mean_regret: Mapping[str, float], policies: Mapping[str, str] | None = None, n_best: int = 3) -> list[str]:
+def highlighted_policies(
+    mean_regret: Mapping[str, float], policies: Mapping[str, str] | None = None, n_best: int = 3
+) -> list[str]:
     """The labels a regret figure draws in colour: every HARE variant, LinUCB and the ``n_best`` baselines of lowest
     mean total regret (HARE variants excluded from that count); HARE first, then LinUCB, then by mean regret.
 
     ``mean_regret`` maps a label to its mean total regret; ``policies`` maps a label to its registered policy.
     """
     policies = policies or {}
-    hare = sorted((label for label in mean_regret if is_hare_variant(label, policies.get(label))), key=lambda label: mean_regret[label])
-    baselines = sorted((label for label in mean_regret if label not in hare), key=lambda label: (mean_regret[label], label))
+    hare = sorted(
+        (label for label in mean_regret if is_hare_variant(label, policies.get(label))),
+        key=lambda label: mean_regret[label],
+    )
+    baselines = sorted(
+        (label for label in mean_regret if label not in hare), key=lambda label: (mean_regret[label], label)
+    )
     linucb = [label for label in baselines if policies.get(label, label.split("@")[0]) == "linucb"]
     best = [label for label in baselines[:n_best] if label not in linucb]
     return hare + linucb + best
@@ -90,28 +113,32 @@ def distinct_colors(labels: Iterable[str]) -> dict[str, str]:
 
 
 def apply_style() -> None:
-    plt.rcParams.update({
-        "pdf.fonttype": 42,
-        "ps.fonttype": 42,
-        "font.family": "serif",
-        "font.size": 8,
-        "axes.titlesize": 8,
-        "axes.labelsize": 8,
-        "legend.fontsize": 7,
-        "xtick.labelsize": 7,
-        "ytick.labelsize": 7,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "lines.linewidth": 1.2,
-        "figure.dpi": 150,
-        "savefig.bbox": "tight",
-        "savefig.pad_inches": 0.02,
-    })
+    plt.rcParams.update(
+        {
+            "pdf.fonttype": 42,
+            "ps.fonttype": 42,
+            "font.family": "serif",
+            "font.size": 8,
+            "axes.titlesize": 8,
+            "axes.labelsize": 8,
+            "legend.fontsize": 7,
+            "xtick.labelsize": 7,
+            "ytick.labelsize": 7,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "lines.linewidth": 1.2,
+            "figure.dpi": 150,
+            "savefig.bbox": "tight",
+            "savefig.pad_inches": 0.02,
+        }
+    )
 
 
 def figure(n_cols: int = 1, height_in: float = 2.2, width_fraction: float = 1.0, n_rows: int = 1):
     """A figure of ``n_rows x n_cols`` panels spanning ``width_fraction`` of the text width."""
-    return plt.subplots(n_rows, n_cols, figsize=(TEXT_WIDTH_IN * width_fraction, height_in), squeeze=False, constrained_layout=True)
+    return plt.subplots(
+        n_rows, n_cols, figsize=(TEXT_WIDTH_IN * width_fraction, height_in), squeeze=False, constrained_layout=True
+    )
 
 
 def save(fig, path: str | Path) -> None:

@@ -50,7 +50,15 @@ from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.statistics import fit_exponent, slope
 from hare.theory.decomposition import _epsilon_attention
 
-__all__ = ["approx_budget_check", "check_approx_budget", "check_hare_sim", "exponent_record", "exponent_summary", "run_approx_budget", "write_approx_budget"]
+__all__ = [
+    "approx_budget_check",
+    "check_approx_budget",
+    "check_hare_sim",
+    "exponent_record",
+    "exponent_summary",
+    "run_approx_budget",
+    "write_approx_budget",
+]
 
 PREDICTED_EXPONENT = -0.5
 
@@ -59,7 +67,9 @@ UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
 byte-identical between two builds."""
 
 
-def exponent_record(x: Sequence[float], samples: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any] | None:
+def exponent_record(
+    x: Sequence[float], samples: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95
+) -> dict[str, Any] | None:
     """Exponent ``k`` of ``y ~ c x^k`` with the uncertainty-contract fields, or None if undefined.
 
     ``samples`` ``(n_runs, n_x)``: one curve per run, fitted by :func:`fit_exponent` (slope of
@@ -76,12 +86,23 @@ def exponent_record(x: Sequence[float], samples: np.ndarray, n_boot: int = 2000,
         method = f"least-squares log-log slope; percentile bootstrap over runs, n_boot={n_boot}"
     else:
         fit = _pooled_fit(np.asarray(x, dtype=float), samples, n_boot, seed, level)
-        method = (f"mean over {samples.shape[1]} groups of the least-squares log-log slopes; "
-                  f"paired percentile bootstrap over runs, n_boot={n_boot}")
+        method = (
+            f"mean over {samples.shape[1]} groups of the least-squares log-log slopes; "
+            f"paired percentile bootstrap over runs, n_boot={n_boot}"
+        )
     if fit["estimate"] is None:
         return None
-    return {"estimate": fit["estimate"], "ci_low": fit["ci_low"], "ci_high": fit["ci_high"], "level": level, "n": int(n_runs),
-            "method": method, "n_boot": fit["n_boot"], "n_boot_valid": fit["n_boot_valid"], "seed": fit["seed"]}
+    return {
+        "estimate": fit["estimate"],
+        "ci_low": fit["ci_low"],
+        "ci_high": fit["ci_high"],
+        "level": level,
+        "n": int(n_runs),
+        "method": method,
+        "n_boot": fit["n_boot"],
+        "n_boot_valid": fit["n_boot_valid"],
+        "seed": fit["seed"],
+    }
 
 
 def _pooled_fit(x: np.ndarray, samples: np.ndarray, n_boot: int, seed: int, level: float) -> dict[str, Any]:
@@ -96,7 +117,14 @@ def _pooled_fit(x: np.ndarray, samples: np.ndarray, n_boot: int, seed: int, leve
     slopes = slope(log_x, np.log(boot[valid])).mean(-1) if valid.any() else np.empty(0)
     tail = 100 * (1 - level) / 2
     low, high = (float(v) for v in np.percentile(slopes, [tail, 100 - tail])) if slopes.size else (None, None)
-    return {"estimate": estimate, "ci_low": low, "ci_high": high, "n_boot": int(n_boot), "n_boot_valid": int(valid.sum()), "seed": int(seed)}
+    return {
+        "estimate": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "n_boot": int(n_boot),
+        "n_boot_valid": int(valid.sum()),
+        "seed": int(seed),
+    }
 
 
 def _std(values: np.ndarray) -> list[float | None]:
@@ -104,8 +132,17 @@ def _std(values: np.ndarray) -> list[float | None]:
     return values.std(0, ddof=1).tolist() if values.shape[0] > 1 else [None] * values.shape[1]
 
 
-def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], budgets: Sequence[int], horizon: int, n_runs: int,
-                      base_seed: int = 0, device: str = "cpu", n_boot: int = 2000, n_eps_queries: int = 2048) -> dict[str, Any]:
+def run_approx_budget(
+    env_params: dict[str, Any],
+    hare_params: dict[str, Any],
+    budgets: Sequence[int],
+    horizon: int,
+    n_runs: int,
+    base_seed: int = 0,
+    device: str = "cpu",
+    n_boot: int = 2000,
+    n_eps_queries: int = 2048,
+) -> dict[str, Any]:
     """``R_approx(M)`` at horizon ``T`` for every ``M`` of ``budgets`` over ``n_runs`` runs (module docstring).
 
     Returns the result mapping; ``arrays`` holds ``regret_full``, ``regret_w_star`` and ``r_approx``, each ``(n_runs, n_M)``.
@@ -126,7 +163,9 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
         digests.append(logs.digest())
         for variant in regret:
             policy = build_policy("hare", variant_params(hare_params, variant), env, policy_keys).to(device)
-            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
+            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)[
+                "total_regret"
+            ]
             if variant == "full":
                 epsilon.append(_epsilon_attention(env, policy, base_seed, n_eps_queries)["epsilon_attn"])
     approx = regret["full"] - regret["w_star"]
@@ -136,22 +175,38 @@ def run_approx_budget(env_params: dict[str, Any], hare_params: dict[str, Any], b
     return {
         "check": "approx_budget",
         "description": "R_approx = R_T(pi_full) - R_T(pi_W*) at a fixed horizon T against the logged budget M of the warm start "
-                       "(R_approx of paper, sec:decomposition, predicted to fall as M^(-1/2)).",
-        "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "budgets": budgets, "horizon": int(horizon),
-                   "n_runs": int(n_runs), "base_seed": int(base_seed), "n_boot": int(n_boot), "n_eps_queries": int(n_eps_queries)},
+        "(R_approx of paper, sec:decomposition, predicted to fall as M^(-1/2)).",
+        "config": {
+            "env_params": dict(env_params),
+            "hare_params": dict(hare_params),
+            "budgets": budgets,
+            "horizon": int(horizon),
+            "n_runs": int(n_runs),
+            "base_seed": int(base_seed),
+            "n_boot": int(n_boot),
+            "n_eps_queries": int(n_eps_queries),
+        },
         "budgets": budgets,
         "horizon": int(horizon),
         "predicted_exponent": PREDICTED_EXPONENT,
         "exponent": exponent,
-        "exponent_undefined": None if exponent is not None else
-        f"mean R_approx is not positive at M = {[m for m, v in zip(budgets, mean, strict=True) if v <= 0]}: log-log slope undefined",
+        "exponent_undefined": None
+        if exponent is not None
+        else f"mean R_approx is not positive at M = {[m for m, v in zip(budgets, mean, strict=True) if v <= 0]}: log-log slope undefined",
         "r_approx": {"mean": mean.tolist(), "std": _std(approx), "positive_fraction": (approx > 0).mean(0).tolist()},
-        "regret": {variant: {"mean": values.mean(0).tolist(), "std": _std(values)} for variant, values in regret.items()},
-        "epsilon_attn": {"values": eps.tolist(),
-                         "slope": float(slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
-                         "method": "least-squares log-log slope over M; one fit of W_hat per M, no interval"},
-        "warm_start": {"digests": digests, "description": "one logged set per M shared by every run and both policies; "
-                                                          "online rounds shown as M + t, regret counts the online rounds"},
+        "regret": {
+            variant: {"mean": values.mean(0).tolist(), "std": _std(values)} for variant, values in regret.items()
+        },
+        "epsilon_attn": {
+            "values": eps.tolist(),
+            "slope": float(slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
+            "method": "least-squares log-log slope over M; one fit of W_hat per M, no interval",
+        },
+        "warm_start": {
+            "digests": digests,
+            "description": "one logged set per M shared by every run and both policies; "
+            "online rounds shown as M + t, regret counts the online rounds",
+        },
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu_started,
         "arrays": {"regret_full": regret["full"], "regret_w_star": regret["w_star"], "r_approx": approx},
@@ -164,23 +219,39 @@ def _tex(result: dict[str, Any]) -> str:
     values = {
         macro_name("approx", "budget", "horizon"): str(result["horizon"]),
         macro_name("approx", "budget", "n", "runs"): str(result["config"]["n_runs"]),
-        macro_name("approx", "budget", "eps", "slope"): "--" if result["epsilon_attn"]["slope"] is None else f"{result['epsilon_attn']['slope']:.2f}",
+        macro_name("approx", "budget", "eps", "slope"): "--"
+        if result["epsilon_attn"]["slope"] is None
+        else f"{result['epsilon_attn']['slope']:.2f}",
     }
     for field in ("estimate", "ci_low", "ci_high"):
         value = None if fit is None else fit[field]
-        values[macro_name("approx", "budget", "exponent", field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
+        values[macro_name("approx", "budget", "exponent", field.replace("_", " "))] = (
+            "--" if value is None else f"{value:.2f}"
+        )
     rows = []
     for k, budget in enumerate(result["budgets"]):
         std = result["r_approx"]["std"][k]
-        cell = format_number(result["r_approx"]["mean"][k], 1) + ("" if std is None else r" $\pm$ " + format_number(std, 1))
+        cell = format_number(result["r_approx"]["mean"][k], 1) + (
+            "" if std is None else r" $\pm$ " + format_number(std, 1)
+        )
         rows.append([str(budget), cell, f"{result['epsilon_attn']['values'][k]:.3g}"])
-    exponent = "undefined (non-positive mean)" if fit is None else (
-        f"{fit['estimate']:.2f}" + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]"))
+    exponent = (
+        "undefined (non-positive mean)"
+        if fit is None
+        else (
+            f"{fit['estimate']:.2f}"
+            + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]")
+        )
+    )
     table = booktabs_table(
-        ["$M$", r"$R_{\mathrm{approx}}$", r"$\epsilon_{\mathrm{attn}}$"], rows, "rrr",
-        caption=(f"$R_{{\\mathrm{{approx}}}} = R(\\pi_{{\\mathrm{{full}}}}) - R(\\pi_{{W^*}})$ at $T = {result['horizon']}$ against the "
-                 f"logged budget $M$ (mean $\\pm$ std over {result['config']['n_runs']} runs). Exponent in $M$: {exponent} "
-                 f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; the bound predicts $-1/2$)."),
+        ["$M$", r"$R_{\mathrm{approx}}$", r"$\epsilon_{\mathrm{attn}}$"],
+        rows,
+        "rrr",
+        caption=(
+            f"$R_{{\\mathrm{{approx}}}} = R(\\pi_{{\\mathrm{{full}}}}) - R(\\pi_{{W^*}})$ at $T = {result['horizon']}$ against the "
+            f"logged budget $M$ (mean $\\pm$ std over {result['config']['n_runs']} runs). Exponent in $M$: {exponent} "
+            f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; the bound predicts $-1/2$)."
+        ),
         label="tab:approx-budget",
     )
     return macros(values) + table
@@ -201,8 +272,16 @@ def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex
     """
     check_approx_budget(config)
     options = {k: config[k] for k in ("n_boot", "n_eps_queries") if k in config}
-    result = run_approx_budget(config.get("env_params") or {}, config.get("hare_params") or {}, config["budgets"], config["horizon"],
-                               config["n_runs"], config.get("base_seed", 0), config.get("device", "cpu"), **options)
+    result = run_approx_budget(
+        config.get("env_params") or {},
+        config.get("hare_params") or {},
+        config["budgets"],
+        config["horizon"],
+        config["n_runs"],
+        config.get("base_seed", 0),
+        config.get("device", "cpu"),
+        **options,
+    )
     write_approx_budget(result, out_json, out_tex)
     return result
 
@@ -210,5 +289,8 @@ def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex
 def exponent_summary(result: dict[str, Any]) -> str:
     """One line: the exponent of ``R_approx`` in ``M`` with its interval, and the wall time of the run."""
     fit = result["exponent"]
-    return ("R_approx exponent in M: " + ("undefined" if fit is None else f"{fit['estimate']:.3f} [{fit['ci_low']}, {fit['ci_high']}]")
-            + f" ({result['wall_seconds']:.1f} s)")
+    return (
+        "R_approx exponent in M: "
+        + ("undefined" if fit is None else f"{fit['estimate']:.3f} [{fit['ci_low']}, {fit['ci_high']}]")
+        + f" ({result['wall_seconds']:.1f} s)"
+    )

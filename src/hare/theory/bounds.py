@@ -202,9 +202,10 @@ def oful_confidence_radius(
     ``1 - delta``, simultaneously for all ``n``,
     ``||theta_hat_n - theta*||_{V_n} <= beta_n(delta)``.
     """
-    return noise * sp.sqrt(
-        2 * sp.log(1 / failure_probability) + log_det_ratio_bound(dim, rounds, norm_bound, ridge)
-    ) + sp.sqrt(ridge) * parameter_norm
+    return (
+        noise * sp.sqrt(2 * sp.log(1 / failure_probability) + log_det_ratio_bound(dim, rounds, norm_bound, ridge))
+        + sp.sqrt(ridge) * parameter_norm
+    )
 
 
 def _build_elliptical_potential() -> Bound:
@@ -369,8 +370,8 @@ def _build_hare_user() -> Bound:
     concentration = sigma * sp.sqrt(d_u * sp.log(t / delta) / lambda_min)
     linear_growth = kappa_u * t + lam
     regret_sum = L_u * sp.Sum(concentration.subs(lambda_min, linear_growth), (t, 1, T))
-    log_frozen_at_horizon = L_u * sigma * sp.sqrt(d_u * sp.log(T / delta)) * sp.Sum(
-        1 / sp.sqrt(linear_growth), (t, 1, T)
+    log_frozen_at_horizon = (
+        L_u * sigma * sp.sqrt(d_u * sp.log(T / delta)) * sp.Sum(1 / sp.sqrt(linear_growth), (t, 1, T))
     )
     integral = sp.simplify(_user_linear_growth_integral())
     expr = L_u * sigma * sp.sqrt(d_u * sp.log(T / delta)) * integral
@@ -498,8 +499,7 @@ def _build_hare_total_oful(approx: Bound, explore_oful: Bound, user: Bound) -> B
         name="hare_total_oful",
         expr=expr,
         description=(
-            "Three-term decomposition with the derived cluster-level term: hare_approx + "
-            "hare_explore_oful + hare_user."
+            "Three-term decomposition with the derived cluster-level term: hare_approx + hare_explore_oful + hare_user."
         ),
         source="Three-term decomposition (paper, sec:decomposition); explore term from Abbasi-Yadkori et al. (2011)",
         steps={"approx": approx.expr, "explore": explore_oful.expr, "user": user.expr, "total": expr},
@@ -538,9 +538,7 @@ def _build_lnucbta_theorem1() -> Bound:
     W = S
     log_argument = 1 + T * B_x**2 * W**2 / (d * sigma**2) + knn_uncertainty / (d * sigma**2)
     expr = b_lnucb * sigma * sp.sqrt(T * (d * sp.log(log_argument) + sp.log(4 / delta)))
-    beta = sigma**2 * (
-        2 + 4 * d * sp.log(1 + T * B_x**2 * W**2 / d + knn_uncertainty / d) + 8 * sp.log(4 / delta)
-    )
+    beta = sigma**2 * (2 + 4 * d * sp.log(1 + T * B_x**2 * W**2 / d + knn_uncertainty / d) + 8 * sp.log(4 / delta))
     ridge = sigma**2 / W**2
     sum_squared_regret = 8 * beta * d * sp.log(1 + T * B_x**2 / (d * ridge) + knn_uncertainty / (d * ridge))
     return Bound(

@@ -91,10 +91,14 @@ from hare.verdicts import COMPARISONS, decide
 LEVEL = verdicts.LEVEL
 N_BOOT = 4000
 STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
-ADJUSTMENT = ("Benjamini-Hochberg within each family, at 2.5% for each one-sided decision (PASS, FAIL, EQUIVALENT), "
-              "i.e. 5% for the two directions together, the level of the unadjusted 95% intervals")
-MARGIN_RULE = ("delta = 10% of the gap between Random's and the best policy's mean total regret on the tuning runs of the "
-               "same experiment and environment (seeds disjoint from the reported runs), fixed before any reported run")
+ADJUSTMENT = (
+    "Benjamini-Hochberg within each family, at 2.5% for each one-sided decision (PASS, FAIL, EQUIVALENT), "
+    "i.e. 5% for the two directions together, the level of the unadjusted 95% intervals"
+)
+MARGIN_RULE = (
+    "delta = 10% of the gap between Random's and the best policy's mean total regret on the tuning runs of the "
+    "same experiment and environment (seeds disjoint from the reported runs), fixed before any reported run"
+)
 POWER_RULE = "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, is at most delta / 2"
 POWER_TARGET = 0.5
 """The planned half-width as a share of the margin: half of delta, so that a tie lands inside the margin and a
@@ -135,7 +139,13 @@ def _divide(a: Any, b: Any) -> Any:
         return np.true_divide(a, b)
 
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: _divide, ast.Pow: operator.pow}
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: _divide,
+    ast.Pow: operator.pow,
+}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -235,7 +245,12 @@ def evaluate_expression(expression: str | float | int, names: dict[str, Any]) ->
             return _BINARY[type(node.op)](visit(node.left), visit(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](visit(node.operand))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in FUNCTIONS
+            and not node.keywords
+        ):
             return FUNCTIONS[node.func.id](*(visit(a) for a in node.args))
         raise ValueError(f"unsupported expression element {ast.dump(node)[:60]} in {expression!r}")
 
@@ -250,7 +265,9 @@ def _number(value: Any) -> float:
 def _uncertainty_kind(claim: dict[str, Any]) -> str:
     kinds = [kind for kind in UNCERTAINTY_KINDS if kind in claim]
     if len(kinds) != 1:
-        raise ClaimError(f"claim {claim.get('key', '?')!r}: give exactly one of {list(UNCERTAINTY_KINDS)}, got {kinds or 'none'}")
+        raise ClaimError(
+            f"claim {claim.get('key', '?')!r}: give exactly one of {list(UNCERTAINTY_KINDS)}, got {kinds or 'none'}"
+        )
     if kinds[0] in ("interval", "exact") and "measured" not in claim:
         raise ClaimError(f"claim {claim.get('key', '?')!r}: {kinds[0]!r} needs 'measured'")
     return kinds[0]
@@ -259,6 +276,7 @@ def _uncertainty_kind(claim: dict[str, Any]) -> str:
 def check_paired(key: str, sidecars: dict[str, dict[str, Any]]) -> None:
     """Refuse a claim whose run files did not face the same environment draws: every sidecar must agree on
     :data:`PAIRING_FIELDS` (and a warm start on its digest)."""
+
     def signature(car: dict[str, Any]) -> dict[str, Any]:
         job = car.get("job", car)
         env = job.get("environment")
@@ -276,7 +294,9 @@ def check_paired(key: str, sidecars: dict[str, dict[str, Any]]) -> None:
             raise ClaimError(f"claim {key!r}: {path} and {first_path} are not paired runs (they differ in {differing})")
 
 
-def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], seed: int) -> tuple[float, float, float, np.ndarray]:
+def _bootstrap(
+    expression: str, names: dict[str, Any], run_inputs: list[str], seed: int
+) -> tuple[float, float, float, np.ndarray]:
     """``(statistic on all runs, low, high, draws)``: the percentile interval of ``expression`` over :data:`N_BOOT`
     resamples of the run indices, the same indices for every run-file input ``run_inputs``; ``draws`` the finite
     resampled statistics (their one-sided shares are the claim's p-values)."""
@@ -290,7 +310,10 @@ def _bootstrap(expression: str, names: dict[str, Any], run_inputs: list[str], se
     for index in rng.integers(0, n, size=(N_BOOT, n)):
         resampled = dict(names)
         for name in run_inputs:
-            resampled[name] = {field: (array[index] if np.ndim(array) >= 1 and len(array) == n else array) for field, array in names[name].items()}
+            resampled[name] = {
+                field: (array[index] if np.ndim(array) >= 1 and len(array) == n else array)
+                for field, array in names[name].items()
+            }
         draws.append(_number(evaluate_expression(expression, resampled)))
     values = np.asarray(draws)
     values = values[np.isfinite(values)]
@@ -341,10 +364,16 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
     kind = _uncertainty_kind(claim)
     section = str(claim.get("section", ""))
     sources = tuple(paths.values())
-    common = {"family": str(claim.get("family", "")), "binding": dict(claim.get("_binding") or {}), "label": str(claim.get("label", ""))}
+    common = {
+        "family": str(claim.get("family", "")),
+        "binding": dict(claim.get("_binding") or {}),
+        "label": str(claim.get("label", "")),
+    }
     if not_run_inputs & set(sources):
         nan = math.nan
-        return ClaimResult(key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, **common)
+        return ClaimResult(
+            key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, **common
+        )
     values = None
     draws = None
     try:
@@ -359,7 +388,11 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         else:
             threshold = _number(evaluate_expression(claim["threshold"], names))
         margin, sd, planned = _margin_and_plan(claim, names)
-        unmet = [pair for pair in claim.get("requires_equal") or [] if _number(evaluate_expression(pair[0], names)) != _number(evaluate_expression(pair[1], names))]
+        unmet = [
+            pair
+            for pair in claim.get("requires_equal") or []
+            if _number(evaluate_expression(pair[0], names)) != _number(evaluate_expression(pair[1], names))
+        ]
         if kind == "per_run":
             values = np.asarray(evaluate_expression(claim["per_run"], names), dtype=float).reshape(-1)
             measured, low, high = t_interval(values)
@@ -397,9 +430,28 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         status = decide(low, high, compare, threshold, measured, margin)
     n_runs = int(values.size) if values is not None else None
     run_sd = float(np.std(values, ddof=1)) if values is not None and values.size >= 2 else math.nan
-    return ClaimResult(key, section, claim["statement"], measured, low, high, compare, threshold, status, method, sources, trivial,
-                       margin=margin, p_values=p_values, adjusted_status=status, n_runs=n_runs, planned_runs=planned, sd=sd,
-                       run_sd=run_sd, **common)
+    return ClaimResult(
+        key,
+        section,
+        claim["statement"],
+        measured,
+        low,
+        high,
+        compare,
+        threshold,
+        status,
+        method,
+        sources,
+        trivial,
+        margin=margin,
+        p_values=p_values,
+        adjusted_status=status,
+        n_runs=n_runs,
+        planned_runs=planned,
+        sd=sd,
+        run_sd=run_sd,
+        **common,
+    )
 
 
 def _decision_p(r: ClaimResult, status: str) -> float:
@@ -415,30 +467,53 @@ def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
     for i, r in enumerate(out):
         groups.setdefault(r.family or f"claim:{r.key}", []).append(i)
     for members in groups.values():
-        tested = [i for i in members if out[i].status in ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE")
-                  and any(math.isfinite(v) for v in (out[i].p_values or {}).values())]
+        tested = [
+            i
+            for i in members
+            if out[i].status in ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE")
+            and any(math.isfinite(v) for v in (out[i].p_values or {}).values())
+        ]
         decisions = verdicts.adjusted_decisions([out[i].p_values for i in tested])
         for i, (taken, p_adjusted) in zip(tested, decisions, strict=True):
             r = out[i]
             adjusted = taken or "INCONCLUSIVE"
             if r.status == "FAIL" and not math.isfinite(r.measured):
                 adjusted = "FAIL"
-            unadjusted_p = _decision_p(r, r.status) if r.status in verdicts.DECISIONS else min(
-                (v for v in (r.p_values or {}).values() if math.isfinite(v)), default=math.nan)
+            unadjusted_p = (
+                _decision_p(r, r.status)
+                if r.status in verdicts.DECISIONS
+                else min((v for v in (r.p_values or {}).values() if math.isfinite(v)), default=math.nan)
+            )
             out[i] = replace(r, adjusted_status=adjusted, p_adjusted=p_adjusted, p_value=unadjusted_p)
     return out
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-_TEMPLATED = ("key", "label", "section", "statement", "measured", "threshold", "trivial_bound", "per_run", "bootstrap", "exact", "margin")
+_TEMPLATED = (
+    "key",
+    "label",
+    "section",
+    "statement",
+    "measured",
+    "threshold",
+    "trivial_bound",
+    "per_run",
+    "bootstrap",
+    "exact",
+    "margin",
+)
 
 
 def _placeholders(claim: dict[str, Any]) -> set[str]:
     nested = [claim.get("threshold")] if isinstance(claim.get("threshold"), list) else []
     nested += [pair for pair in claim.get("requires_equal") or []]
-    texts = ([claim.get(field) for field in _TEMPLATED] + list((claim.get("inputs") or {}).values()) + list(claim.get("interval") or [])
-             + list(claim.get("power") or [])
-             + [text for group in nested for text in group])
+    texts = (
+        [claim.get(field) for field in _TEMPLATED]
+        + list((claim.get("inputs") or {}).values())
+        + list(claim.get("interval") or [])
+        + list(claim.get("power") or [])
+        + [text for group in nested for text in group]
+    )
     return {name for text in texts if isinstance(text, str) for name in _PLACEHOLDER.findall(text)}
 
 
@@ -457,15 +532,21 @@ def config_values(reference: dict[str, Any], configs: Sequence[dict[str, Any]], 
     appearance: a list's items or a mapping's keys at the dotted ``path``."""
     paths = reference.get("config")
     paths = [paths] if isinstance(paths, str) else paths
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or set(reference) - {"config", "exclude"}:
-        raise ClaimError(f"{where}: a config reference is {{config: <dotted path or list of them>, exclude: [...]}}, got {reference!r}")
+    if (
+        not isinstance(paths, list)
+        or not all(isinstance(p, str) for p in paths)
+        or set(reference) - {"config", "exclude"}
+    ):
+        raise ClaimError(
+            f"{where}: a config reference is {{config: <dotted path or list of them>, exclude: [...]}}, got {reference!r}"
+        )
     values: list[str] = []
     for config in configs:
         for path in paths:
             node: Any = config
             for part in path.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
-            for value in (list(node) if isinstance(node, (list, dict)) else []):
+            for value in list(node) if isinstance(node, (list, dict)) else []:
                 if str(value) not in values:
                     values.append(str(value))
     exclude = {str(v) for v in reference.get("exclude") or []}
@@ -482,10 +563,14 @@ def expand_family(claim: dict[str, Any], configs: Sequence[dict[str, Any]] = ())
     key = claim.get("key", "?")
     variables = claim["for_each"]
     if not isinstance(variables, dict) or not variables:
-        raise ClaimError(f"claim {key!r}: for_each must map each placeholder to a list or a config reference, got {variables!r}")
+        raise ClaimError(
+            f"claim {key!r}: for_each must map each placeholder to a list or a config reference, got {variables!r}"
+        )
     for name, values in variables.items():
         if not (isinstance(values, dict) or (isinstance(values, list) and values)):
-            raise ClaimError(f"claim {key!r}: for_each.{name} must be a non-empty list or a config reference, got {values!r}")
+            raise ClaimError(
+                f"claim {key!r}: for_each.{name} must be a non-empty list or a config reference, got {values!r}"
+            )
     unknown = sorted(_placeholders(claim) - set(variables))
     if unknown:
         raise ClaimError(f"claim {key!r}: unknown placeholder(s) {unknown}; for_each defines {sorted(variables)}")
@@ -494,11 +579,18 @@ def expand_family(claim: dict[str, Any], configs: Sequence[dict[str, Any]] = ())
         raise ClaimError(f"claim {key!r}: for_each variable(s) {unused} do not appear in the key")
     expanded = []
     for binding in _bindings(list(variables.items()), {}, configs, key):
-        expanded.append({**{field: _fill(value, binding) for field, value in claim.items() if field != "for_each"}, "_binding": dict(binding)})
+        expanded.append(
+            {
+                **{field: _fill(value, binding) for field, value in claim.items() if field != "for_each"},
+                "_binding": dict(binding),
+            }
+        )
     return expanded
 
 
-def _bindings(variables: list[tuple[str, Any]], bound: dict[str, str], configs: Sequence[dict[str, Any]], key: str) -> Iterable[dict[str, str]]:
+def _bindings(
+    variables: list[tuple[str, Any]], bound: dict[str, str], configs: Sequence[dict[str, Any]], key: str
+) -> Iterable[dict[str, str]]:
     """Every binding of ``variables`` (first outermost). A config reference may use variables bound before it, e.g.
     ``{config: "experiments.{experiment}.environments"}`` after ``experiment``."""
     if not variables:
@@ -509,7 +601,9 @@ def _bindings(variables: list[tuple[str, Any]], bound: dict[str, str], configs: 
         texts = [v for v in values.values() for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
         unbound = sorted({p for text in texts for p in _PLACEHOLDER.findall(text)} - set(bound))
         if unbound:
-            raise ClaimError(f"claim {key!r}, for_each.{name}: the config reference uses {unbound}, not bound before it")
+            raise ClaimError(
+                f"claim {key!r}, for_each.{name}: the config reference uses {unbound}, not bound before it"
+            )
         values = config_values(_fill(values, bound), configs, f"claim {key!r}, for_each.{name}")
     for value in values:
         yield from _bindings(rest, {**bound, name: str(value)}, configs, key)
@@ -526,7 +620,9 @@ def reference_configs(register_path: str | Path) -> list[dict[str, Any]]:
     path = Path(register_path)
     register = read_yaml(path) or {}
     root = path.resolve().parent.parent
-    return [resolve_config_file(root / name) for name in register.get("reference_configs") or []]  # overlays resolved onto their base
+    return [
+        resolve_config_file(root / name) for name in register.get("reference_configs") or []
+    ]  # overlays resolved onto their base
 
 
 def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
@@ -608,8 +704,13 @@ def finish_register(results: Sequence[ClaimResult], patterns: Sequence[str] = ()
     return [replace(r, note=_settle_note(r)) for r in finished]
 
 
-def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozenset[str] = frozenset(),
-                      configs: Iterable[dict[str, Any]] = (), keys: Sequence[str] | None = None) -> list[ClaimResult]:
+def evaluate_register(
+    path: str | Path,
+    root: str | Path,
+    not_run_inputs: frozenset[str] = frozenset(),
+    configs: Iterable[dict[str, Any]] = (),
+    keys: Sequence[str] | None = None,
+) -> list[ClaimResult]:
     """Every claim of the register, evaluated and finished (:func:`finish_register`). With ``keys``, only those claims,
     unadjusted: their family's other members are not evaluated, so ``adjusted_status`` is left empty."""
     claims = load_register(path, configs)
@@ -619,7 +720,10 @@ def evaluate_register(path: str | Path, root: str | Path, not_run_inputs: frozen
         if unknown:
             raise ClaimError(f"unknown claim key(s) {unknown}; `hare claims --list` prints every key")
         claims = [c for c in claims if c["key"] in set(keys)]
-        return [replace(evaluate_claim(claim, Path(root), frozenset(not_run_inputs)), adjusted_status="") for claim in claims]
+        return [
+            replace(evaluate_claim(claim, Path(root), frozenset(not_run_inputs)), adjusted_status="")
+            for claim in claims
+        ]
     results = [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
     return finish_register(results, headline_patterns(path))
 
@@ -652,21 +756,44 @@ def claim_entry(r: ClaimResult) -> dict[str, Any]:
     """One claim as plain data (the ``claims`` list of :func:`claims_document`); undefined numbers are ``None``."""
     threshold = [_json_number(t) for t in r.threshold] if isinstance(r.threshold, tuple) else _json_number(r.threshold)
     return {
-        "id": r.claim_id, "key": r.key, "family": r.family, "headline": r.headline, "section": r.section,
-        "statement": r.statement, "label": r.label, "binding": dict(r.binding or {}), "measured": _json_number(r.measured),
-        "low": _json_number(r.low), "high": _json_number(r.high), "compare": r.compare, "threshold": threshold,
-        "margin": _json_number(r.margin), "status": r.status, "adjusted_status": r.adjusted_status or r.status,
-        "p_value": _json_number(r.p_value), "p_adjusted": _json_number(r.p_adjusted), "method": r.method,
-        "sources": list(r.sources), "n_runs": r.n_runs, "planned_runs": r.planned_runs,
-        "half_width": _json_number(r.half_width), "tuning_sd": _json_number(r.sd), "note": r.note,
+        "id": r.claim_id,
+        "key": r.key,
+        "family": r.family,
+        "headline": r.headline,
+        "section": r.section,
+        "statement": r.statement,
+        "label": r.label,
+        "binding": dict(r.binding or {}),
+        "measured": _json_number(r.measured),
+        "low": _json_number(r.low),
+        "high": _json_number(r.high),
+        "compare": r.compare,
+        "threshold": threshold,
+        "margin": _json_number(r.margin),
+        "status": r.status,
+        "adjusted_status": r.adjusted_status or r.status,
+        "p_value": _json_number(r.p_value),
+        "p_adjusted": _json_number(r.p_adjusted),
+        "method": r.method,
+        "sources": list(r.sources),
+        "n_runs": r.n_runs,
+        "planned_runs": r.planned_runs,
+        "half_width": _json_number(r.half_width),
+        "tuning_sd": _json_number(r.sd),
+        "note": r.note,
     }
 
 
 def claims_document(results: Sequence[ClaimResult]) -> dict[str, Any]:
     """``results/claims.json``: ``{"level", "adjustment", "margin_rule", "power_rule", "claims": [...]}`` with one
     :func:`claim_entry` per claim, in register order; :func:`hare.report.register.register_tex` renders it."""
-    return {"level": LEVEL, "adjustment": ADJUSTMENT, "margin_rule": MARGIN_RULE, "power_rule": POWER_RULE,
-            "claims": [claim_entry(r) for r in results]}
+    return {
+        "level": LEVEL,
+        "adjustment": ADJUSTMENT,
+        "margin_rule": MARGIN_RULE,
+        "power_rule": POWER_RULE,
+        "claims": [claim_entry(r) for r in results],
+    }
 
 
 def adjusted_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
@@ -690,38 +817,79 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
     headline = [r for r in results if r.headline]
     head = adjusted_counts(headline)
     summary = ", ".join(f"{n} {status}" for status, n in adjusted.items() if n)
-    header = ["| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / ran | half-width | note |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    header = [
+        "| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / ran | half-width | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
 
     def row(r: ClaimResult) -> str:
-        threshold = r.compare if r.not_run else format_threshold(r) + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
+        threshold = (
+            r.compare
+            if r.not_run
+            else format_threshold(r) + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
+        )
         status = r.adjusted_status or r.status
         shown = status if status in ("PASS", "NOT RUN") else f"**{status}**"
         margin = f"{r.margin:.4g}" if r.margin is not None else ""
         half = f"{r.half_width:.3g}" if math.isfinite(r.half_width) else ""
-        return (f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | {r.status} | "
-                f"{shown} | {_plan_cell(r)} | {half} | {_cell(r.note)} |")
+        return (
+            f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | {r.status} | "
+            f"{shown} | {_plan_cell(r)} | {half} | {_cell(r.note)} |"
+        )
 
     lines = [
-        f"# Claims: {adjusted['PASS']}/{len(results)} PASS after adjustment", "",
-        f"{summary} (unadjusted: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ").", "",
-        f"Headline claims: {head['PASS']}/{len(headline)} PASS, " + ", ".join(f"{n} {s}" for s, n in head.items() if n and s != "PASS") + ".", "",
+        f"# Claims: {adjusted['PASS']}/{len(results)} PASS after adjustment",
+        "",
+        f"{summary} (unadjusted: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ").",
+        "",
+        f"Headline claims: {head['PASS']}/{len(headline)} PASS, "
+        + ", ".join(f"{n} {s}" for s, n in head.items() if n and s != "PASS")
+        + ".",
+        "",
         "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies the comparison, "
         "FAIL when none of it does, EQUIVALENT when it does neither but lies inside the margin (threshold - δ, threshold + δ), "
         "INCONCLUSIVE when it straddles the threshold and leaves the margin (too few runs), VACUOUS when the threshold is a bound "
-        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.", "",
-        f"Adjustment: {ADJUSTMENT}.", "", f"Margins: {MARGIN_RULE}.", "", f"Run counts: {POWER_RULE}.", "",
-        "## Headline claims", "", *header, *(row(r) for r in headline), "",
-        "## Every claim", "", *header, *(row(r) for r in results), "",
-        "## Methods and inputs", "", "| id | claim | section | method | source |", "|---|---|---|---|---|",
-        *(f"| {r.claim_id} | `{r.key}` | {_cell(r.section)} | {r.method} | " + ", ".join(f"`{s}`" for s in r.sources) + " |" for r in results),
+        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.",
+        "",
+        f"Adjustment: {ADJUSTMENT}.",
+        "",
+        f"Margins: {MARGIN_RULE}.",
+        "",
+        f"Run counts: {POWER_RULE}.",
+        "",
+        "## Headline claims",
+        "",
+        *header,
+        *(row(r) for r in headline),
+        "",
+        "## Every claim",
+        "",
+        *header,
+        *(row(r) for r in results),
+        "",
+        "## Methods and inputs",
+        "",
+        "| id | claim | section | method | source |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {r.claim_id} | `{r.key}` | {_cell(r.section)} | {r.method} | "
+            + ", ".join(f"`{s}`" for s in r.sources)
+            + " |"
+            for r in results
+        ),
     ]
     return "\n".join(lines) + "\n"
 
 
-def write_claims(register: str | Path, root: str | Path, markdown_path: str | Path, json_path: str | Path | None = None,
-                 not_run_inputs: frozenset[str] = frozenset(), configs: Iterable[dict[str, Any]] = (),
-                 keys: Sequence[str] | None = None) -> list[ClaimResult]:
+def write_claims(
+    register: str | Path,
+    root: str | Path,
+    markdown_path: str | Path,
+    json_path: str | Path | None = None,
+    not_run_inputs: frozenset[str] = frozenset(),
+    configs: Iterable[dict[str, Any]] = (),
+    keys: Sequence[str] | None = None,
+) -> list[ClaimResult]:
     """Evaluate the register and write ``results/claims.md`` and (the whole register only) ``results/claims.json``."""
     results = evaluate_register(register, root, not_run_inputs, configs, keys)
     write_text(markdown_path, claims_markdown(results))

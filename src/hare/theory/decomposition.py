@@ -248,19 +248,21 @@ def _summary(measured: np.ndarray, bound: np.ndarray, horizons: np.ndarray, max_
         values = measured[:, k]
         b = bound[:, k] if per_run else np.full_like(values, bound[k])
         mean_bound = float(b.mean())
-        rows.append({
-            "T": int(horizon),
-            "mean": float(values.mean()),
-            "std": float(values.std(ddof=1)) if values.size > 1 else None,
-            "worst": float(values.max()),
-            "bound": mean_bound,
-            "bound_min": float(b.min()),
-            "bound_per_run": per_run,
-            "ratio": float(values.mean() / mean_bound),
-            "holds": bool(np.all(values <= b)),
-            "vacuous": bool(np.all(is_vacuous(b, horizon, max_gap))),
-            "trivial_bound": float(horizon * max_gap),
-        })
+        rows.append(
+            {
+                "T": int(horizon),
+                "mean": float(values.mean()),
+                "std": float(values.std(ddof=1)) if values.size > 1 else None,
+                "worst": float(values.max()),
+                "bound": mean_bound,
+                "bound_min": float(b.min()),
+                "bound_per_run": per_run,
+                "ratio": float(values.mean() / mean_bound),
+                "holds": bool(np.all(values <= b)),
+                "vacuous": bool(np.all(is_vacuous(b, horizon, max_gap))),
+                "trivial_bound": float(horizon * max_gap),
+            }
+        )
     return rows
 
 
@@ -277,7 +279,9 @@ def _epsilon_attention(env: SyntheticBandit, full, base_seed: int, n_queries: in
     rng = CounterRNG(run_keys(base_seed, [0], "decomposition", "epsilon-attn").to(device))
     queries = torch.nn.functional.normalize(rng.normal("query", 0, (n_queries, env.query_dim))[0], dim=-1)
     users = rng.randint("user", 0, env.n_users, (n_queries,))[0]
-    eps = attention_error(learned.to(device), report.user_states.to(device), oracle, env.users, queries, users, env.pool.embeddings)
+    eps = attention_error(
+        learned.to(device), report.user_states.to(device), oracle, env.users, queries, users, env.pool.embeddings
+    )
     return {"epsilon_attn": eps, "epsilon_train": float(report.epsilon_train), "n_queries": int(n_queries)}
 
 
@@ -299,12 +303,23 @@ class _Measurements(RoundObserver):
 
     def __init__(self, name: str, policy, env: SyntheticBandit, horizons: np.ndarray, environment: bool):
         n_runs, horizon, device = env.n_runs, int(horizons[-1]), env.pool.embeddings.device
-        self.policy, self.attends, self.explore, self.user, self.environment = policy, name in VARIANTS, name == "w_star_u_star", name == "w_star", environment
+        self.policy, self.attends, self.explore, self.user, self.environment = (
+            policy,
+            name in VARIANTS,
+            name == "w_star_u_star",
+            name == "w_star",
+            environment,
+        )
         self.index = {int(h) - 1: k for k, h in enumerate(horizons)}
         self.runs = torch.arange(n_runs, device=device)
         self.query_norm = torch.zeros(n_runs, dtype=torch.float64, device=device)
         self.potential = None
-        self.explore_curves: dict[str, list[np.ndarray]] = {"potential": [], "log_det_ratio": [], "cluster_counts": [], "lambda_max": []}
+        self.explore_curves: dict[str, list[np.ndarray]] = {
+            "potential": [],
+            "log_det_ratio": [],
+            "cluster_counts": [],
+            "lambda_max": [],
+        }
         self.lambda_min_active = np.zeros((n_runs, horizon))
         self.lambda_min_users = np.zeros((n_runs, len(horizons)))
         self.optimal = np.zeros((n_runs, horizon), dtype=np.int64)
@@ -314,7 +329,9 @@ class _Measurements(RoundObserver):
     def selecting(self, t: int, round_, observation) -> None:
         if self.environment:
             self.optimal[:, t] = round_.optimal_arms.cpu().numpy()
-            self.gap_seen = torch.maximum(self.gap_seen, (round_.mean_rewards.max(1).values - round_.mean_rewards.min(1).values).max())
+            self.gap_seen = torch.maximum(
+                self.gap_seen, (round_.mean_rewards.max(1).values - round_.mean_rewards.min(1).values).max()
+            )
             self.abs_seen = torch.maximum(self.abs_seen, round_.mean_rewards.abs().max())
         if self.user:
             precision = self.policy.user_posterior.precision[self.runs, observation.users]
@@ -327,7 +344,9 @@ class _Measurements(RoundObserver):
         if self.explore:
             n_heads = self.policy.n_heads
             chosen = self.policy.clusters[arms]
-            widths = self.attention.bonuses.gather(-1, chosen[:, None, None].expand(-1, n_heads, 1)).squeeze(-1) ** 2  # (n_runs, H)
+            widths = (
+                self.attention.bonuses.gather(-1, chosen[:, None, None].expand(-1, n_heads, 1)).squeeze(-1) ** 2
+            )  # (n_runs, H)
             if self.potential is None:
                 self.potential = torch.zeros(len(self.runs), n_heads, dtype=torch.float64, device=widths.device)
             self.potential += widths.clamp(max=1.0)
@@ -335,17 +354,25 @@ class _Measurements(RoundObserver):
     def record(self, t: int, policy) -> None:
         if self.explore:
             covariance = policy.attention.covariance
-            log_det = torch.linalg.slogdet(covariance.precision)[1] - policy.key_dim * math.log(policy.config.lam)  # (n_runs, H, C)
+            log_det = torch.linalg.slogdet(covariance.precision)[1] - policy.key_dim * math.log(
+                policy.config.lam
+            )  # (n_runs, H, C)
             curves = self.explore_curves
             curves["potential"].append(self.potential.cpu().numpy().copy())
             curves["log_det_ratio"].append(log_det.sum(-1).cpu().numpy())
             curves["cluster_counts"].append(covariance.counts.cpu().numpy().copy())
-            curves["lambda_max"].append(torch.linalg.eigvalsh(covariance.precision)[..., -1].flatten(1).max(1).values.cpu().numpy())
+            curves["lambda_max"].append(
+                torch.linalg.eigvalsh(covariance.precision)[..., -1].flatten(1).max(1).values.cpu().numpy()
+            )
         if self.user:
-            self.lambda_min_users[:, self.index[t]] = torch.linalg.eigvalsh(policy.user_posterior.precision)[..., 0].mean(1).cpu().numpy()
+            self.lambda_min_users[:, self.index[t]] = (
+                torch.linalg.eigvalsh(policy.user_posterior.precision)[..., 0].mean(1).cpu().numpy()
+            )
 
 
-def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray, logs: LoggedRounds) -> dict[str, np.ndarray]:
+def _simulate(
+    env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarray, logs: LoggedRounds
+) -> dict[str, np.ndarray]:
     """Play every policy, warm-started on ``logs``, on the same rounds (:func:`hare.experiments.simulation.simulate`:
     online round ``t`` shown as ``M + t``), one after another; record regret and the measured quantities
     (:class:`_Measurements`) at ``horizons``.
@@ -358,8 +385,16 @@ def _simulate(env: SyntheticBandit, policies: dict[str, Any], horizons: np.ndarr
     rounds = prebuilt_rounds(env)
     for name, policy in policies.items():
         measured[name] = _Measurements(name, policy, env, horizons, environment=not measured)
-        arrays = simulate(env, policy, progress=None, logs=logs, on_record=measured[name].record, record_at=horizons, observer=measured[name],
-                          rounds=rounds)
+        arrays = simulate(
+            env,
+            policy,
+            progress=None,
+            logs=logs,
+            on_record=measured[name].record,
+            record_at=horizons,
+            observer=measured[name],
+            rounds=rounds,
+        )
         curves[name] = arrays["cumulative_regret"]
     first, explore, user = next(iter(measured.values())), measured["w_star_u_star"], measured["w_star"]
     return {
@@ -383,16 +418,26 @@ symbols are positive, so its ``S -> 0`` limit is evaluated at ``S = S_FLOOR``, w
 def _explore_constants(constants: dict[str, Any], config: HAREConfig, delta: float) -> dict[str, float]:
     """Constants of ``hare_explore_oful``; the parameter norm is ``S_prior`` for the online mean (module docstring),
     floored at :data:`S_FLOOR`."""
-    return {"C": constants["n_clusters"], "d_k": constants["key_dim"], "lam": config.lam, "delta": delta,
-            "sigma": constants["noise_sigma"], "S": max(constants["S_prior" if config.mean == "online" else "S"], S_FLOOR),
-            "B_x": constants["query_norm_bound"]}
+    return {
+        "C": constants["n_clusters"],
+        "d_k": constants["key_dim"],
+        "lam": config.lam,
+        "delta": delta,
+        "sigma": constants["noise_sigma"],
+        "S": max(constants["S_prior" if config.mean == "online" else "S"], S_FLOOR),
+        "B_x": constants["query_norm_bound"],
+    }
 
 
 def warm_bound(key: str, T: np.ndarray, n_logged: int, **constants: float) -> np.ndarray:
     """An OFUL-type bound (``hare_explore_oful``, ``linucb_oful``) for online rounds ``M+1..M+T`` after a warm
     start of ``M`` rounds: ``sqrt(T / (M + T)) * bound(M + T)`` (module docstring); ``bound(T)`` when ``M = 0``."""
     total = np.asarray(T, dtype=float) + n_logged
-    return np.sqrt(np.asarray(T, dtype=float) / total) * np.asarray(BOUNDS[key].numeric(T=total, **constants), dtype=float) * np.ones_like(total)
+    return (
+        np.sqrt(np.asarray(T, dtype=float) / total)
+        * np.asarray(BOUNDS[key].numeric(T=total, **constants), dtype=float)
+        * np.ones_like(total)
+    )
 
 
 def warm_user_regret_sum(lambda_min: np.ndarray, n_logged: int, **constants: float) -> np.ndarray:
@@ -403,7 +448,9 @@ def warm_user_regret_sum(lambda_min: np.ndarray, n_logged: int, **constants: flo
     return total[n_logged:] - (total[n_logged - 1] if n_logged else 0.0)
 
 
-def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float, query_bound: float, n_logged: int = 0) -> dict[str, Any]:
+def _elliptical(
+    sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float, query_bound: float, n_logged: int = 0
+) -> dict[str, Any]:
     """Measured capped width sum of ``pi_W*,u*`` against ``2 log det`` and its closed form (Lemmas 10-11).
 
     The online widths are summed over the ``T`` online rounds; the covariances also hold the ``M``
@@ -413,13 +460,18 @@ def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float,
     for index in np.ndindex(*counts.shape):
         pulls = counts[index]
         if pulls > 0:
-            closed[index[0], index[1], index[3]] += BOUNDS["elliptical_potential"].numeric(T=pulls, d=d_k, lam=lam, B_x=query_bound)
-    aggregate = np.array([d_k * 2 * math.log(1 + (h + n_logged) * query_bound**2 / (lam * d_k)) for h in horizons]) * counts.shape[2]
+            closed[index[0], index[1], index[3]] += BOUNDS["elliptical_potential"].numeric(
+                T=pulls, d=d_k, lam=lam, B_x=query_bound
+            )
+    aggregate = (
+        np.array([d_k * 2 * math.log(1 + (h + n_logged) * query_bound**2 / (lam * d_k)) for h in horizons])
+        * counts.shape[2]
+    )
     measured, log_det = sim["potential"], 2 * sim["log_det_ratio"]
     return {
         "description": "sum_t min(1, U_{t,j_t}^2) of pi_W*,u* over the online rounds (widths before the update) <= sum_j 2 log "
-                       "det(Sigma_j)/det(lam I) <= sum_j 2 d_k log(1 + T_j B_q^2/(lam d_k)) <= C 2 d_k log(1 + (M + T) B_q^2/(lam d_k)), "
-                       "T_j counting the M warm-start rounds too; mean over runs and heads.",
+        "det(Sigma_j)/det(lam I) <= sum_j 2 d_k log(1 + T_j B_q^2/(lam d_k)) <= C 2 d_k log(1 + (M + T) B_q^2/(lam d_k)), "
+        "T_j counting the M warm-start rounds too; mean over runs and heads.",
         "n_logged": int(n_logged),
         "T": horizons.tolist(),
         "measured_mean": measured.mean((0, 1)).tolist(),
@@ -433,8 +485,15 @@ def _elliptical(sim: dict[str, Any], horizons: np.ndarray, d_k: int, lam: float,
     }
 
 
-def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.ndarray, baseline_params: dict[str, dict], delta: float, max_gap: float,
-                     n_logged: int = 0) -> dict[str, Any]:
+def _baseline_checks(
+    sim: dict[str, Any],
+    env: SyntheticBandit,
+    horizons: np.ndarray,
+    baseline_params: dict[str, dict],
+    delta: float,
+    max_gap: float,
+    n_logged: int = 0,
+) -> dict[str, Any]:
     from hare.envs.synthetic import linear_parameters
 
     theta = linear_parameters(env)
@@ -442,39 +501,76 @@ def _baseline_checks(sim: dict[str, Any], env: SyntheticBandit, horizons: np.nda
     out: dict[str, Any] = {}
     if "linucb" in sim["curves"]:
         params = baseline_params.get("linucb", {})
-        constants = {"d": n_arms * dim, "lam": float(params.get("lam", 1.0)), "delta": delta, "sigma": env.config.noise_sigma,
-                     "S": float(theta.norm()), "B_x": math.sqrt(2.0)}
+        constants = {
+            "d": n_arms * dim,
+            "lam": float(params.get("lam", 1.0)),
+            "delta": delta,
+            "sigma": env.config.noise_sigma,
+            "S": float(theta.norm()),
+            "B_x": math.sqrt(2.0),
+        }
         bound = warm_bound("linucb_oful", horizons.astype(float), n_logged, **constants)
         out["linucb"] = {
-            "bound_key": "linucb_oful", "constants": constants, "alpha": float(params.get("alpha", 1.0)),
+            "bound_key": "linucb_oful",
+            "constants": constants,
+            "alpha": float(params.get("alpha", 1.0)),
             "caveat": "The OFUL bound is for OFUL's radius beta_t(delta); LinUCB runs with a fixed alpha. Disjoint arms are one "
-                      "linear bandit in dimension n_arms * dim with features x (x) e_a (oful_check). Warm-started on the M logged "
-                      "rounds: evaluated as sqrt(T/(M+T)) bound(M+T).",
+            "linear bandit in dimension n_arms * dim with features x (x) e_a (oful_check). Warm-started on the M logged "
+            "rounds: evaluated as sqrt(T/(M+T)) bound(M+T).",
             "rows": _summary(sim["curves"]["linucb"], bound, horizons, max_gap),
         }
     if "lnucb_ta" in sim["curves"]:
-        constants = {"d": n_arms * dim, "delta": delta, "sigma": env.config.noise_sigma, "S": float(theta.norm()), "B_x": math.sqrt(2.0)}
-        unit = np.asarray(BOUNDS["lnucbta_theorem1"].numeric(T=horizons.astype(float), b_lnucb=1.0, knn_uncertainty=1e-12, **constants), dtype=float)
+        constants = {
+            "d": n_arms * dim,
+            "delta": delta,
+            "sigma": env.config.noise_sigma,
+            "S": float(theta.norm()),
+            "B_x": math.sqrt(2.0),
+        }
+        unit = np.asarray(
+            BOUNDS["lnucbta_theorem1"].numeric(
+                T=horizons.astype(float), b_lnucb=1.0, knn_uncertainty=1e-12, **constants
+            ),
+            dtype=float,
+        )
         measured = sim["curves"]["lnucb_ta"]
         out["lnucb_ta"] = {
-            "bound_key": "lnucbta_theorem1", "evaluated": False, "constants": constants,
+            "bound_key": "lnucbta_theorem1",
+            "evaluated": False,
+            "constants": constants,
             "unspecified": {
                 "b": "absolute constant of LNUCB-TA Theorem 1, eq. 11, never given",
                 "Gamma_kNN": "sum_a T^a (u^a_{t,k})^2 with u^a_{t,k} a distance under an unspecified metric rho on (context, reward) "
-                             "pairs, at an unspecified round t (LNUCB-TA eqs. 10-11, 22)",
+                "pairs, at an unspecified round t (LNUCB-TA eqs. 10-11, 22)",
                 "sigma": "Theorem 1 assumes |noise| <= sigma; HARE-Sim noise is Gaussian (unbounded)",
             },
             "b_required_at_gamma_zero": [float(v) for v in measured.max(0) / unit],
             "bound_over_b_at_gamma_zero": unit.tolist(),
-            "rows": [{k: v for k, v in row.items() if k not in ("bound", "bound_min", "ratio", "holds", "vacuous")} for row in _summary(measured, unit, horizons, max_gap)],
+            "rows": [
+                {k: v for k, v in row.items() if k not in ("bound", "bound_min", "ratio", "holds", "vacuous")}
+                for row in _summary(measured, unit, horizons, max_gap)
+            ],
         }
     return out
 
 
-def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], horizons: list[int], n_runs: int, base_seed: int,
-                      device: str = "cpu", *, delta: float = 0.05, tolerance: float = 0.1, n_boot: int = 2000,
-                      n_eps_queries: int = 4096, baselines: bool | Sequence[str] = True, baseline_params: dict[str, dict] | None = None,
-                      keep_arrays: bool = True, n_logged: int = 1000) -> dict[str, Any]:
+def run_decomposition(
+    env_params: dict[str, Any],
+    hare_params: dict[str, Any],
+    horizons: list[int],
+    n_runs: int,
+    base_seed: int,
+    device: str = "cpu",
+    *,
+    delta: float = 0.05,
+    tolerance: float = 0.1,
+    n_boot: int = 2000,
+    n_eps_queries: int = 4096,
+    baselines: bool | Sequence[str] = True,
+    baseline_params: dict[str, dict] | None = None,
+    keep_arrays: bool = True,
+    n_logged: int = 1000,
+) -> dict[str, Any]:
     """Measure the three terms (paper, sec:decomposition) on HARE-Sim and check each against its bound (module docstring).
 
     env_params: :class:`SyntheticConfig` fields; hare_params: :class:`HAREConfig` fields shared by the
@@ -489,7 +585,9 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     if n_runs < 1:
         raise ValueError("n_runs must be >= 1")
     if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(f"n_logged must be an integer >= 1: pi_full fits its projections on the warm start's logs (got {n_logged!r})")
+        raise ValueError(
+            f"n_logged must be an integer >= 1: pi_full fits its projections on the warm start's logs (got {n_logged!r})"
+        )
     baseline_names = ("linucb", "lnucb_ta") if baselines is True else tuple(baselines or ())
     baseline_params = {"linucb": {"alpha": 1.0, "lam": 1.0}, "lnucb_ta": {}, **(baseline_params or {})}
     env_config = SyntheticConfig(**env_params)
@@ -508,15 +606,21 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     other_mean = next(m for m in MEANS if m != main_mean)
     ablation = {variant: f"{variant}_mean_{other_mean}" for variant in ("full", "w_star")}
     for variant, name in ablation.items():
-        policies[name] = build_policy("hare", {**variant_params(hare_params, variant), "mean": other_mean}, env, policy_keys).to(device)
+        policies[name] = build_policy(
+            "hare", {**variant_params(hare_params, variant), "mean": other_mean}, env, policy_keys
+        ).to(device)
     for name in baseline_names:
         policies[name] = build_policy(name, baseline_params.get(name, {}), env, policy_keys).to(device)
     constants = instance_constants(env)
     sim = _simulate(env, policies, horizons_arr, logs)
     config = policies["full"].config
     if not constants["exact"]:
-        constants.update(max_gap=sim["max_gap_seen"], L_f=sim["max_gap_seen"] / 2.0, max_abs_mean_reward=sim["max_abs_mean_seen"])
-    constants["max_gap_source"] = "instance supremum over unit queries" if constants["exact"] else "empirical over the rounds played"
+        constants.update(
+            max_gap=sim["max_gap_seen"], L_f=sim["max_gap_seen"] / 2.0, max_abs_mean_reward=sim["max_abs_mean_seen"]
+        )
+    constants["max_gap_source"] = (
+        "instance supremum over unit queries" if constants["exact"] else "empirical over the rounds played"
+    )
     max_gap = constants["max_gap"]
     eps = _epsilon_attention(env, policies["full"], base_seed, n_eps_queries)
 
@@ -530,14 +634,32 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     explore_constants = _explore_constants(constants, config, delta)
     d_u = constants["user_dim"]
     idx = horizons_arr - 1
-    user_seed = np.stack([warm_user_regret_sum(run, n_logged, L_u=constants["L_u"], sigma=constants["noise_sigma"], d_u=d_u, delta=delta)[idx]
-                          for run in sim["lambda_min_active"]])
+    user_seed = np.stack(
+        [
+            warm_user_regret_sum(
+                run, n_logged, L_u=constants["L_u"], sigma=constants["noise_sigma"], d_u=d_u, delta=delta
+            )[idx]
+            for run in sim["lambda_min_active"]
+        ]
+    )
     user_rescaled = user_seed / constants["noise_sigma"]
     lambda_max = np.maximum(sim["lambda_max"].max(0), 1.0 + 1e-12)
     bounds = {
-        ("approx", "hare_approx"): np.asarray(BOUNDS["hare_approx"].numeric(T=T, L_f=constants["L_f"], eps_attn=eps["epsilon_attn"])) * np.ones_like(T),
+        ("approx", "hare_approx"): np.asarray(
+            BOUNDS["hare_approx"].numeric(T=T, L_f=constants["L_f"], eps_attn=eps["epsilon_attn"])
+        )
+        * np.ones_like(T),
         ("explore", "hare_explore_oful"): warm_bound("hare_explore_oful", T, n_logged, **explore_constants),
-        ("explore", "hare_explore"): np.asarray(BOUNDS["hare_explore"].numeric(T=T, alpha=config.alpha, d_k=constants["key_dim"], C=constants["n_clusters"], lambda_max=lambda_max, delta=delta)),
+        ("explore", "hare_explore"): np.asarray(
+            BOUNDS["hare_explore"].numeric(
+                T=T,
+                alpha=config.alpha,
+                d_k=constants["key_dim"],
+                C=constants["n_clusters"],
+                lambda_max=lambda_max,
+                delta=delta,
+            )
+        ),
         ("user", "user_regret_sum"): user_seed,
         ("user", "user_regret_sum_rescaled"): user_rescaled,
     }
@@ -552,7 +674,11 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     exponents = {}
     fit_seed = int(base_seed)
     for offset, term in enumerate(TERMS):
-        fit = fit_exponent(horizons_arr, terms[term], n_boot=n_boot, seed=fit_seed + offset) if horizons_arr.size >= 2 else None
+        fit = (
+            fit_exponent(horizons_arr, terms[term], n_boot=n_boot, seed=fit_seed + offset)
+            if horizons_arr.size >= 2
+            else None
+        )
         exponents[term] = fit
     if horizons_arr.size >= 2:
         for (term, key), bound in bounds.items():
@@ -561,13 +687,16 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     gap = curves["selection_gap"]
     if horizons_arr.size >= 2:
         exponents["explore_selection_gap"] = fit_exponent(horizons_arr, gap, n_boot=n_boot, seed=fit_seed + len(TERMS))
-        exponents["explore_minus_selection_gap"] = fit_exponent(horizons_arr, terms["explore"] - gap, n_boot=n_boot, seed=fit_seed + len(TERMS) + 1)
+        exponents["explore_minus_selection_gap"] = fit_exponent(
+            horizons_arr, terms["explore"] - gap, n_boot=n_boot, seed=fit_seed + len(TERMS) + 1
+        )
     checks = {}
     for term in ("explore", "user"):
         fit = exponents[term]
         threshold = SQRT_EXPONENT + tolerance
         checks[f"{term}_exponent_le_half_plus_tolerance"] = {
-            "threshold": threshold, "tolerance": tolerance,
+            "threshold": threshold,
+            "tolerance": tolerance,
             "passes": None if not fit or fit["estimate"] is None else bool(fit["estimate"] <= threshold),
             "ci_within": None if not fit or fit["ci_high"] is None else bool(fit["ci_high"] <= threshold),
         }
@@ -580,35 +709,55 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
 
     oful_radius = []
     for horizon in T + n_logged:
-        log_det = constants["key_dim"] * math.log(1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"]))
-        radius = constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + log_det) + math.sqrt(config.lam) * explore_constants["S"]
+        log_det = constants["key_dim"] * math.log(
+            1 + horizon * constants["query_norm_bound"] ** 2 / (config.lam * constants["key_dim"])
+        )
+        radius = (
+            constants["noise_sigma"] * math.sqrt(2 * math.log(constants["n_clusters"] / delta) + log_det)
+            + math.sqrt(config.lam) * explore_constants["S"]
+        )
         oful_radius.append(radius)
     by_mean = {main_mean: terms["approx"], other_mean: curves[ablation["full"]] - curves[ablation["w_star"]]}
     removed = by_mean["frozen"] - by_mean["online"]
     frozen_mean = by_mean["frozen"].mean(0)
     mean_ablation = {
         "description": "R_approx = R(pi_full) - R(pi_W*) with the online mean (ridge estimate shrunk to the attention's cluster "
-                       "score) and with the frozen mean (the attention's cluster score), on the same runs and warm start; "
-                       "removed_by_online_mean = R_approx(frozen) - R_approx(online) per run, removed_fraction = its mean over "
-                       "the mean R_approx(frozen) (None where that is not positive).",
+        "score) and with the frozen mean (the attention's cluster score), on the same runs and warm start; "
+        "removed_by_online_mean = R_approx(frozen) - R_approx(online) per run, removed_fraction = its mean over "
+        "the mean R_approx(frozen) (None where that is not positive).",
         "T": horizons_arr.tolist(),
         "main_mean": main_mean,
         "R_approx_online": {"mean": by_mean["online"].mean(0).tolist(), "std": _std(by_mean["online"])},
         "R_approx_frozen": {"mean": frozen_mean.tolist(), "std": _std(by_mean["frozen"])},
         "removed_by_online_mean": {"mean": removed.mean(0).tolist(), "std": _std(removed)},
-        "removed_fraction": [float(r / f) if f > 0 else None for r, f in zip(removed.mean(0), frozen_mean, strict=True)],
+        "removed_fraction": [
+            float(r / f) if f > 0 else None for r, f in zip(removed.mean(0), frozen_mean, strict=True)
+        ],
         "policies": {main_mean: ["full", "w_star"], other_mean: [ablation["full"], ablation["w_star"]]},
     }
     residual = float(np.abs(terms["approx"] + terms["user"] + terms["explore"] - curves["full"]).max())
     result: dict[str, Any] = {
         "check": "regret_terms",
         "description": "Three-term regret decomposition (paper, sec:decomposition) measured by telescoping over oracle variants of HARE on the same runs.",
-        "config": {"env_params": dict(env_params), "hare_params": {k: v for k, v in hare_params.items()}, "horizons": horizons_arr.tolist(),
-                   "n_runs": int(n_runs), "base_seed": int(base_seed), "delta": delta, "tolerance": tolerance, "n_boot": int(n_boot),
-                   "n_logged": int(n_logged), "baseline_params": baseline_params if baseline_names else None},
-        "warm_start": {"n_logged": int(n_logged), "digest": logs.digest(), "policies": sorted(policies),
-                       "description": "every policy learned from the same logged interactions through warm_start before round 1; "
-                                      "online rounds are shown as M + t, regret counts the online rounds"},
+        "config": {
+            "env_params": dict(env_params),
+            "hare_params": {k: v for k, v in hare_params.items()},
+            "horizons": horizons_arr.tolist(),
+            "n_runs": int(n_runs),
+            "base_seed": int(base_seed),
+            "delta": delta,
+            "tolerance": tolerance,
+            "n_boot": int(n_boot),
+            "n_logged": int(n_logged),
+            "baseline_params": baseline_params if baseline_names else None,
+        },
+        "warm_start": {
+            "n_logged": int(n_logged),
+            "digest": logs.digest(),
+            "policies": sorted(policies),
+            "description": "every policy learned from the same logged interactions through warm_start before round 1; "
+            "online rounds are shown as M + t, regret counts the online rounds",
+        },
         "variants": {name: dict(spec) for name, spec in VARIANTS.items()},
         "constants": constants,
         "measured": {
@@ -616,13 +765,17 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "lambda_min_active_at_T": [float(v) for v in sim["lambda_min_active"][:, idx].mean(0)],
             "lambda_min_user_mean_at_T": [float(v) for v in sim["lambda_min_user_mean"].mean(0)],
             "lambda_min_definition": "smallest eigenvalue of the posterior precision of the active user before the round's update (pi_W*); "
-                                     "the user-mean is the average over users at the horizon",
+            "the user-mean is the average over users at the horizon",
             "lambda_max_at_T": lambda_max.tolist(),
             "max_query_norm": {name: float(v.max()) for name, v in sim["query_norm"].items()},
             "query_norm_bound": constants["query_norm_bound"],
-            "query_norm_within_bound": bool(sim["query_norm"]["w_star_u_star"].max() <= constants["query_norm_bound"] * (1 + 1e-12)),
+            "query_norm_within_bound": bool(
+                sim["query_norm"]["w_star_u_star"].max() <= constants["query_norm_bound"] * (1 + 1e-12)
+            ),
             "max_gap_seen": sim["max_gap_seen"],
-            "elliptical_potential": _elliptical(sim, horizons_arr, constants["key_dim"], config.lam, constants["query_norm_bound"], n_logged),
+            "elliptical_potential": _elliptical(
+                sim, horizons_arr, constants["key_dim"], config.lam, constants["query_norm_bound"], n_logged
+            ),
             "decomposition_residual": residual,
         },
         "regret": {name: {"mean": curves[name].mean(0).tolist(), "std": _std(curves[name])} for name in curves},
@@ -634,29 +787,50 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
             "alpha": config.alpha,
             "oful_radius_at_T": oful_radius,
             "alpha_at_least_radius": bool(all(config.alpha >= r for r in oful_radius)),
-            "explore_parameter_norm": {"value": explore_constants["S"], "name": "S_prior" if config.mean == "online" else "S",
-                                       "description": "the radius's sqrt(lam) ||theta*_j - prior_j||: max_j max_{n in j} ||k_n - "
-                                                      "mean_{m in j} k_m||/sqrt(d_k) for the online mean (shrunk to theta0_j), "
-                                                      "max_n ||k_n||/sqrt(d_k) otherwise"},
+            "explore_parameter_norm": {
+                "value": explore_constants["S"],
+                "name": "S_prior" if config.mean == "online" else "S",
+                "description": "the radius's sqrt(lam) ||theta*_j - prior_j||: max_j max_{n in j} ||k_n - "
+                "mean_{m in j} k_m||/sqrt(d_k) for the online mean (shrunk to theta0_j), "
+                "max_n ||k_n||/sqrt(d_k) otherwise",
+            },
             "warm_start_bounds": "OFUL-type bounds of the M+1..M+T online rounds: sqrt(T/(M+T)) bound(M+T); user sum with log((M+s)/delta)",
             "notes": [
-                (("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE's online mean is "
-                  "that ridge estimate (shrunk to the attention's cluster score theta0) with a fixed alpha in place of beta_T, and the "
-                  "reduction still assumes each cluster's reward linear in q (seed issue seed001_step2_reduction): R_explore also "
-                  "carries the gap between the best item and its cluster's linear fit.") if config.mean == "online" else
-                 ("hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; with mean: frozen "
-                  "HARE selects clusters by the mean attention score of the cluster plus alpha U with alpha fixed (seed issue "
-                  "seed001_step2_reduction), so R_explore also carries the gap between the best item and the best cluster mean score.")),
+                (
+                    (
+                        "hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; HARE's online mean is "
+                        "that ridge estimate (shrunk to the attention's cluster score theta0) with a fixed alpha in place of beta_T, and the "
+                        "reduction still assumes each cluster's reward linear in q (seed issue seed001_step2_reduction): R_explore also "
+                        "carries the gap between the best item and its cluster's linear fit."
+                    )
+                    if config.mean == "online"
+                    else (
+                        "hare_explore_oful is derived for OFUL with a ridge estimate per cluster and bonus weight beta_T; with mean: frozen "
+                        "HARE selects clusters by the mean attention score of the cluster plus alpha U with alpha fixed (seed issue "
+                        "seed001_step2_reduction), so R_explore also carries the gap between the best item and the best cluster mean score."
+                    )
+                ),
                 "L_f bounds the attention-weighted reward; select mode plays the argmax item, which is not Lipschitz in the attention.",
-                ("L_u assumes an argmax decision on scores computed with u_hat; HARE's cluster rule with a history-dependent bonus does not "
-                "make R(W*) - R(W*,u*) a per-round function of ||u_hat - u*||."),
+                (
+                    "L_u assumes an argmax decision on scores computed with u_hat; HARE's cluster rule with a history-dependent bonus does not "
+                    "make R(W*) - R(W*,u*) a per-round function of ||u_hat - u*||."
+                ),
             ],
         },
-        "seed_issues": {key: SEED_ISSUES[key] for key in ("seed001_query_norm", "seed001_step2_reduction", "seed001_user_concentration",
-                                                         "seed001_additive_term", "seed001_term1_lipschitz_premise",
-                                                         "seed001_explore_cluster_mean_gap", "seed002_theorem1_rate")},
+        "seed_issues": {
+            key: SEED_ISSUES[key]
+            for key in (
+                "seed001_query_norm",
+                "seed001_step2_reduction",
+                "seed001_user_concentration",
+                "seed001_additive_term",
+                "seed001_term1_lipschitz_premise",
+                "seed001_explore_cluster_mean_gap",
+                "seed002_theorem1_rate",
+            )
+        },
         "shared_environment": "one environment object serves every policy in lock step; round t is a pure function of the run "
-                              "keys and t, so queries, active users and reward noise are identical across policies",
+        "keys and t, so queries, active users and reward noise are identical across policies",
     }
     result["mean_ablation"] = mean_ablation
     result["bounds_at_horizon"] = _bounds_at_horizon(rows, terms, curves["full"], horizons_arr, max_gap)
@@ -665,8 +839,8 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     result["diagnostics"] = {
         "selection_gap": {
             "description": "Regret of pi_W*,u* with alpha = 0: exact scores, no bonus; the cluster chosen by its mean score "
-                           "may not hold the best item (seed issue seed001_explore_cluster_mean_gap). Part of R_explore not "
-                           "caused by exploration.",
+            "may not hold the best item (seed issue seed001_explore_cluster_mean_gap). Part of R_explore not "
+            "caused by exploration.",
             "T": horizons_arr.tolist(),
             "mean": gap.mean(0).tolist(),
             "std": _std(gap),
@@ -689,8 +863,9 @@ def run_decomposition(env_params: dict[str, Any], hare_params: dict[str, Any], h
     return result
 
 
-def _bounds_at_horizon(rows: list[dict[str, Any]], terms: dict[str, np.ndarray], total: np.ndarray, horizons: np.ndarray,
-                       max_gap: float) -> dict[str, dict[str, Any]]:
+def _bounds_at_horizon(
+    rows: list[dict[str, Any]], terms: dict[str, np.ndarray], total: np.ndarray, horizons: np.ndarray, max_gap: float
+) -> dict[str, dict[str, Any]]:
     """Every (term, bound) pair at the largest horizon: ``{term: {bound_key: {...}}}`` with the measured term
     (t interval over runs), ``bound_at_horizon`` (mean over runs for run-dependent bounds), ``trivial_at_horizon``
     ``= T Delta`` and ``vacuous`` (the bound of every run ``>= T Delta``)."""
@@ -712,26 +887,39 @@ def _bounds_at_horizon(rows: list[dict[str, Any]], terms: dict[str, np.ndarray],
     return out
 
 
-def _explore_split(explore: np.ndarray, gap: np.ndarray, horizons: np.ndarray, exponents: dict[str, Any]) -> dict[str, Any]:
+def _explore_split(
+    explore: np.ndarray, gap: np.ndarray, horizons: np.ndarray, exponents: dict[str, Any]
+) -> dict[str, Any]:
     """``R_explore`` ``(n_runs, n_T)`` next to its selection-gap part ``gap`` (``pi_W*,u*`` with ``alpha = 0``, same draws)
     and the remainder ``R_explore - gap``: values at every horizon and growth exponents (bootstrap over runs)."""
     remainder = explore - gap
     return {
         "description": "selection_gap: regret of pi_W*,u* with alpha = 0 (exact scores, no bonus) on the same draws, the part of "
-                       "R_explore that comes from choosing the cluster by its mean score rather than the best item's cluster; "
-                       "remainder: R_explore - selection_gap per run (may be negative: the two are different policies).",
+        "R_explore that comes from choosing the cluster by its mean score rather than the best item's cluster; "
+        "remainder: R_explore - selection_gap per run (may be negative: the two are different policies).",
         "T": horizons.tolist(),
         "explore": {"mean": explore.mean(0).tolist(), "std": _std(explore), "exponent": exponents.get("explore")},
-        "selection_gap": {"mean": gap.mean(0).tolist(), "std": _std(gap), "exponent": exponents.get("explore_selection_gap"),
-                          "at_horizon": t_interval(gap[:, -1])},
-        "remainder": {"mean": remainder.mean(0).tolist(), "std": _std(remainder), "exponent": exponents.get("explore_minus_selection_gap"),
-                      "at_horizon": t_interval(remainder[:, -1])},
-        "selection_gap_fraction_at_horizon": t_interval(gap[:, -1] / explore[:, -1]) if np.all(explore[:, -1] > 0) else
-        {**t_interval([]), "note": "R_explore is not positive in every run at the horizon"},
+        "selection_gap": {
+            "mean": gap.mean(0).tolist(),
+            "std": _std(gap),
+            "exponent": exponents.get("explore_selection_gap"),
+            "at_horizon": t_interval(gap[:, -1]),
+        },
+        "remainder": {
+            "mean": remainder.mean(0).tolist(),
+            "std": _std(remainder),
+            "exponent": exponents.get("explore_minus_selection_gap"),
+            "at_horizon": t_interval(remainder[:, -1]),
+        },
+        "selection_gap_fraction_at_horizon": t_interval(gap[:, -1] / explore[:, -1])
+        if np.all(explore[:, -1] > 0)
+        else {**t_interval([]), "note": "R_explore is not positive in every run at the horizon"},
     }
 
 
-def _user_vs_explore(user: np.ndarray, explore: np.ndarray, horizons: np.ndarray, constants: dict[str, Any]) -> dict[str, Any]:
+def _user_vs_explore(
+    user: np.ndarray, explore: np.ndarray, horizons: np.ndarray, constants: dict[str, Any]
+) -> dict[str, Any]:
     """The notes' comparison ``R_user <= R_explore`` (paper, sec:decomposition) when ``d_u << d_k sqrt(C)``: the paired difference
     ``R_user - R_explore`` per run at the largest horizon (same draws), t interval over runs."""
     d_u, d_k, n_clusters = constants["user_dim"], constants["key_dim"], constants["n_clusters"]
@@ -739,20 +927,31 @@ def _user_vs_explore(user: np.ndarray, explore: np.ndarray, horizons: np.ndarray
     difference = t_interval(user[:, -1] - explore[:, -1])
     return {
         "description": "R_user - R_explore per run at the largest horizon (paired: same environment draws and policy keys), "
-                       "t interval over runs; premise of the notes' comparison (paper, sec:decomposition): d_u << d_k sqrt(C).",
+        "t interval over runs; premise of the notes' comparison (paper, sec:decomposition): d_u << d_k sqrt(C).",
         "T": int(horizons[-1]),
         "difference": difference,
         "R_user": t_interval(user[:, -1]),
         "R_explore": t_interval(explore[:, -1]),
         "difference_ci_high_le_zero": None if difference["ci_high"] is None else bool(difference["ci_high"] <= 0.0),
-        "d_u": int(d_u), "d_k": int(d_k), "C": int(n_clusters),
+        "d_u": int(d_u),
+        "d_k": int(d_k),
+        "C": int(n_clusters),
         "d_k_sqrt_C": float(scale),
         "d_u_over_d_k_sqrt_C": float(d_u / scale),
     }
 
 
-def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, Any], n_clusters: Sequence[int], key_dims: Sequence[int],
-                           horizons: list[int], n_runs: int, base_seed: int, device: str = "cpu", **kwargs: Any) -> dict[str, Any]:
+def run_decomposition_grid(
+    env_params: dict[str, Any],
+    hare_params: dict[str, Any],
+    n_clusters: Sequence[int],
+    key_dims: Sequence[int],
+    horizons: list[int],
+    n_runs: int,
+    base_seed: int,
+    device: str = "cpu",
+    **kwargs: Any,
+) -> dict[str, Any]:
     """:func:`run_decomposition` for every ``(C, d_k)`` of a grid (environment ``n_clusters`` and ``key_dim``;
     the learned projections get the same ``key_dim`` as ``W*``; ``n_logged`` and the other options pass
     through). Returns ``{"cells": [...]}`` with each cell's constants, rows at the largest horizon,
@@ -761,27 +960,46 @@ def run_decomposition_grid(env_params: dict[str, Any], hare_params: dict[str, An
     cells = []
     for clusters in n_clusters:
         for key_dim in key_dims:
-            result = run_decomposition({**env_params, "n_clusters": int(clusters), "key_dim": int(key_dim)},
-                                       {**hare_params, "key_dim": int(key_dim)}, horizons, n_runs, base_seed, device,
-                                       keep_arrays=False, **kwargs)
+            result = run_decomposition(
+                {**env_params, "n_clusters": int(clusters), "key_dim": int(key_dim)},
+                {**hare_params, "key_dim": int(key_dim)},
+                horizons,
+                n_runs,
+                base_seed,
+                device,
+                keep_arrays=False,
+                **kwargs,
+            )
             last = max(int(h) for h in horizons)
-            cells.append({
-                "n_clusters": int(clusters), "key_dim": int(key_dim),
-                "constants": result["constants"],
-                "epsilon_attn": result["measured"]["epsilon_attn"],
-                "rows": [row for row in result["rows"] if row["T"] == last],
-                "exponents": result["exponents"],
-                "exponent_checks": result["exponent_checks"],
-                "user_vs_explore": result["user_vs_explore"],
-                "bounds_at_horizon": result["bounds_at_horizon"],
-                "approx_by_mean": {key: result["mean_ablation"][key]["mean"][-1]
-                                   for key in ("R_approx_online", "R_approx_frozen", "removed_by_online_mean")}
-                | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
-            })
-    return {"check": "regret_terms_grid", "horizons": sorted({int(h) for h in horizons}), "n_runs": int(n_runs), "cells": cells}
+            cells.append(
+                {
+                    "n_clusters": int(clusters),
+                    "key_dim": int(key_dim),
+                    "constants": result["constants"],
+                    "epsilon_attn": result["measured"]["epsilon_attn"],
+                    "rows": [row for row in result["rows"] if row["T"] == last],
+                    "exponents": result["exponents"],
+                    "exponent_checks": result["exponent_checks"],
+                    "user_vs_explore": result["user_vs_explore"],
+                    "bounds_at_horizon": result["bounds_at_horizon"],
+                    "approx_by_mean": {
+                        key: result["mean_ablation"][key]["mean"][-1]
+                        for key in ("R_approx_online", "R_approx_frozen", "removed_by_online_mean")
+                    }
+                    | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
+                }
+            )
+    return {
+        "check": "regret_terms_grid",
+        "horizons": sorted({int(h) for h in horizons}),
+        "n_runs": int(n_runs),
+        "cells": cells,
+    }
 
 
-def decomposition_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None) -> dict[str, Any]:
+def decomposition_check(
+    config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
+) -> dict[str, Any]:
     """Validate a ``theory.decomposition`` section (:func:`check_settings`), run :func:`run_decomposition` on it and
     write the JSON, the LaTeX fragment and, if ``out_npz`` is given, the per-run arrays; returns the result.
 
@@ -790,9 +1008,20 @@ def decomposition_check(config: dict[str, Any], *, out_json: str | Path, out_tex
     ``baselines``, ``baseline_params``, ``n_eps_queries``.
     """
     check_settings(config)
-    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged") if k in config}
-    result = run_decomposition(config.get("env_params", {}), config.get("hare_params", {}), config["horizons"], int(config["n_runs"]),
-                               int(config.get("base_seed", 0)), config.get("device", "cpu"), **options)
+    options = {
+        k: config[k]
+        for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged")
+        if k in config
+    }
+    result = run_decomposition(
+        config.get("env_params", {}),
+        config.get("hare_params", {}),
+        config["horizons"],
+        int(config["n_runs"]),
+        int(config.get("base_seed", 0)),
+        config.get("device", "cpu"),
+        **options,
+    )
     write_checks(result, out_json, out_tex)
     if out_npz:
         write_arrays(result, out_npz)

@@ -51,9 +51,19 @@ def grid_rows(grid: dict[str, Any]) -> list[list[str]]:
         by_key = {(row["term"], row["bound_key"]): row for row in cell["rows"]}
         for term in TERMS:
             row = by_key[(term, GRID_BOUNDS[term])]
-            lines.append([str(cell["n_clusters"]), str(cell["key_dim"]), TERM_LABELS[term], mean_std(row),
-                          format_number(row["bound"], 1), f"{row['ratio']:.3g}", "pass" if row["holds"] else "fail",
-                          "yes" if row["vacuous"] else "no", _exponent(cell["exponents"].get(term))])
+            lines.append(
+                [
+                    str(cell["n_clusters"]),
+                    str(cell["key_dim"]),
+                    TERM_LABELS[term],
+                    mean_std(row),
+                    format_number(row["bound"], 1),
+                    f"{row['ratio']:.3g}",
+                    "pass" if row["holds"] else "fail",
+                    "yes" if row["vacuous"] else "no",
+                    _exponent(cell["exponents"].get(term)),
+                ]
+            )
     return lines
 
 
@@ -61,13 +71,18 @@ def grid_table_tex(grid: dict[str, Any]) -> str:
     """Macros (run count, largest horizon, cell count) and a booktabs table of :func:`grid_rows`."""
     horizon = max(grid["horizons"])
     bounds = "; ".join(f"{TERM_LABELS[t]}: {BOUND_LABELS[k]}" for t, k in GRID_BOUNDS.items())
-    caption = (f"Measured regret terms over the grid of cluster counts $C$ and key dimensions $d_k$ at $T = {horizon}$: "
-               f"mean $\\pm$ sample standard deviation over {grid['n_runs']} runs per cell (the error bar is the spread "
-               f"of the runs, not a confidence interval). Exponent: least-squares log-log slope over the horizons "
-               f"{', '.join(str(h) for h in grid['horizons'])} with its {_level(grid)} percentile bootstrap interval over runs.")
+    caption = (
+        f"Measured regret terms over the grid of cluster counts $C$ and key dimensions $d_k$ at $T = {horizon}$: "
+        f"mean $\\pm$ sample standard deviation over {grid['n_runs']} runs per cell (the error bar is the spread "
+        f"of the runs, not a confidence interval). Exponent: least-squares log-log slope over the horizons "
+        f"{', '.join(str(h) for h in grid['horizons'])} with its {_level(grid)} percentile bootstrap interval over runs."
+    )
     table = booktabs_table(
         ["$C$", "$d_k$", "Term", "Measured", "Bound", "Ratio", "Holds", "Vacuous", "Exponent"],
-        grid_rows(grid), "rrlrrrccl", caption, "tab:regret-terms-grid",
+        grid_rows(grid),
+        "rrlrrrccl",
+        caption,
+        "tab:regret-terms-grid",
         notes=f"Bounds: {bounds}. Holds: the worst run is below the bound. Vacuous: bound $\\geq T\\Delta$.",
         resize=True,
     )
@@ -97,9 +112,18 @@ def decomposition_grid_check(config: dict[str, Any], *, out_json: str | Path, ou
     """
     check_settings(config, grid=True)
     options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged") if k in config}
-    grid = run_decomposition_grid(config.get("env_params", {}), config.get("hare_params", {}), config["n_clusters"], config["key_dims"],
-                                  config["horizons"], int(config["n_runs"]), int(config.get("base_seed", 0)), config.get("device", "cpu"),
-                                  baselines=False, **options)
+    grid = run_decomposition_grid(
+        config.get("env_params", {}),
+        config.get("hare_params", {}),
+        config["n_clusters"],
+        config["key_dims"],
+        config["horizons"],
+        int(config["n_runs"]),
+        int(config.get("base_seed", 0)),
+        config.get("device", "cpu"),
+        baselines=False,
+        **options,
+    )
     grid["config"] = config
     write_grid(grid, out_json, out_tex)
     return grid

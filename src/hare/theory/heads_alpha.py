@@ -44,7 +44,14 @@ from hare.random import run_keys
 from hare.report.latex import booktabs_table, format_number, macro_name, macros
 from hare.theory.approx_budget import exponent_record
 
-__all__ = ["alpha_factor", "check_heads_alpha", "exponent_summary", "heads_alpha_check", "run_heads_alpha", "write_heads_alpha"]
+__all__ = [
+    "alpha_factor",
+    "check_heads_alpha",
+    "exponent_summary",
+    "heads_alpha_check",
+    "run_heads_alpha",
+    "write_heads_alpha",
+]
 
 PREDICTED = {"H": 0.5, "g": 1.0}
 
@@ -64,8 +71,18 @@ def _cell_stats(values: np.ndarray) -> dict[str, list]:
     return {"mean": values.mean(0).tolist(), "std": [[None if np.isnan(s) else float(s) for s in row] for row in std]}
 
 
-def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], heads: Sequence[int], alphas: Sequence[float], horizon: int,
-                    n_runs: int, base_seed: int = 0, n_logged: int = 1000, device: str = "cpu", n_boot: int = 2000) -> dict[str, Any]:
+def run_heads_alpha(
+    env_params: dict[str, Any],
+    hare_params: dict[str, Any],
+    heads: Sequence[int],
+    alphas: Sequence[float],
+    horizon: int,
+    n_runs: int,
+    base_seed: int = 0,
+    n_logged: int = 1000,
+    device: str = "cpu",
+    n_boot: int = 2000,
+) -> dict[str, Any]:
     """Total regret of HARE at ``horizon`` for every ``(H, alpha)`` over ``n_runs`` paired runs, and its exponents (module docstring).
 
     ``arrays["regret"]`` is ``(n_runs, n_H, n_alpha)``.
@@ -75,7 +92,9 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
     env_config = SyntheticConfig(**env_params)
     hare_params = {"key_dim": env_config.key_dim, **hare_params}
     deterministic_kernels(device)
-    env = SyntheticBandit(env_config, n_runs, int(horizon), run_keys(base_seed, range(n_runs), "heads-alpha", "environment"), device)
+    env = SyntheticBandit(
+        env_config, n_runs, int(horizon), run_keys(base_seed, range(n_runs), "heads-alpha", "environment"), device
+    )
     policy_keys = run_keys(base_seed, range(n_runs), "heads-alpha", "policy")
     logs = env.logged(n_logged)
     regret = np.zeros((n_runs, len(heads), len(alphas)))
@@ -93,9 +112,18 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
     return {
         "check": "heads_alpha",
         "description": "Total pseudo-regret of HARE at a fixed horizon over a grid of heads H and bonus weights alpha on paired runs of "
-                       "linear HARE-Sim (the notes' theorem, paper, sec:seed-issues: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
-        "config": {"env_params": dict(env_params), "hare_params": dict(hare_params), "heads": heads, "alphas": alphas, "horizon": int(horizon),
-                   "n_runs": int(n_runs), "base_seed": int(base_seed), "n_logged": int(n_logged), "n_boot": int(n_boot)},
+        "linear HARE-Sim (the notes' theorem, paper, sec:seed-issues: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
+        "config": {
+            "env_params": dict(env_params),
+            "hare_params": dict(hare_params),
+            "heads": heads,
+            "alphas": alphas,
+            "horizon": int(horizon),
+            "n_runs": int(n_runs),
+            "base_seed": int(base_seed),
+            "n_logged": int(n_logged),
+            "n_boot": int(n_boot),
+        },
         "heads": heads,
         "alphas": alphas,
         "key_dim": int(key_dim),
@@ -103,10 +131,16 @@ def run_heads_alpha(env_params: dict[str, Any], hare_params: dict[str, Any], hea
         "horizon": int(horizon),
         "predicted_max_exponent": dict(PREDICTED),
         "regret": _cell_stats(regret),
-        "exponent_H": {"by_alpha": by_alpha, "pooled": exponent_record(heads, np.swapaxes(regret, 1, 2), n_boot=n_boot, seed=seed),
-                       "regressor": "H"},
-        "exponent_g": {"by_H": by_heads, "pooled": exponent_record(factor, regret, n_boot=n_boot, seed=seed),
-                       "regressor": "g(alpha) = 1 + alpha^2 / d_k"},
+        "exponent_H": {
+            "by_alpha": by_alpha,
+            "pooled": exponent_record(heads, np.swapaxes(regret, 1, 2), n_boot=n_boot, seed=seed),
+            "regressor": "H",
+        },
+        "exponent_g": {
+            "by_H": by_heads,
+            "pooled": exponent_record(factor, regret, n_boot=n_boot, seed=seed),
+            "regressor": "g(alpha) = 1 + alpha^2 / d_k",
+        },
         "heads_identical": hare_params.get("projections", "oracle") == "oracle",
         "paired": "one environment object and one set of policy keys serve every cell; round t is a pure function of the run keys and t",
         "warm_start": {"n_logged": int(n_logged), "digest": logs.digest()},
@@ -125,29 +159,41 @@ def _fit_text(fit: dict[str, Any] | None) -> str:
 def _tex(result: dict[str, Any]) -> str:
     """Macros (pooled exponents and intervals, horizon, runs) and a table: rows ``H``, columns ``alpha`` (regret mean +- std),
     a last column with the exponent in ``g`` at that ``H`` and a last row with the exponent in ``H`` at that ``alpha``."""
-    values = {macro_name("heads", "alpha", "horizon"): str(result["horizon"]),
-              macro_name("heads", "alpha", "n", "runs"): str(result["config"]["n_runs"]),
-              macro_name("heads", "alpha", "key", "dim"): str(result["key_dim"])}
+    values = {
+        macro_name("heads", "alpha", "horizon"): str(result["horizon"]),
+        macro_name("heads", "alpha", "n", "runs"): str(result["config"]["n_runs"]),
+        macro_name("heads", "alpha", "key", "dim"): str(result["key_dim"]),
+    }
     for axis, fit in (("heads", result["exponent_H"]["pooled"]), ("factor", result["exponent_g"]["pooled"])):
         for field in ("estimate", "ci_low", "ci_high"):
             value = None if fit is None else fit[field]
-            values[macro_name("heads", "alpha", "exponent", axis, field.replace("_", " "))] = "--" if value is None else f"{value:.2f}"
+            values[macro_name("heads", "alpha", "exponent", axis, field.replace("_", " "))] = (
+                "--" if value is None else f"{value:.2f}"
+            )
     mean, std = result["regret"]["mean"], result["regret"]["std"]
     rows = []
     for i, h in enumerate(result["heads"]):
-        cells = [format_number(m, 1) + ("" if s is None else r" $\pm$ " + format_number(s, 1)) for m, s in zip(mean[i], std[i], strict=True)]
+        cells = [
+            format_number(m, 1) + ("" if s is None else r" $\pm$ " + format_number(s, 1))
+            for m, s in zip(mean[i], std[i], strict=True)
+        ]
         rows.append([str(h), *cells, _fit_text(result["exponent_g"]["by_H"][i])])
     rows.append([])
     rows.append(["exp.\\ in $H$", *(_fit_text(f) for f in result["exponent_H"]["by_alpha"]), ""])
     header = ["$H$", *(f"$\\alpha = {a:g}$" for a in result["alphas"]), r"exp.\ in $g$"]
     table = booktabs_table(
-        header, rows, "r" + "r" * len(result["alphas"]) + "l",
-        caption=(f"Total pseudo-regret of HARE at $T = {result['horizon']}$ on linear HARE-Sim (mean $\\pm$ std over "
-                 f"{result['config']['n_runs']} paired runs) for $H$ heads and bonus weight $\\alpha$. Exponents: least-squares "
-                 f"log-log slope in $H$ (last row) and in $g(\\alpha) = 1 + \\alpha^2/d_k$, $d_k = {result['key_dim']}$ (last column), "
-                 f"with 95\\% percentile bootstrap intervals over runs. Pooled: {_fit_text(result['exponent_H']['pooled'])} in $H$, "
-                 f"{_fit_text(result['exponent_g']['pooled'])} in $g$; the notes' theorem bounds them by $1/2$ and $1$."),
-        label="tab:heads-alpha", resize=True,
+        header,
+        rows,
+        "r" + "r" * len(result["alphas"]) + "l",
+        caption=(
+            f"Total pseudo-regret of HARE at $T = {result['horizon']}$ on linear HARE-Sim (mean $\\pm$ std over "
+            f"{result['config']['n_runs']} paired runs) for $H$ heads and bonus weight $\\alpha$. Exponents: least-squares "
+            f"log-log slope in $H$ (last row) and in $g(\\alpha) = 1 + \\alpha^2/d_k$, $d_k = {result['key_dim']}$ (last column), "
+            f"with 95\\% percentile bootstrap intervals over runs. Pooled: {_fit_text(result['exponent_H']['pooled'])} in $H$, "
+            f"{_fit_text(result['exponent_g']['pooled'])} in $g$; the notes' theorem bounds them by $1/2$ and $1$."
+        ),
+        label="tab:heads-alpha",
+        resize=True,
     )
     return macros(values) + table
 
@@ -167,13 +213,22 @@ def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: 
     """
     check_heads_alpha(config)
     options = {k: config[k] for k in ("n_boot", "n_logged", "base_seed", "device") if k in config}
-    result = run_heads_alpha(config.get("env_params") or {}, config.get("hare_params") or {}, config["heads"], config["alphas"],
-                             config["horizon"], config["n_runs"], **options)
+    result = run_heads_alpha(
+        config.get("env_params") or {},
+        config.get("hare_params") or {},
+        config["heads"],
+        config["alphas"],
+        config["horizon"],
+        config["n_runs"],
+        **options,
+    )
     write_heads_alpha(result, out_json, out_tex)
     return result
 
 
 def exponent_summary(result: dict[str, Any]) -> str:
     """One line: the pooled exponents in ``H`` and in ``g(alpha)`` with their intervals, and the wall time of the run."""
-    return (f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
-            f"({result['wall_seconds']:.1f} s)")
+    return (
+        f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
+        f"({result['wall_seconds']:.1f} s)"
+    )

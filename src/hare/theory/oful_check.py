@@ -52,11 +52,15 @@ CONFIDENCE_RADIUS = Bound(
 number of observations behind the estimate."""
 
 
-def oful_radius(n_observations: np.ndarray, dim: int, lam: float, delta: float, sigma: float, S: float, B_x: float) -> np.ndarray:
+def oful_radius(
+    n_observations: np.ndarray, dim: int, lam: float, delta: float, sigma: float, S: float, B_x: float
+) -> np.ndarray:
     """``beta_n(delta) = sigma sqrt(2 log(1/delta) + d log(1 + n B_x^2/(lam d))) + sqrt(lam) S`` for every ``n`` of
     ``n_observations`` (same shape); ``d`` is the stacked dimension ``dK``."""
     n = np.asarray(n_observations, dtype=float)
-    return np.asarray(CONFIDENCE_RADIUS.numeric(T=n, d=dim, lam=lam, delta=delta, sigma=sigma, S=S, B_x=B_x), dtype=float) * np.ones_like(n)
+    return np.asarray(
+        CONFIDENCE_RADIUS.numeric(T=n, d=dim, lam=lam, delta=delta, sigma=sigma, S=S, B_x=B_x), dtype=float
+    ) * np.ones_like(n)
 
 
 def ellipsoid_norm_sq(theta_hat: torch.Tensor, theta_star: torch.Tensor, precision: torch.Tensor) -> torch.Tensor:
@@ -70,8 +74,16 @@ def ellipsoid_norm_sq(theta_hat: torch.Tensor, theta_star: torch.Tensor, precisi
     return torch.einsum("rki,rkij,rkj->r", diff, precision, diff)
 
 
-def confidence_membership(spec: dict[str, Any], env, theta_star: torch.Tensor, delta: float, sigma: float, S: float, B_x: float,
-                          radius_scale: float = 1.0) -> dict[str, Any]:
+def confidence_membership(
+    spec: dict[str, Any],
+    env,
+    theta_star: torch.Tensor,
+    delta: float,
+    sigma: float,
+    S: float,
+    B_x: float,
+    radius_scale: float = 1.0,
+) -> dict[str, Any]:
     """Re-simulate the job ``spec`` on ``env`` and record ``||theta_hat_n - theta*||_{V_n} <= radius_scale * beta_n(delta)``
     after the update of every online round of every run (module docstring).
 
@@ -96,7 +108,14 @@ def confidence_membership(spec: dict[str, Any], env, theta_star: torch.Tensor, d
     norm = torch.stack(norms_sq, 1).clamp_min(0.0).sqrt().cpu().numpy()  # (n_runs, T)
     n_obs = n_logged + np.arange(1, norm.shape[1] + 1)
     radius = radius_scale * oful_radius(n_obs, theta_star.numel(), float(policy.config.lam), delta, sigma, S, B_x)
-    return {"inside": norm <= radius[None], "norm": norm, "radius": radius, "n_observations": n_obs, "n_logged": n_logged, "arrays": arrays}
+    return {
+        "inside": norm <= radius[None],
+        "norm": norm,
+        "radius": radius,
+        "n_observations": n_obs,
+        "n_logged": n_logged,
+        "arrays": arrays,
+    }
 
 
 def clopper_pearson(successes: np.ndarray, level: float = 0.95) -> dict[str, Any]:
@@ -109,8 +128,14 @@ def clopper_pearson(successes: np.ndarray, level: float = 0.95) -> dict[str, Any
     tail = (1 - level) / 2
     low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
-    return {"estimate": k / n if n else None, "ci_low": low if n else None, "ci_high": high if n else None, "level": level, "n": n,
-            "method": "Clopper-Pearson over runs"}
+    return {
+        "estimate": k / n if n else None,
+        "ci_low": low if n else None,
+        "ci_high": high if n else None,
+        "level": level,
+        "n": n,
+        "method": "Clopper-Pearson over runs",
+    }
 
 
 def membership_summary(inside: np.ndarray, delta: float) -> dict[str, Any]:
@@ -133,7 +158,14 @@ def membership_summary(inside: np.ndarray, delta: float) -> dict[str, Any]:
     }
 
 
-def oful_check(run_npz: str | Path, sidecar: dict[str, Any], env: SyntheticBandit, delta: float, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+def oful_check(
+    run_npz: str | Path,
+    sidecar: dict[str, Any],
+    env: SyntheticBandit,
+    delta: float,
+    out_json: str | Path,
+    out_tex: str | Path,
+) -> dict[str, Any]:
     """Compare the measured cumulative regret at every checkpoint with the OFUL bound, measure the bound's premise on a
     re-simulation of the same run; write JSON and macros."""
     theta = linear_parameters(env)
@@ -184,9 +216,9 @@ def oful_check(run_npz: str | Path, sidecar: dict[str, Any], env: SyntheticBandi
         "n_runs": int(curve.shape[0]),
         "premise": {
             "description": "Theorem 2 premise: ||theta_hat_n - theta*||_{V_n} <= beta_n(delta), V_n block diagonal over arms, "
-                           "theta* the stacked closed-form parameter, beta_n = sigma sqrt(2 log(1/delta) + d log(1 + n B_x^2/(lam d))) "
-                           "+ sqrt(lam) S; checked after the update of every online round of a re-simulation of the reported run "
-                           "(n = M + t observations).",
+            "theta* the stacked closed-form parameter, beta_n = sigma sqrt(2 log(1/delta) + d log(1 + n B_x^2/(lam d))) "
+            "+ sqrt(lam) S; checked after the update of every online round of a re-simulation of the reported run "
+            "(n = M + t observations).",
             **summary,
             "radius_at_horizon": float(membership["radius"][-1]),
             "norm_at_horizon": t_interval(membership["norm"][:, -1]),
@@ -196,26 +228,38 @@ def oful_check(run_npz: str | Path, sidecar: dict[str, Any], env: SyntheticBandi
         },
     }
     write_json(out_json, result)
-    write_text(out_tex, macros({
-        "ofulHorizon": str(horizon),
-        "ofulMeasured": format_number(float(mean[-1]), 1),
-        "ofulBound": format_number(float(bound[-1]), 0),
-        "ofulTrivial": format_number(float(trivial[-1]), 0),
-        "ofulRatio": f"{result['ratio_at_horizon']:.3g}",
-        "ofulDim": str(n_arms * dim),
-        "ofulDelta": f"{delta:g}",
-        "ofulNRuns": str(result["n_runs"]),
-        "ofulHolds": "holds" if result["holds"] else "is violated",
-        "ofulVacuous": "vacuous" if result["vacuous_at_horizon"] else "non-vacuous",
-        "ofulPremiseFraction": f"{summary['fraction_inside']['estimate']:.3f}",
-        "ofulPremiseHolds": "holds" if summary["premise_holds"] else "fails",
-    }))
+    write_text(
+        out_tex,
+        macros(
+            {
+                "ofulHorizon": str(horizon),
+                "ofulMeasured": format_number(float(mean[-1]), 1),
+                "ofulBound": format_number(float(bound[-1]), 0),
+                "ofulTrivial": format_number(float(trivial[-1]), 0),
+                "ofulRatio": f"{result['ratio_at_horizon']:.3g}",
+                "ofulDim": str(n_arms * dim),
+                "ofulDelta": f"{delta:g}",
+                "ofulNRuns": str(result["n_runs"]),
+                "ofulHolds": "holds" if result["holds"] else "is violated",
+                "ofulVacuous": "vacuous" if result["vacuous_at_horizon"] else "non-vacuous",
+                "ofulPremiseFraction": f"{summary['fraction_inside']['estimate']:.3f}",
+                "ofulPremiseHolds": "holds" if summary["premise_holds"] else "fails",
+            }
+        ),
+    )
     return result
 
 
 def _check_resimulation(run_npz: str | Path, stored: dict[str, np.ndarray], resimulated: dict[str, np.ndarray]) -> None:
     """The re-simulation must reproduce the stored run: same total regret in every run."""
-    expected, got = np.asarray(stored["total_regret"], dtype=float), np.asarray(resimulated["total_regret"], dtype=float)
-    if expected.shape != got.shape or not np.allclose(got, expected, rtol=RESIMULATION_TOLERANCE, atol=RESIMULATION_TOLERANCE):
-        raise ValueError(f"{run_npz}: the re-simulated total regret {got.tolist()} differs from the stored {expected.tolist()}; "
-                         "the premise would be measured on another run")
+    expected, got = (
+        np.asarray(stored["total_regret"], dtype=float),
+        np.asarray(resimulated["total_regret"], dtype=float),
+    )
+    if expected.shape != got.shape or not np.allclose(
+        got, expected, rtol=RESIMULATION_TOLERANCE, atol=RESIMULATION_TOLERANCE
+    ):
+        raise ValueError(
+            f"{run_npz}: the re-simulated total regret {got.tolist()} differs from the stored {expected.tolist()}; "
+            "the premise would be measured on another run"
+        )
