@@ -124,6 +124,7 @@ save(fig, figures[0])
 # %%
 for variant in variants.values():
     print(
-        f"{variant['name']:28s} final stability {variant['final_stability']:.3f}  final agreement {variant['final_agreement']:.3f}  "
+        f"{variant['name']:28s} final stability {variant['final_stability']:.3f}  "
+        f"final agreement {variant['final_agreement']:.3f}  "
         f"last-half slope {variant['last_half_slope']}  R(T) {variant['final_regret_mean']:.2f}"
     )

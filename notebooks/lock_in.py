@@ -138,7 +138,8 @@ def reference(experiment: str, environment: str, dataset: str, horizon: int) -> 
     scale = horizon / random["horizon"]
     if scale != 1.0:
         say(
-            f"{experiment}/{environment}: Random of {source}/{random['environment']} scaled from T={random['horizon']} to T={horizon}"
+            f"{experiment}/{environment}: Random of {source}/{random['environment']} "
+            f"scaled from T={random['horizon']} to T={horizon}"
         )
     return {
         "experiment": source,
@@ -185,7 +186,8 @@ for record in sorted(records, key=lambda r: (r["experiment"], r["role"], r["data
         key = (record["experiment"], record["environment"])
         if key not in skipped_references:
             say(
-                f"skipped {record['experiment']}/{record['environment']}: no Random runs of {REFERENCE_EXPERIMENT[record['experiment']]} there"
+                f"skipped {record['experiment']}/{record['environment']}: "
+                f"no Random runs of {REFERENCE_EXPERIMENT[record['experiment']]} there"
             )
             skipped_references.add(key)
         continue
@@ -213,11 +215,13 @@ for experiment in (*PANEL_EXPERIMENTS, SWEEP):
         say(f"skipped {experiment}: no runs of LNUCB-TA with a Random reference among the inputs")
     elif set(datasets_seen) - have:
         say(
-            f"{experiment}: no runs of LNUCB-TA with a Random reference on {', '.join(sorted(set(datasets_seen) - have))} (skipped)"
+            f"{experiment}: no runs of LNUCB-TA with a Random reference on "
+            f"{', '.join(sorted(set(datasets_seen) - have))} (skipped)"
         )
 if not any(r["source"] == "tuning" for r in rows):
     say(
-        "no tuning runs of the published experiment among the inputs: panel (b) shows the exploration sweep's reported runs only"
+        "no tuning runs of the published experiment among the inputs: "
+        "panel (b) shows the exploration sweep's reported runs only"
     )
 
 # %%
@@ -257,7 +261,8 @@ def implied(dataset: str) -> dict | None:
     level = row["level"] * scale
     if scale != 1.0:
         say(
-            f"published/{dataset}: lock-in level {row['level']:.1f} at our T={row['horizon']} scaled to the published T={horizon}: {level:.1f}"
+            f"published/{dataset}: lock-in level {row['level']:.1f} at our T={row['horizon']} "
+            f"scaled to the published T={horizon}: {level:.1f}"
         )
     std_implied = float(one_lock_in_sample(mean, level, n).std(ddof=1))
     # The same run with the other n - 1 runs set so that the sample's mean is the published one: the least spread a
@@ -287,7 +292,8 @@ for dataset in sorted(published):
     result = implied(dataset)
     if result is None:
         say(
-            f"skipped the implied standard deviation on {dataset}: no published-protocol runs of LNUCB-TA with a Random reference"
+            f"skipped the implied standard deviation on {dataset}: "
+            "no published-protocol runs of LNUCB-TA with a Random reference"
         )
         continue
     implied_std[dataset] = result
@@ -444,7 +450,8 @@ for row in rows:
     key = (row["experiment"], row["source"], row["policy"])
     if key in sources and row["alpha_0"] is not None:
         curves[(row["dataset"], key)].append(row)
-# Dataset colours: far apart first, then the rest of the palette; never panel (a)'s colours or black (the key of the line styles).
+# Dataset colours: far apart first, then the rest of the palette; never panel (a)'s colours or black (the key of the
+# line styles).
 preferred = ["#009E73", "#56B4E9", "#882255", "#999933", "#332288", "#661100"]
 free = [c for c in dict.fromkeys([*preferred, *HIGHLIGHT_PALETTE]) if c not in label_colors.values() and c != "#000000"]
 dataset_colors = {dataset: free[i % len(free)] for i, dataset in enumerate(sorted({dataset for dataset, _ in curves}))}
@@ -600,10 +607,11 @@ write_text(
 document = {
     "lock_in_fraction": LOCK_IN_FRACTION,
     "max_share": MAX_SHARE,
-    "definition": "a run locks in when its total regret is above lock_in_fraction x the mean total regret of Random's reported runs "
-    "of the reference experiment on the same environment, scaled to the run's horizon where they differ",
-    "implied_std": "sample std (ddof = 1) of published_n_runs - 1 values at the published mean and one at the lock-in level scaled to "
-    "the published horizon; compatible: the published std is at least that",
+    "definition": "a run locks in when its total regret is above lock_in_fraction x the mean total regret of "
+    "Random's reported runs of the reference experiment on the same environment, scaled to the run's horizon "
+    "where they differ",
+    "implied_std": "sample std (ddof = 1) of published_n_runs - 1 values at the published mean and one at the "
+    "lock-in level scaled to the published horizon; compatible: the published std is at least that",
     "rows": [{key: value for key, value in row.items() if key != "normalised"} for row in rows],
     "notes": notes,
 }
@@ -619,6 +627,7 @@ for row in rows:
     )
 for dataset, result in implied_std.items():
     print(
-        f"published {dataset}: one locked-in run among {result['published_n_runs']} implies std >= {result['implied_std']:.1f} "
+        f"published {dataset}: one locked-in run among {result['published_n_runs']} "
+        f"implies std >= {result['implied_std']:.1f} "
         f"(published {result['published_std_text']}): {'compatible' if result['compatible'] else 'not compatible'}"
     )

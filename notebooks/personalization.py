@@ -120,12 +120,14 @@ print("attention entropy by window:", entropy["by_window"], "max:", entropy["max
 for key, value in report["similarity_z"].items():
     if isinstance(value, dict):
         print(
-            f"similarity of z over runs, {key}: {value['estimate']:.6f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
+            f"similarity of z over runs, {key}: {value['estimate']:.6f} "
+            f"[{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
         )
 for key in ("conditioned", "unconditioned", "conditioned_minus_unconditioned", "conditioned_at_zero_condition"):
     value = report["perplexity"][key]
     print(
-        f"held-out perplexity, {key}: {value['estimate']:.3f} [{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
+        f"held-out perplexity, {key}: {value['estimate']:.3f} "
+        f"[{value['ci_low']}, {value['ci_high']}] (n = {value['n']})"
     )
 print("unconditioned baseline:", report["perplexity"]["baseline"])
 print("novelty:", report["novelty"])

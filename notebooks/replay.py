@@ -54,7 +54,8 @@ environments = sorted({curve["environment"] for curve in curves.values()})
 
 
 def mean_std(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation over runs (axis 0, ddof = 1), ignoring NaN (steps before a run's first accepted event)."""
+    """Mean and standard deviation over runs (axis 0, ddof = 1), ignoring NaN (steps before a run's first accepted
+    event)."""
     values = np.asarray(values, dtype=np.float64)  # (n_runs, n_checkpoints)
     counts = np.isfinite(values).sum(0)
     mean = np.where(counts > 0, np.nansum(values, 0) / np.maximum(counts, 1), np.nan)
@@ -100,5 +101,6 @@ for label in labels:
     final = curve["cumulative_reward"][:, -1]
     accepted = curve["accepted"][:, -1]
     print(
-        f"{label:28s} clicks {final.mean():8.2f}  accepted {accepted.mean():8.1f}  clicks/accepted {np.nanmean(curve['mean_reward'][:, -1]):.4f}"
+        f"{label:28s} clicks {final.mean():8.2f}  accepted {accepted.mean():8.1f}  "
+        f"clicks/accepted {np.nanmean(curve['mean_reward'][:, -1]):.4f}"
     )

@@ -52,6 +52,20 @@ rule paper_macros:
         "{params.hare} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
+rule notation:
+    """The notation table of the appendix: every symbol with its config field and code identifier (hare.notation)."""
+    output:
+        "paper/generated/notation.tex",
+    log:
+        "results/logs/paper/notation.log",
+    params:
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} notation --out {output:q} > {log:q} 2>&1"
+
+
 rule paper_pdf:
     """latexmk; undefined references or citations fail the build."""
     input:
@@ -72,6 +86,7 @@ rule paper_pdf:
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
             "paper/generated/skipped_datasets.tex",
+            "paper/generated/notation.tex",
             *(f"paper/generated/table_{t}.tex" for t in available()["tables"]),
             *(f"paper/generated/{t}_text.tex" for t in available()["tables"] if CONFIG["tables"][t]["kind"] == "reproduction"),
             *(path for outputs in NOTEBOOK_OUTPUTS.values() for path in outputs.values() if path.startswith("paper/generated/")),

@@ -14,21 +14,24 @@ from hare.allocator import MMAP_THRESHOLD_BYTES, keep_freed_memory
 BLOCK_BYTES = 16_000_000
 """Below :data:`MMAP_THRESHOLD_BYTES` and far above glibc's default threshold (128 KiB, raised dynamically)."""
 
-PROBE = f"""
-import ctypes, sys, torch
-from hare.allocator import keep_freed_memory
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
-libc = ctypes.CDLL(None)
-libc.mallinfo2.restype = MallInfo2
-applied = keep_freed_memory() if sys.argv[1] == "keep" else None
-before = libc.mallinfo2()
-block = torch.empty({BLOCK_BYTES // 8}, dtype=torch.float64)
-held = libc.mallinfo2()
-del block
-freed = libc.mallinfo2()
-print(held.hblkhd - before.hblkhd, held.arena - before.arena, freed.arena - held.arena, freed.fordblks - held.fordblks, applied)
-"""
+PROBE = (
+    "\n"
+    "import ctypes, sys, torch\n"
+    "from hare.allocator import keep_freed_memory\n"
+    "class MallInfo2(ctypes.Structure):\n"
+    '    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", '
+    '"fsmblks", "uordblks", "fordblks", "keepcost")]\n'
+    "libc = ctypes.CDLL(None)\n"
+    "libc.mallinfo2.restype = MallInfo2\n"
+    'applied = keep_freed_memory() if sys.argv[1] == "keep" else None\n'
+    "before = libc.mallinfo2()\n"
+    f"block = torch.empty({BLOCK_BYTES // 8}, dtype=torch.float64)\n"
+    "held = libc.mallinfo2()\n"
+    "del block\n"
+    "freed = libc.mallinfo2()\n"
+    "print(held.hblkhd - before.hblkhd, held.arena - before.arena, freed.arena - held.arena, "
+    "freed.fordblks - held.fordblks, applied)\n"
+)
 
 
 def glibc_accounting(mode: str) -> dict:

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "allocator": 0,
     "statistics": 0,
     "verdicts": 0,
+    "notation": 0,
     "data": 1,
     "envs": 2,
     "model": 3,
@@ -90,7 +91,8 @@ def imported_names(name: str, source: str, is_package: bool = False, modules: fr
 
 
 def layer(name: str) -> int:
-    """The rank of a dotted name inside ``hare`` (:data:`LAYERS`); ``KeyError`` for a top-level name it does not list."""
+    """The rank of a dotted name inside ``hare`` (:data:`LAYERS`); ``KeyError`` for a top-level name it does not
+    list."""
     parts = name.split(".")
     return LAYERS[parts[1] if len(parts) > 1 else ""]
 
@@ -164,7 +166,8 @@ def test_no_import_cycles():
 
 
 def test_every_module_has_a_layer():
-    """A new top-level module or package of ``hare`` needs its place in :data:`LAYERS` (and in the package docstring)."""
+    """A new top-level module or package of ``hare`` needs its place in :data:`LAYERS` (and in the package
+    docstring)."""
     assert sorted({name.split(".")[1] for name in package_sources() if "." in name} - set(LAYERS)) == []
 
 
@@ -189,7 +192,8 @@ def test_the_checker_reports_planted_upward_imports():
         "hare.data.builtin": ("def f():\n    return __import__('hare.policies.base')\n", False),
         "hare.report.registry": ("STUDIES = ('hare.theory.claims',)\n", False),
         "hare.theory.claims": (
-            "import numpy\nfrom hare import verdicts\nfrom hare.experiments import grid\n\n\ndef f():\n    from hare.report.latex import macros\n",
+            "import numpy\nfrom hare import verdicts\nfrom hare.experiments import grid\n\n\n"
+            "def f():\n    from hare.report.latex import macros\n",
             False,
         ),
         "hare.cli": ("from hare.theory import claims\n", True),
@@ -213,7 +217,8 @@ def test_the_checker_reads_a_planted_module_from_a_source_tree(tmp_path):
         "hare/__init__.py": "",
         "hare/io.py": "",
         "hare/envs/__init__.py": "",
-        "hare/envs/planted.py": "from hare.io import write_text\n\n\ndef sneak():\n    from hare.theory.claims import decide\n    return decide, write_text\n",
+        "hare/envs/planted.py": "from hare.io import write_text\n\n\n"
+        "def sneak():\n    from hare.theory.claims import decide\n    return decide, write_text\n",
         "hare/theory/__init__.py": "",
         "hare/theory/claims.py": "from hare.envs import planted\n",
     }

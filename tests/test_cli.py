@@ -175,8 +175,8 @@ def _raising(error: BaseException):
     ],
 )
 def test_every_expected_failure_is_one_line_and_debug_shows_its_traceback(monkeypatch, capsys, tmp_path, error, line):
-    """A job too large for its machine (MemoryError, torch's out-of-memory RuntimeError), a failed factorisation of a bad
-    matrix, an overflow: one line, exit 2; with --debug the exception itself."""
+    """A job too large for its machine (MemoryError, torch's out-of-memory RuntimeError), a failed factorisation of a
+    bad matrix, an overflow: one line, exit 2; with --debug the exception itself."""
     from hare.cli import workflow
 
     monkeypatch.setattr(workflow, "cmd_validate_config", _raising(error))

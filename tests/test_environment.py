@@ -57,7 +57,8 @@ def test_xdist_groups_keep_their_tests_on_one_worker(tmp_path):
         "import os, pytest\n"
         "pytestmark = pytest.mark.xdist_group('one')\n"
         + "".join(
-            f"def test_{i}():\n    open(os.environ['GROUP_LOG'], 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n"
+            f"def test_{i}():\n"
+            "    open(os.environ['GROUP_LOG'], 'a').write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n"
             for i in range(6)
         )
         + "".join(f"def test_free_{i}():\n    pass\n" for i in range(6))

@@ -1,5 +1,6 @@
-"""The code passes the project's linter (ruff, configured in pyproject.toml) with no exceptions beyond the configured ones,
-and no module of ``src/hare`` runs over 400 lines without its docstring saying why (a paragraph starting ``Length:``)."""
+"""The code passes the project's linter and formatter (ruff, configured in pyproject.toml) with no exceptions beyond
+the configured ones, and no module of ``src/hare`` runs over 400 lines without its docstring saying why (a paragraph
+starting ``Length:``)."""
 
 import ast
 import re
@@ -12,6 +13,17 @@ MAX_LINES = 400
 def test_ruff_finds_no_violations(repository):
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", str(repository)],
+        capture_output=True,
+        text=True,
+        cwd=repository,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_code_is_formatted(repository):
+    """``ruff format`` (120 characters, pyproject.toml) would change nothing."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", str(repository)],
         capture_output=True,
         text=True,
         cwd=repository,
@@ -39,6 +51,7 @@ def test_long_modules_state_why(repository):
         if n_lines > MAX_LINES and not states_length_reason(source):
             offenders.append(f"{path.relative_to(repository)} ({n_lines} lines)")
     assert not offenders, (
-        f"modules over {MAX_LINES} lines without a 'Length:' paragraph in their docstring saying why they are one module "
+        f"modules over {MAX_LINES} lines without a 'Length:' paragraph in their docstring "
+        "saying why they are one module "
         f"(split them, or add the reason): {', '.join(offenders)}"
     )

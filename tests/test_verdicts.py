@@ -28,7 +28,8 @@ def test_t_p_values_match_scipy_one_sample_t_tests():
 
 @pytest.mark.parametrize("seed", range(20))
 def test_unadjusted_decisions_agree_with_the_95_percent_interval(seed):
-    """A one-sided p below 2.5% is exactly the interval on one side; TOST below 2.5% exactly the interval inside +-delta."""
+    """A one-sided p below 2.5% is exactly the interval on one side; TOST below 2.5% exactly the interval inside
+    +-delta."""
     rng = np.random.default_rng(seed)
     x = rng.normal(rng.normal(0, 1), rng.uniform(0.2, 3), size=rng.integers(3, 30))
     mean, se = x.mean(), x.std(ddof=1) / math.sqrt(x.size)

@@ -4,14 +4,15 @@ The package's layers, lowest first. A module imports from its own layer and the 
 level, inside functions and through ``importlib`` alike (``tests/test_architecture.py`` checks every module).
 
 1. base: ``typed`` (typed config fields), ``io`` (atomic writes, npz/JSON/YAML), ``random`` (the counter RNG),
-   ``allocator`` (glibc's allocator switch), ``statistics`` (t intervals, growth exponents) and ``verdicts`` (the
-   rule that decides a claim on its interval, p-values, multiplicity, run plans): they import nothing else of ``hare``;
+   ``allocator`` (glibc's allocator switch), ``statistics`` (t intervals, growth exponents), ``verdicts`` (the
+   rule that decides a claim on its interval, p-values, multiplicity, run plans) and ``notation`` (the glossary:
+   paper symbol, config field, code identifier, result key): they import nothing else of ``hare``;
 2. ``data``: the datasets, fetched and prepared;
 3. ``envs``: the bandit environments;
 4. ``model``: the building blocks the policies share;
 5. ``policies``: the bandit policies and their registry;
 6. ``report``: rendering of the numbers it is given (LaTeX tables and macros, Markdown, figures, notebooks, the PDF
-   build); it imports the base only;
+   build); it imports the base only, and it is the only package that formats LaTeX;
 7. ``experiments``: config -> jobs, running and simulating them, tables and macros from the run files, plans,
    benchmarks, and the checks of every config section (the ``theory`` sections' too:
    :mod:`hare.experiments.theory_settings`);

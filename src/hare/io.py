@@ -85,9 +85,9 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` atomically."""
+    """Write ``text`` atomically, as UTF-8 whatever the locale."""
     with atomic_path(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
 
 
 def write_json(path: str | os.PathLike, payload: Any, allow_nan: bool = True) -> None:
@@ -136,7 +136,8 @@ def yaml_number(value: float) -> str:
 
 
 def refuse_nonfinite(value: Any, where: str = "") -> None:
-    """Raise ``ValueError`` ``<where><key path>: .inf is not a finite number`` for the first NaN or infinity of ``value``."""
+    """Raise ``ValueError`` ``<where><key path>: .inf is not a finite number`` for the first NaN or infinity of
+    ``value``."""
     found = first_nonfinite(value)
     if found is not None:
         raise ValueError(f"{where}{found[0]}: {yaml_number(found[1])} is not a finite number")
@@ -179,7 +180,8 @@ def read_yaml(path: str | os.PathLike) -> Any:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise UnreadableYAMLError(
-            f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} (line {line}): {error.reason}"
+            f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} "
+            f"(line {line}): {error.reason}"
         ) from error
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)

@@ -64,7 +64,8 @@ def fit_exponent(
 def t_interval(
     values: Sequence[float] | np.ndarray, level: float = 0.95, bounds: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
+    """Mean of ``values`` ``(n,)`` (one per run) with the Student t interval
+    ``mean -+ t_{(1+level)/2, n-1} s / sqrt(n)``.
 
     ``bounds`` clips the interval to a known range (e.g. ``(0, 1)`` for a fraction). Fewer than two values
     or a non-finite value give ``None`` where the quantity is undefined.

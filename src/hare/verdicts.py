@@ -2,7 +2,7 @@
 equivalence within a practical margin, multiplicity within a family, and the run count a comparison needs.
 
 Pure statistics, importing nothing of ``hare``: the claims register (:mod:`hare.theory.claims`) and the
-reproduction table (:func:`hare.experiments.aggregate.reproduction_verdict`) decide with the same rule.
+reproduction table (:func:`hare.experiments.reproduction.reproduction_verdict`) decide with the same rule.
 
 A claim compares a measured quantity ``mu`` with a threshold ``theta`` (``mu < theta``, say). Its 95% interval is
 two one-sided tests at ``ALPHA_ONE_SIDED = 2.5%`` each, and the register reads three one-sided decisions off it:
@@ -60,8 +60,8 @@ def _decisions(
     margin: float | None,
 ) -> dict[str, float]:
     """The three decisions' p-values from the two one-sided tests of an estimate: ``below(b)`` the p of the null
-    ``mu >= b`` (against ``mu < b``), ``above(b)`` that of ``mu <= b``; EQUIVALENT is TOST against ``threshold +- margin``
-    (NaN without a positive margin)."""
+    ``mu >= b`` (against ``mu < b``), ``above(b)`` that of ``mu <= b``; EQUIVALENT is TOST against
+    ``threshold +- margin`` (NaN without a positive margin)."""
     lower_is_claimed = compare in ("<", "<=")
     p = {
         "PASS": below(threshold) if lower_is_claimed else above(threshold),
@@ -122,7 +122,8 @@ def interval_p_values(
     measured: float, low: float, high: float, compare: str, threshold: float, margin: float | None
 ) -> dict[str, float]:
     """p-values of a quantity known only by its 95% interval, read as a normal estimate with standard error
-    ``(high - low) / (2 z_{0.975})`` (the checks' intervals are t or bootstrap intervals; this is their normal reading)."""
+    ``(high - low) / (2 z_{0.975})`` (the checks' intervals are t or bootstrap intervals; this is their normal
+    reading)."""
     nan = {d: math.nan for d in DECISIONS}
     if not all(math.isfinite(v) for v in (measured, low, high)) or high < low or compare not in ("<", "<=", ">", ">="):
         return nan

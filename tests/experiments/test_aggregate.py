@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from hare.experiments.aggregate import regime_sentence, summarise_run, write_table
+from hare.experiments.aggregate import summarise_run, write_table
 from hare.io import write_json, write_npz
 
 COLD = "Regime: cold, no policy sees a logged interaction."
@@ -33,7 +33,8 @@ def _run(
     dataset=None,
     preparation=None,
 ):
-    """A report run file and its sidecar, as ``run_job`` writes them (``record=False``: an older file without regime keys)."""
+    """A report run file and its sidecar, as ``run_job`` writes them (``record=False``: an older file without regime
+    keys)."""
     env = {
         "name": environment,
         **({"dataset": dataset} if dataset else {}),
@@ -196,8 +197,8 @@ def test_runs_of_both_regimes_get_a_regime_column_and_both_sentences(tmp_path):
     ]
     _, tex, table = _table(tmp_path, runs)
     assert (
-        "Regimes: cold (no policy sees a logged interaction) and warm (every policy first learns from the same $M = 500$ logged interactions); the Regime column gives each row's."
-        in tex
+        "Regimes: cold (no policy sees a logged interaction) and warm (every policy first learns from the same "
+        "$M = 500$ logged interactions); the Regime column gives each row's." in tex
     )
     lines = tex.splitlines()
     assert lines[lines.index(r"\toprule") + 1].startswith("Regime & Policy & Hyperparameters & Mushroom")
@@ -239,8 +240,8 @@ def test_every_kind_of_table_ends_its_caption_with_the_regime(tmp_path):
     for kind in ("sensitivity", "scaling", "compute"):
         _, tex, table = _table(tmp_path, runs, kind=kind)
         assert (
-            "Regimes: cold (no policy sees a logged interaction) and warm (every policy first learns from the same $M = 200$ logged"
-            in tex
+            "Regimes: cold (no policy sees a logged interaction) and warm (every policy first learns from the same "
+            "$M = 200$ logged" in tex
         ), kind
         assert "\nRegime & " in tex and {r["regime"] for r in table} == {"cold", "warm"}, kind
     _, tex, _ = _table(tmp_path, runs[:1], kind="sensitivity")
@@ -279,14 +280,6 @@ def test_published_table_compares_like_with_like(tmp_path):
     assert by_env["adult_reference"]["comparable"] == "True" and by_env["adult_onehot"]["comparable"] == "False"
     assert by_env["adult_short"]["comparable"] == "False" and by_env["adult_onehot"]["preparation"] == "project"
     assert "Difference" not in tex and "Comparable" in tex and "reference (ordinal, unit rows), $T=100$, $n=2$" in tex
-
-
-def test_regime_sentence_with_two_log_sizes():
-    rows = [{"regime": "warm", "n_logged": 250}, {"regime": "warm", "n_logged": 1000}]
-    assert regime_sentence(rows) == (
-        "Regimes: warm (every policy of a row first learns from the same $M$ logged interactions, $M =$ $250$ or $1000$); "
-        "the Regime column gives each row's."
-    )
 
 
 def test_cli_table_accepts_runs_of_several_experiments(tmp_path):
@@ -424,7 +417,8 @@ def test_a_table_process_does_not_import_torch(tmp_path, repository):
     write_json(json_path, {**sidecar, "tunable": {"alpha": 0.1}})
     probe = (
         "import sys\nfrom hare.cli import main\n"
-        f"code = main(['table', {str(runs[0])!r}, '--kind', 'regret', '--csv', {str(tmp_path / 't.csv')!r}, '--tex', {str(tmp_path / 't.tex')!r}, "
+        f"code = main(['table', {str(runs[0])!r}, '--kind', 'regret', '--csv', {str(tmp_path / 't.csv')!r}, "
+        f"'--tex', {str(tmp_path / 't.tex')!r}, "
         "'--caption', 'C.', '--label', 'tab:t'])\n"
         "print(code, 'torch' in sys.modules)\n"
     )

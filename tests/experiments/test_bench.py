@@ -11,7 +11,6 @@ from scipy import stats
 
 from hare.experiments.bench import (
     bench_policies,
-    bench_table_tex,
     ceiling_entry,
     ceiling_fraction,
     linucb_speedups,
@@ -19,7 +18,6 @@ from hare.experiments.bench import (
     peer_ratio_entry,
     read_bandwidth_gbps,
 )
-from hare.experiments.bench_hare import bench_hare_table_tex
 from hare.experiments.config import REPOSITORY, check_config, schema_errors
 from hare.experiments.grid import ConfigError
 from hare.experiments.timing import t_summary
@@ -157,66 +155,6 @@ def test_comparison_datasets_time_only_linucb_and_the_peers():
     assert without_linucb["linucb_ceiling"] == [] and without_linucb["environment"]["comparison_repeats"] == 0
     with pytest.raises(ValueError, match="comparison_repeats"):
         bench_policies(["linucb"], {"toy": toy}, n_runs_list=(1,), horizon=5, comparison_repeats=0)
-
-
-def _planted_results() -> dict:
-    entry = ceiling_entry(SETTING, [{"rounds": 100, "seconds": 0.4, "read_gbps": 0.008}] * 2)
-    peers = [
-        peer_ratio_entry(SETTING, lib, [{"rounds": 100, "seconds": 0.4}] * 2, [{"rounds_runs_per_second": 100.0}] * 2)
-        for lib in ("mabwiser", "obp")
-    ]
-    policies = [
-        {"dataset": "toy", "policy": "random", "device": "cpu", "n_runs": b, "rounds_runs_per_second": r}
-        for b, r in ((1, 10.0), (4, 30.0))
-    ]
-    gains = [
-        {
-            "dataset": "toy",
-            "device": "cpu",
-            "policy": "random",
-            "n_runs_low": 1,
-            "n_runs_high": 4,
-            "rate_low": 10.0,
-            "rate_high": 30.0,
-            "gain": 3.0,
-        }
-    ]
-    return {
-        "environment": {"devices": {"cpu": "test cpu"}, "comparison_repeats": 2, "horizon": 100, "repeats": 1},
-        "policies": policies,
-        "references": [],
-        "bandwidth": [],
-        "linucb_ceiling": [entry],
-        "peer_ratios": peers,
-        "batching_gains": gains,
-    }
-
-
-def test_bench_table_reports_ratios_through_macros_and_no_claim():
-    tex = bench_table_tex(_planted_results())
-    # 16 kB per round read at 8 MB/s take 2 ms; the round takes 4 ms.
-    assert r"\newcommand{\benchCeilingFractionMax}{0.50}" in tex
-    assert r"\newcommand{\benchComparisonRepeats}{2}" in tex
-    assert "toy & 4 & 10 & 2 & 16~kB & 0.50 [0.50, 0.50] & 10.0 [10.0, 10.0] & 10.0 [10.0, 10.0]" in tex
-    assert "random & 3.0" in tex
-    assert r"\claim" not in tex and "threshold" not in tex.lower()
-
-
-def test_bench_hare_table_reports_latency_relative_to_the_first_case():
-    cases = [
-        {
-            "n_items": n,
-            "n_clusters": 16,
-            "n_heads": 1,
-            "key_dim": 8,
-            "seconds_per_round": s,
-            "state_bytes": 2**20,
-            "device": "cpu",
-        }
-        for n, s in ((100, 0.002), (1000, 0.005))
-    ]
-    tex = bench_hare_table_tex({"cases": cases})
-    assert "100 & 16 & 1 & 8 & 1.00 & 1.00" in tex and "1000 & 16 & 1 & 8 & 2.50 & 1.00" in tex
 
 
 def test_read_bandwidth_is_a_positive_rate():

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hare.experiments.config import check_config, load_config, resolve_config_file
+from hare.experiments.config import SCHEMA_PATH, check_config, load_config, resolve_config_file
 from hare.experiments.grid import ConfigError, expand_jobs
+from hare.io import read_yaml
 
 
 @pytest.fixture
@@ -33,9 +34,10 @@ def _set(config, path, value):
     ("path", "value", "message"),
     [
         (
-            ["experiments", "classification", "policies", "linucb", "params", "alpha"],
-            -1.0,
-            r"experiments\.classification\.policies\.linucb\.params\.alpha",
+            ["experiments", "classification", "policies", "linucb"],
+            {"params": {"alpha": -1.0}},
+            r"experiments\.classification\.policies\.linucb \(linucb\): LinUCBConfig\.alpha: "
+            r"must be >= 0 \(got -1\.0\)$",
         ),
         (
             ["experiments", "classification", "policies", "bogus"],
@@ -153,7 +155,9 @@ def test_invalid_config_names_the_key(smoke_config, path, value, message):
 
 def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
     bad = _set(
-        copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0
+        copy.deepcopy(smoke_config),
+        ["experiments", "classification", "policies", "linucb"],
+        {"params": {"alpha": -1.0}},
     )
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
@@ -162,7 +166,7 @@ def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert "experiments.classification.policies.linucb.params.alpha" in result.stderr
+    assert "experiments.classification.policies.linucb (linucb): LinUCBConfig.alpha: must be >= 0" in result.stderr
 
 
 def test_invalid_yaml_names_the_file_and_line(tmp_path):
@@ -176,9 +180,11 @@ def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
     """An experiment batch (scope "experiments") still refuses a bad policy value, and leaves the theory sections,
     which the whole-config validation of the job table checks, alone."""
     bad_policy = _set(
-        copy.deepcopy(smoke_config), ["experiments", "classification", "policies", "linucb", "params", "alpha"], -1.0
+        copy.deepcopy(smoke_config),
+        ["experiments", "classification", "policies", "linucb"],
+        {"params": {"alpha": -1.0}},
     )
-    with pytest.raises(ConfigError, match=r"experiments\.classification\.policies\.linucb\.params\.alpha"):
+    with pytest.raises(ConfigError, match=r"experiments\.classification\.policies\.linucb \(linucb\): .*alpha"):
         check_config(bad_policy, scope="experiments")
     bad_theory = _set(copy.deepcopy(smoke_config), ["theory", "decomposition_grid", "n_clusters"], [2, 25])
     check_config(copy.deepcopy(bad_theory), scope="experiments")
@@ -188,11 +194,15 @@ def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
         check_config(copy.deepcopy(smoke_config), scope="theory")
 
 
-ALL_REWARDS_REFUSAL = "'all_rewards' reads the whole reward matrix, information a bandit does not have; it is allowed only in the published experiment"
+ALL_REWARDS_REFUSAL = (
+    "'all_rewards' reads the whole reward matrix, information a bandit does not have; it is allowed only in the "
+    "published experiment"
+)
 
 
 def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smoke_config):
-    """LNUCB-TA's ``global_mean: all_rewards`` (its public code's global mean) is refused, in one line naming the key path,
+    """LNUCB-TA's ``global_mean: all_rewards`` (its public code's global mean) is refused, in one line naming the key
+    path,
     in the params or the grid of any other experiment, and accepted in ``published`` (LNUCB-TA's Table 2)."""
     cases = [
         (
@@ -331,3 +341,17 @@ def test_the_shipped_configs_respect_the_documented_bounds(repository):
     for path in sorted((repository / "config").glob("*.yaml")):
         if path.name != "schema.yaml":
             assert schema_errors(resolve_config_file(path)) == [], path.name
+
+
+SCHEMA_BOUNDS = {"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "const", "multipleOf"}
+
+
+def test_policy_hyperparameters_are_bounded_by_their_dataclass_not_by_the_schema():
+    """The schema or the dataclass, not both: a policy's hyperparameter is typed and bounded on its field
+    (hare.typed), which also checks every grid point; the schema only names the keys."""
+    named = read_yaml(SCHEMA_PATH)["$defs"]["policy_params"]["properties"]
+    assert named, "the schema names the common hyperparameters"
+    for key, rule in named.items():
+        assert not SCHEMA_BOUNDS & set(rule), f"schema policy_params.{key} restates the dataclass: {rule}"
+    planted = {"type": "number", "minimum": 0}
+    assert SCHEMA_BOUNDS & set(planted)

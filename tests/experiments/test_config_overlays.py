@@ -1,5 +1,6 @@
 """One config and its overlays (issue 29): ``config/default.yaml`` is the base; ``smoke``, ``paper-core`` and ``paper``
-state only what differs from it (``base: default.yaml`` and overrides, :func:`hare.experiments.config.resolve_config_file`).
+state only what differs from it (``base: default.yaml`` and overrides,
+:func:`hare.experiments.config.resolve_config_file`).
 
 The fixture ``data/config_overlays.json`` holds, for each of the four configs as they were before they became
 overlays, the validated config and a digest of its job table (``hare jobs CONFIG --table``, what the workflow reads
@@ -115,7 +116,8 @@ def write_fixture() -> None:
     entries = {name: record(name) for name in CONFIGS}
     about = (
         "The four configs as the job table (hare jobs CONFIG --table) carried them before they became overlays of "
-        "default.yaml, with digests of their job tables; regenerate: .venv/bin/python tests/experiments/test_config_overlays.py --write"
+        "default.yaml, with digests of their job tables; regenerate: "
+        ".venv/bin/python tests/experiments/test_config_overlays.py --write"
     )
     FIXTURE.write_text(json.dumps({"about": about, "configs": entries}, indent=1) + "\n")
 

@@ -23,7 +23,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 SMOKE = resolve_config_file(REPOSITORY / "config" / "smoke.yaml")
 """config/smoke.yaml resolved onto its base (the file is an overlay of default.yaml)."""
 KEY_PATH = re.compile(
-    r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): |(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)"
+    r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): "
+    r"|(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)"
 )
 """A message naming a key path: the schema's and the finite-number check's (``invalid config: <path>: ``, or after the
 file's name on the command line), or the cross-reference checks' (``<section>.<path>``)."""
@@ -104,7 +105,8 @@ def mutated_configs(draw, max_mutations=3):
 
 
 def _check(config):
-    """``True`` if ``config`` validates (with the pre-flight memory check, as ``hare jobs --table`` does); ``False`` if it
+    """``True`` if ``config`` validates (with the pre-flight memory check, as ``hare jobs --table`` does); ``False`` if
+    it
     fails with a ConfigError naming a key path; anything else fails the test."""
     try:
         check_config(config, memory=True)
@@ -186,7 +188,8 @@ def _dotted(path) -> str:
 
 
 def _size_paths(node, prefix=()):
-    """Every bounded size of a config (a key of ROUNDS_KEYS or RUNS_KEYS, or an item of such a list), with its maximum."""
+    """Every bounded size of a config (a key of ROUNDS_KEYS or RUNS_KEYS, or an item of such a list), with its
+    maximum."""
     for path in _paths(node, prefix):
         names = [key for key in path if isinstance(key, str)]
         if names and names[-1] in ROUNDS_KEYS + RUNS_KEYS and isinstance(_parent(node, path)[path[-1]], int):
@@ -236,7 +239,8 @@ def test_the_command_line_answers_a_nonfinite_or_huge_value_in_one_line_naming_t
     lines = err.getvalue().strip().splitlines()
     if isinstance(value, float):
         assert code == 2 and lines == [
-            f"hare validate-config: error: {file}: {_dotted(path)}: {yaml.safe_dump(value).split()[0]} is not a finite number"
+            f"hare validate-config: error: {file}: {_dotted(path)}: {yaml.safe_dump(value).split()[0]} "
+            "is not a finite number"
         ]
     elif code == 2:
         assert len(lines) == 1 and KEY_PATH.match(lines[0].removeprefix("hare validate-config: error: ")), lines

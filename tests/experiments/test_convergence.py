@@ -98,7 +98,8 @@ def test_local_slope_of_a_power_law_is_its_exponent(exponent):
 
 
 def test_last_half_slope_is_the_chord_from_half_the_horizon():
-    """A curve with a kink: the last-half slope is the chord from the first round >= T/2 to T, not the mean over all of t."""
+    """A curve with a kink: the last-half slope is the chord from the first round >= T/2 to T, not the mean over all
+    of t."""
     t = np.arange(10, 1001, 10, dtype=float)
     curve = np.where(t < 500, t**0.5, 500**0.5 * (t / 500))  # sqrt(t), then linear from t = 500
     assert last_half_slope(t, curve) == pytest.approx(1.0, abs=1e-12)

@@ -160,7 +160,10 @@ def test_grids_of_different_sizes_are_rejected_naming_the_odd_entry():
     )
     with pytest.raises(
         ConfigError,
-        match=r"^experiments\.tuned\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid and 1 other.* have 3",
+        match=(
+            r"^experiments\.tuned\.policies\.lin_ts\.grid: 2 points, "
+            r"but experiments\.tuned\.policies\.linucb\.grid and 1 other.* have 3"
+        ),
     ):
         _validate(config)
 
@@ -171,7 +174,10 @@ def test_grid_sizes_must_agree_across_experiments():
     config["experiments"]["other"]["policies"] = {"lin_ts": {"grid": {"nu": [0.1, 1.0]}}}
     with pytest.raises(
         ConfigError,
-        match=r"experiments\.other\.policies\.lin_ts\.grid: 2 points, but experiments\.tuned\.policies\.linucb\.grid has 3",
+        match=(
+            r"experiments\.other\.policies\.lin_ts\.grid: 2 points, "
+            r"but experiments\.tuned\.policies\.linucb\.grid has 3"
+        ),
     ):
         _validate(config)
 
@@ -298,3 +304,13 @@ def test_the_oful_check_names_a_run_the_config_produces(smoke_config, key, value
     smoke_config["theory"]["oful"][key] = value
     with pytest.raises(ConfigError, match=message):
         validate_config(smoke_config)
+
+
+def test_a_hyperparameter_in_both_params_and_grid_is_rejected():
+    """The grid overrides params, so a value in both would be silently dropped (and never bounds-checked)."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^experiments\.tuned\.policies\.linucb\.params: \['alpha'\] is also in the grid, which overrides",
+    ):
+        _validate(_budget_config(linucb={"params": {"alpha": -1.0}, "grid": {"alpha": [0.1, 1.0]}}))
+    _validate(_budget_config(linucb={"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}))

@@ -68,7 +68,8 @@ def test_estimators_are_batched_over_leading_dimensions(name):
 
 
 def _simulated_world(n_contexts=20, n_actions=4, seed=0):
-    """A finite context distribution with known mean rewards, a non-uniform logging policy and a deterministic target."""
+    """A finite context distribution with known mean rewards, a non-uniform logging policy and a deterministic
+    target."""
     rng = np.random.default_rng(seed)
     mean_reward = rng.uniform(0.05, 0.6, (n_contexts, n_actions))
     logits = rng.normal(0, 1, (n_contexts, n_actions))

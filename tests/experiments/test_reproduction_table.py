@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from hare.experiments.aggregate import PUBLIC_VALUES, reproduction_verdict, write_table
+from hare.experiments.aggregate import write_table
+from hare.experiments.reproduction import PUBLIC_VALUES, reproduction_verdict
 from hare.io import write_json, write_npz
 
 PUBLIC = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}
@@ -45,7 +46,8 @@ def _params(label):
 
 
 def _run(folder, dataset, label, mean, policy="lnucb_ta", preparation="reference", horizon=100, params=None):
-    """A tuned report run of the published experiment (five runs around ``mean``) and its sidecar, as ``run_job`` writes them."""
+    """A tuned report run of the published experiment (five runs around ``mean``) and its sidecar, as ``run_job``
+    writes them."""
     environment = f"{dataset}_{preparation}"
     params = _params(label) if params is None else params
     job = {
@@ -270,12 +272,12 @@ def test_the_paragraph_reads_the_table(tmp_path):
     )
     assert "10.0 published standard deviations above it" in adult
     assert (
-        "The public-code reading lowers the mean total regret of LNUCB-TA as written by 100.0 (10.0 published standard deviations) to 1{,}000.0"
-        in adult
+        "The public-code reading lowers the mean total regret of LNUCB-TA as written by 100.0 (10.0 published "
+        "standard deviations) to 1{,}000.0" in adult
     )
     assert (
-        "of the switches alone, distance weights moves it the most, lowering it by 80.0 (8.0 published standard deviations)"
-        in adult
+        "of the switches alone, distance weights moves it the most, lowering it by 80.0 (8.0 published standard "
+        "deviations)" in adult
     )
     assert (
         "Of the readings, the public-code reading reaches the published mean within two published standard deviations."
@@ -285,8 +287,8 @@ def test_the_paragraph_reads_the_table(tmp_path):
     magic = paragraphs["Magic"]
     assert "of the switches alone, $k$ by floor moves it the most, lowering it by 100.0" in magic
     assert (
-        "No reading reaches the published mean within two published standard deviations: the remaining gap is unexplained."
-        in magic
+        "No reading reaches the published mean within two published standard deviations: the remaining gap is "
+        "unexplained." in magic
     )
     mushroom = paragraphs["Mushroom"]
     assert (
@@ -299,7 +301,8 @@ def test_the_paragraph_reads_the_table(tmp_path):
     shuttle = paragraphs["Shuttle"]
     assert (
         "no published row" in shuttle
-        and "Of the switches alone, $\\theta$ uniform at start moves the mean total regret of LNUCB-TA as written the most, raising it by 10.0."
+        and "Of the switches alone, $\\theta$ uniform at start moves the mean total regret of LNUCB-TA as written the "
+        "most, raising it by 10.0."
         in shuttle
     )
     assert all(len(re.findall(r"[.!?](?:\s|$)", p)) <= 4 for p in paragraphs.values())
@@ -381,8 +384,10 @@ def test_the_public_values_are_the_policys_and_a_table_process_does_not_import_t
     runs, published = _planted(tmp_path)
     probe = (
         "import sys\nfrom hare.cli import main\n"
-        f"code = main(['table', *{[str(r) for r in runs]!r}, '--kind', 'reproduction', '--published', {str(published)!r}, "
-        f"'--csv', {str(tmp_path / 'p.csv')!r}, '--tex', {str(tmp_path / 'p.tex')!r}, '--text', {str(tmp_path / 'p.text')!r}, "
+        f"code = main(['table', *{[str(r) for r in runs]!r}, '--kind', 'reproduction', "
+        f"'--published', {str(published)!r}, "
+        f"'--csv', {str(tmp_path / 'p.csv')!r}, '--tex', {str(tmp_path / 'p.tex')!r}, "
+        f"'--text', {str(tmp_path / 'p.text')!r}, "
         "'--caption', 'C.', '--label', 'tab:t'])\n"
         "print(code, 'torch' in sys.modules)\n"
     )
@@ -403,7 +408,7 @@ def test_the_paragraph_marks_the_switch_a_bandit_cannot_use(tmp_path):
     _, _, _, text = _table(tmp_path, runs, published)
     adult = _paragraphs(text)["Adult"]
     assert (
-        "Of the switches alone, $g$ from all rewards (not available to a bandit) moves the mean total regret of LNUCB-TA as written the most"
-        in adult
+        "Of the switches alone, $g$ from all rewards (not available to a bandit) moves the mean total regret of "
+        "LNUCB-TA as written the most" in adult
     )
     assert "Of the readings, $g$ from all rewards alone (not available to a bandit) reaches the published mean" in adult

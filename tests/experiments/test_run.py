@@ -9,7 +9,8 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import checkpoints
-from hare.experiments.run import run_batch, run_job, simulate, simulation_groups
+from hare.experiments.run import run_batch, run_job, simulation_groups
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.policies import build_policy
 from hare.random import run_keys
 
@@ -51,7 +52,7 @@ def test_batched_runs_equal_the_same_runs_one_by_one(policy, params):
 
     def play(index):
         env = SyntheticBandit(config, len(index), 50, env_keys[index])
-        return simulate(env, build_policy(policy, params, env, pol_keys[index]), record_every=10)
+        return simulate(env, build_policy(policy, params, env, pol_keys[index]), SimulationOptions(record_every=10))
 
     together = play([0, 1, 2])
     for run in range(3):

@@ -13,7 +13,7 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.run import simulate as simulate_from_run
-from hare.experiments.simulation import RoundObserver, RoundTimer, simulate
+from hare.experiments.simulation import RoundObserver, RoundTimer, SimulationOptions, simulate
 from hare.policies import build_policy
 from hare.random import run_keys
 
@@ -49,7 +49,8 @@ def _select_calls(node: ast.AST, function: str = "<module>", in_loop: bool = Fal
 
 
 def select_calls_in_loops() -> set[tuple[str, str]]:
-    """(module, enclosing function) of every ``<x>.select(...)`` call nested in a loop or comprehension under src/hare."""
+    """(module, enclosing function) of every ``<x>.select(...)`` call nested in a loop or comprehension under
+    src/hare."""
     found = set()
     for path in (SOURCE / "hare").rglob("*.py"):
         module = ".".join(path.relative_to(SOURCE).with_suffix("").parts)
@@ -80,41 +81,41 @@ def _play(horizon=HORIZON, n_runs=3, policy="linucb", params=None):
 
 def test_pre_built_rounds_give_the_regret_of_the_environments_rounds():
     env, policy = _play()
-    played = simulate(env, policy, record_every=5)
+    played = simulate(env, policy, SimulationOptions(record_every=5))
     env, policy = _play()
-    prebuilt = simulate(env, policy, record_every=5, rounds=[env.round(t) for t in range(HORIZON)])
+    prebuilt = simulate(env, policy, SimulationOptions(record_every=5, rounds=[env.round(t) for t in range(HORIZON)]))
     for key, value in played.items():
         np.testing.assert_array_equal(prebuilt[key], value)
 
 
 def test_recorded_rounds_are_the_columns_of_every_round():
     env, policy = _play()
-    every = simulate(env, policy, record_every=1)
+    every = simulate(env, policy, SimulationOptions(record_every=1))
     env, policy = _play()
-    chosen = simulate(env, policy, record_at=[3, 17, 20])
+    chosen = simulate(env, policy, SimulationOptions(record_at=[3, 17, 20]))
     np.testing.assert_array_equal(chosen["rounds"], [3, 17, 20])
     np.testing.assert_array_equal(chosen["cumulative_regret"], every["cumulative_regret"][:, [2, 16, 19]])
     with pytest.raises(ValueError, match="record_at"):
-        simulate(env, policy, record_at=[0, 5])
+        simulate(env, policy, SimulationOptions(record_at=[0, 5]))
 
 
 def test_a_stop_ends_the_play_after_its_round_and_keeps_the_curves_reached():
     env, policy = _play()
-    every = simulate(env, policy, record_every=1)
+    every = simulate(env, policy, SimulationOptions(record_every=1))
     env, policy = _play()
-    stopped = simulate(env, policy, record_every=4, stop=lambda t: t == 9)
+    stopped = simulate(env, policy, SimulationOptions(record_every=4, stop=lambda t: t == 9))
     np.testing.assert_array_equal(stopped["rounds"], [4, 8])
     np.testing.assert_array_equal(stopped["cumulative_regret"], every["cumulative_regret"][:, [3, 7]])
     np.testing.assert_array_equal(stopped["total_regret"], every["cumulative_regret"][:, 9])
     env, policy = _play()
-    assert int(simulate(env, policy, account=False, stop=lambda t: t == 9)["rounds_played"]) == 10
+    assert int(simulate(env, policy, SimulationOptions(account=False, stop=lambda t: t == 9))["rounds_played"]) == 10
 
 
 def test_the_timer_measures_every_round_and_its_budget_stops_the_play():
     env, policy = _play()
     logs = env.logged(30)
     timer = RoundTimer(split=True)
-    simulate(env, policy, logs=logs, observer=timer)
+    simulate(env, policy, SimulationOptions(observer=timer), logs=logs)
     for seconds in (timer.round_seconds, timer.policy_seconds, timer.select_seconds, timer.update_seconds):
         assert len(seconds) == HORIZON and all(s > 0 for s in seconds)
     np.testing.assert_allclose(timer.policy_seconds, np.add(timer.select_seconds, timer.update_seconds), rtol=1e-9)
@@ -124,7 +125,11 @@ def test_the_timer_measures_every_round_and_its_budget_stops_the_play():
     ticks = itertools.count()
     env, policy = _play()
     budget = RoundTimer(budget_s=30.0, clock=lambda: float(next(ticks)))  # every clock read takes one second
-    played = int(simulate(env, policy, account=False, observer=budget, stop=budget.over_budget)["rounds_played"])
+    played = int(
+        simulate(env, policy, SimulationOptions(account=False, observer=budget, stop=budget.over_budget))[
+            "rounds_played"
+        ]
+    )
     assert 1 <= played < HORIZON and len(budget.round_seconds) == played and budget.warm_start_seconds == 0.0
     assert budget.clock() - budget.first_round_at > 30.0
 
@@ -161,10 +166,8 @@ def test_the_observer_sees_each_round_in_order_and_the_warm_start_shift():
     simulate(
         env,
         policy,
-        record_every=2,
+        SimulationOptions(record_every=2, observer=events, on_record=lambda t, p: events.events.append(("record", t))),
         logs=env.logged(5),
-        observer=events,
-        on_record=lambda t, p: events.events.append(("record", t)),
     )
     assert events.events == [
         "warm_starting",
@@ -185,9 +188,9 @@ def test_the_observer_sees_each_round_in_order_and_the_warm_start_shift():
 
 def test_playing_without_accounts_leaves_the_policy_where_a_job_leaves_it():
     env, policy = _play()
-    simulate(env, policy, record_every=5)
+    simulate(env, policy, SimulationOptions(record_every=5))
     env, bare = _play()
-    assert simulate(env, bare, account=False).keys() == {"rounds_played"}
+    assert simulate(env, bare, SimulationOptions(account=False)).keys() == {"rounds_played"}
     for (name, value), (_, other) in zip(policy.state_dict().items(), bare.state_dict().items(), strict=True):
         torch.testing.assert_close(other, value, rtol=0, atol=0, msg=name)
 
@@ -196,7 +199,11 @@ def test_a_feedback_without_learners_leaves_the_policy_untouched():
     env, policy = _play()
     before = {name: value.clone() for name, value in policy.state_dict().items()}
     out = simulate(
-        env, policy, feedback=lambda round_, arms: (round_.reward(arms), torch.zeros(env.n_runs, dtype=torch.bool))
+        env,
+        policy,
+        SimulationOptions(
+            feedback=lambda round_, arms: (round_.reward(arms), torch.zeros(env.n_runs, dtype=torch.bool))
+        ),
     )
     assert np.all(out["total_regret"] >= 0)
     for name, value in policy.state_dict().items():
@@ -205,10 +212,10 @@ def test_a_feedback_without_learners_leaves_the_policy_untouched():
 
 def test_a_horizon_shorter_than_the_rounds_plays_their_prefix():
     env, policy = _play()
-    every = simulate(env, policy, record_every=1)
+    every = simulate(env, policy, SimulationOptions(record_every=1))
     env, policy = _play()
-    prefix = simulate(env, policy, horizon=7)
+    prefix = simulate(env, policy, SimulationOptions(horizon=7))
     np.testing.assert_array_equal(prefix["rounds"], [7])
     np.testing.assert_array_equal(prefix["total_regret"], every["cumulative_regret"][:, 6])
     with pytest.raises(ValueError, match="horizon"):
-        simulate(env, policy, horizon=HORIZON + 1)
+        simulate(env, policy, SimulationOptions(horizon=HORIZON + 1))

@@ -82,9 +82,11 @@ def test_fitting_does_not_import_the_compiler_stack():
         "from types import SimpleNamespace\n"
         "from hare.model.projections import fit_projections\n"
         "g = torch.Generator().manual_seed(0)\n"
-        "logged = SimpleNamespace(queries=torch.randn(20, 3, dtype=torch.float64, generator=g), users=torch.randint(0, 2, (20,), generator=g), "
+        "logged = SimpleNamespace(queries=torch.randn(20, 3, dtype=torch.float64, generator=g), "
+        "users=torch.randint(0, 2, (20,), generator=g), "
         "items=torch.randint(0, 4, (20,), generator=g), rewards=torch.randn(20, dtype=torch.float64, generator=g))\n"
-        "fit_projections(logged, torch.randn(4, 5, dtype=torch.float64, generator=g), n_users=2, user_dim=2, n_heads=2, key_dim=3, steps=5)\n"
+        "fit_projections(logged, torch.randn(4, 5, dtype=torch.float64, generator=g), n_users=2, user_dim=2, "
+        "n_heads=2, key_dim=3, steps=5)\n"
         "print('torch._dynamo' in sys.modules, 'sympy' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout.split()

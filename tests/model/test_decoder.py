@@ -1,4 +1,5 @@
-"""The synthesize-mode decoder: batched training, the unconditioned baseline's budget, deterministic decoding, reward weighting."""
+"""The synthesize-mode decoder: batched training, the unconditioned baseline's budget, deterministic decoding, reward
+weighting."""
 
 import copy
 
@@ -6,6 +7,7 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
+from hare.model.adam import Adam
 from hare.model.decoder import (
     Decoder,
     DecoderConfig,
@@ -15,12 +17,48 @@ from hare.model.decoder import (
     reward_weighted_step,
     run_forward,
     run_perplexity,
-    train_decoder,
+    single_threaded,
     train_run_decoders,
 )
 from hare.random import CounterRNG, run_keys
 
 TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)
+
+
+def train_decoder(
+    texts: list[str],
+    embeddings: torch.Tensor,
+    users: torch.Tensor | None = None,
+    steps: int = 300,
+    lr: float = 3e-3,
+    seed: int = 0,
+    batch_size: int = 32,
+    user_dim: int | None = None,
+    tokenizer: WordTokenizer | None = None,
+    **shape,
+) -> Decoder:
+    """The single-decoder reference of :func:`train_run_decoders`: one :class:`Decoder` fitted alone by maximum
+    likelihood of ``texts`` given their ``embeddings`` ``(N, d_z)``.
+
+    users: ``(N, d_u)`` user state per text, or None for ``u = 0`` (``user_dim`` zeros, default 0).
+    ``steps`` minibatches of ``batch_size`` drawn from the counter RNG of ``seed``, Adam at ``lr``;
+    ``shape`` overrides :class:`DecoderConfig` fields. The tokenizer defaults to the words of ``texts``.
+    """
+    d_u = users.shape[1] if users is not None else (user_dim or 0)
+    tokenizer = tokenizer or WordTokenizer.from_texts(texts)
+    decoder = Decoder(DecoderConfig(z_dim=embeddings.shape[1], user_dim=d_u, **shape), tokenizer, seed)
+    rng = CounterRNG(run_keys(seed, [0], "hare-decoder-batches"))
+    optimiser = Adam(decoder.parameters(), lr=lr)
+    with single_threaded():
+        for step in range(steps):
+            idx = rng.randint("batch", step, len(texts), (min(batch_size, len(texts)),))[0]
+            u = users[idx] if users is not None else None
+            logp, mask = decoder.token_log_probs([texts[i] for i in idx], embeddings[idx], u)
+            loss = -logp.sum() / mask.sum()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return decoder.eval()
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +168,8 @@ def test_reward_weighted_step_moves_likelihood_toward_rewarded_outputs(trained):
 
 
 def _distinct_runs(env, e, n_runs=3):
-    """Per-run texts (R lists of 4), z ``(R, 4, d_z)``, u ``(R, 4, d_u)`` and rewards ``(R, 4)``, all different across runs."""
+    """Per-run texts (R lists of 4), z ``(R, 4, d_z)``, u ``(R, 4, d_u)`` and rewards ``(R, 4)``, all different across
+    runs."""
     texts = [[env.texts[(7 * r + 3 * b) % len(env.texts)] for b in range(4)] for r in range(n_runs)]
     z = torch.stack([e[[(5 * r + b) % len(env.texts) for b in range(4)]] for r in range(n_runs)])  # (R, 4, d_z)
     u = env.users[torch.arange(4 * n_runs) % env.n_users].view(n_runs, 4, -1).to(torch.float32)

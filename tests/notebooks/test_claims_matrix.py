@@ -9,7 +9,8 @@ import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "claims_matrix.py"
 PARAMETERS = (
-    'runs: list = []\nclaims_json: str = "results/claims.json"\nfamily: str = "hare_vs_baselines"\nmin_members: int = 12\n'
+    'runs: list = []\nclaims_json: str = "results/claims.json"\n'
+    'family: str = "hare_vs_baselines"\nmin_members: int = 12\n'
     'figures: list = ["claims_matrix.pdf", "claims_matrix_families.pdf"]'
 )
 BASELINES = ["random", "linucb", "lin_ts", "knn_ucb", "lnucb_ta"]

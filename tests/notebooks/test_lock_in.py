@@ -18,10 +18,12 @@ from hare.io import write_json, write_npz
 REPOSITORY = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPOSITORY / "notebooks" / "lock_in.py"
 PARAMETERS = (
-    'runs: list = []\nfigures: list = ["lock_in.pdf"]\noutputs: dict = {"json": "lock_in.json", "macros": "lock_in_macros.tex"}\n'
+    'runs: list = []\nfigures: list = ["lock_in.pdf"]\n'
+    'outputs: dict = {"json": "lock_in.json", "macros": "lock_in_macros.tex"}\n'
     'published_table: str = "paper/published/lnucb_ta_table2.csv"'
 )
-# Published rows (policy lnucb_ta): Adult as LNUCB-TA's Table 2 quotes it; Mushroom with a planted std wide enough for a lock-in.
+# Published rows (policy lnucb_ta): Adult as LNUCB-TA's Table 2 quotes it; Mushroom with a planted std wide enough
+# for a lock-in.
 PUBLISHED = {
     "adult": (1673.1, "12.07", 20, 10000),
     "mushroom": (19.85, "5000", 20, 8124),
@@ -66,7 +68,8 @@ PLANTED = {
 
 
 def plant(root: Path, keep=lambda key: True) -> list[str]:
-    """Run files (npz and sidecar) of the planted runs ``keep`` accepts and the published table, relative to ``root``."""
+    """Run files (npz and sidecar) of the planted runs ``keep`` accepts and the published table, relative to
+    ``root``."""
     runs = []
     for key, totals in PLANTED.items():
         if not keep(key):
@@ -277,8 +280,8 @@ def _hare(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_notebook_runs_with_datasets_missing_through_papermill(tmp_path):
-    """As the smoke configuration: Mushroom only (no Adult, no Magic), no tuning runs, and no sweep; the notebook says what
-    it skips, writes the figure, the JSON and every macro the paper's paragraph reads."""
+    """As the smoke configuration: Mushroom only (no Adult, no Magic), no tuning runs, and no sweep; the notebook says
+    what it skips, writes the figure, the JSON and every macro the paper's paragraph reads."""
     runs = plant(
         tmp_path, keep=lambda key: key[3] == "mushroom" and key[1] == "report" and key[0] != "exploration_sweep"
     )

@@ -1,4 +1,5 @@
-"""Figure 1 on planted runs of 21 policies: HARE, LinUCB and each panel's three best baselines in colour, the rest grey."""
+"""Figure 1 on planted runs of 21 policies: HARE, LinUCB and each panel's three best baselines in colour, the rest
+grey."""
 
 import json
 from pathlib import Path

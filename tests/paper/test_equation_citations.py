@@ -17,7 +17,11 @@ CITED = re.compile(r"\beq:[A-Za-z0-9_-]*[A-Za-z0-9]")
 
 
 def equation_labels(sections: list[str]) -> set[str]:
-    return {label for name in sections for label in LABEL.findall((REPOSITORY / "paper" / "sections" / f"{name}.tex").read_text())}
+    return {
+        label
+        for name in sections
+        for label in LABEL.findall((REPOSITORY / "paper" / "sections" / f"{name}.tex").read_text())
+    }
 
 
 def docstrings() -> str:
@@ -33,7 +37,9 @@ def docstrings() -> str:
 
 @pytest.mark.parametrize("label", sorted(equation_labels(SECTIONS)))
 def test_every_equation_of_the_method_and_theory_is_cited_by_a_docstring(label):
-    assert re.search(rf"\b{re.escape(label)}\b(?![A-Za-z0-9_-])", docstrings()), f"no docstring of src/hare cites {label}"
+    assert re.search(rf"\b{re.escape(label)}\b(?![A-Za-z0-9_-])", docstrings()), (
+        f"no docstring of src/hare cites {label}"
+    )
 
 
 def test_every_cited_equation_exists():

@@ -26,9 +26,30 @@ TEX_FILES = [PAPER / "main.tex", *sorted((PAPER / "sections").glob("*.tex"))]
 
 # Commands whose (first) braced argument is an identifier, not prose: stripped before the digit check.
 IDENTIFIER_COMMANDS = (
-    "label", "ref", "eqref", "cite", "citep", "citet", "citealp", "claim", "claimref", "claimverdict", "asserts", "claimfamilycount", "familycounts", "seedissue", "sha",
-    "input", "include", "includegraphics", "href", "url", "bibliography", "bibliographystyle",
-    "usepackage", "documentclass",
+    "label",
+    "ref",
+    "eqref",
+    "cite",
+    "citep",
+    "citet",
+    "citealp",
+    "claim",
+    "claimref",
+    "claimverdict",
+    "asserts",
+    "claimfamilycount",
+    "familycounts",
+    "seedissue",
+    "sha",
+    "input",
+    "include",
+    "includegraphics",
+    "href",
+    "url",
+    "bibliography",
+    "bibliographystyle",
+    "usepackage",
+    "documentclass",
 )
 # \texttt{...} is stripped only when it holds a file name or identifier (no spaces; a dot, underscore,
 # slash or hyphen inside), e.g. t10k-images-idx3-ubyte.gz; a bare \texttt{123} is still prose.
@@ -84,12 +105,17 @@ def test_claim_keys_exist(sources, claim_keys):
 
 
 def test_claims_are_cited_only_with_their_status(sources):
-    """A claim key appears in prose only through \\claimref (key, status, interval), \\claimverdict (the verb follows the
-    status) or \\asserts (the build fails unless PASS); no bare \\claim{key} and no number macro without its status."""
+    """A claim key appears in prose only through \\claimref (key, status, interval), \\claimverdict (the verb follows
+    the status) or \\asserts (the build fails unless PASS); no bare \\claim{key} and no number macro without its
+    status."""
     for path, text in sources.items():
-        prose = "\n".join(line for line in text.splitlines() if "newcommand" not in line and "DeclareUrlCommand" not in line)
+        prose = "\n".join(
+            line for line in text.splitlines() if "newcommand" not in line and "DeclareUrlCommand" not in line
+        )
         assert not re.findall(r"\\claim\{", prose), f"{path.name}: a bare \\claim{{...}} without its status"
-        assert not re.findall(r"\\claim(?:Status|Measured|Threshold)[A-Z]", prose), f"{path.name}: a retired claim macro"
+        assert not re.findall(r"\\claim(?:Status|Measured|Threshold)[A-Z]", prose), (
+            f"{path.name}: a retired claim macro"
+        )
 
 
 def test_seed_issue_keys_exist(sources):
@@ -97,7 +123,8 @@ def test_seed_issue_keys_exist(sources):
 
     used = {key for text in sources.values() for key in re.findall(r"\\seedissue\{([^}\\]*)\}", text)}
     assert used <= set(SEED_ISSUES), f"unknown seed issues: {sorted(used - set(SEED_ISSUES))}"
-    listed = {key for text in sources.values() for key in re.findall(r"\\item\s*\\seedissue\{([^}]*)\}", text)}  # theory, or its appendix
+    # theory, or its appendix
+    listed = {key for text in sources.values() for key in re.findall(r"\\item\s*\\seedissue\{([^}]*)\}", text)}
     assert listed == set(SEED_ISSUES), f"seed issues not listed in the paper: {sorted(set(SEED_ISSUES) - listed)}"
 
 
@@ -117,7 +144,8 @@ def _prose(text: str) -> str:
     for command in IDENTIFIER_COMMANDS:
         text = re.sub(rf"\\{command}\*?(?:\[[^\]]*\])*\{{[^}}]*\}}", " ", text)
     text = re.sub(IDENTIFIER_TEXTTT, " ", text)
-    text = re.sub(r"\\begin\{[^}]*\}(\[[^\]]*\])?(\{[^}]*\})?", " ", text)  # environment names, float options, column specs
+    # environment names, float options, column specs
+    text = re.sub(r"\\begin\{[^}]*\}(\[[^\]]*\])?(\{[^}]*\})?", " ", text)
     text = re.sub(r"\\end\{[^}]*\}", " ", text)
     text = re.sub(r"\\[A-Za-z@]+", " ", text)  # macro names (generated numbers are macros)
     for token in DIGIT_ALLOWLIST:
@@ -131,7 +159,10 @@ def test_no_hand_typed_numbers(path):
     if "\\begin{document}" in text:  # main.tex: the preamble holds layout lengths, not prose
         text = text.split("\\begin{document}", 1)[1]
     text = _prose(text)
-    hits = [(m.group(0), text[max(0, m.start() - 30): m.end() + 30].replace("\n", " ")) for m in re.finditer(r"\d{2,}", text)]
+    hits = [
+        (m.group(0), text[max(0, m.start() - 30) : m.end() + 30].replace("\n", " "))
+        for m in re.finditer(r"\d{2,}", text)
+    ]
     assert not hits, f"{path.name}: numbers typed in prose: {hits}"
 
 
@@ -170,8 +201,12 @@ def test_generated_inputs_are_workflow_outputs(sources):
 
 def test_generated_tables_exist_in_every_config(sources):
     """Every table the TeX inputs is either a table of every config or a fixed output of a rule (the benchmarks)."""
-    rule_tables = set(re.findall(r"paper/generated/table_([a-z_]+)\.tex", "".join(_read(p) for p in (ROOT / "rules").glob("*.smk"))))
-    used = {name for text in sources.values() for name in re.findall(r"\\input\{generated/table_([^}.]+)", text)} - rule_tables
+    rule_tables = set(
+        re.findall(r"paper/generated/table_([a-z_]+)\.tex", "".join(_read(p) for p in (ROOT / "rules").glob("*.smk")))
+    )
+    used = {
+        name for text in sources.values() for name in re.findall(r"\\input\{generated/table_([^}.]+)", text)
+    } - rule_tables
     for config in ("smoke", "default", "paper"):
         data = resolve_config_file(ROOT / "config" / f"{config}.yaml")
         missing = used - set(data["tables"])
@@ -181,11 +216,19 @@ def test_generated_tables_exist_in_every_config(sources):
 def test_figures_are_workflow_outputs(sources):
     smk = _read(ROOT / "rules" / "notebooks.smk")
     produced = set(re.findall(r"[\"']paper/(figures/[^\"']+\.pdf)[\"']", smk))
-    used = {name for text in sources.values() for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)}
+    used = {
+        name for text in sources.values() for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)
+    }
     main = _read(PAPER / "main.tex")
-    inputted = {PAPER / "main.tex"} | {PAPER / "sections" / f"{s}.tex" for s in re.findall(r"\\input\{sections/([^}]+)\}", main)}
-    used_in_build = {name for path, text in sources.items() if path in inputted
-                     for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)}
+    inputted = {PAPER / "main.tex"} | {
+        PAPER / "sections" / f"{s}.tex" for s in re.findall(r"\\input\{sections/([^}]+)\}", main)
+    }
+    used_in_build = {
+        name
+        for path, text in sources.items()
+        if path in inputted
+        for name in re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", text)
+    }
     assert used_in_build <= produced, f"figures no notebook rule produces: {sorted(used_in_build - produced)}"
     assert used, "no figure"
     assert "IfFileExists" not in "".join(sources.values())
@@ -196,7 +239,11 @@ def _produced_results(config: dict) -> set[str]:
     from hare.experiments.grid import expand_jobs
 
     runs = {f"results/{job.stem}.npz" for job in expand_jobs(config) if job.role == "report"}
-    fixed = {p for smk in (ROOT / "rules").glob("*.smk") for p in re.findall(r"[\"'](results/[^\"'{}]+\.(?:json|npz))[\"']", _read(smk))}
+    fixed = {
+        p
+        for smk in (ROOT / "rules").glob("*.smk")
+        for p in re.findall(r"[\"'](results/[^\"'{}]+\.(?:json|npz))[\"']", _read(smk))
+    }
     return runs | fixed
 
 
@@ -204,19 +251,34 @@ def _produced_results(config: dict) -> set[str]:
 def test_claim_check_inputs_are_produced_by_every_config(claims, name):
     produced = _produced_results(resolve_config_file(ROOT / "config" / f"{name}.yaml"))
     # run files and the per-batch margins that go with them are produced where their batch runs (else NOT RUN)
-    missing = {c["key"]: path for c in claims for path in c["inputs"].values()
-               if not path.startswith(("results/runs/", "results/checks/margins/")) and path not in produced
-               and not (path.startswith("paper/") and (ROOT / path).is_file())}
+    missing = {
+        c["key"]: path
+        for c in claims
+        for path in c["inputs"].values()
+        if not path.startswith(("results/runs/", "results/checks/margins/"))
+        and path not in produced
+        and not (path.startswith("paper/") and (ROOT / path).is_file())
+    }
     assert not missing, f"config/{name}.yaml does not produce the inputs of {missing}"
 
 
 def test_every_run_file_a_claim_reads_is_produced_by_some_config(claims):
-    produced = set().union(*(_produced_results(resolve_config_file(ROOT / "config" / f"{n}.yaml")) for n in ("smoke", "default", "paper")))
-    orphans = {c["key"]: path for c in claims for path in c["inputs"].values() if path.startswith("results/runs/") and str(Path(path).with_suffix(".npz")) not in produced}
+    produced = set().union(
+        *(_produced_results(resolve_config_file(ROOT / "config" / f"{n}.yaml")) for n in ("smoke", "default", "paper"))
+    )
+    orphans = {
+        c["key"]: path
+        for c in claims
+        for path in c["inputs"].values()
+        if path.startswith("results/runs/") and str(Path(path).with_suffix(".npz")) not in produced
+    }
     assert not orphans, f"run files no config produces (these claims would be NOT RUN everywhere): {orphans}"
     batches = {"/".join(path.split("/")[2:4]) for path in produced if path.startswith("results/runs/")}
-    stray = {c["key"]: path for c in claims for path in c["inputs"].values()
-             if path.startswith("results/checks/margins/") and path.removeprefix("results/checks/margins/").removesuffix(".json") not in batches}
+    stray = {
+        c["key"]: path
+        for c in claims
+        for path in c["inputs"].values()
+        if path.startswith("results/checks/margins/")
+        and path.removeprefix("results/checks/margins/").removesuffix(".json") not in batches
+    }
     assert not stray, f"margins of batches no config runs: {stray}"
-
-

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import simulate
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.policies import build_policy
 from hare.policies.base import build_grid_policy, grid_differences, policy_class, policy_names
 from hare.random import run_keys
@@ -64,7 +64,7 @@ def play(build, n_copies: int, warm: bool) -> dict:
     round recorded; the warm start's logs are taken before the policy is built, as a job does."""
     env = environment(n_copies)
     logs = env.logged(N_LOGGED) if warm else None
-    return simulate(env, build(env), record_every=1, logs=logs)
+    return simulate(env, build(env), SimulationOptions(record_every=1), logs=logs)
 
 
 def environment(n_copies: int) -> SyntheticBandit:

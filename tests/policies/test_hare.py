@@ -169,7 +169,7 @@ def test_too_many_clusters_is_an_error():
 import torch.nn.functional as F  # noqa: E402
 
 from hare.envs.classification import ClassificationBandit  # noqa: E402
-from hare.experiments.run import simulate  # noqa: E402
+from hare.experiments.simulation import SimulationOptions, simulate  # noqa: E402
 from hare.model.projections import fit_projections  # noqa: E402
 from hare.policies import hare as hare_module  # noqa: E402
 from hare.policies.base import upper_confidence_bound  # noqa: E402
@@ -244,7 +244,8 @@ def _brute_force_theta(policy, history, link):
     ],
 )
 def test_theta_equals_a_brute_force_ridge_solve(config, params):
-    """After a few rounds (q changing under online_lr), theta is the ridge solve on the q of each round and y on the link's scale."""
+    """After a few rounds (q changing under online_lr), theta is the ridge solve on the q of each round and y on the
+    link's scale."""
     env = environment(config, [0, 1], horizon=8)
     policy = build_policy("hare", params, env, run_keys(0, [0, 1], "p"))
     history = []
@@ -315,7 +316,7 @@ def test_cold_regime_hare_learns_online_and_reads_no_log():
         "hare", {"projections": "random", "mean": "online", "online_lr": 0.05}, env, run_keys(0, [0, 1], "p")
     )
     start = policy.query_context.clone()
-    out = simulate(env, policy, record_every=10)
+    out = simulate(env, policy, SimulationOptions(record_every=10))
     assert env.logged_reads == 0
     assert out["cumulative_regret"].shape == (2, 3)
     assert not torch.equal(policy.query_context, start) and policy.attention.covariance.counts.sum() == 2 * 30
@@ -427,7 +428,7 @@ def test_log_prototypes_are_class_means_of_the_logs():
     assert torch.equal(policy.clusters, torch.arange(env.n_arms))
     assert torch.equal(policy.attention.keys, policy.projections.keys(prototypes))
     assert policy.projections.key.shape[-1] == env.query_dim
-    simulate(env, policy, record_every=5)
+    simulate(env, policy, SimulationOptions(record_every=5))
     learned = build_policy(
         "hare",
         {"projections": "learned", "pool": "log_prototypes", "fit_steps": 20, "key_dim": 4},

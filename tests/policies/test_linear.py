@@ -19,18 +19,24 @@ from hare.random import CounterRNG, run_keys
 LINEAR = ["linucb", "lin_ts", "lin_thompson_ucb"]
 
 
+def inverse_drift(state: RidgeState) -> torch.Tensor:
+    """Largest ``|A^{-1} A - I|`` entry per run, ``(n_runs,)``: the rounding drift of the kept inverse."""
+    eye = torch.eye(state.dim, dtype=torch.float64, device=state.inverse.device)
+    return (state.inverse @ state.precision - eye).abs().flatten(1).max(dim=1).values
+
+
 @pytest.mark.parametrize(
     "name, params, match",
     [
         ("linucb", {"alpha": -1.0}, r"LinUCBConfig\.alpha: must be >= 0"),
         ("linucb", {"lam": 0.0}, r"LinUCBConfig\.lam: must be > 0"),
         ("linucb", {"refactor_every": 0}, r"LinUCBConfig\.refactor_every: must be >= 1"),
-        ("lin_ts", {"nu": -0.1}, r"LinTSConfig\.nu: must be finite and >= 0"),
+        ("lin_ts", {"nu": -0.1}, r"LinTSConfig\.nu: must be >= 0"),
         ("lin_ts", {"nu": math.inf}, r"LinTSConfig\.nu"),
         ("lin_ts", {"lam": -1.0}, r"LinTSConfig\.lam: must be > 0"),
         ("lin_ts", {"refactor_every": 0}, r"LinTSConfig\.refactor_every"),
-        ("lin_thompson_ucb", {"alpha": -0.5}, r"LinThompsonUCBConfig\.alpha: must be finite and >= 0"),
-        ("lin_thompson_ucb", {"nu": -0.5}, r"LinThompsonUCBConfig\.nu: must be finite and >= 0"),
+        ("lin_thompson_ucb", {"alpha": -0.5}, r"LinThompsonUCBConfig\.alpha: must be >= 0"),
+        ("lin_thompson_ucb", {"nu": -0.5}, r"LinThompsonUCBConfig\.nu: must be >= 0"),
         ("lin_thompson_ucb", {"lam": 0.0}, r"LinThompsonUCBConfig\.lam: must be > 0"),
         ("lin_ts", {"sampling": "cholesky"}, r"LinTSConfig\.sampling: must be one of \('score', 'parameter'\)"),
         ("lin_thompson_ucb", {"sampling": None}, r"LinThompsonUCBConfig\.sampling"),
@@ -134,7 +140,7 @@ def test_sherman_morrison_matches_brute_force_inverse():
         state.update_selected(index, rng.normal("xs", step, (dim,)), rng.normal("rs", step))
     brute = torch.linalg.inv(state.precision)
     assert torch.allclose(state.inverse, brute, atol=1e-10, rtol=1e-8)
-    assert float(state.inverse_drift().max()) < 1e-10
+    assert float(inverse_drift(state).max()) < 1e-10
 
 
 def test_long_horizon_keeps_the_inverse_within_1e_6_of_identity():
@@ -148,9 +154,9 @@ def test_long_horizon_keeps_the_inverse_within_1e_6_of_identity():
     for t in range(horizon):
         state.update_selected(index, x[t : t + 1], rewards[t : t + 1])
         if t % 1000 == 998:
-            worst = max(worst, float(state.inverse_drift().max()))
+            worst = max(worst, float(inverse_drift(state).max()))
     assert worst < 1e-6
-    assert float(state.inverse_drift().max()) < 1e-6
+    assert float(inverse_drift(state).max()) < 1e-6
 
 
 def test_lin_ts_samples_have_the_posterior_mean_and_covariance(table_bandit):

@@ -23,7 +23,8 @@ SMALL_SIM = SyntheticConfig(n_items=4, n_clusters=2, n_users=2, query_dim=4)
 
 
 class Pulls:
-    """Planted pulls of ``n_runs`` runs, fed to a policy and kept as plain Python lists per run and arm for brute force."""
+    """Planted pulls of ``n_runs`` runs, fed to a policy and kept as plain Python lists per run and arm for brute
+    force."""
 
     def __init__(self, n_runs: int, n_arms: int):
         self.contexts = [[[] for _ in range(n_arms)] for _ in range(n_runs)]
@@ -316,7 +317,8 @@ def test_the_public_code_reading_sets_all_four_switches():
 
 
 def test_batched_equals_alone_with_all_four_switches():
-    """All four switches on, HARE-Sim (it exposes its reward matrix): each run alone, with its own key, pulls exactly the
+    """All four switches on, HARE-Sim (it exposes its reward matrix): each run alone, with its own key, pulls exactly
+    the
     arms it pulls in the batch, and holds the same state up to the environment's own rounding (its rewards come from
     matrix products over the batch's rows, which round differently for one row)."""
     batched_matches_alone(

@@ -23,6 +23,14 @@ from hare.random import CounterRNG, run_keys
 N_ARMS, DIM = 3, 2
 
 
+def arm_pulls(history: ArmHistory, run: int, arm: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Contexts ``(N_a, dim)`` and rewards ``(N_a,)`` of one run's pulls of ``arm``, oldest first: the brute-force
+    reading of the history that the searches are checked against."""
+    n = int(history.size)
+    mine = history.arms[run, :n] == arm
+    return history.contexts[run, :n][mine], history.rewards[run, :n][mine]
+
+
 def small_env(n_runs: int, keys: torch.Tensor, horizon: int = 40) -> GaussianContextBandit:
     return GaussianContextBandit(n_runs, N_ARMS, DIM, horizon, keys)
 
@@ -34,7 +42,8 @@ def one_arm_env(horizon: int = 10):
 @pytest.fixture(params=["selection", "selection-over-all-pulls", "scatter"])
 def search_path(request, monkeypatch):
     """Every search of :meth:`ArmHistory.nearest`: the per-arm selection (few arms) among its candidates, the same
-    over all pulls (ties at ``d_k`` beyond the margin: forced by a zero margin) and the scatter-min passes (more arms)."""
+    over all pulls (ties at ``d_k`` beyond the margin: forced by a zero margin) and the scatter-min passes (more
+    arms)."""
     monkeypatch.setattr(neighbors, "SELECTION_MAX_ARMS", 0 if request.param == "scatter" else 1000)
     if request.param == "selection-over-all-pulls":
         monkeypatch.setattr(neighbors, "TIE_MARGIN", 0)
@@ -52,7 +61,7 @@ def test_vectorised_search_equals_brute_force(search_path):
     distances, rewards = history.nearest(queries, k)
     for run in range(n_runs):
         for arm in range(n_arms):
-            stored, stored_rewards = history.arm_pulls(run, arm)
+            stored, stored_rewards = arm_pulls(history, run, arm)
             assert len(stored) == int(history.counts[run, arm])
             stored = stored.numpy()
             brute = np.array([np.linalg.norm(queries[run, arm].numpy() - row) for row in stored])
@@ -110,7 +119,8 @@ def test_lnucb_ta_index_by_hand():
     x = 1.2
     scores = policy.scores(torch.full((1, 2, 1), x, dtype=torch.float64))[0]
     g = 2.0 / 3.0
-    # arm 0: A = 1 + 1 + 4 = 6, b = 1, var = 0.25 -> k = round(1 + 2 * 0.25) = 2 (1.5 rounds to 2), f = mean(1, 0), n_a = 0.5
+    # arm 0: A = 1 + 1 + 4 = 6, b = 1, var = 0.25 -> k = round(1 + 2 * 0.25) = 2 (1.5 rounds to 2), f = mean(1, 0), n_a
+    # = 0.5
     alpha_0 = 2.0 / 3.0 * (0.25 * g + 0.75 * 0.5)
     expected_0 = x / 6.0 + 0.5 + alpha_0 * math.sqrt(x * x / 6.0)
     # arm 1: A = 1 + 9 = 10, b = 3, var = 0 (one pull) -> k = 1, f = 1, n_a = 1
@@ -275,7 +285,8 @@ def test_lnucb_ta_without_components_is_linucb(shared_context, dim):
 
 
 def planted(policy, pulls: list[tuple[int, float, float]]) -> None:
-    """Feed ``(arm, x, reward)`` pulls of a one-run, two-arm, one-dimensional bandit (the context shared by the arms)."""
+    """Feed ``(arm, x, reward)`` pulls of a one-run, two-arm, one-dimensional bandit (the context shared by the
+    arms)."""
     for t, (arm, x, r) in enumerate(pulls):
         policy.update(
             Observation(t, torch.full((1, 2, 1), x, dtype=torch.float64)),
@@ -324,7 +335,8 @@ SWEEP_RATES = {"lnucb_ta": "alpha_0", "linucb": "alpha", "knn_ucb": "theta", "li
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_lnucb_ta_experiments_of_every_config(path):
-    """Each config validates; on every dataset of the classification experiment the sweep runs the four policies at the same rates
+    """Each config validates; on every dataset of the classification experiment the sweep runs the four policies at the
+    same rates
     (run files ``<policy>@<rate name>=<rate>``), the ablation runs the four switch settings, and the sensitivity
     study runs LNUCB-TA over kappa and over (theta_min, theta_max)."""
     config = check_config(resolve_config_file(path))
@@ -367,7 +379,7 @@ def test_search_with_tied_distances_takes_the_earliest_pulls_first(search_path):
     distances, rewards = history.nearest(query, k)
     for run in range(n_runs):
         for arm in range(n_arms):
-            stored, stored_rewards = history.arm_pulls(run, arm)
+            stored, stored_rewards = arm_pulls(history, run, arm)
             brute = np.linalg.norm(stored.numpy() - query[run, arm].numpy(), axis=1)
             order = np.argsort(brute, kind="stable")[:k]
             np.testing.assert_allclose(distances[run, arm].numpy(), brute[order], atol=1e-12)

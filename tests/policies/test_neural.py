@@ -92,7 +92,8 @@ def test_closed_form_block_jacobian_equals_functional_jacobian():
 
 
 def test_disjoint_diagonal_width_equals_the_full_gradient_computation():
-    """After training and ``Z`` updates, the support-only diagonal width against ``sum_i g_i^2 / Z_ii`` over all ``p`` coordinates."""
+    """After training and ``Z`` updates, the support-only diagonal width against ``sum_i g_i^2 / Z_ii`` over all ``p``
+    coordinates."""
     policy, observation = trained_policy("diagonal")
     _, width = policy.posterior(observation.contexts)
     full = (

@@ -8,7 +8,7 @@ import torch
 
 from hare.envs.base import LoggedDataUnavailable
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import simulate
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.policies import build_policy
 from hare.policies.base import policy_names
 from hare.random import run_keys
@@ -112,7 +112,7 @@ def test_simulate_continues_at_round_m_after_the_warm_start():
         def update(self, observation, arms, rewards):
             pass
 
-    out = simulate(env, Recorder(), record_every=5, logs=logs)
+    out = simulate(env, Recorder(), SimulationOptions(record_every=5), logs=logs)
     assert seen == [("warm", N_LOGGED), *range(N_LOGGED, N_LOGGED + 5)]
     assert out["cumulative_regret"].shape == (N_RUNS, 1)
 

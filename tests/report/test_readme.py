@@ -173,8 +173,8 @@ def test_claims_summary_prefers_the_json_with_its_adjusted_verdicts(results):
     (results / "claims.json").write_text(json.dumps(CLAIMS_JSON))
     summary = claims_summary(results / "claims.md")
     assert (
-        "**2/5 PASS** (2 PASS, 1 FAIL, 1 EQUIVALENT, 1 NOT RUN); family-adjusted: 1 PASS, 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE, 1 NOT RUN"
-        in summary
+        "**2/5 PASS** (2 PASS, 1 FAIL, 1 EQUIVALENT, 1 NOT RUN); "
+        "family-adjusted: 1 PASS, 1 FAIL, 1 EQUIVALENT, 1 INCONCLUSIVE, 1 NOT RUN" in summary
     )
     assert "adjusted as follows: Benjamini-Hochberg within each family" in summary
     assert "- INCONCLUSIVE (unadjusted PASS) C1 `hare_beats_linucb`: -12.3 [-20, -1.5], needed < 0" in summary

@@ -17,7 +17,8 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def slug(heading: str) -> str:
-    """The anchor GitHub gives a Markdown heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces as ``-``."""
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation but ``-`` and ``_`` dropped, spaces as
+    ``-``."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
     return text.replace(" ", "-")
 

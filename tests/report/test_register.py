@@ -217,7 +217,10 @@ def test_headline_claims_in_their_own_table_then_single_claims_families_and_not_
 
 def test_family_rows_share_a_statement_line(document):
     tex = register_tex(document)
-    line = r"HARE has lower total regret than \textit{$\langle$baseline$\rangle$} on \textit{$\langle$environment$\rangle$}"
+    line = (
+        r"HARE has lower total regret than \textit{$\langle$baseline$\rangle$} "
+        r"on \textit{$\langle$environment$\rangle$}"
+    )
     assert tex.count(line) == 1  # classification and classification_warm share it: the experiment is a placeholder
     after = tex.split(line, 1)[1]
     assert after.index("{C2}") < after.index("{C3}") < after.index("{C4}")

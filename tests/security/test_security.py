@@ -31,7 +31,8 @@ UNQUOTED_ALLOWLIST = {
     "params.text": "'--text <path>' (a declared output) shlex-quoted in rules/common.smk (option), or empty",
     "params.datasets": "'--dataset name=path' pairs, each shlex-quoted in rules/theory.smk",
     "params.not_run": "claim input paths the config does not produce, each shlex-quoted in rules/paper.smk",
-    "params.settings": "benchmark settings from the schema-validated bench config, each shlex-quoted in rules/theory.smk",
+    "params.settings": "benchmark settings from the schema-validated bench config, "
+    "each shlex-quoted in rules/theory.smk",
     "threads": "an integer",
     "wildcards.experiment": "constrained to [a-z][a-z0-9_]* by wildcard_constraints",
     "wildcards.notebook": "constrained to [a-z][a-z0-9_]* by wildcard_constraints",

@@ -519,7 +519,8 @@ def test_prose_asserting_a_claim_that_does_not_pass_fails_the_build(repository, 
     fine = _pdflatex(
         tmp_path,
         head + "Good \\claimverdict{good_vs_bad}{beats}{does not beat} bad (\\claimref{good_vs_bad}); "
-        "good \\claimverdict{good_vs_close}{beats}{may not beat} close (\\claimref{good_vs_close}).\\asserts{good_vs_bad}\n\\end{document}\n",
+        "good \\claimverdict{good_vs_close}{beats}{may not beat} close "
+        "(\\claimref{good_vs_close}).\\asserts{good_vs_bad}\n\\end{document}\n",
     )
     assert fine.returncode == 0, fine.stdout[-2000:]
     text = subprocess.run(
@@ -536,7 +537,8 @@ def test_prose_asserting_a_claim_that_does_not_pass_fails_the_build(repository, 
 
 
 def test_a_band_claim_reads_a_published_table_and_needs_the_published_scale(tmp_path):
-    """compare: within [low, high] from a CSV of published numbers; a run at another horizon is NOT RUN (requires_equal)."""
+    """compare: within [low, high] from a CSV of published numbers; a run at another horizon is NOT RUN
+    (requires_equal)."""
     (tmp_path / "pub.csv").write_text(
         "policy,environment,mean,std,horizon\nlinucb,adult,100,5,3\nlinucb,magic,50,1,3\n"
     )
@@ -553,8 +555,10 @@ def test_a_band_claim_reads_a_published_table_and_needs_the_published_scale(tmp_
         "per_run": "ours.total_regret",
         "compare": "within",
         "threshold": [
-            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') - 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
-            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') + 2 * lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'std')",
+            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') - 2 * lookup(pub, 'policy', 'linucb', "
+            "'environment', '{env}', 'std')",
+            "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'mean') + 2 * lookup(pub, 'policy', 'linucb', "
+            "'environment', '{env}', 'std')",
         ],
         "requires_equal": [["meta.horizon", "lookup(pub, 'policy', 'linucb', 'environment', '{env}', 'horizon')"]],
     }

@@ -1,4 +1,4 @@
-"""The measured regret decomposition (hare.theory.decomposition)."""
+"""The measured regret decomposition (hare.theory.decomposition): one small run, its terms, outputs and checks."""
 
 from __future__ import annotations
 
@@ -9,19 +9,15 @@ import pytest
 
 from hare import cli
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import simulate
+from hare.experiments.simulation import SimulationOptions, simulate
+from hare.experiments.theory_settings import VARIANTS, check_settings
 from hare.io import read_npz
 from hare.policies import hare as hare_policies
 from hare.policies.base import build_policy
 from hare.random import run_keys
-from hare.theory import decomposition
-from hare.theory.decomposition import (
-    VARIANTS,
-    fit_exponent,
-    is_vacuous,
-    run_decomposition,
-    write_checks,
-)
+from hare.report.decomposition import write_checks
+from hare.statistics import fit_exponent, is_vacuous, t_interval
+from hare.theory.decomposition import run_decomposition
 
 ENV = {"n_items": 24, "n_clusters": 4, "item_dim": 8, "query_dim": 6, "user_dim": 3, "key_dim": 4, "n_users": 3}
 HARE = {"fit_steps": 40}
@@ -70,7 +66,7 @@ def test_variants_see_identical_environment_draws(result):
         policy = build_policy("hare", {"key_dim": ENV["key_dim"], **HARE, **overrides}, env, policy_keys)
         logs = env.logged(N_LOGGED)
         assert logs.digest() == result["warm_start"]["digest"]
-        alone = simulate(env, policy, record_every=HORIZONS[0], logs=logs)
+        alone = simulate(env, policy, SimulationOptions(record_every=HORIZONS[0]), logs=logs)
         recorded = alone["rounds"].tolist()
         columns = [recorded.index(h) for h in HORIZONS]
         np.testing.assert_array_equal(alone["cumulative_regret"][:, columns], result["arrays"][f"regret_{variant}"])
@@ -98,13 +94,6 @@ def test_vacuous_flag_on_a_hand_example():
     assert is_vacuous(100.0, 50, 2.0)
     assert not is_vacuous(99.9, 50, 2.0)
     np.testing.assert_array_equal(is_vacuous(np.array([10.0, 250.0]), np.array([10, 100]), 2.0), [False, True])
-    measured = np.array([[1.0, 5.0], [3.0, 7.0]])
-    rows = decomposition._summary(measured, np.array([4.0, 6.0]), np.array([2, 3]), max_gap=2.0)
-    assert [r["holds"] for r in rows] == [True, False]
-    assert [r["vacuous"] for r in rows] == [True, True]
-    assert rows[0]["mean"] == 2.0 and rows[0]["worst"] == 3.0 and rows[0]["ratio"] == 0.5
-    rows = decomposition._summary(measured, np.array([4.0, 6.0]), np.array([2, 3]), max_gap=3.0)
-    assert [r["vacuous"] for r in rows] == [False, False]
 
 
 def test_writers_produce_every_term(result, tmp_path):
@@ -184,87 +173,9 @@ def test_rerun_gives_identical_json(result, tmp_path):
     assert (tmp_path / "a.tex").read_text() == (tmp_path / "b.tex").read_text()
 
 
-def test_grid_over_clusters_and_key_dim():
-    grid = decomposition.run_decomposition_grid(
-        ENV, HARE, [2, 3], [4], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64, n_logged=N_LOGGED
-    )
-    cells = {(cell["n_clusters"], cell["key_dim"]): cell for cell in grid["cells"]}
-    assert set(cells) == {(2, 4), (3, 4)}
-    for (clusters, key_dim), cell in cells.items():
-        assert cell["constants"]["n_clusters"] == clusters and cell["constants"]["key_dim"] == key_dim
-        assert {row["T"] for row in cell["rows"]} == {20}
-        assert set(cell["approx_by_mean"]) == {
-            "R_approx_online",
-            "R_approx_frozen",
-            "removed_by_online_mean",
-            "removed_fraction",
-        }
-    json.dumps(grid)
-
-
-@pytest.fixture(scope="module")
-def grid():
-    return decomposition.run_decomposition_grid(
-        ENV, HARE, [2, 3], [4, 2], [10, 20], 2, SEED, n_boot=20, baselines=False, n_eps_queries=64, n_logged=N_LOGGED
-    )
-
-
-def test_grid_table_has_one_row_per_cell_and_term(grid, tmp_path):
-    from hare.theory.decomposition_grid import GRID_BOUNDS, write_grid
-
-    write_grid(grid, tmp_path / "checks" / "grid.json", tmp_path / "grid.tex")
-    payload = json.loads((tmp_path / "checks" / "grid.json").read_text())
-    assert [(c["n_clusters"], c["key_dim"]) for c in payload["cells"]] == [(2, 4), (2, 2), (3, 4), (3, 2)]
-    tex = (tmp_path / "grid.tex").read_text()
-    body = tex.split(r"\midrule")[1].split(r"\bottomrule")[0].strip().splitlines()
-    assert len(body) == 4 * len(GRID_BOUNDS)
-    first = {(row["term"], row["bound_key"]): row for row in grid["cells"][0]["rows"]}[
-        ("explore", GRID_BOUNDS["explore"])
-    ]
-    cells = [c.strip() for c in body[2].rstrip("\\ ").split(" & ")]
-    assert cells[:3] == ["2", "4", r"$R_{\mathrm{explore}}$"]
-    assert cells[5] == f"{first['ratio']:.3g}"
-    assert cells[6] == ("pass" if first["holds"] else "fail") and cells[7] == ("yes" if first["vacuous"] else "no")
-    assert r"\newcommand{\decompositionGridNCells}{4}" in tex and r"\newcommand{\decompositionGridNRuns}{2}" in tex
-    assert "over 2 runs per cell" in tex and r"\label{tab:regret-terms-grid}" in tex
-
-
-def test_grid_main_writes_json_and_tex(tmp_path):
-    config = {
-        "n_clusters": [2],
-        "key_dims": [4],
-        "horizons": [10, 20],
-        "n_runs": 2,
-        "base_seed": 1,
-        "n_boot": 10,
-        "n_eps_queries": 64,
-        "env_params": ENV,
-        "hare_params": HARE,
-        "n_logged": 100,
-    }
-    out_json, out_tex = tmp_path / "g.json", tmp_path / "g.tex"
-    assert (
-        cli.main(
-            [
-                "decomposition-grid",
-                "--config-json",
-                json.dumps(config),
-                "--out-json",
-                str(out_json),
-                "--out-tex",
-                str(out_tex),
-            ]
-        )
-        == 0
-    )
-    payload = json.loads(out_json.read_text())
-    assert payload["config"] == config and payload["horizons"] == [10, 20]
-    assert {row["T"] for row in payload["cells"][0]["rows"]} == {20}
-    assert r"\toprule" in out_tex.read_text()
-
-
 def test_every_policy_is_warm_started_with_the_same_logs(result):
-    """The variants, the diagnostic, the mean ablation and the baselines all learned from the same M logs before round 1."""
+    """The variants, the diagnostic, the mean ablation and the baselines all learned from the same M logs before
+    round 1."""
     warm = result["warm_start"]
     assert warm["n_logged"] == N_LOGGED == result["config"]["n_logged"]
     expected = {*VARIANTS, "selection_gap", "full_mean_frozen", "w_star_mean_frozen", "linucb", "lnucb_ta"}
@@ -288,27 +199,6 @@ def test_mean_ablation_reports_r_approx_under_both_means(result):
     assert not np.array_equal(arrays["regret_full_mean_frozen"], arrays["regret_full"])
 
 
-def test_warm_started_bounds_run_to_m_plus_t():
-    """sqrt(T/(M+T)) bound(M+T) is the bound itself without a warm start, and the user sum shifts its rounds by M."""
-    from hare.theory.bounds import BOUNDS, user_regret_sum
-
-    constants = {"C": 3, "d_k": 4, "lam": 1.0, "delta": 0.05, "sigma": 0.1, "S": 1.0, "B_x": 2.0}
-    T = np.array([10.0, 100.0])
-    np.testing.assert_allclose(
-        decomposition.warm_bound("hare_explore_oful", T, 0, **constants),
-        np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T, **constants), dtype=float),
-    )
-    warm = decomposition.warm_bound("hare_explore_oful", T, 50, **constants)
-    cold_at_total = np.asarray(BOUNDS["hare_explore_oful"].numeric(T=T + 50, **constants), dtype=float)
-    np.testing.assert_allclose(warm, np.sqrt(T / (T + 50)) * cold_at_total)
-    lam_min = np.linspace(1.0, 3.0, 6)
-    user = {"L_u": 2.0, "sigma": 0.1, "d_u": 3, "delta": 0.05}
-    shifted = decomposition.warm_user_regret_sum(lam_min, 4, **user)
-    by_hand = np.cumsum([2.0 * 0.1 * np.sqrt(3 * np.log((4 + s) / 0.05) / lam_min[s - 1]) for s in range(1, 7)])
-    np.testing.assert_allclose(shifted, by_hand)
-    np.testing.assert_allclose(decomposition.warm_user_regret_sum(lam_min, 0, **user), user_regret_sum(lam_min, **user))
-
-
 @pytest.mark.parametrize(
     "settings, match",
     [
@@ -326,21 +216,9 @@ def test_warm_started_bounds_run_to_m_plus_t():
 )
 def test_settings_are_validated(settings, match):
     with pytest.raises(ValueError, match=match):
-        decomposition.check_settings({"horizons": [10, 40], "n_runs": 2, **settings})
-    decomposition.check_settings(
-        {"horizons": [10, 40], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV}
-    )
-    decomposition.check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)
-
-
-def test_one_item_per_cluster_gives_a_finite_exploration_bound():
-    """With one item per cluster the online mean's prior is the true parameter (S_prior = 0); the bound is its S -> 0 limit."""
-    from hare.policies.hare import HAREConfig
-    from hare.theory.decomposition import S_FLOOR, _explore_constants
-
-    constants = {"n_clusters": 60, "key_dim": 4, "noise_sigma": 0.1, "S": 1.3, "S_prior": 0.0, "query_norm_bound": 2.0}
-    assert _explore_constants(constants, HAREConfig(mean="online"), 0.05)["S"] == S_FLOOR
-    assert _explore_constants(constants, HAREConfig(mean="frozen"), 0.05)["S"] == 1.3
+        check_settings({"horizons": [10, 40], "n_runs": 2, **settings})
+    check_settings({"horizons": [10, 40], "n_runs": 2, "n_logged": 5, "hare_params": HARE, "env_params": ENV})
+    check_settings({"n_clusters": [2], "key_dims": [4, 2], "n_logged": 5, "hare_params": HARE}, grid=True)
 
 
 CONTRACT = {"estimate", "ci_low", "ci_high", "level", "n", "method"}
@@ -350,14 +228,14 @@ def test_t_interval_by_hand():
     from scipy.stats import t as student_t
 
     values = np.array([1.0, 2.0, 4.0])
-    out = decomposition.t_interval(values)
+    out = t_interval(values)
     half = student_t.ppf(0.975, 2) * np.std(values, ddof=1) / np.sqrt(3)
     assert out["estimate"] == pytest.approx(7 / 3) and out["n"] == 3 and out["level"] == 0.95
     assert out["ci_low"] == pytest.approx(7 / 3 - half) and out["ci_high"] == pytest.approx(7 / 3 + half)
-    clipped = decomposition.t_interval(np.array([0.9, 1.0, 1.0]), bounds=(0.0, 1.0))
+    clipped = t_interval(np.array([0.9, 1.0, 1.0]), bounds=(0.0, 1.0))
     assert clipped["ci_high"] == 1.0 and clipped["ci_low"] < clipped["estimate"] < 1.0
-    assert decomposition.t_interval([3.0])["ci_low"] is None and decomposition.t_interval([3.0])["estimate"] == 3.0
-    assert decomposition.t_interval([1.0, float("nan")])["estimate"] is None
+    assert t_interval([3.0])["ci_low"] is None and t_interval([3.0])["estimate"] == 3.0
+    assert t_interval([1.0, float("nan")])["estimate"] is None
 
 
 def test_every_exponent_follows_the_uncertainty_contract(result):

@@ -1,4 +1,5 @@
-"""The OFUL check (hare.theory.oful_check): the bound at the horizon, and its premise theta* in the confidence ellipsoid."""
+"""The OFUL check (hare.theory.oful_check): the bound at the horizon, and its premise theta* in the confidence
+ellipsoid."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ BATCHES = _batches()
 
 
 def _finished_batches(workdir: Path) -> dict[str, dict[str, int]]:
-    """``{batch: {run .npz: mtime}}`` of batches whose every result and sidecar exist and that Snakemake recorded as finished."""
+    """``{batch: {run .npz: mtime}}`` of batches whose every result and sidecar exist and that Snakemake recorded as
+    finished."""
     incomplete = _incomplete(workdir)
     finished = {}
     for batch, outputs in BATCHES.items():
@@ -55,7 +56,8 @@ def _incomplete(workdir: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def interrupted_run(repository, tmp_path_factory):
-    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two experiment batches finished, unlocked and resumed."""
+    """A smoke run from scratch, SIGKILLed (Snakemake and its jobs) after two experiment batches finished, unlocked
+    and resumed."""
     workdir = copy_repository(repository, tmp_path_factory.mktemp("interrupted"))
     command = [*SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
     process = subprocess.Popen(

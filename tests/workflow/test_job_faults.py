@@ -14,7 +14,8 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.manifest import read_manifest, verify, write_manifest
-from hare.experiments.run import NonFiniteInputError, run_job, simulate
+from hare.experiments.run import NonFiniteInputError, run_job
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.io import UnreadableResultError, read_npz, temporary_names, write_npz
 from hare.policies import build_policy
 from hare.random import run_keys
@@ -84,7 +85,10 @@ def test_sigkill_mid_run_leaves_no_output_and_no_temporary(tmp_path):
 
 def test_a_rerun_removes_what_a_writer_killed_mid_write_left(tmp_path):
     out = tmp_path / "X.npz"
-    script = "import os, signal, sys\nfrom hare.io import atomic_path\nwith atomic_path(sys.argv[1]) as tmp:\n    tmp.write_bytes(b'half')\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    script = (
+        "import os, signal, sys\nfrom hare.io import atomic_path\nwith atomic_path(sys.argv[1]) as tmp:\n"
+        "    tmp.write_bytes(b'half')\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     subprocess.run([sys.executable, "-c", script, str(out)], env={**os.environ, "PYTHONPATH": SOURCE})
     (temporary,) = temporary_names(out)
     assert temporary.name.startswith(".X.npz.") and temporary.name.endswith(".tmp")
@@ -146,7 +150,7 @@ def test_nonfinite_inputs_fail_at_the_first_bad_round(policy, value, field):
         original(observation, arms, rewards),
     )
     with pytest.raises(NonFiniteInputError, match=r"environment 'poisoned': round 17 has non-finite"):
-        simulate(env, policy_, record_every=5, name="poisoned")
+        simulate(env, policy_, SimulationOptions(record_every=5, name="poisoned"))
     assert max(seen) == 15
 
 
@@ -166,7 +170,7 @@ def test_nonfinite_inputs_on_cuda_name_the_first_bad_round():
     )
     policy = build_policy("linucb", {"alpha": 1.0}, env, run_keys(0, range(2), "pol").to(device)).to(device)
     with pytest.raises(NonFiniteInputError, match=r"round 17 "):
-        simulate(env, policy, record_every=5, name="poisoned")
+        simulate(env, policy, SimulationOptions(record_every=5, name="poisoned"))
 
 
 @pytest.fixture

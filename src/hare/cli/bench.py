@@ -1,4 +1,5 @@
-"""Subcommands that time the code: policy throughput against peer libraries, NeuralUCB's exploration modes, HARE's scaling, CPU against CUDA."""
+"""Subcommands that time the code: policy throughput against peer libraries, NeuralUCB's exploration modes, HARE's
+scaling, CPU against CUDA."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def parse_param(text: str) -> tuple[str, str, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from hare.experiments.bench import format_summary, run_bench
+    from hare.experiments.bench import run_bench
+    from hare.report.bench_tables import format_summary
 
     overrides: dict[str, dict[str, Any]] = {}
     for policy, key, value in args.param:
@@ -53,7 +55,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     for row in result["linucb_ceiling"]:
         print(
-            f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} fraction of ceiling {format_summary(row.get('fraction'))}"
+            f"{row['dataset']:>12} linucb {row['device']:>4} B={row['n_runs']:<3} "
+            f"fraction of ceiling {format_summary(row.get('fraction'))}"
         )
     print(json.dumps(result["environment"]["process"]))
     return 0

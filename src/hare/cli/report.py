@@ -1,4 +1,5 @@
-"""Subcommands of the paper and its companions: number macros, the claims register, the PDF, notebooks and the README's results block."""
+"""Subcommands of the paper and its companions: number macros, the notation table, the claims register, the PDF,
+notebooks and the README's results block."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ def cmd_macros(args: argparse.Namespace) -> int:
     from hare.experiments.paper_macros import write_paper_macros
 
     write_paper_macros(args.runs, args.out)
+    return 0
+
+
+def cmd_notation(args: argparse.Namespace) -> int:
+    from hare.report.notation import write_notation
+
+    write_notation(args.out)
     return 0
 
 
@@ -67,7 +75,8 @@ def cmd_claims(args: argparse.Namespace) -> int:
     if headline:
         settled = sum((r.adjusted_status or r.status) in ("PASS", "FAIL", "EQUIVALENT", "VACUOUS") for r in headline)
         print(
-            f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} PASS, "
+            f"headline claims: {sum((r.adjusted_status or r.status) == 'PASS' for r in headline)}/{len(headline)} "
+            "PASS, "
             f"{settled}/{len(headline)} decided"
         )
     for r in results:
@@ -134,6 +143,10 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_macros)
+
+    p = sub.add_parser("notation", help="the paper's notation table (symbol, config field, code identifier)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_notation)
 
     p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")
     p.add_argument("--main", required=True)

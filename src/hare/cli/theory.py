@@ -1,4 +1,6 @@
-"""Subcommands of the theory checks: the bounds, OFUL, the regret decomposition and its scaling, convergence and personalization."""
+"""Subcommands of the theory checks: the bounds, OFUL, the regret decomposition and its scaling, convergence and
+personalization. Each computes with :mod:`hare.theory` (or :mod:`hare.experiments`) and writes through a
+:mod:`hare.report` writer."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from pathlib import Path
 
 
 def cmd_bounds(args: argparse.Namespace) -> int:
-    from hare.theory.bounds import write_bounds_tex
+    from hare.report.bounds import write_bounds_tex
+    from hare.theory.bounds import bound_latex
 
-    write_bounds_tex(Path(args.out))
+    write_bounds_tex(Path(args.out), bound_latex())
     return 0
 
 
@@ -22,7 +25,8 @@ def cmd_check_oful(args: argparse.Namespace) -> int:
     env = build_environment(sidecar["job"], resolve_device("cpu"))
     result = oful_check(args.run, sidecar, env, args.delta, args.out_json, args.out_tex)
     print(
-        f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} ({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}"
+        f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} "
+        f"({'vacuous' if result['vacuous'] else 'non-vacuous'}); measured/bound at T = {result['ratio_at_horizon']:.3g}"
     )
     return 0
 
@@ -84,7 +88,8 @@ def cmd_personalization(args: argparse.Namespace) -> int:
 
 
 def _config_and_outputs(p: argparse.ArgumentParser, npz: bool = False, config_help: str | None = None) -> None:
-    """The options of a check driven by one config section: ``--config-json``, ``--out-json``, ``--out-tex`` and optionally ``--out-npz``."""
+    """The options of a check driven by one config section: ``--config-json``, ``--out-json``, ``--out-tex`` and
+    optionally ``--out-npz``."""
     p.add_argument("--config-json", required=True, help=config_help)
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-tex", required=True)
@@ -124,7 +129,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "approx-budget",
         help="R_approx against the logged budget M and its exponent in M",
-        description='``R_approx`` against the logged budget ``M`` (paper, sec:decomposition, "Against the logged budget").',
+        description='``R_approx`` against the logged budget ``M`` (paper, sec:decomposition, "Against the logged '
+        'budget").',
     )
     _config_and_outputs(p)
     p.set_defaults(func=cmd_approx_budget)
@@ -150,7 +156,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "personalization",
         help="personalization metrics: divergence, entropy, novelty, perplexity",
-        description='Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; fig:personalization).',
+        description='Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; '
+        "fig:personalization).",
     )
     p.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
     p.add_argument("--out", required=True, help="result JSON (written atomically)")

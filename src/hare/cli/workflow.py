@@ -1,4 +1,5 @@
-"""Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection, tables, the results manifest and the cost model."""
+"""Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection, tables, the results manifest
+and the cost model."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def cmd_validate_config(args: argparse.Namespace) -> int:
 
     jobs = expand_jobs(config)
     print(
-        f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, {sum(j.role == 'tuning' for j in jobs)} tuning jobs"
+        f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, "
+        f"{sum(j.role == 'tuning' for j in jobs)} tuning jobs"
     )
     return 0
 
@@ -124,7 +126,8 @@ def cmd_select(args: argparse.Namespace) -> int:
 
     selection = write_selection(args.runs, args.out)
     tie = (
-        f"; tied with {', '.join(t for t in selection['ties'] if t != selection['label'])}, broken by {selection['tie_rule']}"
+        f"; tied with {', '.join(t for t in selection['ties'] if t != selection['label'])}, "
+        f"broken by {selection['tie_rule']}"
         if len(selection["ties"]) > 1
         else ""
     )
@@ -165,12 +168,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"{args.results}: OK", file=sys.stderr)
     elif args.repair:
         print(
-            f"{args.results}: {len(problems)} problem(s); the damaged files are removed: rerun the workflow to rebuild them",
+            f"{args.results}: {len(problems)} problem(s); the damaged files are removed: "
+            "rerun the workflow to rebuild them",
             file=sys.stderr,
         )
     else:
         print(
-            f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: hare verify --results {args.results} --repair, "
+            f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: "
+            f"hare verify --results {args.results} --repair, "
             "then rerun the workflow",
             file=sys.stderr,
         )
@@ -203,7 +208,8 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         measured = prediction.get("measured_cpu_seconds")
         note = f"; measured {sum(measured.values()) / 3600:.2f} CPU-hours" if measured else ""
         print(
-            f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; {len(prediction['unmodelled'])} jobs without a model"
+            f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; "
+            f"{len(prediction['unmodelled'])} jobs without a model"
         )
     return 0
 
@@ -258,7 +264,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "run-batch",
-        help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config in one process",
+        help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config "
+        "in one process",
     )
     p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
     p.add_argument(
@@ -320,14 +327,16 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "manifest",
-        help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated and paper/figures)",
+        help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated "
+        "and paper/figures)",
     )
     p.add_argument("--results", default="results")
     p.set_defaults(func=cmd_manifest)
 
     p = sub.add_parser(
         "verify",
-        help="check result and generated paper files against their sidecars and MANIFEST.sha256 (exit 1 listing every problem)",
+        help="check result and generated paper files against their sidecars and MANIFEST.sha256 "
+        "(exit 1 listing every problem)",
     )
     p.add_argument("--results", default="results")
     p.add_argument(
@@ -339,7 +348,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "cost-model",
-        help="seconds per round of every policy of a config at B runs and rounds t, and the predicted CPU time of its jobs",
+        help="seconds per round of every policy of a config at B runs and rounds t, "
+        "and the predicted CPU time of its jobs",
     )
     p.add_argument("config", nargs="+", help="the config whose policies and environments are measured")
     p.add_argument("--results", default="results", help="where the prepared datasets are")

@@ -118,7 +118,8 @@ def drop_unavailable_optional(
     for status in skipped:
         print(
             f"hare: optional dataset {status.dataset!r} skipped: {status.reason}. "
-            f"Its environments ({', '.join(sorted(e for e in dropped_envs if environments[e].get('dataset') == status.dataset))}) "
+            "Its environments "
+            f"({', '.join(sorted(e for e in dropped_envs if environments[e].get('dataset') == status.dataset))}) "
             f"are left out of every table; see {SKIPPED_FILE}.",
             file=sys.stderr,
         )

@@ -94,7 +94,8 @@ class LoggedRounds:
         return int(self.arms.shape[0])
 
     def step(self, m: int, n_runs: int) -> tuple[Observation, torch.Tensor, torch.Tensor]:
-        """Logged interaction ``m`` as round ``t = m`` of ``n_runs`` runs: (observation, arms ``(n_runs,)``, rewards ``(n_runs,)``)."""
+        """Logged interaction ``m`` as round ``t = m`` of ``n_runs`` runs: (observation, arms ``(n_runs,)``, rewards
+        ``(n_runs,)``)."""
         contexts = self.contexts[m].expand(n_runs, *self.contexts.shape[1:])
         users = None if self.users is None else self.users[m].expand(n_runs)
         queries = None if self.queries is None else self.queries[m].expand(n_runs, -1)
@@ -118,7 +119,8 @@ def tensor_digest(*tensors: torch.Tensor | None) -> str:
 
 
 class LoggedDataUnavailable(RuntimeError):
-    """A policy or experiment asked for logged interactions that its regime withholds (cold) or its environment lacks."""
+    """A policy or experiment asked for logged interactions that its regime withholds (cold) or its environment
+    lacks."""
 
 
 WARM_START_STREAM = "warm-start-logs"

@@ -69,7 +69,8 @@ class ClassificationBandit(BanditEnvironment):
             raise ValueError(f"logged_rows must be in [0, {n_rows}), got {logged_rows}")
         if horizon > n_rows - logged_rows:
             raise ValueError(
-                f"horizon {horizon} exceeds the {n_rows - logged_rows} online rows of the dataset ({logged_rows} set aside as logged)"
+                f"horizon {horizon} exceeds the {n_rows - logged_rows} online rows of the dataset "
+                f"({logged_rows} set aside as logged)"
             )
         self.features = features.to(device=device, dtype=torch.float64)
         self.labels = labels.to(device=device, dtype=torch.int64)
@@ -104,11 +105,13 @@ class ClassificationBandit(BanditEnvironment):
         )
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
-        """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)`` fields."""
+        """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)``
+        fields."""
         self.check_log_access()
         if n_samples > self.logged_rows.numel():
             raise ValueError(
-                f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside (environment params.logged_rows)"
+                f"{n_samples} logged interactions requested but only {self.logged_rows.numel()} rows are set aside "
+                "(environment params.logged_rows)"
             )
         rng = CounterRNG(keys.to(self.features.device))
         rows = self.logged_rows[rng.permutation("logged-rows", self.logged_rows.numel())[:, :n_samples]]  # (n_sets, M)
@@ -126,7 +129,8 @@ class ClassificationBandit(BanditEnvironment):
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         """:meth:`BanditEnvironment.mean_reward_all_rounds`: every round rewards exactly one of the ``K`` arms (the
-        row's class) with 1, so the whole reward matrix has mean ``1/K`` in every run, whatever the rows, ``(n_runs,)``."""
+        row's class) with 1, so the whole reward matrix has mean ``1/K`` in every run, whatever the rows,
+        ``(n_runs,)``."""
         return torch.full((self.n_runs,), 1.0 / self.n_arms, dtype=torch.float64, device=self.features.device)
 
     def round(self, t: int) -> BanditRound:

@@ -167,7 +167,8 @@ class SyntheticBandit(BanditEnvironment):
         return self.rng.randint("user", t, self.config.n_users)
 
     def true_scores(self, queries: torch.Tensor, user_states: torch.Tensor) -> torch.Tensor:
-        """``s*_n`` for queries ``(n_runs, query_dim)`` and user states ``(n_runs, user_dim)``: ``(n_runs, n_items)``."""
+        """``s*_n`` for queries ``(n_runs, query_dim)`` and user states ``(n_runs, user_dim)``:
+        ``(n_runs, n_items)``."""
         w = self.oracle
         q = queries @ w.query_context.T + user_states @ w.query_user.T  # (n_runs, d_k)
         keys = self.pool.embeddings @ w.key.T  # (n_items, d_k)
@@ -246,7 +247,8 @@ class SyntheticBandit(BanditEnvironment):
 
 
 def linear_parameters(env: SyntheticBandit) -> torch.Tensor:
-    """The linear variant's exact reward model (identity link): per-arm parameters ``(n_arms, query_dim + n_users)`` such that ``mu_t(n) = <theta_n, [x_t, e_{i_t}]>``."""
+    """The linear variant's exact reward model (identity link): per-arm parameters ``(n_arms, query_dim + n_users)``
+    such that ``mu_t(n) = <theta_n, [x_t, e_{i_t}]>``."""
     if env.config.variant != "linear" or env.config.link != "identity":
         raise ValueError("closed-form parameters exist only for the linear variant with identity link")
     w = env.oracle

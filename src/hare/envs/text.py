@@ -1,4 +1,5 @@
-"""HARE-Text: a bandit over a generated corpus of short texts (paper, sec:method, "Synthesize mode and decoder"; sec:limitations).
+"""HARE-Text: a bandit over a generated corpus of short texts (paper, sec:method, "Synthesize mode and decoder";
+sec:limitations).
 
 The knowledge items are sentences of a **generated** corpus, not a real data set: ``n_topics``
 topics each own a vocabulary (nouns, verbs, adjectives; :data:`TOPIC_VOCABULARY`), and shared

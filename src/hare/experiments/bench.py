@@ -14,19 +14,19 @@ a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUC
         --dataset mushroom=mushroom.npz --dataset mnist=mnist.npz --horizon 1000 --device cpu
 
 The synthetic environment (HARE-Sim, default configuration) is always included.
-:func:`bench_table_tex` and :func:`bench_neural_table_tex` turn the file into the paper's tables.
+:mod:`hare.report.bench_tables` turns the file into the paper's tables and macros.
 
 Length: one module because it is both the writer and the reader of one JSON format: the entries
 that :func:`compare_linucb`, :func:`ceiling_entry`, :func:`peer_ratio_entry` and :func:`bench_policies`
-write are the fields the tables and :func:`linucb_speedups` read, and split, a change to the format
-would span modules. The rounds themselves are played by :func:`hare.experiments.simulation.simulate`;
-the NeuralUCB modes are :mod:`hare.experiments.bench_neural`, HARE's scaling :mod:`hare.experiments.bench_hare`.
+write are the fields :func:`linucb_speedups` reads, and split, a change to the format would span modules
+(the tables of :mod:`hare.report.bench_tables` read the same fields, as plain data). The rounds themselves are
+played by :func:`hare.experiments.simulation.simulate`; the NeuralUCB modes are :mod:`hare.experiments.bench_neural`,
+HARE's scaling :mod:`hare.experiments.bench_hare`.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import math
 import os
 import platform
@@ -41,12 +41,13 @@ import torch
 from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.simulation import prebuilt_rounds, simulate
+from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
-from hare.io import write_json, write_text
+from hare.io import write_json
 from hare.policies import build_policy
 from hare.policies.base import policy_names
 from hare.random import run_keys
+from hare.report.bench_tables import write_bench_tables
 
 NOT_BENCHED = ("hare_synthesize",)
 """Synthesize mode outputs a vector, not an arm; it has no select/update round to time."""
@@ -112,10 +113,12 @@ def time_policy(
             simulate(
                 env,
                 policy,
-                progress=None,
-                rounds=steps,
-                account=False,
-                stop=lambda t, start=start: time.perf_counter() - start > max_seconds,
+                SimulationOptions(
+                    progress=None,
+                    rounds=steps,
+                    account=False,
+                    stop=lambda t, start=start: time.perf_counter() - start > max_seconds,
+                ),
             )["rounds_played"]
         )
         synchronise(device)
@@ -161,7 +164,8 @@ def ceiling_fraction(bytes_per_round: float, read_gbps: float, seconds_per_round
 
 
 def reference_linucb(library: str, contexts: np.ndarray, rewards: np.ndarray, alpha: float) -> dict[str, Any]:
-    """One sequential run of disjoint LinUCB in ``library`` over ``contexts (horizon, dim)`` and ``rewards (horizon, n_arms)``."""
+    """One sequential run of disjoint LinUCB in ``library`` over ``contexts (horizon, dim)`` and
+    ``rewards (horizon, n_arms)``."""
     horizon, n_arms = rewards.shape
     dim = contexts.shape[1]
     try:
@@ -315,7 +319,8 @@ def compare_linucb(
     max_seconds: float,
     repeats: int,
 ) -> dict[str, list]:
-    """Batched LinUCB at every ``B`` and device, the read rate of its state and the peers' LinUCB, in turn, ``repeats`` times.
+    """Batched LinUCB at every ``B`` and device, the read rate of its state and the peers' LinUCB, in turn,
+    ``repeats`` times.
 
     Returns ``{"policies", "references", "bandwidth", "linucb_ceiling", "peer_ratios"}`` for ``dataset``:
     the median LinUCB and peer rows, the median read rate per setting, and the per-repeat ratios.
@@ -426,7 +431,8 @@ def bench_policies(
     comparison: dict[str, DatasetSpec] | None = None,
     comparison_repeats: int = COMPARISON_REPEATS,
 ) -> dict[str, Any]:
-    """Throughput of each policy on each dataset, batch size and device; batched LinUCB against its bandwidth ceiling and the peers.
+    """Throughput of each policy on each dataset, batch size and device; batched LinUCB against its bandwidth
+    ceiling and the peers.
 
     names: policies (``None``: :func:`benched_policies`); datasets: name -> ``(features (n_rows, dim),
     labels (n_rows,))`` or a :class:`SyntheticConfig`; comparison: more datasets of the same form on
@@ -571,167 +577,6 @@ def linucb_speedups(results: dict[str, Any], n_runs: int = 20, device: str = "cp
     return out
 
 
-PEER_LABELS = {"mabwiser": "MABWiser", "obp": "OBP"}
-
-
-def format_summary(summary: dict[str, Any] | None, digits: int = 2) -> str:
-    """``estimate [ci_low, ci_high]`` of a :func:`t_summary` for a table cell (``--`` when undefined)."""
-    if not summary or summary.get("estimate") is None:
-        return "--"
-    text = f"{summary['estimate']:.{digits}f}"
-    if summary.get("ci_low") is not None:
-        text += f" [{summary['ci_low']:.{digits}f}, {summary['ci_high']:.{digits}f}]"
-    return text
-
-
-def format_bytes(count: float) -> str:
-    """Bytes for a table cell in kB/MB/GB (powers of 10)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if count >= scale:
-            return f"{count / scale:.3g}~{unit}"
-    return f"{count:.0f}~B"
-
-
-def bench_macros(results: dict[str, Any], device: str = "cpu") -> dict[str, str]:
-    """Macros the appendix text uses: repeats, horizon, and the range of the ceiling fractions on ``device``."""
-    from hare.report.latex import macro_name
-
-    fractions = [
-        row["fraction"]["estimate"]
-        for row in results.get("linucb_ceiling", [])
-        if row["device"] == device and "fraction" in row
-    ]
-    env = results["environment"]
-    values = {
-        macro_name("bench", "comparison", "repeats"): str(env.get("comparison_repeats", 0)),
-        macro_name("bench", "horizon"): str(env.get("horizon", "--")),
-        macro_name("bench", "repeats"): str(env.get("repeats", 1)),
-        macro_name("bench", "ceiling", "fraction", "min"): f"{min(fractions):.2f}" if fractions else "--",
-        macro_name("bench", "ceiling", "fraction", "max"): f"{max(fractions):.2f}" if fractions else "--",
-        macro_name("bench", "settings"): str(len(fractions)),
-    }
-    return values
-
-
-def bench_table_tex(results: dict[str, Any] | str | Path, device: str = "cpu", label: str = "tab:bench") -> str:
-    """Macros (:func:`bench_macros`) and two booktabs tables of ratios measured in one run on ``device``.
-
-    ``tab:bench``: per benchmarked setting (dataset, ``B``), the bytes a round must move, batched
-    LinUCB's fraction of the bandwidth ceiling and its rate over each peer's, each a geometric mean over
-    back-to-back repeats with its t interval. ``tab:bench-batching``: every policy's rounds·runs/s at
-    the largest ``B`` over that at the smallest, timed in turn.
-    """
-    from hare.report.latex import booktabs_table, escape, macros
-
-    if not isinstance(results, dict):
-        results = json.loads(Path(results).read_text())
-    text = macros(bench_macros(results, device))
-    ceilings = [row for row in results.get("linucb_ceiling", []) if row["device"] == device]
-    ratios = {
-        (row["dataset"], row["n_runs"], row["library"]): row
-        for row in results.get("peer_ratios", [])
-        if row["device"] == device
-    }
-    body = [
-        [
-            escape(row["dataset"]),
-            str(row["n_runs"]),
-            str(row["dim"]),
-            str(row["n_arms"]),
-            format_bytes(row["bytes_per_round"]),
-            format_summary(row.get("fraction")),
-            *(
-                format_summary(ratios.get((row["dataset"], row["n_runs"], library), {}).get("ratio"), 1)
-                for library in PEERS
-            ),
-        ]
-        for row in ceilings
-    ]
-    machine = escape(results["environment"]["devices"].get(device, device))
-    caption = (
-        rf"Batched LinUCB on {device.upper()} ({machine}): fraction of the memory-bandwidth ceiling, "
-        r"$\bigl(B\cdot 8(K{+}3)d^2 / \text{read rate}\bigr) / \text{seconds per round}$, and rounds$\cdot$runs/s over each peer's."
-    )
-    notes = (
-        r"Each value is the geometric mean over \benchComparisonRepeats{} repeats, each timing LinUCB, the read of a state of its size and the peers "
-        r"back to back in one process on the same rounds, with its 95\% $t$ interval (of the log ratio) over repeats. Peers play one sequential run. ``--'': not run."
-    )
-    text += booktabs_table(
-        [
-            "Dataset",
-            "$B$",
-            "$d$",
-            "$K$",
-            "Bytes/round",
-            "Fraction of ceiling",
-            *(f"vs.\\ {PEER_LABELS[lib]}" for lib in PEERS),
-        ],
-        body,
-        "lrrrrrrr",
-        caption,
-        label,
-        notes,
-        resize=True,
-    )
-    gains = [row for row in results.get("batching_gains", []) if row["device"] == device]
-    if gains:
-        datasets = list(dict.fromkeys(row["dataset"] for row in gains))
-        cell = {(row["policy"], row["dataset"]): f"{row['gain']:.1f}" for row in gains}
-        names = list(dict.fromkeys(row["policy"] for row in results["policies"] if row["device"] == device))
-        names = [name for name in names if any((name, d) in cell for d in datasets)]
-        low, high = gains[0]["n_runs_low"], gains[0]["n_runs_high"]
-        body = [[name.replace("_", r"\_"), *(cell.get((name, d), "--") for d in datasets)] for name in names]
-        caption = rf"Batching gain on {device.upper()}: rounds$\cdot$runs/s with $B{{=}}{high}$ runs over that with $B{{=}}{low}$, the two timed in turn in one process."
-        text += booktabs_table(
-            ["Policy", *(escape(d) for d in datasets)],
-            body,
-            "l" + "r" * len(datasets),
-            caption,
-            f"{label}-batching",
-            r"``--'': not run on that dataset (missing oracle, memory).",
-        )
-    return text
-
-
-def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
-    """Macros and a booktabs table of NeuralUCB's exploration modes: select and whole-round speed over
-    ``loop``, each a geometric mean over repeats of back-to-back ratios (``results["neural"]``, from
-    :func:`hare.experiments.bench_neural.bench_neural`)."""
-    from hare.report.latex import booktabs_table, macro_name, macros
-
-    if not isinstance(results, dict):
-        results = json.loads(Path(results).read_text())
-    neural = results["neural"]
-    ratios = neural["ratios"]
-    body = [
-        [
-            mode,
-            format_summary(ratios[f"select_{mode}_over_loop"], 1),
-            format_summary(ratios[f"round_{mode}_over_loop"], 1),
-        ]
-        for mode in ("jacobian", "diagonal")
-    ]
-    s = neural["settings"]
-    values = {
-        macro_name("bench", "neural", "select", "ratio"): f"{ratios['select_jacobian_over_loop']['estimate']:.1f}",
-        macro_name("bench", "neural", "round", "ratio"): f"{ratios['round_jacobian_over_loop']['estimate']:.1f}",
-        macro_name("bench", "neural", "repeats"): str(s.get("repeats", 1)),
-        macro_name("bench", "neural", "rounds"): str(s["rounds"]),
-    }
-    caption = (
-        rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
-        rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): speed over the $K$-pass loop of the selection "
-        r"alone (every arm's mean and bonus) and of the whole round (selection and the update of $Z^{-1}$)."
-    )
-    notes = (
-        r"Geometric mean over \benchNeuralRepeats{} repeats, each timing the three modes in turn on the same rounds "
-        r"(\benchNeuralRounds{} timed rounds per mode), with its 95\% $t$ interval (of the log ratio) over repeats."
-    )
-    return macros(values) + booktabs_table(
-        ["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes
-    )
-
-
 def run_bench(
     *,
     out: str | Path,
@@ -797,8 +642,5 @@ def run_bench(
         "cpu_seconds": time.process_time() - cpu,
     }
     write_json(out, result)
-    if tex:
-        write_text(tex, bench_table_tex(result, devices[0]))
-    if tex_neural and "neural" in result:
-        write_text(tex_neural, bench_neural_table_tex(result))
+    write_bench_tables(result, devices[0], tex, tex_neural, PEERS)
     return result

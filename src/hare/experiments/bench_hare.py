@@ -1,8 +1,8 @@
 """Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.
 
 Cluster-level covariance costs ``O(C d_k^2)`` per head instead of ``O(N d_k^2)``
-per item (paper, sec:method, "Covariance update"); this benchmark measures it. One round is ``select`` + ``update`` on an
-``n_runs``-run HARE-Sim instance with random projections (no fit and no logs: the cold regime's
+per item (paper, sec:method, "Covariance update"); this benchmark measures it. One round is ``select`` +
+``update`` on an ``n_runs``-run HARE-Sim instance with random projections (no fit and no logs: the cold regime's
 HARE) and the cluster index's ``mean`` (``online`` by default: the ridge estimate
 ``Sigma^{-1}(lam theta0 + b)`` of every cluster, one more ``O(H C d_k^2)`` product per round;
 ``--mean frozen`` times the ablation). Latency is
@@ -24,11 +24,11 @@ from pathlib import Path
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.simulation import RoundTimer, simulate
-from hare.io import write_json, write_text
+from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
+from hare.io import write_json
 from hare.policies import build_policy
 from hare.random import run_keys
-from hare.report.latex import booktabs_table
+from hare.report.bench_tables import write_bench_hare_table
 
 
 def bench_case(
@@ -56,7 +56,7 @@ def bench_case(
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
     timer = RoundTimer(dev)
-    simulate(env, policy, progress=None, observer=timer, account=False)
+    simulate(env, policy, SimulationOptions(progress=None, observer=timer, account=False))
     times = timer.policy_seconds[warmup:]
     peak = (
         torch.cuda.max_memory_allocated(dev)
@@ -113,37 +113,5 @@ def run_bench_hare(
     payload = {"torch": torch.__version__, "cases": results}
     write_json(out, payload)
     if tex:
-        write_text(tex, bench_hare_table_tex(payload))
+        write_bench_hare_table(tex, payload)
     return payload
-
-
-def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
-    """Per-round latency of HARE select mode relative to the first case of the same run, and state memory, against N, C, H and d_k.
-
-    The latency column is ``seconds_per_round / seconds_per_round(first case)``, both timed in one
-    process; state memory is exact (the policy's buffers): cluster-level covariance costs
-    ``O(H C d_k^2)`` and per-item covariance (``C = N``) ``O(H N d_k^2)``.
-    """
-    cases = results["cases"]
-    reference = cases[0]["seconds_per_round"] if cases else 1.0
-    body = [
-        [
-            str(c["n_items"]),
-            str(c["n_clusters"]),
-            str(c["n_heads"]),
-            str(c["key_dim"]),
-            f"{c['seconds_per_round'] / reference:.2f}",
-            f"{c['state_bytes'] / 2**20:.2f}",
-        ]
-        for c in cases
-    ]
-    device = cases[0]["device"] if cases else "cpu"
-    means = sorted({c.get("mean", "online") for c in cases}) or ["online"]
-    caption = (
-        f"HARE select mode ({' and '.join(means)} mean): median latency per round relative to the first row, "
-        f"timed in the same process, and policy state memory ({device}, one run)."
-    )
-    notes = "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; latency includes select and update."
-    return booktabs_table(
-        ["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes
-    )

@@ -3,10 +3,10 @@
 A random 10-class problem (``dim`` 20, unit-norm features, disjoint encoding, so ``d_in = 200``)
 with training switched off, so the numbers measure the exploration machinery that distinguishes the
 modes. Two rates per mode: ``selects_per_second`` times ``select`` alone (the mean and the bonus of
-all ``K`` arms: the K-pass problem of the NeuralUCB tutorial chapter, naive vs vectorised Jacobian), ``rounds_per_second`` times ``select`` plus
-``update`` (which adds the Sherman–Morrison update of the ``p x p`` inverse ``Z^{-1}``, the same in
-``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that common cost). The
-modes are timed in turn, several times, and every ratio is taken within one repeat.
+all ``K`` arms: the K-pass problem of the NeuralUCB tutorial chapter, naive vs vectorised Jacobian),
+``rounds_per_second`` times ``select`` plus ``update`` (which adds the Sherman–Morrison update of the ``p x p``
+inverse ``Z^{-1}``, the same in ``loop`` and ``jacobian``, so the speedup of a whole round is bounded by that
+common cost). The modes are timed in turn, several times, and every ratio is taken within one repeat.
 
     hare bench-neural --out bench.json [--width 20 --rounds 30 --runs 1]
 """
@@ -19,7 +19,7 @@ import statistics
 import torch
 
 from hare.envs.classification import ClassificationBandit
-from hare.experiments.simulation import RoundTimer, simulate
+from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
 from hare.experiments.timing import PAIRED_METHOD, t_summary
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
@@ -38,7 +38,7 @@ def mode_rates(mode: str, width: int, n_runs: int, rounds: int, n_arms: int, dim
     params = dict(width=width, exploration=mode, train_steps=0, memory_budget_mb=4096.0)
     policy = build_policy("neural_ucb", params, env, keys.to(device)).to(device)
     timer = RoundTimer(device, split=True)
-    simulate(env, policy, progress=None, observer=timer, account=False)
+    simulate(env, policy, SimulationOptions(progress=None, observer=timer, account=False))
     select_seconds, update_seconds = sum(timer.select_seconds[2:]), sum(timer.update_seconds[2:])
     return {"select": rounds / select_seconds, "round": rounds / (select_seconds + update_seconds)}
 
@@ -56,8 +56,8 @@ def bench_neural(
 
     Each of ``repeats`` repeats times ``loop``, ``jacobian`` and ``diagonal`` in turn on the same
     rounds, so each repeat gives one back-to-back ratio ``rate(mode) / rate(loop)`` per mode;
-    ``ratios`` holds their geometric mean with a t interval (of the log ratio) over repeats, ``repeats`` every timing, and the
-    rates and ``*_speedup_*`` fields the medians over repeats.
+    ``ratios`` holds their geometric mean with a t interval (of the log ratio) over repeats, ``repeats`` every
+    timing, and the rates and ``*_speedup_*`` fields the medians over repeats.
     """
 
     if repeats < 1:

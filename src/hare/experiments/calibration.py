@@ -1,9 +1,10 @@
-"""How fast this machine runs the build's hot paths, as one figure against the machine the README's build time comes from.
+"""How fast this machine runs the build's hot paths, as one figure against the machine the README's build time comes
+from.
 
-The workload is fixed (:data:`WORKLOAD`): 100 rounds of batched LinUCB on ``B = 20`` independent runs with ``d = 64`` features and
-``8`` arms, in float64, as LinUCB and HARE do every round of an experiment job (scores of every arm by ``torch.bmm``,
-the chosen context's ``A^{-1} x`` by ``torch.bmm`` of ``(B, d, d)`` by ``(B, d, 1)``, a Sherman-Morrison rank-one
-update of ``A^{-1}``), plus HARE's small per-cluster algebra (a rank-one update of an ``8 x 8`` covariance,
+The workload is fixed (:data:`WORKLOAD`): 100 rounds of batched LinUCB on ``B = 20`` independent runs with ``d = 64``
+features and ``8`` arms, in float64, as LinUCB and HARE do every round of an experiment job (scores of every arm by
+``torch.bmm``, the chosen context's ``A^{-1} x`` by ``torch.bmm`` of ``(B, d, d)`` by ``(B, d, 1)``, a Sherman-Morrison
+rank-one update of ``A^{-1}``), plus HARE's small per-cluster algebra (a rank-one update of an ``8 x 8`` covariance,
 ``torch.linalg.cholesky`` and ``torch.cholesky_solve``). Its cost is mostly the fixed cost per operation, as in the
 build's experiment jobs at this size.
 
@@ -259,10 +260,12 @@ def format_calibration(facts: dict[str, Any]) -> list[str]:
     figure = "n/a (no reference)" if facts["score"] is None else f"{facts['score']:.2f}"
     plays = facts["plays"]
     lines = [
-        f"CPU: {facts['cpu_model']}, {facts['cores']} cores; torch {facts['torch']}, BLAS {facts['blas']} ({facts['cpu_capability']})",
+        f"CPU: {facts['cpu_model']}, {facts['cores']} cores; torch {facts['torch']}, BLAS {facts['blas']} "
+        f"({facts['cpu_capability']})",
         f"calibration: {figure} (1.00 = the reference machine; higher is faster)",
-        f"  workload {facts['seconds']:.3f} s = one thread {facts['one_thread_seconds']:.3f} s + {facts['default_threads']} threads "
-        f"{facts['default_threads_seconds']:.3f} s (medians of {plays['one_thread']} and {plays['default_threads']} plays); "
+        f"  workload {facts['seconds']:.3f} s = one thread {facts['one_thread_seconds']:.3f} s + "
+        f"{facts['default_threads']} threads {facts['default_threads_seconds']:.3f} s "
+        f"(medians of {plays['one_thread']} and {plays['default_threads']} plays); "
         f"reference {facts['reference_seconds']:.3f} s",
     ]
     if was_busy(facts):

@@ -9,7 +9,7 @@ In order, each stopping at the first problem with one line naming the file or th
 4. the schema (``config/schema.yaml``: types, ranges and the documented maxima of sizes such as ``n_runs`` and
    ``horizon``), then the policy registry and the cross-references (:func:`hare.experiments.grid.validate_config`);
 5. for the whole config (``scope="all"``: ``hare validate-config``, ``hare jobs --table``), the pre-flight memory
-   check: no experiment batch may need more memory than its device has (:func:`hare.experiments.plan.check_memory`).
+   check: no experiment batch may need more memory than its device has (:func:`hare.experiments.memory.check_memory`).
 
 Overlays. ``config/default.yaml`` is the one full config; ``smoke.yaml``, ``paper-core.yaml`` and ``paper.yaml`` state
 only what differs from it: a top-level ``base: default.yaml`` (a path relative to the overlay's own folder; a base may
@@ -62,14 +62,14 @@ def check_config(
 ) -> dict[str, Any]:
     """Validate ``config``: finite numbers, the schema, then the policy registry and cross-references (of ``scope``,
     :func:`hare.experiments.grid.validate_config`); with ``memory``, also the pre-flight memory estimate of every
-    batch (:func:`hare.experiments.plan.check_memory`). Returns ``config``."""
+    batch (:func:`hare.experiments.memory.check_memory`). Returns ``config``."""
     refuse_nonfinite_numbers(config)
     errors = schema_errors(config, schema_path)
     if errors:
         raise ConfigError("invalid config: " + "; ".join(errors[:5]))
     validate_config(config, scope)
     if memory:
-        from hare.experiments.plan import check_memory
+        from hare.experiments.memory import check_memory
 
         check_memory(config)
     return config
@@ -123,7 +123,8 @@ def resolve_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, 
     its resolved base (:func:`merge_overlay`), without the ``base`` key. Not validated (:func:`load_config` does).
 
     Raises :class:`ConfigError` in one line naming the overlay for a base that is not a file name, a missing base and
-    a cycle of bases; in one line naming the file at fault, overlay or base, for its own problems (:func:`_read_one_file`)."""
+    a cycle of bases; in one line naming the file at fault, overlay or base, for its own problems
+    (:func:`_read_one_file`)."""
     path = Path(path)
     loaded = _read_one_file(path)
     if BASE_KEY not in loaded:
@@ -131,7 +132,8 @@ def resolve_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, 
     base_name = loaded.pop(BASE_KEY)
     if not isinstance(base_name, str) or not base_name.strip():
         raise ConfigError(
-            f"{path}: base: must be the file name of the config this one overrides (relative to {path.parent}), got {base_name!r}"
+            f"{path}: base: must be the file name of the config this one overrides (relative to {path.parent}), "
+            f"got {base_name!r}"
         )
     base_path = path.parent / base_name
     chain = (*_chain, path)
@@ -148,7 +150,8 @@ def load_config(
     paths: list[Path], schema_path: Path = SCHEMA_PATH, scope: str = "all", memory: bool | None = None
 ) -> dict[str, Any]:
     """Resolve each YAML file (an overlay onto its base, :func:`resolve_config_file`), merge them left to right
-    (top-level keys of later files win) and validate the result (``scope``: :func:`hare.experiments.grid.validate_config`).
+    (top-level keys of later files win) and validate the result (``scope``:
+    :func:`hare.experiments.grid.validate_config`).
     ``memory`` (default: with ``scope="all"``, which is what ``hare validate-config`` and ``hare jobs`` read) adds the
     pre-flight memory check of :func:`check_config`."""
     config: dict[str, Any] = {}

@@ -1,4 +1,5 @@
-"""Does updating the covariances and the attention online *together* converge? (An open question of the source notes; paper, fig:convergence.)
+"""Does updating the covariances and the attention online *together* converge? (An open question of the source
+notes; paper, fig:convergence.)
 
 HARE learns three things online at once: the per-cluster covariances ``Sigma_{h,j}`` behind the
 exploration bonus, the ridge mean the bonus explores around (``mean: online``) and, with
@@ -36,9 +37,9 @@ are not the run's; a schedule that reads ``t`` (``inverse_sqrt``) would therefor
 the run does not use and is refused.
 
 Length: one module because it is one self-contained check: the settings refuse exactly what the probe protocol
-cannot measure (synthesize mode; ``inverse_sqrt``, which would read the probes' ``t = 2**36 + p``), the
-measures are the definitions of this docstring, which :func:`run_convergence` also writes into its result, and
-the writers name the macros the paper quotes from them; split, each rule would sit apart from its reason.
+cannot measure (synthesize mode; ``inverse_sqrt``, which would read the probes' ``t = 2**36 + p``), and the
+measures are the definitions of this docstring, which :func:`run_convergence` also writes into its result; split,
+each rule would sit apart from its reason. The macros the paper quotes from it are :mod:`hare.report.convergence`.
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ import torch.nn.functional as F
 from hare.envs.base import LoggedRounds, Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import checkpoints, deterministic_kernels, resolve_device
-from hare.experiments.run import simulate
-from hare.io import write_json, write_npz, write_text
+from hare.experiments.simulation import SimulationOptions, simulate
+from hare.io import write_json, write_npz
 from hare.policies.base import Policy, build_policy, make_config
 from hare.random import CounterRNG, run_keys
-from hare.report.latex import macro_name, macros
+from hare.report.convergence import write_convergence_macros
 from hare.typed import TypedFields
 
 __all__ = [
@@ -129,7 +130,8 @@ states are estimated): what the choices and the slope look like on this instance
 
 @dataclass(frozen=True)
 class ConvergenceSettings(TypedFields):
-    """The ``theory.convergence`` config section, validated on construction (errors name ``theory.convergence.<field>``).
+    """The ``theory.convergence`` config section, validated on construction (errors name
+    ``theory.convergence.<field>``).
 
     env_params: HARE-Sim parameters (:class:`SyntheticConfig`); horizon: online rounds ``T``;
     n_runs: runs per variant; n_logged: ``M`` of the warm variants; n_probes: probe (query, user)
@@ -393,7 +395,8 @@ def make_probes(env: SyntheticBandit, n_probes: int, base_seed: int) -> ProbeSet
 
 
 def probe_choices(policy: Policy, env: SyntheticBandit, probes: ProbeSet) -> torch.Tensor:
-    """The cluster every run chooses for every probe, ``(n_runs, n_probes)`` int64 (``select`` only: no state changes)."""
+    """The cluster every run chooses for every probe, ``(n_runs, n_probes)`` int64 (``select`` only: no state
+    changes)."""
     clusters = policy.clusters
     return torch.stack([clusters[policy.select(probes.observation(p, env))] for p in range(len(probes))], dim=1)
 
@@ -405,7 +408,8 @@ def _keys(settings: ConvergenceSettings, role: str) -> torch.Tensor:
 def measure(
     env: SyntheticBandit, policy: Policy, record_every: int, probes: ProbeSet | None, logs: LoggedRounds | None = None
 ) -> dict[str, np.ndarray]:
-    """Play ``policy`` on ``env`` through :func:`simulate`, probing it after every recorded round (``probes`` None: no probing).
+    """Play ``policy`` on ``env`` through :func:`simulate`, probing it after every recorded round (``probes`` None:
+    no probing).
 
     Returns ``rounds`` ``(K,)`` (1-based online rounds), ``cumulative_regret`` ``(n_runs, K)`` and, with probes,
     ``choices`` ``(K, n_runs, P)`` and ``best_clusters`` ``(P,)`` (the policy's cluster of each probe's best item,
@@ -416,7 +420,12 @@ def measure(
     def on_record(t: int, current: Policy) -> None:
         records.append(probe_choices(current, env, probes))
 
-    arrays = simulate(env, policy, record_every, logs=logs, on_record=on_record if probes is not None else None)
+    arrays = simulate(
+        env,
+        policy,
+        SimulationOptions(record_every=record_every, on_record=on_record if probes is not None else None),
+        logs=logs,
+    )
     out = {"rounds": arrays["rounds"], "cumulative_regret": arrays["cumulative_regret"]}
     if probes is not None:
         out["choices"] = torch.stack(records).cpu().numpy()
@@ -509,15 +518,20 @@ def run_convergence(settings: ConvergenceSettings) -> dict[str, Any]:
         arrays["rounds"] = played["rounds"]
     return {
         "check": "convergence",
-        "question": "open question of the source notes (paper, fig:convergence): does updating Sigma and the attention online together converge?",
+        "question": "open question of the source notes (paper, fig:convergence): does updating Sigma and the "
+        "attention online together converge?",
         "settings": asdict(settings),
         "device": str(device),
         "definitions": {
             "stability": "fraction of (run, probe) whose chosen cluster equals that at the previous recorded round",
-            "agreement": "fraction of (run, probe) whose chosen cluster contains the probe's best item under the mean rewards",
-            "local_slope": "(log R(t_k) - log R(t_{k-1})) / (log t_k - log t_{k-1}) of the mean cumulative regret over runs, online rounds",
-            "coarse_slope": f"chord slope of log R on log t over windows spanning a factor >= {SLOPE_WINDOW_RATIO} in t (smoothed local_slope)",
-            "last_half_slope": "mean of local_slope over the intervals from the first recorded round >= T/2 to T, weighted by their log-t length",
+            "agreement": "fraction of (run, probe) whose chosen cluster contains the probe's best item under the "
+            "mean rewards",
+            "local_slope": "(log R(t_k) - log R(t_{k-1})) / (log t_k - log t_{k-1}) of the mean cumulative regret "
+            "over runs, online rounds",
+            "coarse_slope": f"chord slope of log R on log t over windows spanning a factor >= {SLOPE_WINDOW_RATIO} "
+            "in t (smoothed local_slope)",
+            "last_half_slope": "mean of local_slope over the intervals from the first recorded round >= T/2 to T, "
+            "weighted by their log-t length",
         },
         "variants": variants,
         "arrays": arrays,
@@ -529,30 +543,11 @@ def run_convergence(settings: ConvergenceSettings) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-def _macro_value(value: float | None, digits: int) -> str:
-    return "--" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def paper_macros(result: dict[str, Any]) -> dict[str, str]:
-    """``\\convergence<Label>Stability`` (final), ``...Agreement`` (final), ``...Slope`` (last half) per variant,
-    and the settings the prose quotes (horizon, runs, probes, logged interactions, recording interval, slope window)."""
-    values = {}
-    for label, variant in result["variants"].items():
-        values[macro_name("convergence", label, "stability")] = _macro_value(variant["final_stability"], 2)
-        values[macro_name("convergence", label, "agreement")] = _macro_value(variant["final_agreement"], 2)
-        values[macro_name("convergence", label, "slope")] = _macro_value(variant["last_half_slope"], 2)
-    values[macro_name("convergence", "slope", "window")] = f"{SLOPE_WINDOW_RATIO:g}"
-    settings = result["settings"]
-    for key in ("horizon", "n_runs", "n_probes", "n_logged", "record_every"):
-        values[macro_name("convergence", key.replace("_", " "))] = str(settings[key])
-    return values
-
-
 def write_outputs(result: dict[str, Any], out_json, out_tex, out_npz=None) -> None:
-    """The JSON (arrays left out), the TeX macros and, if asked, the NPZ of per-run arrays; each written atomically."""
+    """The JSON (arrays left out), the TeX macros (:func:`hare.report.convergence.write_convergence_macros`)
+    and, if asked, the NPZ of per-run arrays; each written atomically."""
     write_json(out_json, {k: v for k, v in result.items() if k != "arrays"})
-    header = "% Generated by hare.experiments.convergence (rule convergence); do not edit.\n"
-    write_text(out_tex, header + macros(paper_macros(result)))
+    write_convergence_macros(out_tex, result, SLOPE_WINDOW_RATIO)
     if out_npz is not None:
         write_npz(out_npz, **result["arrays"])
 
@@ -560,8 +555,8 @@ def write_outputs(result: dict[str, Any], out_json, out_tex, out_npz=None) -> No
 def convergence_check(
     config: Mapping[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
 ) -> dict[str, Any]:
-    """Every variant of a ``theory.convergence`` section (:func:`settings_from_config`, :func:`run_convergence`), written
-    by :func:`write_outputs`; returns the result."""
+    """Every variant of a ``theory.convergence`` section (:func:`settings_from_config`, :func:`run_convergence`),
+    written by :func:`write_outputs`; returns the result."""
     result = run_convergence(settings_from_config(config))
     write_outputs(result, out_json, out_tex, out_npz)
     return result

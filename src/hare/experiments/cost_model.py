@@ -1,14 +1,15 @@
 """Cost model of a configuration: seconds per round of every policy at B = 20 runs and rounds t = 1,000, 5,000 and
 10,000, measured, and the predicted CPU time of every job of a configuration from them.
 
-A benchmark, not a test. For every distinct (policy entry, environment) of a configuration's simulated jobs (the
-first point of a grid: the tuned value does not change the work of a round) the policy plays the environment at
-``n_runs`` runs, warm-started as its experiment's regime says, and the wall time of every round is recorded, until
-the horizon or a time budget per entry: the environment's round, the input check, the policy's choice and update, the
-regret and reward sums, as a job spends them (:func:`hare.experiments.simulation.simulate`). The cost at round ``t`` is the mean over the ``window`` rounds before it.
-Rounds past the budget are not measured: the model extends the per-round cost linearly in ``t``, a least-squares
-line through the measured rounds' windows (exact for the costs that are constant or grow linearly with the history,
-an overestimate for those that saturate, the kernel dictionary and the neural training), and says so per entry.
+A benchmark, not a test. For every distinct (policy entry, environment) of a configuration's simulated jobs (the first
+point of a grid: the tuned value does not change the work of a round) the policy plays the environment at ``n_runs``
+runs, warm-started as its experiment's regime says, and the wall time of every round is recorded, until the horizon or a
+time budget per entry: the environment's round, the input check, the policy's choice and update, the regret and reward
+sums, as a job spends them (:func:`hare.experiments.simulation.simulate`). The cost at round ``t`` is the mean over the
+``window`` rounds before it. Rounds past the budget are not measured: the model extends the per-round cost linearly in
+``t``, a least-squares line through the measured rounds' windows (exact for the costs that are constant or grow linearly
+with the history, an overestimate for those that saturate, the kernel dictionary and the neural training), and says so
+per entry.
 
 A job's predicted time is the sum of the modelled per-round costs over its warm start's ``M`` logs and its horizon
 (an update per log, as a round; a policy that cannot play without the logs, HARE with learned projections, is
@@ -32,7 +33,7 @@ import torch
 
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset
 from hare.experiments.job_setup import build_environment, policy_keys, resolve_device, warm_start_logs
-from hare.experiments.simulation import RoundTimer, simulate
+from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
 from hare.policies.base import build_policy, make_config, policy_class
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ def measure_entry(
     logs = warm_start_logs(spec, env)
     policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
     timer = RoundTimer(budget_s=budget_s, clock=clock)
-    simulate(env, policy, progress=None, logs=logs, observer=timer, stop=timer.over_budget)
+    simulate(env, policy, SimulationOptions(progress=None, observer=timer, stop=timer.over_budget), logs=logs)
     warm, seconds = timer.warm_start_seconds, timer.round_seconds
     return {
         "warm_start_s": warm,
@@ -190,7 +191,8 @@ def run_cost_model(
     """Measure every entry of ``config`` (or the experiments in ``only``) and predict its jobs' CPU time.
 
     Returns ``{"machine", "n_runs", "at", "entries": [{experiment, label, environment, policy, regime, cost_at: {t: s},
-    measured_at: {t: bool}, rounds_played, warm_start_s, line}], "not_measured": [{entry, reason}], "prediction", "model"}``;
+    measured_at: {t: bool}, rounds_played, warm_start_s, line}], "not_measured": [{entry, reason}], "prediction",
+    "model"}``;
     an entry whose prepared dataset is missing (an optional dataset this machine cannot fetch) is not measured, and
     its jobs are listed as unmodelled in the prediction; so is one that cannot be built or played on this machine
     (a memory budget it exceeds), with its error. ``on_entry`` receives the result so far after every entry (the

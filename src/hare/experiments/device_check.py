@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments.run import simulate
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.io import write_json
 from hare.policies import build_policy
 from hare.random import run_keys
@@ -45,7 +45,7 @@ def run_case(policy: str, params: dict, device: str, n_runs: int, horizon: int) 
     logs = env.logged(1000) if params.get("projections") == "learned" else None
     pol = build_policy(policy, params, env, run_keys(0, range(n_runs), "policy")).to(device)
     start = time.perf_counter()
-    result = simulate(env, pol, record_every=horizon, logs=logs)
+    result = simulate(env, pol, SimulationOptions(record_every=horizon), logs=logs)
     if device == "cuda":
         torch.cuda.synchronize()
     return result["total_regret"], time.perf_counter() - start

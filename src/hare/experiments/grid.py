@@ -346,7 +346,8 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
                 raise ConfigError(
-                    f"tables.{name}.experiment: unknown experiment {experiment!r}; defined: {sorted(config['experiments'])}"
+                    f"tables.{name}.experiment: unknown experiment {experiment!r}; "
+                    f"defined: {sorted(config['experiments'])}"
                 )
         entries = [
             (label, entry)
@@ -358,22 +359,26 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         unknown = [p for p in table.get("policies") or [] if p not in labels]
         if unknown:
             raise ConfigError(
-                f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) {', '.join(named)}; "
+                f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) "
+                f"{', '.join(named)}; "
                 f"they have: {', '.join(sorted(labels))}"
             )
 
 
 PRIVILEGED_EXPERIMENT = "published"
-"""The one experiment (the reproduction of LNUCB-TA's Table 2) whose policies may read information a bandit does not have."""
+"""The one experiment (the reproduction of LNUCB-TA's Table 2) whose policies may read information a bandit does not
+have."""
 
 PRIVILEGED_SETTINGS = {
     ("global_mean", "all_rewards"): "reads the whole reward matrix, information a bandit does not have"
 }
-"""``(hyperparameter, value)`` -> why it is refused outside :data:`PRIVILEGED_EXPERIMENT` (LNUCB-TA's public-code reading)."""
+"""``(hyperparameter, value)`` -> why it is refused outside :data:`PRIVILEGED_EXPERIMENT` (LNUCB-TA's public-code
+reading)."""
 
 
 def _refuse_privileged_settings(entry: dict[str, Any], where: str) -> None:
-    """A policy entry outside :data:`PRIVILEGED_EXPERIMENT` sets none of :data:`PRIVILEGED_SETTINGS`, in its params or its grid."""
+    """A policy entry outside :data:`PRIVILEGED_EXPERIMENT` sets none of :data:`PRIVILEGED_SETTINGS`, in its params or
+    its grid."""
     for (key, value), reason in PRIVILEGED_SETTINGS.items():
         for section, found in (
             ("params", (entry.get("params") or {}).get(key) == value),
@@ -381,7 +386,8 @@ def _refuse_privileged_settings(entry: dict[str, Any], where: str) -> None:
         ):
             if found:
                 raise ConfigError(
-                    f"{where}.{section}.{key}: {value!r} {reason}; it is allowed only in the {PRIVILEGED_EXPERIMENT} experiment"
+                    f"{where}.{section}.{key}: {value!r} {reason}; "
+                    f"it is allowed only in the {PRIVILEGED_EXPERIMENT} experiment"
                 )
 
 
@@ -390,16 +396,19 @@ def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
     experiment = config["experiments"].get(oful["experiment"])
     if experiment is None:
         raise ConfigError(
-            f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; defined: {sorted(config['experiments'])}"
+            f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; "
+            f"defined: {sorted(config['experiments'])}"
         )
     if oful["environment"] not in experiment["environments"]:
         raise ConfigError(
-            f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment {oful['experiment']!r} ({experiment['environments']})"
+            f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment "
+            f"{oful['experiment']!r} ({experiment['environments']})"
         )
     entry = experiment["policies"].get(oful["policy"])
     if entry is None:
         raise ConfigError(
-            f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} ({sorted(experiment['policies'])})"
+            f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} "
+            f"({sorted(experiment['policies'])})"
         )
     if entry.get("policy", oful["policy"]) != "linucb":
         raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
@@ -455,6 +464,12 @@ def _check_tuning_budget(config: dict[str, Any]) -> None:
             where = f"experiments.{experiment}.policies.{label}"
             name = entry.get("policy", label)
             grid = entry.get("grid") or {}
+            shadowed = sorted(set(grid) & set(entry.get("params") or {}))
+            if shadowed:
+                raise ConfigError(
+                    f"{where}.params: {shadowed} {'is' if len(shadowed) == 1 else 'are'} also in the grid, which "
+                    "overrides params; set each hyperparameter in one of them"
+                )
             if "fixed" in entry:
                 if grid:
                     raise ConfigError(
@@ -470,15 +485,17 @@ def _check_tuning_budget(config: dict[str, Any]) -> None:
             if not grid:
                 if tunable and "fixed" not in entry:
                     raise ConfigError(
-                        f"{where}.grid: required in a tuned experiment (tune: true): policy {name!r} tunes {list(tunable)}; give a grid over "
-                        f'them (or some of them) with as many points as the config\'s other tuned grids, or opt out with fixed: "<reason>"'
+                        f"{where}.grid: required in a tuned experiment (tune: true): policy {name!r} tunes "
+                        f"{list(tunable)}; give a grid over them (or some of them) with as many points as the config's "
+                        'other tuned grids, or opt out with fixed: "<reason>"'
                     )
                 continue
             outside = sorted(set(grid) - set(tunable))
             if outside:
                 raise ConfigError(
                     f"{where}.grid: {outside} {'is' if len(outside) == 1 else 'are'} not tunable for policy {name!r} "
-                    f"(its tunable hyperparameters: {list(tunable) or 'none'}); set {'it' if len(outside) == 1 else 'them'} in params instead"
+                    f"(its tunable hyperparameters: {list(tunable) or 'none'}); "
+                    f"set {'it' if len(outside) == 1 else 'them'} in params instead"
                 )
             sizes[f"{where}.grid"] = math.prod(len(values) for values in grid.values())
     counts = Counter(sizes.values())
@@ -506,27 +523,32 @@ def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> No
     n_logged = exp.get("n_logged")
     if not isinstance(n_logged, int) or isinstance(n_logged, bool) or n_logged < 1:
         raise ConfigError(
-            f"{where}.n_logged: a warm experiment needs an integer number of logged interactions >= 1 (got {n_logged!r})"
+            f"{where}.n_logged: a warm experiment needs an integer number of logged interactions >= 1 "
+            f"(got {n_logged!r})"
         )
     for env_name in exp["environments"]:
         env = config["environments"][env_name]
         if env["kind"] not in LOGGED_KINDS:
             raise ConfigError(
-                f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} (kind {env['kind']!r}) does not have"
+                f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} "
+                f"(kind {env['kind']!r}) does not have"
             )
         rows = (env.get("params") or {}).get("logged_rows", 0)
         if env["kind"] == "classification" and n_logged > rows:
             raise ConfigError(
-                f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside (environments.{env_name}.params.logged_rows)"
+                f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside "
+                f"(environments.{env_name}.params.logged_rows)"
             )
 
 
 def _check_runs_per_simulation(entry: dict[str, Any], where: str) -> None:
-    """``max_runs_per_simulation`` of an experiment or a policy entry, if set, is an integer >= 1 (runs played at once)."""
+    """``max_runs_per_simulation`` of an experiment or a policy entry, if set, is an integer >= 1 (runs played at
+    once)."""
     limit = entry.get("max_runs_per_simulation")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigError(
-            f"{where}.max_runs_per_simulation: must be an integer >= 1, the most runs one simulation holds (got {limit!r})"
+            f"{where}.max_runs_per_simulation: must be an integer >= 1, the most runs one simulation holds "
+            f"(got {limit!r})"
         )
 
 

@@ -77,7 +77,8 @@ def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
     wanted = preparation_of(env)
     if found != wanted:
         raise ValueError(
-            f"environment {env['name']!r} declares preparation {wanted!r}, but {dataset_path} was prepared with {found!r}"
+            f"environment {env['name']!r} declares preparation {wanted!r}, "
+            f"but {dataset_path} was prepared with {found!r}"
         )
 
 
@@ -131,7 +132,8 @@ def warm_start_logs(spec: dict[str, Any], env: BanditEnvironment) -> LoggedRound
 
 
 def regime_record(spec: dict[str, Any], logs: LoggedRounds | None) -> dict[str, Any]:
-    """The sidecar's account of the warm start: regime, ``M`` and the digest of the logs fed (identical across policies)."""
+    """The sidecar's account of the warm start: regime, ``M`` and the digest of the logs fed (identical across
+    policies)."""
     if logs is None:
         return {"regime": "cold", "n_logged": 0, "warm_start_digest": None}
     return {"regime": "warm", "n_logged": len(logs), "warm_start_digest": logs.digest()}

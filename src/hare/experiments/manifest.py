@@ -105,7 +105,8 @@ def locate(results_dir: str | os.PathLike, relative: str) -> Path:
 
 
 def _regular_files(folder: Path) -> list[str]:
-    """Regular files (no symbolic links) under ``folder``, relative to it with ``/`` separators; none if it is absent."""
+    """Regular files (no symbolic links) under ``folder``, relative to it with ``/`` separators; none if it is
+    absent."""
     return [
         path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file() and not path.is_symlink()
     ]

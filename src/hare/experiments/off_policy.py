@@ -91,7 +91,8 @@ def self_normalized_inverse_probability_weighting(reward, action, pscore, action
 
 
 def direct_method(action_dist, estimated_rewards, position=None) -> Estimate:
-    """DM: ``1/n sum_i sum_a pi(a | x_i, k_i) q_hat(x_i, a, k_i)``; ``estimated_rewards`` broadcastable to ``action_dist``."""
+    """DM: ``1/n sum_i sum_a pi(a | x_i, k_i) q_hat(x_i, a, k_i)``; ``estimated_rewards`` broadcastable to
+    ``action_dist``."""
     _, _, _, position, action_dist = _as_tensors(None, None, None, position, action_dist)
     q = torch.as_tensor(estimated_rewards, dtype=torch.float64, device=action_dist.device).expand_as(action_dist)
     return _mean_and_se((_at_position(q, position) * _at_position(action_dist, position)).sum(-1))

@@ -1,7 +1,7 @@
-"""The paper's number macros from the run files: run counts, horizons, regimes, mean total regrets and versions.
+"""The numbers behind the paper's macros, from the run files: one summary row per run file and the versions.
 
 Here rather than in :mod:`hare.report`, because the numbers come from the run files through
-:func:`hare.experiments.aggregate.summarise_run`; :mod:`hare.report.latex` renders them.
+:func:`hare.experiments.aggregate.summarise_run`; :mod:`hare.report.paper_macros` renders them.
 """
 
 from __future__ import annotations
@@ -11,33 +11,25 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hare.experiments.aggregate import summarise_run
-from hare.io import write_text
-from hare.report.latex import escape, format_number, macro_name, macros
+from hare.report import paper_macros as render
+
+
+def macro_inputs(run_files: Iterable[str | Path]) -> tuple[list[dict], dict[str, str]]:
+    """``(rows, versions)``: :func:`summarise_run` of every run file, in order, and the package versions the last
+    run file's sidecar records (``{}`` without a run file)."""
+    rows: list[dict] = []
+    versions: dict[str, str] = {}
+    for path in run_files:
+        rows.append(summarise_run(path))
+        versions = json.loads(Path(path).with_suffix(".json").read_text())["versions"]
+    return rows, versions
 
 
 def paper_macros(run_files: Iterable[str | Path]) -> str:
-    """``\\regret<Exp><Env><Policy>`` (mean total regret), ``\\regretStd...``, ``\\nRunsAboveHalf<Exp><Env><Policy>``
-    (runs whose total regret exceeds half the horizon: on two arms, more than uniform random's expectation), ``\\nRuns<Exp>``, ``\\horizon<Exp><Env>``,
-    the information regime ``\\regime<Exp>`` (cold or warm) and its ``\\nLogged<Exp>`` (``M``, 0 when cold), and versions."""
-    values: dict[str, str] = {}
-    versions: dict[str, str] = {}
-    for path in run_files:
-        row = summarise_run(path)
-        sidecar = json.loads(Path(path).with_suffix(".json").read_text())
-        versions = sidecar["versions"]
-        env, policy, exp = row["environment"], row["policy"], row["experiment"]
-        values[macro_name("regret", exp, env, policy)] = format_number(row["mean"])
-        values[macro_name("regret", "std", exp, env, policy)] = format_number(row["std"])
-        if "runs_above_half" in row:  # simulated runs (a replay run has no regret)
-            values[macro_name("n", "runs", "above", "half", exp, env, policy)] = str(row["runs_above_half"])
-        values[macro_name("n", "runs", exp)] = str(row["n_runs"])
-        values[macro_name("horizon", exp, env)] = f"{row['horizon']:,}".replace(",", "{,}")
-        values[macro_name("regime", exp)] = row["regime"]
-        values[macro_name("n", "logged", exp)] = f"{row['n_logged']:,}".replace(",", "{,}")
-    for package, version in versions.items():
-        values[macro_name("version", package)] = escape(version)
-    return macros(values)
+    """The macro file of the run files (:func:`hare.report.paper_macros.paper_macros` of :func:`macro_inputs`)."""
+    return render.paper_macros(*macro_inputs(run_files))
 
 
 def write_paper_macros(run_files: Iterable[str | Path], out: str | Path) -> None:
-    write_text(out, paper_macros(run_files))
+    """:func:`paper_macros` of the run files, written atomically to ``out``."""
+    render.write_paper_macros(out, *macro_inputs(run_files))

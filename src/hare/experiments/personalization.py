@@ -9,7 +9,8 @@
   RAG-cosine (user-free retrieval, so ``sim = 1`` by construction). Lower is more personal.
   ``divergence_*`` are the numbers of the run of ``seed``.
 * **cross-user similarity of z over runs** (about 0.99999 with random projections, markedly less
-  with learned ones: claims ``random_projections_near_identical`` and ``learned_projections_personalise``): ``sim`` of ``z`` per run ``r`` for random projections at std 0.02 (the usual
+  with learned ones: claims ``random_projections_near_identical`` and ``learned_projections_personalise``): ``sim`` of
+``z`` per run ``r`` for random projections at std 0.02 (the usual
   transformer initialisation, drawn from seed ``seed + r``) with the true ``u*``, and for learned
   projections fitted from initialisation seed ``seed + r`` on the warm-start logs with their fitted
   user table; the paired difference learned − random per run.
@@ -48,115 +49,30 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 
 import torch
-import torch.nn.functional as F
-from scipy import stats
 
 from hare.envs.text import TextBandit, TextConfig, encode
+from hare.experiments.personalization_metrics import (
+    attention_entropy,
+    first_minus_last,
+    mean_interval,
+    novelty,
+    pairwise_cosine,
+    rag_outputs,
+    run_similarities,
+    user_outputs,
+    window_means,
+)
 from hare.io import write_json
 from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, run_perplexity, single_threaded, train_run_decoders
-from hare.model.projections import Projections, random_projections
+from hare.model.projections import random_projections
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
-
-
-def pairwise_cosine(outputs: torch.Tensor) -> float:
-    """``mean_x mean_{i<i'} cos(o_{x,i}, o_{x,i'})`` for outputs ``(Q, U, d)``, ``U >= 2``.
-
-    Two zero outputs (e.g. decoded texts made of template words only, which the hashing
-    encoder maps to 0) count as identical (cosine 1); a zero and a non-zero output as cosine 0.
-    """
-    o = F.normalize(outputs.to(torch.float64), dim=-1)
-    empty = outputs.to(torch.float64).norm(dim=-1) == 0  # (Q, U)
-    cosine = torch.where(empty[:, :, None] & empty[:, None, :], 1.0, o @ o.transpose(1, 2))
-    pairs = torch.triu_indices(o.shape[1], o.shape[1], offset=1)
-    return float(cosine[:, pairs[0], pairs[1]].mean())
-
-
-def user_outputs(
-    projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor
-) -> torch.Tensor:
-    """``z(x_q, u_i)`` without bonus for every query ``(Q, d_x)`` and user ``(U, d_u)``: ``(Q, U, d_e)``."""
-    x = queries[:, None, :].expand(-1, user_states.shape[0], -1)
-    u = user_states[None].expand(queries.shape[0], -1, -1)
-    return projections.synthesis(x, u, items)
-
-
-def rag_outputs(projections: Projections, queries: torch.Tensor, items: torch.Tensor, n_users: int) -> torch.Tensor:
-    """RAG-cosine's retrieved item ``argmax_n cos(mean_h W_K^{hT} W_Qx^h x, e_n)`` for every user: ``(Q, U, d_e)``."""
-    mapping = torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads
-    chosen = (
-        F.normalize(queries.to(torch.float64) @ mapping.T, dim=-1) @ F.normalize(items.to(torch.float64), dim=-1).T
-    ).argmax(-1)
-    return items.to(torch.float64)[chosen][:, None, :].expand(-1, n_users, -1)
-
-
-def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy of the head-averaged attention: weights ``(..., H, N)`` -> ``(...)``, ``0 log 0 = 0``."""
-    a = weights.mean(-2)
-    return -torch.where(a > 0, a * torch.log(a), torch.zeros_like(a)).sum(-1)
-
-
-def window_means(values: torch.Tensor, window: int) -> list[float]:
-    """Means of ``values`` ``(T, ...)`` over consecutive windows of ``window`` rounds (last one may be shorter)."""
-    return [float(values[s : s + window].mean()) for s in range(0, values.shape[0], window)]
-
-
-def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> float:
-    """Fraction of outputs ``(M, d)`` whose nearest pool item ``(N, d)`` has cosine below ``threshold``."""
-    nearest = (
-        (F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(pool.to(torch.float64), dim=-1).T).max(-1).values
-    )
-    return float((nearest < threshold).to(torch.float64).mean())
-
 
 SEED_INIT_STD = 0.02
 """Std of the random projections whose cross-user similarity is about 0.99999 (the usual transformer initialisation)."""
 
 DECODER_BATCH = 32
 """Minibatch size of the pre-training of both decoders (conditioned and unconditioned baseline)."""
-
-
-def mean_interval(values: torch.Tensor, level: float = 0.95) -> dict:
-    """Mean of per-run ``values`` ``(R,)`` with the t interval ``mean ± t_{(1+level)/2, R-1} s / sqrt(R)``.
-
-    ``s`` is the sample standard deviation over runs; bounds are ``None`` when ``R < 2``.
-    Non-finite values make every field ``None`` but ``per_run``.
-    """
-    v = values.detach().to(torch.float64).flatten()
-    n = int(v.numel())
-    per_run = [float(x) if math.isfinite(float(x)) else None for x in v]
-    out = {
-        "estimate": None,
-        "ci_low": None,
-        "ci_high": None,
-        "level": level,
-        "n": n,
-        "method": "t over runs",
-        "per_run": per_run,
-    }
-    if n == 0 or not bool(torch.isfinite(v).all()):
-        return out
-    out["estimate"] = float(v.mean())
-    if n >= 2:
-        half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(v.std(unbiased=True)) / math.sqrt(n)
-        out["ci_low"], out["ci_high"] = out["estimate"] - half, out["estimate"] + half
-    return out
-
-
-def run_similarities(
-    projections: list[Projections], user_states: list[torch.Tensor], queries: torch.Tensor, items: torch.Tensor
-) -> torch.Tensor:
-    """Cross-user similarity ``sim`` of ``z`` (module docstring) per run: one projection and user table ``(U, d_u)`` per run -> ``(R,)``."""
-    return torch.tensor(
-        [pairwise_cosine(user_outputs(p, u, queries, items)) for p, u in zip(projections, user_states, strict=True)],
-        dtype=torch.float64,
-    )
-
-
-def first_minus_last(values: torch.Tensor, window: int) -> torch.Tensor:
-    """Mean of the first window minus mean of the last window (as :func:`window_means`) per run: ``(T, R)`` -> ``(R,)``."""
-    last = ((values.shape[0] - 1) // window) * window
-    return values[:window].mean(0) - values[last:].mean(0)
 
 
 def decoder_baseline(
@@ -174,7 +90,8 @@ def decoder_baseline(
 ) -> tuple[dict, RunDecoders]:
     """Held-out perplexities of the conditioned decoders and of the unconditioned baseline, one of each per seed.
 
-    Both are trained together by :func:`train_run_decoders` with the same seeds, texts ``train_texts`` (conditions ``train_z``
+    Both are trained together by :func:`train_run_decoders` with the same seeds, texts ``train_texts`` (conditions
+    ``train_z``
     ``(N, d_z)``, ``u = 0``), steps, batch size and learning rate; the baseline has ``conditioned=False``. Evaluation on
     ``held_texts`` with conditions ``held_z ⊕ 0`` (conditioned) and ``0`` (baseline). Returns the per-run
     numbers ``(R,)`` (and the parameter counts) and the conditioned decoders.
@@ -215,7 +132,8 @@ class PersonalizationConfig(TypedFields):
 
     text: :class:`TextConfig` fields; n_runs, horizon, seed; HARE (``hare_synthesize``) with
     ``n_heads``, ``key_dim``, ``alpha`` and learned projections fitted on the warm start's ``n_logged``
-    logged interactions for ``fit_steps`` Adam steps at ``fit_lr``; random_init_std: std of the random projections (None:
+    logged interactions for ``fit_steps`` Adam steps at ``fit_lr``; random_init_std: std of the random projections
+    (None:
     ``1/sqrt(fan_in)``); decoder: :class:`~hare.model.decoder.DecoderConfig` shape fields;
     pretrain_steps, pretrain_lr; finetune_lr and finetune_every (rounds per reward-weighted step);
     n_eval_queries: queries of the divergence measurement (the first of the bank); novelty_threshold;
@@ -338,9 +256,10 @@ def personalization_report(config: PersonalizationConfig, out_json: str | None =
         )
     }
     ppl["baseline"] = {
-        "unconditioned": "separately trained decoder, same architecture, initialisation seed, minibatches, steps, batch and "
-        "learning rate as the conditioned one, condition z ⊕ u = 0 in training and evaluation",
-        "conditioned_at_zero_condition": "the conditioned decoder fed z = 0, u = 0 (an input it never saw in training); reference only",
+        "unconditioned": "separately trained decoder, same architecture, initialisation seed, minibatches, steps, "
+        "batch and learning rate as the conditioned one, condition z ⊕ u = 0 in training and evaluation",
+        "conditioned_at_zero_condition": "the conditioned decoder fed z = 0, u = 0 (an input it never saw in "
+        "training); reference only",
         "n_parameters_conditioned": ppl_runs["n_parameters_conditioned"],
         "n_parameters_unconditioned": ppl_runs["n_parameters_unconditioned"],
         "steps": c.pretrain_steps,

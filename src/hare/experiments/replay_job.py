@@ -41,7 +41,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
-from hare.experiments.simulation import RoundObserver, simulate
+from hare.experiments.simulation import RoundObserver, SimulationOptions, simulate
 from hare.io import write_result
 from hare.policies.base import argmax_random_ties, build_policy
 
@@ -123,13 +123,15 @@ def run_replay(
     simulate(
         env,
         policy,
-        record_every,
-        progress,
-        horizon=n_steps,
-        feedback=tally.feedback,
-        observer=tally,
-        on_record=tally.record,
-        account=False,
+        SimulationOptions(
+            record_every=record_every,
+            progress=progress,
+            horizon=n_steps,
+            feedback=tally.feedback,
+            observer=tally,
+            on_record=tally.record,
+            account=False,
+        ),
     )
     reward, count = tally.reward, tally.count
     cumulative = torch.stack(tally.reward_curve, 1).cpu().numpy()

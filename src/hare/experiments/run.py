@@ -54,7 +54,7 @@ from hare.experiments.job_setup import (
 )
 from hare.experiments.selection import apply_selection, write_selection
 from hare.experiments.simulation import NonFiniteInputError as NonFiniteInputError
-from hare.experiments.simulation import simulate
+from hare.experiments.simulation import SimulationOptions, simulate
 from hare.io import remove_stale_temporaries, write_result
 from hare.policies.base import build_grid_policy, build_policy, policy_class
 
@@ -147,7 +147,16 @@ def run_simulations(
         if len(chunks) > 1:
             log.info("%s: runs %d-%d of %d", spec["label"], r0, r1 - 1, n)
         start = time.perf_counter()
-        parts.append(simulate(played, policy, spec["record_every"], interactive, spec["environment"]["name"], logs))
+        parts.append(
+            simulate(
+                played,
+                policy,
+                SimulationOptions(
+                    record_every=spec["record_every"], progress=interactive, name=spec["environment"]["name"]
+                ),
+                logs=logs,
+            )
+        )
         wall += time.perf_counter() - start
         del policy
     arrays = (

@@ -14,7 +14,8 @@ Round ``t`` (0-based), in order:
 2. the round, ``env.round(t)`` or ``rounds[t]``; after a warm start of ``M`` logs its observation is shown as
    round ``M + t`` (paper, sec:regimes);
 3. with ``account``: the check that its contexts and queries are finite (:class:`NonFiniteInputError`);
-4. ``observer.selecting(t, round_, observation)``, ``arms = policy.select(observation)``, ``observer.selected(t, arms)``;
+4. ``observer.selecting(t, round_, observation)``, ``arms = policy.select(observation)``,
+   ``observer.selected(t, arms)``;
 5. ``rewards, learners = feedback(round_, arms)`` (default :func:`pulled_rewards`);
 6. with ``account``: the pseudo-regret and the rewards added to the runs' sums;
 7. ``policy.update(observation, arms, rewards)``, or for the ``learners`` only
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -169,25 +170,44 @@ def prebuilt_rounds(env: BanditEnvironment) -> list[BanditRound]:
     return [env.round(t) for t in range(env.horizon)]
 
 
+@dataclass(frozen=True)
+class SimulationOptions:
+    """How :func:`simulate` plays and records; every field has the default of a plain job.
+
+    * ``record_every``: record every ``record_every`` rounds and the last
+      (:func:`hare.experiments.job_setup.checkpoints`; ``None``: the last only); or ``record_at``: the 1-based
+      rounds to record (not both);
+    * ``on_record(t, policy)``: called after the update of every recorded round ``t`` (0-based), for measurements
+      of the policy's state along the way; it must not change that state;
+    * ``rounds``: pre-built rounds played instead of ``env.round(t)`` (:func:`prebuilt_rounds`); ``horizon``: the
+      number of rounds to play (default: all available);
+    * ``feedback`` (step 5), ``observer`` (its hooks) and ``stop`` (step 9): those of the module docstring;
+    * ``account``: a job's sums, curves and input checks (``False``: play only);
+    * ``progress``: a tqdm bar (True), a log line every tenth of the rounds (False), nothing (None);
+    * ``name``: the environment's name in error messages (default: its class name).
+    """
+
+    record_every: int | None = None
+    record_at: Sequence[int] | None = None
+    on_record: Callable[[int, Any], None] | None = None
+    rounds: Sequence[Any] | None = None
+    horizon: int | None = None
+    feedback: Feedback = pulled_rewards
+    observer: RoundObserver | None = None
+    stop: Callable[[int], bool] | None = None
+    account: bool = True
+    progress: bool | None = False
+    name: str | None = None
+
+
 def simulate(
     env: BanditEnvironment,
     policy,
-    record_every: int | None = None,
-    progress: bool | None = False,
-    name: str | None = None,
+    options: SimulationOptions = SimulationOptions(),
     logs: LoggedRounds | None = None,
-    on_record: Callable[[int, Any], None] | None = None,
-    *,
-    record_at: Sequence[int] | None = None,
-    rounds: Sequence[Any] | None = None,
-    horizon: int | None = None,
-    feedback: Feedback = pulled_rewards,
-    observer: RoundObserver | None = None,
-    stop: Callable[[int], bool] | None = None,
-    account: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Play ``horizon`` rounds (default ``env.horizon``, or ``len(rounds)``) of ``env`` with ``policy``; the round
-    of the module docstring.
+    """Play ``options.horizon`` rounds (default ``env.horizon``, or ``len(options.rounds)``) of ``env`` with
+    ``policy``; the round of the module docstring, with the options of :class:`SimulationOptions`.
 
     With ``account`` (a job), returns the arrays of the result file (:mod:`hare.experiments.run`), with ``C`` the
     recorded rounds played:
@@ -199,21 +219,24 @@ def simulate(
 
     Without ``account`` (play only: no input check, no sums, no curves), returns ``{"rounds_played": ()}``.
 
-    Recorded rounds: every ``record_every`` rounds and the last (:func:`hare.experiments.job_setup.checkpoints`;
-    ``None``: the last only), or the 1-based ``record_at``. ``on_record(t, policy)`` is called after the update of
-    every recorded round ``t`` (0-based), for measurements of the policy's state along the way; it must not change
-    that state. ``name`` is the environment's name in error messages (default: its class name). ``logs`` (the
-    warm regime): the policy first learns from them (:meth:`Policy.warm_start`), and online round ``t`` is shown
-    to it as round ``M + t``, as if it had played the ``M`` logged rounds itself; regret and reward count the
-    online rounds only. ``rounds``: pre-built rounds played instead of ``env.round(t)``. ``feedback`` (step 5),
-    ``observer`` (its hooks) and ``stop`` (step 9) are those of the module docstring. ``progress``: a tqdm bar
-    (True), a log line every tenth of the rounds (False), nothing (None).
+    ``logs`` (the warm regime): the policy first learns from them (:meth:`Policy.warm_start`), and online round
+    ``t`` is shown to it as round ``M + t``, as if it had played the ``M`` logged rounds itself; regret and reward
+    count the online rounds only.
 
     On CPU the inputs are checked every round before the policy sees them; on a GPU the first bad round is
     tracked on the device and checked at every recorded round and at the end, so the check adds no host
     synchronisation per round.
     """
-    name = name or type(env).__name__
+    record_every, record_at, on_record = options.record_every, options.record_at, options.on_record
+    rounds, horizon, feedback, stop, account = (
+        options.rounds,
+        options.horizon,
+        options.feedback,
+        options.stop,
+        options.account,
+    )
+    observer, progress = options.observer, options.progress
+    name = options.name or type(env).__name__
     available = env.horizon if rounds is None else len(rounds)
     n_rounds = available if horizon is None else horizon
     if not 0 <= n_rounds <= available:

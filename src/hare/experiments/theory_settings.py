@@ -109,7 +109,8 @@ def _check_horizon_span(horizons: Any) -> None:
     span = max(horizons) / min(horizons)
     if span < MIN_HORIZON_SPAN:
         raise ValueError(
-            f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got {horizons!r})"
+            f"horizons: the grid spans {span:g}x (max/min); growth exponents need at least {MIN_HORIZON_SPAN:g}x (got "
+            f"{horizons!r})"
         )
 
 
@@ -122,7 +123,8 @@ MIN_POINTS = 4
 
 
 def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = MIN_POINTS) -> list:
-    """A list of at least ``minimum`` distinct positive numbers of type ``kind``; ``ValueError`` naming ``key`` otherwise."""
+    """A list of at least ``minimum`` distinct positive numbers of type ``kind``; ``ValueError`` naming ``key``
+    otherwise."""
     if not isinstance(values, list | tuple) or len(values) < minimum:
         raise ValueError(f"{key}: an exponent needs a list of at least {minimum} values (got {values!r})")
     allowed = (int,) if kind is int else (int, float)
@@ -136,7 +138,8 @@ def check_positive_grid(values: Any, key: str, kind: type = int, minimum: int = 
 
 
 def check_run_settings(settings: dict[str, Any]) -> None:
-    """``horizon`` (int >= 1), ``n_runs`` (int >= 2), ``n_boot`` (int >= 1), ``base_seed`` (int >= 0); ``ValueError`` naming the key."""
+    """``horizon`` (int >= 1), ``n_runs`` (int >= 2), ``n_boot`` (int >= 1), ``base_seed`` (int >= 0); ``ValueError``
+    naming the key."""
     for key, low, required in (
         ("horizon", 1, True),
         ("n_runs", 2, True),
@@ -214,7 +217,8 @@ def check_heads_alpha(settings: dict[str, Any]) -> None:
             raise ValueError(f"hare_params.{key}: an axis of the grid (heads, alphas), not a fixed hyperparameter")
     if hare_params.get("alpha_schedule", "fixed") != "fixed":
         raise ValueError(
-            f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got {hare_params['alpha_schedule']!r})"
+            f"hare_params.alpha_schedule: must be 'fixed' (alpha is the bonus weight of every round; got "
+            f"{hare_params['alpha_schedule']!r})"
         )
     check_hare_sim(settings.get("env_params") or {}, hare_params, settings.get("n_logged", 1000))
     key_dim = SyntheticConfig(**(settings.get("env_params") or {})).key_dim

@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
-PAIRED_METHOD = "t over repeats on log ratios (geometric mean), each repeat a back-to-back pair timed in one process on the same data"
+PAIRED_METHOD = (
+    "t over repeats on log ratios (geometric mean), each repeat a back-to-back pair timed in one process "
+    "on the same data"
+)
 
 
 def synchronise(device: str) -> None:

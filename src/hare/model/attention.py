@@ -93,15 +93,18 @@ class UncertaintyAttention(nn.Module):
         )  # HARE rebuilds it after a fit
 
     def bonuses(self, queries: torch.Tensor) -> torch.Tensor:
-        """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` (paper, eq:scores) for every cluster: ``(n_runs, *Q, H, d_k) -> (n_runs, *Q, H, C)``."""
+        """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` (paper, eq:scores) for every cluster: ``(n_runs, *Q, H, d_k)
+        -> (n_runs, *Q, H, C)``."""
         return self.covariance.quadratic_form(queries.unsqueeze(-2)).sqrt()  # queries as (n_runs, *Q, H, 1, d_k)
 
     def cluster_scores(self, queries: torch.Tensor) -> torch.Tensor:
-        """``mean_{n in j} s_{h,n} = <q_h, mean_{n in j} k_{h,n}> / sqrt(d_k)`` with ``s_{h,n}`` of paper eq:scores: ``(n_runs, *Q, H, C)``."""
+        """``mean_{n in j} s_{h,n} = <q_h, mean_{n in j} k_{h,n}> / sqrt(d_k)`` with ``s_{h,n}`` of paper eq:scores:
+        ``(n_runs, *Q, H, C)``."""
         return torch.einsum("...hk,hck->...hc", queries.to(torch.float64), self.cluster_mean_keys) * self.scale
 
     def prior_parameters(self) -> torch.Tensor:
-        """``theta0_{h,j} = mean_{n in j} k_{h,n} / sqrt(d_k)``, ``(H, C, d_k)``: the cluster score as a linear function of ``q_h``."""
+        """``theta0_{h,j} = mean_{n in j} k_{h,n} / sqrt(d_k)``, ``(H, C, d_k)``: the cluster score as a linear function
+        of ``q_h``."""
         return self.cluster_mean_keys * self.scale
 
     def cluster_estimates(self) -> torch.Tensor:

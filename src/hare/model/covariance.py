@@ -220,18 +220,3 @@ class RidgeState(nn.Module):
         """Recompute ``A^{-1}`` from ``A`` through its Cholesky factor, and ``theta`` from it."""
         self.inverse.copy_(torch.cholesky_inverse(torch.linalg.cholesky(self.precision)))
         self.refresh_estimate()
-
-    def inverse_drift(self) -> torch.Tensor:
-        """Largest ``|A^{-1} A - I|`` entry per run, ``(n_runs,)``: the rounding drift of the inverse."""
-        eye = torch.eye(self.dim, dtype=torch.float64, device=self.inverse.device)
-        return (self.inverse @ self.precision - eye).abs().flatten(1).max(dim=1).values
-
-    def relative_drift(self) -> torch.Tensor:
-        """``max_g ||A_g^{-1} - chol_inv(A_g)||_F / ||chol_inv(A_g)||_F`` per run, ``(n_runs,)``.
-
-        The relative error of the Sherman–Morrison inverse against a fresh Cholesky
-        inverse; the periodic refactorisation keeps it below 1e-8 (paper, sec:method, "Covariance update").
-        """
-        exact = torch.cholesky_inverse(torch.linalg.cholesky(self.precision))
-        error = torch.linalg.matrix_norm(self.inverse - exact) / torch.linalg.matrix_norm(exact)
-        return error.flatten(1).max(dim=1).values

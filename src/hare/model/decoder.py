@@ -8,8 +8,8 @@ trained in the pipeline (no pretrained weights). Conditioning is a learned prefi
 and the model reads ``p_1..p_P, <bos>, y_1, ..., y_L`` under a causal mask, predicting
 ``y_1, ..., y_L, <eos>``; ``log p(y | z, u) = sum_l log p(y_l | y_<l, z, u)`` (with ``<eos>``).
 
-Training (:func:`train_decoder`): maximum likelihood of the pool's texts conditioned on their
-own embeddings (``z = e_n``; ``u`` a given user state per text or zero), minibatch Adam.
+Training (:func:`train_run_decoders`): maximum likelihood of the pool's texts conditioned on their
+own embeddings (``z = e_n``; ``u`` a given user state per text or zero), minibatch Adam, ``R`` runs at once.
 Online (:func:`reward_weighted_step`): the reward-weighted likelihood
 
     L = -(1/B) sum_b r_b log p(y_b | z_b, u_b),
@@ -76,7 +76,8 @@ class WordTokenizer:
         return [self.index.get(w, 3) for w in text.lower().split()]
 
     def batch(self, texts: list[str], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Inputs ``[<bos>, y_1..y_L]`` and targets ``[y_1..y_L, <eos>]``, ``(B, max_len + 1)`` int64, ``<pad>``-filled."""
+        """Inputs ``[<bos>, y_1..y_L]`` and targets ``[y_1..y_L, <eos>]``, ``(B, max_len + 1)`` int64,
+        ``<pad>``-filled."""
         inputs = torch.zeros(len(texts), max_len + 1, dtype=torch.int64)
         targets = torch.zeros_like(inputs)
         for row, text in enumerate(texts):
@@ -247,41 +248,6 @@ def init_parameters(module: nn.Module, seed: int) -> None:
                 param.copy_(rng.normal(name, 0, tuple(param.shape))[0] / math.sqrt(param.shape[-1]))
 
 
-def train_decoder(
-    texts: list[str],
-    embeddings: torch.Tensor,
-    users: torch.Tensor | None = None,
-    steps: int = 300,
-    lr: float = 3e-3,
-    seed: int = 0,
-    batch_size: int = 32,
-    user_dim: int | None = None,
-    tokenizer: WordTokenizer | None = None,
-    **shape,
-) -> Decoder:
-    """Fit a :class:`Decoder` by maximum likelihood of ``texts`` given their ``embeddings`` ``(N, d_z)``.
-
-    users: ``(N, d_u)`` user state per text, or None for ``u = 0`` (``user_dim`` zeros, default 0).
-    ``steps`` minibatches of ``batch_size`` drawn from the counter RNG of ``seed``, Adam at ``lr``;
-    ``shape`` overrides :class:`DecoderConfig` fields. The tokenizer defaults to the words of ``texts``.
-    """
-    d_u = users.shape[1] if users is not None else (user_dim or 0)
-    tokenizer = tokenizer or WordTokenizer.from_texts(texts)
-    decoder = Decoder(DecoderConfig(z_dim=embeddings.shape[1], user_dim=d_u, **shape), tokenizer, seed)
-    rng = CounterRNG(run_keys(seed, [0], "hare-decoder-batches"))
-    optimiser = Adam(decoder.parameters(), lr=lr)
-    with single_threaded():
-        for step in range(steps):
-            idx = rng.randint("batch", step, len(texts), (min(batch_size, len(texts)),))[0]
-            u = users[idx] if users is not None else None
-            logp, mask = decoder.token_log_probs([texts[i] for i in idx], embeddings[idx], u)
-            loss = -logp.sum() / mask.sum()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-    return decoder.eval()
-
-
 def train_run_decoders(
     texts: list[str],
     embeddings: torch.Tensor,
@@ -295,7 +261,8 @@ def train_run_decoders(
     conditioned: bool | list[bool] = True,
     **shape,
 ) -> RunDecoders:
-    """``R = len(seeds)`` decoders trained at once by maximum likelihood, run ``r`` as :func:`train_decoder` with ``seeds[r]``.
+    """``R = len(seeds)`` decoders trained at once by maximum likelihood, run ``r`` as one :class:`Decoder` of
+    ``seeds[r]`` trained alone would be (the test's single-decoder reference).
 
     Each run has its own initialisation (:func:`init_parameters` of ``seeds[r]``) and minibatch stream
     (``batch_size`` indices of ``texts`` per step from the counter RNG of ``seeds[r]``), and minimises
@@ -390,7 +357,8 @@ def perplexity(decoder: Decoder, texts: list[str], z: torch.Tensor, u: torch.Ten
 
 
 def _run_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """``x_r W_r^T + b_r`` per run: x ``(R, ..., in)``, weight ``(R, out, in)``, bias ``(R, out)`` -> ``(R, ..., out)``."""
+    """``x_r W_r^T + b_r`` per run: x ``(R, ..., in)``, weight ``(R, out, in)``, bias ``(R, out)`` -> ``(R, ...,
+    out)``."""
     shape = x.shape
     out = torch.baddbmm(bias[:, None], x.reshape(shape[0], -1, shape[-1]), weight.transpose(1, 2))
     return out.reshape(*shape[:-1], weight.shape[1])
@@ -481,7 +449,8 @@ class RunDecoders:
         return decoder.eval()
 
     def logits(self, params: dict[str, torch.Tensor], tokens: torch.Tensor, condition: torch.Tensor) -> torch.Tensor:
-        """Per-run logits: params ``(R, ...)``, tokens ``(R, B, L)``, condition ``(R, B, d_z + d_u)`` -> ``(R, B, L, V)``."""
+        """Per-run logits: params ``(R, ...)``, tokens ``(R, B, L)``, condition ``(R, B, d_z + d_u)`` -> ``(R, B, L,
+        V)``."""
         return run_forward(params, self.config, tokens, condition)
 
     def log_likelihood(
@@ -491,7 +460,8 @@ class RunDecoders:
         u: torch.Tensor | None = None,
         params: dict[str, torch.Tensor] | None = None,
     ) -> torch.Tensor:
-        """``log p_r(y_{r,b} | z_{r,b}, u_{r,b})`` ``(R, B)`` for ``texts`` (R lists of B), z ``(R, B, d_z)``, u ``(R, B, d_u)``."""
+        """``log p_r(y_{r,b} | z_{r,b}, u_{r,b})`` ``(R, B)`` for ``texts`` (R lists of B), z ``(R, B, d_z)``, u ``(R,
+        B, d_u)``."""
         n_runs, batch = len(texts), len(texts[0])
         inputs, targets = self.tokenizer.batch([t for run in texts for t in run], self.config.max_len)
         inputs, targets = inputs.view(n_runs, batch, -1), targets.view(n_runs, batch, -1)

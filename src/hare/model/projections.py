@@ -13,7 +13,8 @@ paper, sec:method, "User posterior"):
     r_hat_n(x, u) = g( mean_h <q_h, k_{h,n}> / sqrt(d_k) ).
 
 * **random**: Gaussian entries, never trained (the failure mode of paper, sec:method,
-  "Projections and information": near-uniform attention). Standard deviation ``1 / sqrt(fan_in)`` by default (the variance-preserving
+  "Projections and information": near-uniform attention). Standard deviation ``1 / sqrt(fan_in)`` by default (the
+variance-preserving
   scale, the most favourable choice for random projections); ``init_std`` fixes it instead
   (0.02 is the usual transformer initialisation, under which outputs are nearly identical
   across users, claim ``random_projections_near_identical``).
@@ -264,20 +265,3 @@ def attention_error(
     a_hat = learned.attention(queries, learned_users[users], items)
     a_star = oracle.attention(queries, true_users[users], items)
     return float((a_hat - a_star).abs().sum(-1).mean())
-
-
-def cross_user_similarity(
-    projections: Projections, user_states: torch.Tensor, queries: torch.Tensor, items: torch.Tensor
-) -> float:
-    """Mean pairwise cosine similarity of ``z`` across users for the same query (about 0.99999 at std 0.02).
-
-    user_states ``(n_users, d_u)``, queries ``(Q, d_x)``; returns the average over queries and
-    over user pairs ``i < i'`` of ``cos(z(x, u_i), z(x, u_i'))``.
-    """
-    n_users = user_states.shape[0]
-    x = queries[:, None, :].expand(-1, n_users, -1)  # (Q, n_users, d_x)
-    u = user_states[None].expand(queries.shape[0], -1, -1)  # (Q, n_users, d_u)
-    z = torch.nn.functional.normalize(projections.synthesis(x, u, items), dim=-1)  # (Q, n_users, d_out)
-    cosine = z @ z.transpose(1, 2)  # (Q, n_users, n_users)
-    pairs = torch.triu_indices(n_users, n_users, offset=1)
-    return float(cosine[:, pairs[0], pairs[1]].mean())

@@ -1,4 +1,5 @@
-"""Bayesian linear-regression posterior of every user's latent state (paper, sec:method, "User posterior"; term R_user of sec:decomposition).
+"""Bayesian linear-regression posterior of every user's latent state (paper, sec:method, "User posterior"; term R_user
+of sec:decomposition).
 
 For user ``i`` of run ``b``, with prior ``u ~ N(0, prior_var I)`` and observations
 ``y_s = phi_s^T u + eta_s``, ``eta_s ~ N(0, sigma^2)``:
@@ -48,7 +49,8 @@ class UserPosterior(nn.Module):
         return self.mean[runs, users]
 
     def update(self, users: torch.Tensor, features: torch.Tensor, targets: torch.Tensor) -> None:
-        """One observation per run: users ``(n_runs,)``, features ``phi`` ``(n_runs, d_u)``, targets ``y`` ``(n_runs,)``."""
+        """One observation per run: users ``(n_runs,)``, features ``phi`` ``(n_runs, d_u)``, targets ``y``
+        ``(n_runs,)``."""
         runs = torch.arange(self.mean.shape[0], device=users.device)
         phi = features.to(torch.float64)
         precision = (

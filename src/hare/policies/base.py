@@ -31,14 +31,17 @@ from hare.typed import TypedFields
 
 @dataclass(frozen=True)
 class PolicyConfig(TypedFields):
-    """Base of every hyperparameter dataclass: each field is checked against its annotation
-    (:class:`hare.typed.TypedFields`), then subclasses validate values in ``__post_init__``."""
+    """Base of every hyperparameter dataclass: each field is checked against its annotation and its declared bound
+    (:class:`hare.typed.TypedFields`: ``alpha: Annotated[float, nonnegative]``, each bound written once, on its field),
+    then subclasses check the rules between fields in ``__post_init__`` (:meth:`require`)."""
 
     tunable: ClassVar[
         tuple[str, ...]
     ] = ()  # exploration/regularisation hyperparameters a tuned grid may search (hare.experiments.grid)
 
     def require(self, condition: bool, field: str, message: str) -> None:
+        """Raise ``ValueError`` ``<Class>.<field>: <message> (got <value>)`` unless ``condition``: a rule between
+        fields (a one-field bound belongs on the field's annotation, :mod:`hare.typed`)."""
         if not condition:
             raise ValueError(f"{type(self).__name__}.{field}: {message} (got {getattr(self, field)!r})")
 
@@ -87,7 +90,8 @@ class Policy(nn.Module, ABC):
         """The value of hyperparameter ``name`` for an expression over ``like`` ``(n_runs, ...)``.
 
         The config's float, or, in a grid simulation, the per-run values ``(n_runs, 1, ..., 1)`` (one unit dim per
-        trailing dim of ``like``) in ``like``'s dtype: ``value * like`` then rounds exactly as the float would, run by run.
+        trailing dim of ``like``) in ``like``'s dtype: ``value * like`` then rounds exactly as the float would, run by
+        run.
         """
         values = self._buffers.get(f"per_run_{name}")
         if values is None:
@@ -147,7 +151,8 @@ def argmax_random_ties(scores: torch.Tensor, noise: torch.Tensor) -> torch.Tenso
 
 
 def masked_argmax(mask: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-    """Index of the largest ``noise`` ``(n_runs, n)`` among the ``True`` entries of each row of ``mask``; noise in (0, 1)."""
+    """Index of the largest ``noise`` ``(n_runs, n)`` among the ``True`` entries of each row of ``mask``; noise in (0,
+    1)."""
     return torch.where(mask, noise, -1.0).argmax(dim=-1)
 
 
@@ -219,7 +224,8 @@ def make_config(name: str, params: dict[str, Any]) -> PolicyConfig:
 
 
 def tunable_values(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``{hyperparameter: value}`` of policy ``name``'s tunable hyperparameters under ``params`` (defaults filled in)."""
+    """``{hyperparameter: value}`` of policy ``name``'s tunable hyperparameters under ``params`` (defaults filled
+    in)."""
     config = make_config(name, params)
     return {field: getattr(config, field) for field in type(config).tunable}
 
@@ -230,7 +236,8 @@ def build_policy(name: str, params: dict[str, Any], env: BanditEnvironment, keys
 
 
 def grid_differences(name: str, points: list[dict[str, Any]]) -> list[str]:
-    """The hyperparameters whose validated values differ between ``points`` (parameter dicts of policy ``name``), sorted."""
+    """The hyperparameters whose validated values differ between ``points`` (parameter dicts of policy ``name``),
+    sorted."""
     configs = [make_config(name, params) for params in points]
     return sorted(
         f.name for f in fields(configs[0]) if any(getattr(c, f.name) != getattr(configs[0], f.name) for c in configs)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
 from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
 from hare.random import CounterRNG
+from hare.typed import nonnegative, positive, unit_interval, within
 
 
 @dataclass(frozen=True)
@@ -72,17 +73,15 @@ class ArmStatistics(Policy):
 
 @dataclass(frozen=True)
 class UCB1Config(PolicyConfig):
-    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in LNUCB-TA (Khosravi et al., 2025), Table 5).
+    """UCB1 hyperparameters. alpha: weight of the exploration bonus (``rho`` in LNUCB-TA (Khosravi et al., 2025), Table
+    5).
 
     Tunable: alpha (the exploration weight; LNUCB-TA Table 5 searches it; ``alpha = 1`` is Auer et al.'s rule).
     """
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    alpha: float = 1.0
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
+    alpha: Annotated[float, nonnegative] = 1.0
 
 
 @register_policy("ucb1")
@@ -147,12 +146,8 @@ class KLUCBConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("c",)
 
-    c: float = 0.0
-    iterations: int = 60
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.c) and self.c >= 0, "c", "must be finite and >= 0")
-        self.require(10 <= self.iterations <= 200, "iterations", "must be in [10, 200]")
+    c: Annotated[float, nonnegative] = 0.0
+    iterations: Annotated[int, within(10, 200)] = 60
 
 
 @register_policy("kl_ucb")
@@ -197,12 +192,8 @@ class EpsilonGreedyConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("epsilon",)
 
-    epsilon: float = 0.1
-    decay: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.require(0.0 <= self.epsilon <= 1.0, "epsilon", "must be in [0, 1]")
-        self.require(math.isfinite(self.decay) and self.decay >= 0, "decay", "must be finite and >= 0")
+    epsilon: Annotated[float, unit_interval] = 0.1
+    decay: Annotated[float, nonnegative] = 0.0
 
 
 @register_policy("eps_greedy")
@@ -274,12 +265,8 @@ class BetaThompsonConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("a0", "b0")
 
-    a0: float = 1.0
-    b0: float = 1.0
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.a0) and self.a0 > 0, "a0", "must be finite and > 0")
-        self.require(math.isfinite(self.b0) and self.b0 > 0, "b0", "must be finite and > 0")
+    a0: Annotated[float, positive] = 1.0
+    b0: Annotated[float, positive] = 1.0
 
 
 @register_policy("beta_thompson")

@@ -52,7 +52,8 @@ class prototypes of the logs in the warm start (:func:`log_prototypes`). Both ne
 regime; ``check_regime('cold')`` rejects them, and selecting before the warm start is an error.
 
 Alpha schedules: ``fixed`` (``alpha``), ``inverse_sqrt`` (``alpha / sqrt(t)``, ``t`` the 1-based
-round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2025), Algorithm 3, with clusters as arms:
+round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2025), Algorithm 3, with clusters as
+arms:
 ``alpha_j = alpha / (N_j + 1) * (kappa g + (1 - kappa) n_j)``, ``N_j`` pulls of cluster ``j``,
 ``n_j`` its mean reward (0 before its first pull), ``g`` the mean reward so far; clamped at 0,
 since a bonus weight is non-negative).
@@ -69,7 +70,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -80,6 +81,7 @@ from hare.model.clustering import kmeans
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.model.user_state import UserPosterior
 from hare.policies.base import Policy, PolicyConfig, register_policy, temporal_attention_rate, upper_confidence_bound
+from hare.typed import at_least, each, nonnegative, one_of, positive, unit_interval
 
 ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta")
 PROJECTION_KINDS = ("random", "learned", "oracle")
@@ -108,8 +110,8 @@ def check_projections_regime(config: PolicyConfig, regime: str, advice: str) -> 
     """Learned projections are fitted on the warm start's logs, which the cold regime withholds."""
     if regime == "cold" and config.projections == "learned":
         raise ValueError(
-            f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which the "
-            f"cold regime withholds; {advice}"
+            f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which "
+            f"the cold regime withholds; {advice}"
         )
 
 
@@ -146,60 +148,40 @@ class HAREConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    mode: str = "select"
-    alpha: float = 1.0
-    alpha_schedule: str = "fixed"
-    alphas: tuple[float, ...] | None = None
-    kappa: float = 0.5
-    mean: str = "online"
-    n_heads: int = 1
-    key_dim: int = 8
-    n_clusters: int = 0
-    lam: float = 1.0
-    refactor_every: int = 1000
-    covariance_update: str = "dominant"
-    projections: str = "oracle"
+    mode: Annotated[str, one_of(MODES)] = "select"
+    alpha: Annotated[float, nonnegative] = 1.0
+    alpha_schedule: Annotated[str, one_of(ALPHA_SCHEDULES)] = "fixed"
+    alphas: Annotated[tuple[float, ...] | None, each(nonnegative)] = None
+    kappa: Annotated[float, unit_interval] = 0.5
+    mean: Annotated[str, one_of(MEANS)] = "online"
+    n_heads: Annotated[int, at_least(1)] = 1
+    key_dim: Annotated[int, at_least(1)] = 8
+    n_clusters: Annotated[int, nonnegative.noting("0: the environment's clusters")] = 0
+    lam: Annotated[float, positive] = 1.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
+    covariance_update: Annotated[str, one_of(COVARIANCE_UPDATES)] = "dominant"
+    projections: Annotated[str, one_of(PROJECTION_KINDS)] = "oracle"
     projection_seed: int = 0
-    random_init_std: float | None = None
-    fit_steps: int = 600
-    fit_lr: float = 0.03
-    online_lr: float = 0.0
-    pool: str = "environment"
-    user_state: str = "posterior"
-    user_prior: float = 1.0
-    noise_sigma: float = 0.1
+    random_init_std: Annotated[float | None, positive] = None
+    fit_steps: Annotated[int, at_least(1)] = 600
+    fit_lr: Annotated[float, positive] = 0.03
+    online_lr: Annotated[float, nonnegative] = 0.0
+    pool: Annotated[str, one_of(POOLS)] = "environment"
+    user_state: Annotated[str, one_of(USER_STATES)] = "posterior"
+    user_prior: Annotated[float, positive] = 1.0
+    noise_sigma: Annotated[float, positive] = 0.1
 
     def __post_init__(self) -> None:
         if isinstance(self.alphas, list):
             object.__setattr__(self, "alphas", tuple(self.alphas))
-        self.require(self.mode in MODES, "mode", f"must be one of {MODES}")
-        self.require(self.alpha >= 0, "alpha", "must be >= 0")
-        self.require(self.alpha_schedule in ALPHA_SCHEDULES, "alpha_schedule", f"must be one of {ALPHA_SCHEDULES}")
         if self.alpha_schedule == "per_head":
             self.require(
                 self.alphas is not None and len(self.alphas) == self.n_heads,
                 "alphas",
                 "per_head needs one alpha per head",
             )
-            self.require(all(a >= 0 for a in self.alphas), "alphas", "must all be >= 0")
         else:
             self.require(self.alphas is None, "alphas", "only used by alpha_schedule='per_head'")
-        self.require(0 <= self.kappa <= 1, "kappa", "must be in [0, 1]")
-        self.require(self.mean in MEANS, "mean", f"must be one of {MEANS}")
-        self.require(self.n_heads >= 1, "n_heads", "must be >= 1")
-        self.require(self.key_dim >= 1, "key_dim", "must be >= 1")
-        self.require(self.n_clusters >= 0, "n_clusters", "must be >= 0 (0: the environment's clusters)")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
-        self.require(
-            self.covariance_update in COVARIANCE_UPDATES, "covariance_update", f"must be one of {COVARIANCE_UPDATES}"
-        )
-        self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
-        self.require(self.random_init_std is None or self.random_init_std > 0, "random_init_std", "must be > 0 or None")
-        self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
-        self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
-        self.require(self.online_lr >= 0, "online_lr", "must be >= 0")
-        self.require(self.pool in POOLS, "pool", f"must be one of {POOLS}")
         self.require(
             self.pool != "log_prototypes" or self.projections != "oracle",
             "pool",
@@ -210,14 +192,11 @@ class HAREConfig(PolicyConfig):
             "pool",
             "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)",
         )
-        self.require(self.user_state in USER_STATES, "user_state", f"must be one of {USER_STATES}")
         self.require(
             self.user_state != "oracle" or self.projections == "oracle",
             "user_state",
             "'oracle' needs projections='oracle' (true u* live in the coordinates of W*)",
         )
-        self.require(self.user_prior > 0, "user_prior", "must be > 0")
-        self.require(self.noise_sigma > 0, "noise_sigma", "must be > 0")
 
     def check_environment(self, kind: str) -> None:
         check_projections_environment(self, kind)
@@ -289,7 +268,8 @@ def learned_projections(
         link,
     )
     if cache_key not in _FIT_CACHE:
-        # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then device-independent.
+        # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then
+        # device-independent.
         _FIT_CACHE[cache_key] = fit_projections(
             logged, items, n_users, user_dim, n_heads, key_dim, steps=steps, lr=lr, seed=seed, link=link
         )
@@ -368,7 +348,8 @@ class HARE(Policy):
         self.needs_warm_start = config.projections == "learned" or config.pool == "log_prototypes"
         self.fit_report: FitReport | None = None
         if config.pool == "log_prototypes":
-            # Placeholders of the final shapes (one cluster per item, item_dim = query_dim); the warm start builds the pool.
+            # Placeholders of the final shapes (one cluster per item, item_dim = query_dim); the warm start builds the
+            # pool.
             items = torch.zeros(env.n_arms, env.query_dim, dtype=torch.float64, device=env.pool.embeddings.device)
             clusters = torch.arange(env.n_arms, device=env.pool.embeddings.device)
             projections = build_projections(config, env, item_dim=env.query_dim)
@@ -485,7 +466,8 @@ class HARE(Policy):
         return q
 
     def exploration_weights(self, t: int) -> torch.Tensor:
-        """The bonus weights ``alpha_h`` of paper eq:select at round ``t`` under the config's ``alpha_schedule``, broadcastable to
+        """The bonus weights ``alpha_h`` of paper eq:select at round ``t`` under the config's ``alpha_schedule``,
+        broadcastable to
         ``(n_runs, H, C)``."""
         c = self.config
         pulls = self.cluster_pulls  # (n_runs, C)
@@ -557,7 +539,8 @@ class HARE(Policy):
         return self.attend(observation).synthesis
 
     def update_synthesis(self, observation: Observation, synthesis: torch.Tensor, rewards: torch.Tensor) -> None:
-        """Learn from rewards ``(n_runs,)`` of outputs ``z`` ``(n_runs, d_e)`` (identity values: ``z`` is in item space)."""
+        """Learn from rewards ``(n_runs,)`` of outputs ``z`` ``(n_runs, d_e)`` (identity values: ``z`` is in item
+        space)."""
         out = self.attend(observation)
         mass = self.attention.cluster_mass(out.weights)  # (n_runs, H, C)
         dominant = F.one_hot(mass.argmax(-1), self.n_clusters).to(torch.float64)
@@ -588,7 +571,8 @@ class HARE(Policy):
         reward_cluster: torch.Tensor,
         rewards: torch.Tensor,
     ) -> None:
-        """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection updates.
+        """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection
+        updates.
 
         dominant ``(n_runs, H, C)``; pulled_keys ``W_K^h e`` of what was played, ``(n_runs, H, d_k)``;
         reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
@@ -641,19 +625,12 @@ class RAGCosineConfig(PolicyConfig):
     (``random | learned | oracle``, as for HARE; ``learned`` is fitted in the warm start, warm
     regime only) and their settings."""
 
-    projections: str = "oracle"
-    n_heads: int = 1
-    key_dim: int = 8
+    projections: Annotated[str, one_of(PROJECTION_KINDS)] = "oracle"
+    n_heads: Annotated[int, at_least(1)] = 1
+    key_dim: Annotated[int, at_least(1)] = 8
     projection_seed: int = 0
-    fit_steps: int = 600
-    fit_lr: float = 0.03
-
-    def __post_init__(self) -> None:
-        self.require(self.projections in PROJECTION_KINDS, "projections", f"must be one of {PROJECTION_KINDS}")
-        self.require(self.n_heads >= 1, "n_heads", "must be >= 1")
-        self.require(self.key_dim >= 1, "key_dim", "must be >= 1")
-        self.require(self.fit_steps >= 1, "fit_steps", "must be >= 1")
-        self.require(self.fit_lr > 0, "fit_lr", "must be > 0")
+    fit_steps: Annotated[int, at_least(1)] = 600
+    fit_lr: Annotated[float, positive] = 0.03
 
     def check_environment(self, kind: str) -> None:
         check_projections_environment(self, kind)

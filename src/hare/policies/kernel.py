@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 from torch import nn
@@ -46,6 +46,7 @@ from hare.policies.base import (
     register_policy,
     upper_confidence_bound,
 )
+from hare.typed import at_least, nonnegative, one_of, positive
 
 
 def rbf_kernel(x: torch.Tensor, y: torch.Tensor, bandwidth: float) -> torch.Tensor:
@@ -145,6 +146,10 @@ class KernelDictionary(nn.Module):
         self.inverse.copy_(inverse * mask)
 
 
+WHEN_FULL = ("window", "stop")
+"""What a full dictionary does with a new point: drop the oldest (``window``) or keep what it has (``stop``)."""
+
+
 @dataclass(frozen=True)
 class KernelModelConfig(PolicyConfig):
     """Kernel posterior hyperparameters shared by KernelUCB and KernelTS.
@@ -154,18 +159,11 @@ class KernelModelConfig(PolicyConfig):
     refactor_every: updates between exact re-inversions.
     """
 
-    lam: float = 1.0
-    bandwidth: float = 1.0
-    max_points: int = 1000
-    when_full: str = "window"
-    refactor_every: int = 500
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.lam) and self.lam > 0, "lam", "must be finite and > 0")
-        self.require(math.isfinite(self.bandwidth) and self.bandwidth > 0, "bandwidth", "must be finite and > 0")
-        self.require(self.max_points >= 1, "max_points", "must be >= 1")
-        self.require(self.when_full in ("window", "stop"), "when_full", "must be 'window' or 'stop'")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+    lam: Annotated[float, positive] = 1.0
+    bandwidth: Annotated[float, positive] = 1.0
+    max_points: Annotated[int, at_least(1)] = 1000
+    when_full: Annotated[str, one_of(WHEN_FULL)] = "window"
+    refactor_every: Annotated[int, at_least(1)] = 500
 
 
 @dataclass(frozen=True)
@@ -175,11 +173,7 @@ class KernelUCBConfig(KernelModelConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    alpha: float = 1.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
+    alpha: Annotated[float, nonnegative] = 1.0
 
 
 @dataclass(frozen=True)
@@ -189,11 +183,7 @@ class KernelTSConfig(KernelModelConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("nu",)
 
-    nu: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
+    nu: Annotated[float, nonnegative] = 0.1
 
 
 class KernelPolicy(Policy):

@@ -7,10 +7,9 @@ only in the rule that scores it.
 
 from __future__ import annotations
 
-import math
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import torch
 
@@ -23,6 +22,7 @@ from hare.policies.base import (
     register_policy,
     upper_confidence_bound,
 )
+from hare.typed import at_least, nonnegative, one_of, positive
 
 
 def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
@@ -88,14 +88,9 @@ class LinUCBConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    alpha: float = 1.0
-    lam: float = 1.0
-    refactor_every: int = 1000
-
-    def __post_init__(self) -> None:
-        self.require(self.alpha >= 0, "alpha", "must be >= 0")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+    alpha: Annotated[float, nonnegative] = 1.0
+    lam: Annotated[float, positive] = 1.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
 
 
 @register_policy("linucb")
@@ -148,20 +143,15 @@ class LinTSConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("nu",)
 
-    nu: float = 0.1
-    lam: float = 1.0
-    refactor_every: int = 1000
-    sampling: str = "score"
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
-        self.require(self.sampling in SAMPLING_MODES, "sampling", f"must be one of {SAMPLING_MODES}")
+    nu: Annotated[float, nonnegative] = 0.1
+    lam: Annotated[float, positive] = 1.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
+    sampling: Annotated[str, one_of(SAMPLING_MODES)] = "score"
 
 
 class LinearPosterior(DisjointRidgePolicy):
-    """Per-arm ridge posterior and the Gaussian draw of ``x_a^T theta_a``, ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})``."""
+    """Per-arm ridge posterior and the Gaussian draw of ``x_a^T theta_a``, ``theta_a ~ N(theta_hat_a, nu^2
+    A_a^{-1})``."""
 
     def sampled_means(self, observation: Observation) -> tuple[torch.Tensor, torch.Tensor]:
         """``x_a^T theta_a`` for one posterior draw per arm and the width ``w_a = sqrt(x_a^T A_a^{-1} x_a)``,
@@ -205,7 +195,8 @@ class LinTS(LinearPosterior):
     Each round draws ``theta_a ~ N(theta_hat_a, nu^2 A_a^{-1})`` for every arm (independently:
     the arms share no parameter) and pulls ``argmax_a x_a^T theta_a``; contexts
     ``(n_runs, n_arms, dim)``. By default only the projection ``x_a^T theta_a`` is drawn (same law,
-    ``O(dim^2)`` instead of a Cholesky factor per arm and round; see :data:`SAMPLING_MODES`). Agrawal & Goyal's theoretical scale is
+    ``O(dim^2)`` instead of a Cholesky factor per arm and round; see :data:`SAMPLING_MODES`). Agrawal & Goyal's
+    theoretical scale is
     ``v = R sqrt(24 d log(1/delta) / epsilon)``; here ``v = nu`` is tuned, as in LNUCB-TA §5.1.
     """
 
@@ -228,18 +219,11 @@ class LinThompsonUCBConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    alpha: float = 1.0
-    nu: float = 0.1
-    lam: float = 1.0
-    refactor_every: int = 1000
-    sampling: str = "score"
-
-    def __post_init__(self) -> None:
-        self.require(math.isfinite(self.alpha) and self.alpha >= 0, "alpha", "must be finite and >= 0")
-        self.require(math.isfinite(self.nu) and self.nu >= 0, "nu", "must be finite and >= 0")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
-        self.require(self.sampling in SAMPLING_MODES, "sampling", f"must be one of {SAMPLING_MODES}")
+    alpha: Annotated[float, nonnegative] = 1.0
+    nu: Annotated[float, nonnegative] = 0.1
+    lam: Annotated[float, positive] = 1.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
+    sampling: Annotated[str, one_of(SAMPLING_MODES)] = "score"
 
 
 @register_policy("lin_thompson_ucb")

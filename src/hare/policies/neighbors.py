@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 from torch import nn
@@ -38,6 +38,7 @@ from hare.policies.base import (
 )
 from hare.policies.linear import ROW_PRODUCTS_MIN_DIM, linear_means
 from hare.random import CounterRNG
+from hare.typed import at_least, nonnegative, one_of, positive, unit_interval
 
 SELECTION_MAX_ARMS = 4
 """Up to this many arms a search selects each arm's neighbours in ``O(n_arms size)``; above it, ``k`` scatter-min
@@ -134,12 +135,6 @@ class ArmHistory(nn.Module):
         if self.foreign_pulls is not None:
             self.foreign_pulls[:, arms, torch.arange(m, device=arms.device)] = 0.0
 
-    def arm_pulls(self, run: int, arm: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Contexts ``(N_a, dim)`` and rewards ``(N_a,)`` of one run's pulls of ``arm``, oldest first."""
-        n = int(self.size)
-        mine = self.arms[run, :n] == arm
-        return self.contexts[run, :n][mine], self.rewards[run, :n][mine]
-
     def means(self) -> torch.Tensor:
         """Mean reward of each arm, 0 for unpulled arms, ``(n_runs, n_arms)``."""
         return self.reward_sums / self.counts.clamp_min(1)
@@ -232,7 +227,8 @@ class ArmHistory(nn.Module):
         none), in ``O(n_arms size)``. Each arm's distances are ``d_s + foreign_s`` (``+inf`` on other arms' pulls).
         One ``topk`` takes ``k +`` :data:`TIE_MARGIN` candidates; when the last of them lies beyond ``d_k`` (or the arm
         has fewer than ``k`` pulls) they hold every pull within ``d_k``, and the choice among the candidates is
-        :func:`earliest_at_kth`. Otherwise (more ties at ``d_k`` than the margin) the same choice runs over all pulls."""
+        :func:`earliest_at_kth`. Otherwise (more ties at ``d_k`` than the margin) the same choice runs over all
+        pulls."""
         n_runs, n = distances.shape
         foreign = self.foreign_pulls
         if foreign is None:  # a history made for more arms than SELECTION_MAX_ARMS then was
@@ -277,7 +273,8 @@ TIE_MARGIN = 8
 
 
 def earliest_at_kth(values: torch.Tensor, slots: torch.Tensor, kth: torch.Tensor, k: int, size: int) -> torch.Tensor:
-    """The ``k`` slots with the smallest values, equal values taken in the order of the slots, sorted; ``size`` for none.
+    """The ``k`` slots with the smallest values, equal values taken in the order of the slots, sorted; ``size`` for
+    none.
 
     values ``(..., m)`` (``+inf``: not a pull of this arm) with their slots ``(..., m)`` (int64), holding every value
     ``<= kth``; kth ``(..., 1)`` the ``k``-th smallest value. One integer ``topk`` over keys ``slot - size - 1`` below
@@ -310,7 +307,8 @@ def kl_upper_bound(mean: torch.Tensor, level: torch.Tensor, iterations: int = 50
 
 
 K_ROUNDINGS = ("round", "floor")
-"""How :func:`adaptive_k` makes ``k`` an integer: Alg. 2 line 5 as written (``round``) or LNUCB-TA's public code (``floor``)."""
+"""How :func:`adaptive_k` makes ``k`` an integer: Alg. 2 line 5 as written (``round``) or LNUCB-TA's public code
+(``floor``)."""
 
 
 def adaptive_k(variances: torch.Tensor, theta_min: int, theta_max: int, rounding: str = "round") -> torch.Tensor:
@@ -345,7 +343,8 @@ def distance_weighted_mean_of_first_k(
 
     and, when some of the ``k`` lie at distance exactly 0, the mean reward of those exact matches (they take all
     the weight); 0 where ``N_a < k`` (Alg. 2 line 6 stays). distances ``(n_runs, n_arms, k_max)`` (``+inf`` past
-    ``N_a``), rewards ``(n_runs, n_arms, k_max)``, nearest first; counts, k ``(n_runs, n_arms)`` -> ``(n_runs, n_arms)``."""
+    ``N_a``), rewards ``(n_runs, n_arms, k_max)``, nearest first; counts, k ``(n_runs, n_arms)`` -> ``(n_runs,
+    n_arms)``."""
     within = torch.arange(distances.shape[-1], device=distances.device) < k[..., None]  # (n_runs, n_arms, k_max)
     exact = within & (distances == 0)
     n_exact = exact.sum(-1)
@@ -368,14 +367,9 @@ class KNNUCBConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("theta",)
 
-    theta: float = 1.0
-    lipschitz: float = 1.0
-    max_neighbors: int = 50
-
-    def __post_init__(self) -> None:
-        self.require(self.theta > 0, "theta", "must be > 0")
-        self.require(self.lipschitz >= 0, "lipschitz", "must be >= 0")
-        self.require(self.max_neighbors >= 1, "max_neighbors", "must be >= 1")
+    theta: Annotated[float, positive] = 1.0
+    lipschitz: Annotated[float, nonnegative] = 1.0
+    max_neighbors: Annotated[int, at_least(1)] = 50
 
 
 class NeighborPolicy(Policy):
@@ -425,7 +419,8 @@ class KNNUCB(NeighborPolicy):
     per_run_hyperparameters = ("theta",)
 
     def neighbourhood(self, contexts: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Mean ``f_{a,k_a}``, level ``theta log t / k_a`` and radius term ``phi r_{a,k_a}``, each ``(n_runs, n_arms)``."""
+        """Mean ``f_{a,k_a}``, level ``theta log t / k_a`` and radius term ``phi r_{a,k_a}``, each ``(n_runs,
+        n_arms)``."""
         c = self.config
         distances, rewards = self.history.nearest(contexts, c.max_neighbors)
         k = torch.arange(1, c.max_neighbors + 1, device=distances.device, dtype=torch.float64)
@@ -467,20 +462,15 @@ class KNNKLUCB(KNNUCB):
 
 @dataclass(frozen=True)
 class LinKNNUCBConfig(PolicyConfig):
-    """(Lin+kNN)-UCB: bonus weight ``alpha``, ridge ``lam``, fixed number of neighbours ``k``. Tunable: alpha (as LinUCB)."""
+    """(Lin+kNN)-UCB: bonus weight ``alpha``, ridge ``lam``, fixed number of neighbours ``k``. Tunable: alpha (as
+    LinUCB)."""
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha",)
 
-    alpha: float = 1.0
-    lam: float = 1.0
-    k: int = 5
-    refactor_every: int = 1000
-
-    def __post_init__(self) -> None:
-        self.require(self.alpha >= 0, "alpha", "must be >= 0")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.k >= 1, "k", "must be >= 1")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+    alpha: Annotated[float, nonnegative] = 1.0
+    lam: Annotated[float, positive] = 1.0
+    k: Annotated[int, at_least(1)] = 5
+    refactor_every: Annotated[int, at_least(1)] = 1000
 
 
 class LinearNeighborPolicy(NeighborPolicy):
@@ -527,7 +517,8 @@ class LinKNNUCB(LinearNeighborPolicy):
 
 GLOBAL_MEANS = ("rounds", "arms", "all_rewards")
 """``g`` of Alg. 3 line 3: the mean reward of the rounds played (``rounds``), of the per-arm means (``arms``, eq. 101),
-or, as LNUCB-TA's public code, of the environment's whole reward matrix (``all_rewards``: information a bandit does not have)."""
+or, as LNUCB-TA's public code, of the environment's whole reward matrix (``all_rewards``: information a bandit does not
+have)."""
 
 KNN_WEIGHTS = ("uniform", "distance")
 """``f_a`` of Alg. 2 line 7: the plain mean of the ``k_a`` nearest rewards (``uniform``) or, as the public code, their
@@ -543,7 +534,14 @@ PUBLIC_CODE_READING = {
     "k_rounding": "floor",
     "theta_init": "uniform",
 }
-"""The four switches at the values that read LNUCB-TA as its authors' public implementation does (docs/lnucb_ta_reading.md)."""
+"""The four switches at the values that read LNUCB-TA as its authors' public implementation does
+(docs/lnucb_ta_reading.md)."""
+
+
+def check_neighbor_range(config: PolicyConfig) -> None:
+    """The adaptive ``k_a`` range of LNUCB-TA Alg. 2, ``theta_min <= k_a <= theta_max``: refuse ``theta_max <
+    theta_min`` (``theta_min >= 1`` is the field's own bound)."""
+    config.require(config.theta_max >= config.theta_min, "theta_max", "must be >= theta_min")
 
 
 @dataclass(frozen=True)
@@ -572,32 +570,21 @@ class LNUCBTAConfig(PolicyConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha_0",)
 
-    alpha_0: float = 1.0
-    kappa: float = 0.5
-    theta_min: int = 1
+    alpha_0: Annotated[float, nonnegative] = 1.0
+    kappa: Annotated[float, unit_interval] = 0.5
+    theta_min: Annotated[int, at_least(1)] = 1
     theta_max: int = 5
-    lam: float = 1.0
-    global_mean: str = "rounds"
-    refactor_every: int = 1000
+    lam: Annotated[float, positive] = 1.0
+    global_mean: Annotated[str, one_of(GLOBAL_MEANS)] = "rounds"
+    refactor_every: Annotated[int, at_least(1)] = 1000
     attention: bool = True
     adaptive_knn: bool = True
-    knn_weights: str = "uniform"
-    k_rounding: str = "round"
-    theta_init: str = "zero"
+    knn_weights: Annotated[str, one_of(KNN_WEIGHTS)] = "uniform"
+    k_rounding: Annotated[str, one_of(K_ROUNDINGS)] = "round"
+    theta_init: Annotated[str, one_of(THETA_INITS)] = "zero"
 
     def __post_init__(self) -> None:
-        self.require(isinstance(self.attention, bool), "attention", "must be true or false")
-        self.require(isinstance(self.adaptive_knn, bool), "adaptive_knn", "must be true or false")
-        self.require(self.alpha_0 >= 0, "alpha_0", "must be >= 0")
-        self.require(0 <= self.kappa <= 1, "kappa", "must be in [0, 1]")
-        self.require(self.theta_min >= 1, "theta_min", "must be >= 1")
-        self.require(self.theta_max >= self.theta_min, "theta_max", "must be >= theta_min")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.global_mean in GLOBAL_MEANS, "global_mean", f"must be one of {GLOBAL_MEANS}")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
-        self.require(self.knn_weights in KNN_WEIGHTS, "knn_weights", f"must be one of {KNN_WEIGHTS}")
-        self.require(self.k_rounding in K_ROUNDINGS, "k_rounding", f"must be one of {K_ROUNDINGS}")
-        self.require(self.theta_init in THETA_INITS, "theta_init", f"must be one of {THETA_INITS}")
+        check_neighbor_range(self)
 
     def check_environment(self, kind: str) -> None:
         """``global_mean: all_rewards`` needs the whole reward matrix, which a replay environment (logged data: the
@@ -658,7 +645,8 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
 
     * ``knn_weights="distance"`` (Alg. 2 line 7): ``f_a = sum_i r_i / d_i / sum_i 1 / d_i`` over the same ``k_a``
       neighbours, ``d_i = ||x_a - y_i||`` taken from the difference (:meth:`ArmHistory.direct_distances`, exactly 0
-      for a repeated context); exact matches, if any, take all the weight (their mean reward). Still 0 while ``N_a < k_a``.
+      for a repeated context); exact matches, if any, take all the weight (their mean reward). Still 0 while ``N_a <
+    k_a``.
     * ``global_mean="all_rewards"`` (Alg. 3 line 3): ``g`` the mean of the environment's whole reward matrix, every
       arm and every round ``0..horizon-1``, rounds not yet played included
       (:meth:`hare.envs.base.BanditEnvironment.mean_reward_all_rounds`, read once at construction into the buffer
@@ -732,7 +720,8 @@ class LNUCBTA(AdaptiveNeighborMixin, LinearNeighborPolicy):
         return self.linear_estimate(x), linear_means(x, products).clamp_min(0.0).sqrt(), products
 
     def linear_estimate(self, x: torch.Tensor) -> torch.Tensor:
-        """``l_a`` of Alg. 1 line 4, ``(n_runs, n_arms)`` for float64 contexts ``(n_runs, n_arms, dim)``: ``x_a^T mu_a``;
+        """``l_a`` of Alg. 1 line 4, ``(n_runs, n_arms)`` for float64 contexts ``(n_runs, n_arms, dim)``: ``x_a^T
+        mu_a``;
         under ``theta_init="uniform"``, ``x_a^T theta_a`` (the uniform draw) for the arms not yet updated."""
         linear = linear_means(x, self.ridge.theta)
         if self.initial_theta is None:
@@ -777,14 +766,12 @@ def attention_weights(counts: torch.Tensor, gamma: float) -> torch.Tensor:
 class EnhancedConfig(PolicyConfig):
     """Shared by the enhanced variants: adaptive-k range (LNUCB-TA Alg. 2) and attention scale ``gamma`` (eq. 116)."""
 
-    theta_min: int = 1
+    theta_min: Annotated[int, at_least(1)] = 1
     theta_max: int = 5
-    gamma: float = 0.1
+    gamma: Annotated[float, nonnegative] = 0.1
 
     def __post_init__(self) -> None:
-        self.require(self.theta_min >= 1, "theta_min", "must be >= 1")
-        self.require(self.theta_max >= self.theta_min, "theta_max", "must be >= theta_min")
-        self.require(self.gamma >= 0, "gamma", "must be >= 0")
+        check_neighbor_range(self)
 
 
 @dataclass(frozen=True)
@@ -794,15 +781,9 @@ class BetaThompsonEnhancedConfig(EnhancedConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("prior_alpha", "prior_beta")
 
-    prior_alpha: float = 1.0
-    prior_beta: float = 1.0
-    gamma_proposals: int = 16
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.prior_alpha > 0, "prior_alpha", "must be > 0")
-        self.require(self.prior_beta > 0, "prior_beta", "must be > 0")
-        self.require(self.gamma_proposals >= 1, "gamma_proposals", "must be >= 1")
+    prior_alpha: Annotated[float, positive] = 1.0
+    prior_beta: Annotated[float, positive] = 1.0
+    gamma_proposals: Annotated[int, at_least(1)] = 16
 
 
 @dataclass(frozen=True)
@@ -811,11 +792,7 @@ class EpsGreedyEnhancedConfig(EnhancedConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("epsilon",)
 
-    epsilon: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(0 <= self.epsilon <= 1, "epsilon", "must be in [0, 1]")
+    epsilon: Annotated[float, unit_interval] = 0.1
 
 
 @dataclass(frozen=True)
@@ -824,15 +801,9 @@ class LinThompsonEnhancedConfig(EnhancedConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("v",)
 
-    v: float = 1.0
-    lam: float = 1.0
-    refactor_every: int = 1000
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.v >= 0, "v", "must be >= 0")
-        self.require(self.lam > 0, "lam", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+    v: Annotated[float, nonnegative] = 1.0
+    lam: Annotated[float, positive] = 1.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
 
 
 def gamma_draws(

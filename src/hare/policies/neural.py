@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -89,9 +89,13 @@ from hare.policies.base import (
     upper_confidence_bound,
 )
 from hare.random import CounterRNG
+from hare.typed import Constraint, at_least, nonnegative, one_of, positive, within
 
 EXPLORATION_MODES = ("loop", "jacobian", "diagonal")
 ENCODINGS = ("disjoint", "arm")
+
+even_width = Constraint(lambda width: width >= 2 and width % 2 == 0, "must be an even integer >= 2")
+"""The hidden width ``m``: even, since units come in sign-paired couples (the symmetric initialisation)."""
 
 
 @dataclass(frozen=True)
@@ -104,24 +108,14 @@ class NeuralNetworkConfig(PolicyConfig):
     train_every: the schedule (module docstring).
     """
 
-    width: int = 100
-    encoding: str = "disjoint"
-    lam: float = 1.0
-    lr: float = 1e-3
-    train_steps: int = 100
-    batch_size: int = 50
-    dense_training_rounds: int = 2000
-    train_every: int = 100
-
-    def __post_init__(self) -> None:
-        self.require(self.width >= 2 and self.width % 2 == 0, "width", "must be an even integer >= 2")
-        self.require(self.encoding in ENCODINGS, "encoding", f"must be one of {ENCODINGS}")
-        self.require(self.lam >= 0, "lam", "must be >= 0")
-        self.require(self.lr > 0, "lr", "must be > 0")
-        self.require(self.train_steps >= 0, "train_steps", "must be >= 0")
-        self.require(self.batch_size >= 1, "batch_size", "must be >= 1")
-        self.require(self.dense_training_rounds >= 0, "dense_training_rounds", "must be >= 0")
-        self.require(self.train_every >= 1, "train_every", "must be >= 1")
+    width: Annotated[int, even_width] = 100
+    encoding: Annotated[str, one_of(ENCODINGS)] = "disjoint"
+    lam: Annotated[float, nonnegative] = 1.0
+    lr: Annotated[float, positive] = 1e-3
+    train_steps: Annotated[int, nonnegative] = 100
+    batch_size: Annotated[int, at_least(1)] = 50
+    dense_training_rounds: Annotated[int, nonnegative] = 2000
+    train_every: Annotated[int, at_least(1)] = 100
 
 
 @dataclass(frozen=True)
@@ -129,16 +123,10 @@ class GradientPosteriorConfig(NeuralNetworkConfig):
     """Adds the linearised posterior: exploration mode, memory budget of the Jacobian chunks,
     rounds between exact re-inversions of ``Z`` (full modes)."""
 
-    exploration: str = "jacobian"
-    memory_budget_mb: float = 1024.0
-    refactor_every: int = 1000
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.lam > 0, "lam", "must be > 0 (Z = lam I + ...)")
-        self.require(self.exploration in EXPLORATION_MODES, "exploration", f"must be one of {EXPLORATION_MODES}")
-        self.require(self.memory_budget_mb > 0, "memory_budget_mb", "must be > 0")
-        self.require(self.refactor_every >= 1, "refactor_every", "must be >= 1")
+    lam: Annotated[float, positive.noting("Z = lam I + ...")] = 1.0
+    exploration: Annotated[str, one_of(EXPLORATION_MODES)] = "jacobian"
+    memory_budget_mb: Annotated[float, positive] = 1024.0
+    refactor_every: Annotated[int, at_least(1)] = 1000
 
 
 @dataclass(frozen=True)
@@ -150,11 +138,7 @@ class NeuralUCBConfig(GradientPosteriorConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("alpha", "lam")
 
-    alpha: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.alpha >= 0, "alpha", "must be >= 0")
+    alpha: Annotated[float, nonnegative] = 0.1
 
 
 @dataclass(frozen=True)
@@ -166,11 +150,7 @@ class NeuralTSConfig(GradientPosteriorConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("nu", "lam")
 
-    nu: float = 0.1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.nu >= 0, "nu", "must be >= 0")
+    nu: Annotated[float, nonnegative] = 0.1
 
 
 @dataclass(frozen=True)
@@ -181,14 +161,9 @@ class BootstrapNNConfig(NeuralNetworkConfig):
 
     tunable: ClassVar[tuple[str, ...]] = ("inclusion_probability",)
 
-    n_networks: int = 10
-    inclusion_probability: float = 0.8
+    n_networks: Annotated[int, at_least(1)] = 10
+    inclusion_probability: Annotated[float, within(0, 1, open_low=True)] = 0.8
     lam: float = 0.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.require(self.n_networks >= 1, "n_networks", "must be >= 1")
-        self.require(0 < self.inclusion_probability <= 1, "inclusion_probability", "must be in (0, 1]")
 
 
 class BatchedReLUNetwork(nn.Module):
@@ -258,7 +233,8 @@ class BatchedReLUNetwork(nn.Module):
         return self.gradient_from_hidden(torch.einsum("gnmd,gnd->gnm", weight_in, x), x)
 
     def functional_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor | None = None) -> torch.Tensor:
-        """``d f / d theta`` for every input by ``torch.func`` (the vectorised Jacobian of the NeuralUCB tutorial chapter), no loop over groups or inputs.
+        """``d f / d theta`` for every input by ``torch.func`` (the vectorised Jacobian of the NeuralUCB tutorial
+        chapter), no loop over groups or inputs.
 
         ``x`` ``(n_groups, n, d)`` -> ``(n_groups, n, m d + m)``, flattened as ``(W row-major, w)``.
         ``jacrev`` differentiates the one-input network ``f(W, w; x) = sqrt(m) w^T relu(W x)``;
@@ -401,7 +377,8 @@ class GradientPosteriorPolicy(NeuralPolicy):
         return self.n_runs * self.network.n_parameters * (4 + 3 * 8)
 
     def arms_per_chunk(self) -> int:
-        """Arms whose temporaries (:meth:`bytes_per_arm`) fit in ``memory_budget_mb``; a clear error if not even one does."""
+        """Arms whose temporaries (:meth:`bytes_per_arm`) fit in ``memory_budget_mb``; a clear error if not even one
+        does."""
         budget = self.config.memory_budget_mb * 2**20
         per_arm = self.bytes_per_arm()
         if per_arm > budget:
@@ -598,7 +575,8 @@ class BootstrapNN(NeuralPolicy):
         float64, and a bound on their float32 rounding error, ``(n_runs, n_arms)``.
 
         A float32 dot product of ``n`` terms is off by at most ``n u sum |terms|`` (``u = 2^-24``, Higham, Thm. 3.5
-        to first order), so with ``h = relu(W_in x)``: ``|err f| <= sqrt(m) (m u |w_out|^T|h| + d u |w_out|^T |W_in||x|)``.
+        to first order), so with ``h = relu(W_in x)``: ``|err f| <= sqrt(m) (m u |w_out|^T|h| + d u |w_out|^T
+        |W_in||x|)``.
         The bound matters at the symmetric initialisation, where ``f = 0`` exactly and the computed outputs are
         rounding noise whose sign depends on the device's summation order.
         """

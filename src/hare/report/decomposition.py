@@ -153,7 +153,8 @@ def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
         ["Term", "Bound", "$T$", "Measured", "Bound value", "Ratio", "Holds", "Vacuous"],
         _table_rows(result),
         "llrrrrcc",
-        caption="Measured regret terms (mean $\\pm$ std over runs) against their bounds, every constant from the instance.",
+        caption="Measured regret terms (mean $\\pm$ std over runs) against their bounds, every constant from the "
+        "instance.",
         label="tab:regret-terms",
         notes="Holds: the worst run is below the bound (run-dependent bounds: every run below its own). "
         "Vacuous: bound $\\geq T\\Delta$, $\\Delta$ the largest per-round regret of the instance.",
@@ -162,11 +163,13 @@ def write_checks(result: dict[str, Any], out_json, out_tex) -> None:
         ["Term", "Exponent", "95\\% interval", "Runs"],
         _exponent_rows(result),
         "lrcr",
-        caption=f"Growth exponents $k$ in $R(T) \\propto T^k$ over $T \\in \\{{{', '.join(str(h) for h in result['config']['horizons'])}\\}}$: "
+        caption=f"Growth exponents $k$ in $R(T) \\propto T^k$ over $T \\in "
+        f"\\{{{', '.join(str(h) for h in result['config']['horizons'])}\\}}$: "
         "least-squares slope of $\\log$ mean regret on $\\log T$, percentile bootstrap interval over runs.",
         label="tab:regret-exponents",
         notes="Selection gap: regret of $\\pi_{W^*,u^*}$ with $\\alpha = 0$ on the same draws, the part of "
-        "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by run.",
+        "$R_{\\mathrm{explore}}$ not caused by exploration; the remainder is $R_{\\mathrm{explore}}$ minus it, run by "
+        "run.",
     )
     write_text(out_tex, macros(_exponent_macros(result)) + table + exponent_table)
 

@@ -31,7 +31,12 @@ DIGIT_WORDS = dict(
 
 
 def macro_name(*parts: str) -> str:
-    """A valid LaTeX command name (letters only) from free-form parts: ``('regret', 'lin_ucb') -> 'regretLinUcb'``."""
+    """A valid LaTeX command name (letters only) from free-form parts: ``('regret', 'lin_ucb') -> 'regretLinUcb'``.
+
+    The one macro namer of the package (the bounds' ``('bound', 'hare_approx') -> 'boundHareApprox'`` too): every
+    digit is spelled out (``'1' -> 'One'``), the parts are split into words at every non-letter, the first word keeps
+    its case but starts lower-case, every later word starts upper-case (``('table', 'top10') -> 'tableTopOneZero'``).
+    """
     spelled = ["".join(DIGIT_WORDS.get(character, character) for character in str(part)) for part in parts]
     words = [w for text in spelled for w in re.split(r"[^A-Za-z]+", text) if w]
     if not words:

@@ -117,7 +117,8 @@ def parameter_symbol(name: str) -> str:
 
 def config_labels(config: Mapping[str, Any]) -> set[str]:
     """Every label a workflow config shows to readers: environments, experiments' policy keys and the registered
-    policies they name, tables' policy lists, the theory checks' baselines, policies and variants, and benchmarked policies."""
+    policies they name, tables' policy lists, the theory checks' baselines, policies and variants, and benchmarked
+    policies."""
     labels = set(config.get("environments") or {})
     for experiment in (config.get("experiments") or {}).values():
         for label, entry in (experiment.get("policies") or {}).items():

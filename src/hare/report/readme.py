@@ -27,12 +27,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hare.io import write_text
 from hare.report.names import display_name
+from hare.report.readme_claims import ClaimLine, Claims, load_claims
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 SUMMARY_BEGIN, SUMMARY_END = "<!-- results-summary:begin -->", "<!-- results-summary:end -->"
@@ -73,7 +72,8 @@ def regret_markdown(csv_path: Path) -> str:
     runs = ", ".join(f"{n} runs of T = {t}" for n, t in counts)
     return (
         "\n".join(lines)
-        + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. {regime_sentence(rows)}\n"
+        + f"\n\nTotal pseudo-regret, mean ± std over reported runs ({runs}); best mean per column in bold. "
+        + f"{regime_sentence(rows)}\n"
     )
 
 
@@ -88,158 +88,6 @@ def regime_sentence(rows: list[dict[str, str]]) -> str:
         for regime, m in regimes
     ]
     return ("Regime: " if len(parts) == 1 else "Regimes: ") + "; ".join(parts) + "."
-
-
-@dataclass(frozen=True)
-class ClaimLine:
-    """One claim as the summaries show it: ``value`` is ``measured [low, high]``, ``needed`` the comparison it must
-    satisfy, ``adjusted`` the family-adjusted verdict (empty when the build has none)."""
-
-    key: str
-    status: str
-    value: str
-    needed: str
-    adjusted: str = ""
-    claim_id: str = ""
-    headline: bool = False
-
-    @property
-    def verdict(self) -> str:
-        """The published verdict: the adjusted one where the build made one, else the status."""
-        return self.adjusted or self.status
-
-
-@dataclass(frozen=True)
-class Claims:
-    """A build's claims, in register order, with the adjustment the build describes (empty when none)."""
-
-    lines: tuple[ClaimLine, ...]
-    level: float = 0.95
-    adjustment: str = ""
-
-
-def _number(value: float, digits: int = 3) -> str:
-    return f"{value:.{digits}g}"
-
-
-def _json_claim(entry: dict[str, Any]) -> ClaimLine:
-    measured, low, high = entry.get("measured"), entry.get("low"), entry.get("high")
-    if measured is None:
-        value = "--"
-    elif low is None or high is None:
-        value = f"{_number(measured)} (exact)"
-    else:
-        value = f"{_number(measured)} [{_number(low)}, {_number(high)}]"
-    threshold = entry.get("threshold")
-    compare = str(entry.get("compare", ""))
-    if isinstance(threshold, list | tuple):
-        needed = f"{compare} [{_number(threshold[0], 4)}, {_number(threshold[1], 4)}]"
-    elif threshold is None:
-        needed = compare
-    else:
-        needed = f"{compare} {_number(threshold, 4)}"
-    margin = entry.get("margin")
-    if margin is not None and entry.get("status") == "EQUIVALENT":
-        needed += f" (margin {_number(margin, 4)})"
-    return ClaimLine(
-        key=f"`{entry['key']}`",
-        status=str(entry["status"]),
-        value=value,
-        needed=needed,
-        adjusted=str(entry.get("adjusted_status") or ""),
-        claim_id=str(entry.get("id") or ""),
-        headline=bool(entry.get("headline")),
-    )
-
-
-def claims_from_json(path: Path) -> Claims:
-    """``results/claims.json``: ``{"level", "adjustment", "claims": [{"id", "key", "headline", "status",
-    "adjusted_status", "measured", "low", "high", "compare", "threshold", "margin", ...}]}``."""
-    payload = json.loads(path.read_text())
-    if not isinstance(payload, dict) or not isinstance(payload.get("claims"), list):
-        raise ValueError(f"{path}: expected an object with a list 'claims'")
-    try:
-        lines = tuple(_json_claim(entry) for entry in payload["claims"])
-    except (KeyError, TypeError, IndexError) as error:
-        raise ValueError(f"{path}: a claim lacks {error}") from error
-    return Claims(lines, float(payload.get("level", 0.95)), str(payload.get("adjustment") or ""))
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-ROLES = {
-    "claim": ("claim", "key"),
-    "status": ("status", "unadjusted"),
-    "adjusted": ("adjusted",),
-    "measured": ("measured",),
-    "threshold": ("threshold", "needed"),
-    "id": ("id",),
-}
-"""Each column :func:`claims_from_markdown` reads, by the prefixes its header may start with (``adjusted`` never
-matches ``unadjusted``)."""
-
-
-def claim_columns(cells: list[str]) -> dict[str, int] | None:
-    """Column index per role of :data:`ROLES` for a table header row, or ``None`` when it is no claims table (no claim
-    column, or neither a status nor an adjusted column)."""
-    names = [c.strip("*").lower() for c in cells]
-    columns = {
-        role: next(i for i, name in enumerate(names) if name.startswith(prefixes))
-        for role, prefixes in ROLES.items()
-        if any(name.startswith(prefixes) for name in names)
-    }
-    return columns if "claim" in columns and ("status" in columns or "adjusted" in columns) else None
-
-
-def claim_row(columns: dict[str, int], cells: list[str]) -> ClaimLine | None:
-    """The claim of one table row, or ``None`` for a separator or an empty claim cell."""
-
-    def cell(role: str) -> str:
-        i = columns.get(role)
-        return cells[i].strip("*") if i is not None and i < len(cells) else ""
-
-    if set("".join(cells)) <= set("-: ") or not cell("claim"):
-        return None
-    adjusted = cell("adjusted")
-    return ClaimLine(
-        key=cell("claim"),
-        status=cell("status") or adjusted,
-        value=cell("measured"),
-        needed=cell("threshold"),
-        adjusted=adjusted,
-        claim_id=cell("id"),
-    )
-
-
-def claims_from_markdown(path: Path) -> Claims:
-    """The claims of every table of ``results/claims.md`` whose header names the claim (``claim`` or ``key``) and its
-    status (``status`` or ``unadjusted``) or its ``adjusted`` verdict. Columns are found by their header, so added or
-    reordered columns do not matter, and a claim listed in two tables (a headline section, the register) counts once."""
-    found: dict[str, ClaimLine] = {}
-    columns: dict[str, int] | None = None
-    in_table = False
-    for line in path.read_text().splitlines():
-        if not line.lstrip().startswith("|"):
-            in_table = False
-            continue
-        cells = _cells(line)
-        if not in_table:
-            in_table, columns = True, claim_columns(cells)
-            continue
-        claim = claim_row(columns, cells) if columns else None
-        if claim is not None and claim.key not in found:
-            found[claim.key] = claim
-    if not found:
-        raise ValueError(f"{path}: no table with a claim and a status column")
-    return Claims(tuple(found.values()))
-
-
-def load_claims(claims_md: Path) -> Claims:
-    """The build's claims: ``claims.json`` beside ``claims_md`` when it exists, else ``claims_md`` itself."""
-    claims_json = claims_md.with_name("claims.json")
-    return claims_from_json(claims_json) if claims_json.is_file() else claims_from_markdown(claims_md)
 
 
 def status_counts(statuses: list[str]) -> str:
@@ -328,7 +176,8 @@ def calibration_note(results: Path) -> str:
 
 
 def results_block(results: Path, table: str, figure_png: str, wall_seconds: float, machine: str, config: str) -> str:
-    """The results page's block; ``table`` is one table name or several, comma-separated, each rendered under its name."""
+    """The results page's block; ``table`` is one table name or several, comma-separated, each rendered under its
+    name."""
     tables = [name.strip() for name in table.split(",") if name.strip()]
     minutes, seconds = divmod(round(wall_seconds), 60)
     return "\n".join(
@@ -336,7 +185,8 @@ def results_block(results: Path, table: str, figure_png: str, wall_seconds: floa
             BEGIN,
             f"### Results of the default build (`{config}`, commit `{build_commit(results)}`)",
             "",
-            f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}{calibration_note(results)}: **{minutes} min {seconds:02d} s**.",
+            f"Measured wall time of `snakemake --cores all` from a fresh clone on {machine}"
+            f"{calibration_note(results)}: **{minutes} min {seconds:02d} s**.",
             "",
             f"![Regret curves of the default build]({figure_png})",
             "",
@@ -353,7 +203,8 @@ def summary_block(results: Path, figure_png: str, config: str, page: str) -> str
     return "\n".join(
         [
             SUMMARY_BEGIN,
-            f"Default build (`{config}`, commit `{build_commit(results)}`); tables, the figure and every claim that does not pass: [{page}]({page}).",
+            f"Default build (`{config}`, commit `{build_commit(results)}`); tables, the figure and every claim that "
+            f"does not pass: [{page}]({page}).",
             "",
             headline_claims(results / "claims.md"),
             f"![Regret curves of the default build]({figure_png})",

@@ -6,10 +6,11 @@
 ``status`` (unadjusted) and ``adjusted_status``; numbers may be ``None`` (NOT RUN, exact claims, no margin).
 
 Per claim key ``k`` it defines ``\\csname claimstatus@k\\endcsname`` (the adjusted status word), ``claimcode@k``
-(its index in :data:`STATUSES`; ``\\claimverdict`` and ``\\asserts`` of paper/main.tex branch on it), ``claiminterval@k``
-(measured [low, high]), ``claimid@k`` (the short id, e.g. C17) and ``claimunadjusted@k``; per family ``f`` and status
-``S`` ``claimfamily@f@S`` and ``claimfamily@f@total``; the totals (``\\claimsTotal``, ``\\claimsPassed``, one macro
-per status, the same for the headline claims, ``\\claimsLevel``, ``\\claimsAdjustment``); and ``\\claimsTable``.
+(its index in :data:`STATUSES`; ``\\claimverdict`` and ``\\asserts`` of paper/main.tex branch on it),
+``claiminterval@k`` (measured [low, high]), ``claimid@k`` (the short id, e.g. C17) and ``claimunadjusted@k``; per
+family ``f`` and status ``S`` ``claimfamily@f@S`` and ``claimfamily@f@total``; the totals (``\\claimsTotal``,
+``\\claimsPassed``, one macro per status, the same for the headline claims, ``\\claimsLevel``,
+``\\claimsAdjustment``); and ``\\claimsTable``.
 
 The table puts the headline claims first, in a table of their own with their statements; then every other claim
 that ran, grouped by family. Within a family, claims whose statements differ only in their bound values
@@ -244,7 +245,11 @@ def _row(claim: Mapping[str, Any], statement: str) -> str:
 
 def _full_row(text: str, columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
     width = sum(f for _, f in columns)
-    return rf"\multicolumn{{{len(columns)}}}{{@{{}}>{{\raggedright\arraybackslash}}p{{{width:g}\linewidth}}@{{}}}}{{{text}}} \\"
+    return (
+        rf"\multicolumn{{{len(columns)}}}"
+        r"{@{}>{\raggedright\arraybackslash}"
+        rf"p{{{width:g}\linewidth}}@{{}}}}{{{text}}} \\"
+    )
 
 
 def _longtable(caption: str, label: str, body: list[str], columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
@@ -356,7 +361,8 @@ def family_body(claims: Sequence[Mapping[str, Any]], drawn: set[str] = frozenset
             continue
         body.append(
             _full_row(
-                rf"\textbf{{{escape(family)}}} ({len(members)} that ran: {_counts_text(members)}{'; ' + shared if shared else ''})",
+                rf"\textbf{{{escape(family)}}} ({len(members)} that ran: "
+                rf"{_counts_text(members)}{'; ' + shared if shared else ''})",
                 FAMILY_COLUMNS,
             )
         )
@@ -473,7 +479,8 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
     counts = status_counts(headline)
     not_run = [c for c in headline if status_of(c) == "NOT RUN"]
     caption = (
-        rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, {counts['EQUIVALENT']} are equivalent and "
+        rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, "
+        rf"{counts['EQUIVALENT']} are equivalent and "
         rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
         + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "")
         + ". "
@@ -482,7 +489,10 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
         r"the power calculation on the tuning runs (half-width at most $\delta/2$)."
     )
     if not_run:
-        caption += rf" Not run in this configuration: {id_ranges([c['id'] for c in not_run])} (datasets of the paper configuration)."
+        caption += (
+            rf" Not run in this configuration: {id_ranges([c['id'] for c in not_run])} "
+            r"(datasets of the paper configuration)."
+        )
     table = _longtable(caption, "tab:headline", body, HEADLINE_COLUMNS) if body else ""
     table += "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in not_run)
     open_claims = [c for c in headline if status_of(c) == "INCONCLUSIVE"]
@@ -528,11 +538,11 @@ def register_tex(document: Mapping[str, Any]) -> str:
     if members:
         tables.append(
             _longtable(
-                f"The members of the families that ran ({len(members)} claims), two a row; a family drawn as a claims matrix "
-                r"has one line that points to its figure. Within a family, a statement line "
-                r"names the bound values in angle brackets and each member gives its values; the status is the unadjusted "
-                r"one, then ($\to$) the adjusted one where the adjustment changed it. Full statements, inputs and methods "
-                r"are in \texttt{results/claims.md}.",
+                f"The members of the families that ran ({len(members)} claims), two a row; "
+                r"a family drawn as a claims matrix has one line that points to its figure. "
+                r"Within a family, a statement line names the bound values in angle brackets and each member "
+                r"gives its values; the status is the unadjusted one, then ($\to$) the adjusted one where the "
+                r"adjustment changed it. Full statements, inputs and methods are in \texttt{results/claims.md}.",
                 "tab:claims-all" if first else "tab:claims",
                 family_body(members, drawn_families(claims)),
                 FAMILY_COLUMNS,

@@ -35,7 +35,6 @@ METHOD_COLORS = {
     "lin_knn_ucb": "#44AA99",
     "eps_greedy_enhanced": "#DDCC77",
 }
-TOL_MUTED = ["#882255", "#44AA99", "#DDCC77", "#999933", "#AA4499", "#117733", "#332288", "#88CCEE"]
 HIGHLIGHT_PALETTE = [
     "#0072B2",
     "#009E73",
@@ -69,7 +68,8 @@ def color_for(method: str) -> str:
 
 
 def is_hare_variant(label: str, policy: str | None = None) -> bool:
-    """Whether a config label is HARE or one of its variants (its registered policy is ``hare``, or its name says so)."""
+    """Whether a config label is HARE or one of its variants (its registered policy is ``hare``, or its name says
+    so)."""
     base = label.split("@")[0]
     return policy == "hare" or base == "hare" or base.startswith("hare_")
 

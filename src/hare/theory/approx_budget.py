@@ -26,7 +26,7 @@ Exponent: the least-squares slope ``k`` of ``log mean_runs R_approx(M)`` on ``lo
 (:func:`hare.statistics.fit_exponent` with ``M`` in place of ``T``), with a
 percentile bootstrap interval over runs. A non-positive mean ``R_approx`` at some ``M`` has
 no logarithm: the exponent is then ``null``. ``epsilon_attn(M)``
-(:func:`hare.theory.decomposition._epsilon_attention`) and its log-log slope are reported
+(:func:`hare.theory.decomposition_observer.measure_epsilon_attn`) and its log-log slope are reported
 beside it (one fit per ``M``: no interval).
 """
 
@@ -41,14 +41,13 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.simulation import prebuilt_rounds, simulate
+from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.experiments.theory_settings import check_approx_budget, check_hare_sim, variant_params
-from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys
-from hare.report.latex import booktabs_table, format_number, macro_name, macros
+from hare.report.theory_tables import write_approx_budget
 from hare.statistics import fit_exponent, slope
-from hare.theory.decomposition import _epsilon_attention
+from hare.theory.decomposition_observer import measure_epsilon_attn
 
 __all__ = [
     "approx_budget_check",
@@ -57,14 +56,9 @@ __all__ = [
     "exponent_record",
     "exponent_summary",
     "run_approx_budget",
-    "write_approx_budget",
 ]
 
 PREDICTED_EXPONENT = -0.5
-
-UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
-"""Result fields left out of the JSON: the arrays, and the timings (printed to the log), so the file is
-byte-identical between two builds."""
 
 
 def exponent_record(
@@ -106,7 +100,8 @@ def exponent_record(
 
 
 def _pooled_fit(x: np.ndarray, samples: np.ndarray, n_boot: int, seed: int, level: float) -> dict[str, Any]:
-    """Mean over groups of the log-log slopes of ``samples`` ``(n_runs, n_groups, n_x)``; resamples as :func:`fit_exponent`."""
+    """Mean over groups of the log-log slopes of ``samples`` ``(n_runs, n_groups, n_x)``; resamples as
+    :func:`fit_exponent`."""
     log_x = np.log(x)
     mean = samples.mean(0)  # (n_groups, n_x)
     estimate = float(slope(log_x, np.log(mean)).mean()) if np.all(mean > 0) else None
@@ -145,7 +140,8 @@ def run_approx_budget(
 ) -> dict[str, Any]:
     """``R_approx(M)`` at horizon ``T`` for every ``M`` of ``budgets`` over ``n_runs`` runs (module docstring).
 
-    Returns the result mapping; ``arrays`` holds ``regret_full``, ``regret_w_star`` and ``r_approx``, each ``(n_runs, n_M)``.
+    Returns the result mapping; ``arrays`` holds ``regret_full``, ``regret_w_star`` and ``r_approx``, each ``(n_runs,
+    n_M)``.
     """
     started, cpu_started = time.perf_counter(), time.process_time()
     budgets = [int(m) for m in budgets]
@@ -156,25 +152,26 @@ def run_approx_budget(
     policy_keys = run_keys(base_seed, range(n_runs), "decomposition", "policy")
     env = SyntheticBandit(env_config, n_runs, int(horizon), env_keys, device)
     regret = {variant: np.zeros((n_runs, len(budgets))) for variant in ("full", "w_star")}
-    epsilon, digests = [], []
+    epsilon_attn, digests = [], []
     rounds = prebuilt_rounds(env)
     for k, budget in enumerate(budgets):
         logs = env.logged(budget)
         digests.append(logs.digest())
         for variant in regret:
             policy = build_policy("hare", variant_params(hare_params, variant), env, policy_keys).to(device)
-            regret[variant][:, k] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)[
-                "total_regret"
-            ]
+            regret[variant][:, k] = simulate(
+                env, policy, SimulationOptions(record_every=int(horizon), rounds=rounds), logs=logs
+            )["total_regret"]
             if variant == "full":
-                epsilon.append(_epsilon_attention(env, policy, base_seed, n_eps_queries)["epsilon_attn"])
-    approx = regret["full"] - regret["w_star"]
-    mean = approx.mean(0)
-    exponent = exponent_record(budgets, approx, n_boot=n_boot, seed=int(base_seed))
-    eps = np.asarray(epsilon)
+                epsilon_attn.append(measure_epsilon_attn(env, policy, base_seed, n_eps_queries)["epsilon_attn"])
+    r_approx = regret["full"] - regret["w_star"]
+    mean = r_approx.mean(0)
+    exponent = exponent_record(budgets, r_approx, n_boot=n_boot, seed=int(base_seed))
+    epsilon_attn = np.asarray(epsilon_attn)
     return {
         "check": "approx_budget",
-        "description": "R_approx = R_T(pi_full) - R_T(pi_W*) at a fixed horizon T against the logged budget M of the warm start "
+        "description": "R_approx = R_T(pi_full) - R_T(pi_W*) at a fixed horizon T against the logged budget M of the "
+        "warm start "
         "(R_approx of paper, sec:decomposition, predicted to fall as M^(-1/2)).",
         "config": {
             "env_params": dict(env_params),
@@ -192,14 +189,19 @@ def run_approx_budget(
         "exponent": exponent,
         "exponent_undefined": None
         if exponent is not None
-        else f"mean R_approx is not positive at M = {[m for m, v in zip(budgets, mean, strict=True) if v <= 0]}: log-log slope undefined",
-        "r_approx": {"mean": mean.tolist(), "std": _std(approx), "positive_fraction": (approx > 0).mean(0).tolist()},
+        else f"mean R_approx is not positive at M = {[m for m, v in zip(budgets, mean, strict=True) if v <= 0]}: "
+        f"log-log slope undefined",
+        "r_approx": {
+            "mean": mean.tolist(),
+            "std": _std(r_approx),
+            "positive_fraction": (r_approx > 0).mean(0).tolist(),
+        },
         "regret": {
             variant: {"mean": values.mean(0).tolist(), "std": _std(values)} for variant, values in regret.items()
         },
         "epsilon_attn": {
-            "values": eps.tolist(),
-            "slope": float(slope(np.log(budgets), np.log(eps))) if np.all(eps > 0) else None,
+            "values": epsilon_attn.tolist(),
+            "slope": float(slope(np.log(budgets), np.log(epsilon_attn))) if np.all(epsilon_attn > 0) else None,
             "method": "least-squares log-log slope over M; one fit of W_hat per M, no interval",
         },
         "warm_start": {
@@ -209,58 +211,8 @@ def run_approx_budget(
         },
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu_started,
-        "arrays": {"regret_full": regret["full"], "regret_w_star": regret["w_star"], "r_approx": approx},
+        "arrays": {"regret_full": regret["full"], "regret_w_star": regret["w_star"], "r_approx": r_approx},
     }
-
-
-def _tex(result: dict[str, Any]) -> str:
-    """Macros (exponent, CI, horizon, runs) and a booktabs table ``M | R_approx mean +- std | eps_attn``."""
-    fit = result["exponent"]
-    values = {
-        macro_name("approx", "budget", "horizon"): str(result["horizon"]),
-        macro_name("approx", "budget", "n", "runs"): str(result["config"]["n_runs"]),
-        macro_name("approx", "budget", "eps", "slope"): "--"
-        if result["epsilon_attn"]["slope"] is None
-        else f"{result['epsilon_attn']['slope']:.2f}",
-    }
-    for field in ("estimate", "ci_low", "ci_high"):
-        value = None if fit is None else fit[field]
-        values[macro_name("approx", "budget", "exponent", field.replace("_", " "))] = (
-            "--" if value is None else f"{value:.2f}"
-        )
-    rows = []
-    for k, budget in enumerate(result["budgets"]):
-        std = result["r_approx"]["std"][k]
-        cell = format_number(result["r_approx"]["mean"][k], 1) + (
-            "" if std is None else r" $\pm$ " + format_number(std, 1)
-        )
-        rows.append([str(budget), cell, f"{result['epsilon_attn']['values'][k]:.3g}"])
-    exponent = (
-        "undefined (non-positive mean)"
-        if fit is None
-        else (
-            f"{fit['estimate']:.2f}"
-            + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]")
-        )
-    )
-    table = booktabs_table(
-        ["$M$", r"$R_{\mathrm{approx}}$", r"$\epsilon_{\mathrm{attn}}$"],
-        rows,
-        "rrr",
-        caption=(
-            f"$R_{{\\mathrm{{approx}}}} = R(\\pi_{{\\mathrm{{full}}}}) - R(\\pi_{{W^*}})$ at $T = {result['horizon']}$ against the "
-            f"logged budget $M$ (mean $\\pm$ std over {result['config']['n_runs']} runs). Exponent in $M$: {exponent} "
-            f"(least-squares log-log slope, 95\\% percentile bootstrap over runs; the bound predicts $-1/2$)."
-        ),
-        label="tab:approx-budget",
-    )
-    return macros(values) + table
-
-
-def write_approx_budget(result: dict[str, Any], out_json, out_tex) -> None:
-    """``approx_budget.json`` (arrays left out) and its LaTeX fragment, both atomically."""
-    write_json(out_json, {k: v for k, v in result.items() if k not in UNSERIALISED})
-    write_text(out_tex, _tex(result))
 
 
 def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:

@@ -15,19 +15,15 @@ bandit, ``lam`` the ridge parameter, ``sigma`` the sub-Gaussian noise scale,
 Abbasi-Yadkori et al.), ``S`` the norm bound of the unknown parameter.
 
 Length: one module because every bound is a sympy expression over the one :data:`SYMBOLS` table and the totals
-are assembled from the other bounds (:func:`_build_bounds`); :data:`SEED_ISSUES` annotates steps of these same
-derivations, and the symbolic checks (:func:`three_term_residual`, :func:`check_regime`,
-:func:`asymptotic_ratio`) and the LaTeX export read :data:`BOUNDS`; split, the derivations and the checks of
-their consistency would sit in different places.
+are assembled from the other bounds (:func:`_build_bounds`), and :data:`SEED_ISSUES` annotates steps of these same
+derivations (about 130 lines of text); split, the derivations and the notes on them would sit in different places.
+The bounds leave this module as numbers (:meth:`Bound.numeric`) or as the LaTeX sympy prints for them
+(:func:`bound_latex`), which :mod:`hare.report.bounds` writes as macros.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-import os
-import pathlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -39,18 +35,11 @@ __all__ = [
     "Bound",
     "BOUNDS",
     "SEED_ISSUES",
-    "RegimeCheck",
-    "oful_confidence_radius",
+    "SIMPLIFIED_CONSTANT",
+    "bound_latex",
     "log_det_ratio_bound",
+    "oful_confidence_radius",
     "user_regret_sum",
-    "elliptical_potential_sum",
-    "asymptotic_ratio",
-    "matrix_determinant_lemma_residual",
-    "cauchy_schwarz_cluster_gap",
-    "three_term_residual",
-    "check_regime",
-    "macro_name",
-    "write_bounds_tex",
 ]
 
 
@@ -86,7 +75,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
     "L_u": _positive("L_u"),
     "lambda_max": _positive("lambda_max"),
     "lambda_min": _positive("lambda_min"),
-    "eps_attn": _positive("epsilon_attn"),
+    "epsilon_attn": _positive("epsilon_attn"),
     "kappa_u": _positive("kappa_u"),
     "c_attn": _positive("c_attn"),
     "b_lnucb": _positive("b"),
@@ -97,7 +86,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
 Counts (T, t, T_j, C, d_k, d_u, d, K, N, H, p, M) are positive integers; every
 other quantity is a positive real.  ``kappa_u`` is the assumed linear growth
 rate of the smallest eigenvalue of the user design matrix, ``c_attn`` the
-constant in ``eps_attn <= c_attn * sqrt(p / M)``, ``b_lnucb`` the unspecified
+constant in ``epsilon_attn <= c_attn * sqrt(p / M)``, ``b_lnucb`` the unspecified
 absolute constant of LNUCB-TA Theorem 1, and ``knn_uncertainty`` its
 ``sum_a T^a (u^a_{t,k})^2``.
 """
@@ -108,7 +97,7 @@ T, t, T_j = SYMBOLS["T"], SYMBOLS["t"], SYMBOLS["T_j"]
 C, d_k, d_u, d, H, p, M = (SYMBOLS[k] for k in ("C", "d_k", "d_u", "d", "H", "p", "M"))
 alpha, lam, delta, sigma = SYMBOLS["alpha"], SYMBOLS["lam"], SYMBOLS["delta"], SYMBOLS["sigma"]
 B_x, S, L_f, L_u = SYMBOLS["B_x"], SYMBOLS["S"], SYMBOLS["L_f"], SYMBOLS["L_u"]
-lambda_max, lambda_min, eps_attn = SYMBOLS["lambda_max"], SYMBOLS["lambda_min"], SYMBOLS["eps_attn"]
+lambda_max, lambda_min, epsilon_attn = SYMBOLS["lambda_max"], SYMBOLS["lambda_min"], SYMBOLS["epsilon_attn"]
 kappa_u, c_attn = SYMBOLS["kappa_u"], SYMBOLS["c_attn"]
 b_lnucb, knn_uncertainty = SYMBOLS["b_lnucb"], SYMBOLS["knn_uncertainty"]
 
@@ -268,13 +257,15 @@ def _build_hare_multihead(oful: Bound) -> Bound:
         name="hare_multihead",
         expr=expr,
         description=(
-            "Theorem of the source notes (paper, sec:seed-issues): R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k)), with the "
+            "Theorem of the source notes (paper, sec:seed-issues): R(T) = O(d sqrt(T log T) sqrt(H) (1 + "
+            "alpha^2/d_k)), with the "
             "d sqrt(T log T) factor replaced by the explicit OFUL bound (linucb_oful).  FLAGGED: "
             "the notes' proof sketch does not derive the (1 + alpha^2/d_k) factor nor the "
             "sqrt(H) factor; both are the notes' claim, kept here only as stated (see "
             "SEED_ISSUES).  The OFUL rate itself is d sqrt(T) log T, not d sqrt(T log T)."
         ),
-        source="Theorem of the source notes (claim; paper, sec:seed-issues); OFUL constants from Abbasi-Yadkori et al. (2011)",
+        source="Theorem of the source notes (claim; paper, sec:seed-issues); OFUL constants from Abbasi-Yadkori et al. "
+        "(2011)",
         steps={
             "oful_single_head": oful.expr,
             "head_combination_factor_claimed": head_factor,
@@ -289,7 +280,7 @@ def _build_hare_multihead(oful: Bound) -> Bound:
 # --------------------------------------------------------------------------
 
 
-def _build_hare_explore() -> Bound:
+def _build_r_explore() -> Bound:
     seed_step3 = sp.sqrt(T_j * d_k * sp.log((1 + T_j * B_x**2) / delta))
     cauchy_schwarz = sp.sqrt(C * T)
     seed_step4 = alpha * sp.sqrt(C * T * d_k * sp.log((1 + T * B_x**2) / delta))
@@ -300,7 +291,8 @@ def _build_hare_explore() -> Bound:
         name="hare_explore",
         expr=expr,
         description=(
-            "The R_explore bound of the source notes as stated (paper, sec:decomposition): R_explore(T) <= alpha d_k sqrt(C T log(T lambda_max/delta)) "
+            "The R_explore bound of the source notes as stated (paper, sec:decomposition): R_explore(T) <= alpha d_k "
+            "sqrt(C T log(T lambda_max/delta)) "
             "+ C d_k log T.  Steps: per-cluster width sum (the notes' step 3) "
             "sum_{t: j_t=j} U_{t,j} <= sqrt(T_j d_k log((1 + T_j B_x^2)/delta)), then Cauchy-Schwarz "
             "over clusters sum_j sqrt(T_j) <= sqrt(C T).  The steps as the notes write them do not "
@@ -322,7 +314,7 @@ def _build_hare_explore() -> Bound:
     )
 
 
-def _build_hare_explore_oful() -> Bound:
+def _build_r_explore_oful() -> Bound:
     radius = oful_confidence_radius(d_k, T, failure_probability=delta / C)
     capped_per_cluster = sp.sqrt(T_j * 2 * log_det_ratio_bound(d_k, T_j, B_x, lam))
     capped_over_clusters = sp.sqrt(C * T * 2 * log_det_ratio_bound(d_k, T, B_x, lam))
@@ -344,7 +336,8 @@ def _build_hare_explore_oful() -> Bound:
             "2 sqrt(2) sigma d_k sqrt(C T) log T.  B_x bounds ||q_t||, S bounds ||theta*_j||.  "
             "With C = 1 and d_k = d it is linucb_oful."
         ),
-        source="Steps 1-4 of the source notes (paper, sec:seed-issues), completed with Abbasi-Yadkori et al. (2011) Thm 2, Thm 3, Lemma 11",
+        source="Steps 1-4 of the source notes (paper, sec:seed-issues), completed with Abbasi-Yadkori et al. (2011) "
+        "Thm 2, Thm 3, Lemma 11",
         steps={
             "confidence_radius_union_over_clusters": radius,
             "per_round_regret_coefficient": 2 * radius,
@@ -366,7 +359,7 @@ def _user_linear_growth_integral() -> sp.Expr:
     return sp.integrate(1 / sp.sqrt(kappa_u * s + lam), (s, 0, T))
 
 
-def _build_hare_user() -> Bound:
+def _build_r_user() -> Bound:
     concentration = sigma * sp.sqrt(d_u * sp.log(t / delta) / lambda_min)
     linear_growth = kappa_u * t + lam
     regret_sum = L_u * sp.Sum(concentration.subs(lambda_min, linear_growth), (t, 1, T))
@@ -379,7 +372,8 @@ def _build_hare_user() -> Bound:
         name="hare_user",
         expr=expr,
         description=(
-            "The R_user bound of the source notes (paper, sec:decomposition): R_user(T) <= L_u sigma sum_{t=1}^T sqrt(d_u log(t/delta)/lambda_min(t)).  "
+            "The R_user bound of the source notes (paper, sec:decomposition): R_user(T) <= L_u sigma sum_{t=1}^T "
+            "sqrt(d_u log(t/delta)/lambda_min(t)).  "
             "Assumption (paper, sec:assumptions, assumption 5): lambda_min(t) >= kappa_u t + lam.  "
             "With delta in (0, 1), log(t/delta) > 0 for every t >= 1, so the t = 1 term is well "
             "defined.  Bounding log(t/delta) <= log(T/delta) and the decreasing "
@@ -422,79 +416,61 @@ def user_regret_sum(
     return L_u * sigma * np.cumsum(widths)
 
 
-def elliptical_potential_sum(vectors: np.ndarray, ridge: float) -> tuple[float, float]:
-    """``(sum_t min(1, ||x_t||^2_{V_{t-1}^{-1}}), log det V_T / det(ridge I))`` for rows x_t.
-
-    ``V_t = ridge I + sum_{s<=t} x_s x_s^T``; the width of ``x_t`` uses
-    ``V_{t-1}``, i.e. before ``x_t`` is added (Abbasi-Yadkori et al. 2011, Lemma 11).
-    """
-    vectors = np.asarray(vectors, dtype=float)
-    dim = vectors.shape[1]
-    inverse = np.eye(dim) / ridge
-    capped_total = 0.0
-    for x in vectors:
-        inverse_x = inverse @ x
-        width_sq = float(x @ inverse_x)
-        capped_total += min(1.0, width_sq)
-        inverse -= np.outer(inverse_x, inverse_x) / (1.0 + width_sq)
-    design = ridge * np.eye(dim) + vectors.T @ vectors
-    _, log_det = np.linalg.slogdet(design)
-    return capped_total, float(log_det - dim * math.log(ridge))
-
-
 # --------------------------------------------------------------------------
 # R_approx, the total, and the simplified form (paper, sec:decomposition, sec:seed-issues)
 # --------------------------------------------------------------------------
 
 
-def _build_hare_approx() -> Bound:
-    expr = L_f * T * eps_attn
+def _build_r_approx() -> Bound:
+    expr = L_f * T * epsilon_attn
     return Bound(
         name="hare_approx",
         expr=expr,
         description=(
-            "The R_approx bound of the source notes (paper, sec:decomposition): R_approx(T) <= L_f T eps_attn, with L_f the Lipschitz constant of the "
+            "The R_approx bound of the source notes (paper, sec:decomposition): R_approx(T) <= L_f T eps_attn, with "
+            "L_f the Lipschitz constant of the "
             "reward in the attention distribution (l1) and eps_attn = E||a_t(W_hat) - a_t(W*)||_1 "
             "measured.  Linear in T for fixed eps_attn; with eps_attn <= c_attn sqrt(p/M) see "
             "check_regime."
         ),
         source="Source notes, R_approx (paper, sec:decomposition)",
         steps={
-            "per_round_lipschitz": L_f * eps_attn,
+            "per_round_lipschitz": L_f * epsilon_attn,
             "eps_attn_training_rate": c_attn * sp.sqrt(p / M),
             "regret": expr,
         },
     )
 
 
-def _hare_total_as_written() -> sp.Expr:
+def _r_total_as_written() -> sp.Expr:
     """The source notes' combined bound, written out term by term (not summed from BOUNDS)."""
     return (
-        L_f * T * eps_attn
+        L_f * T * epsilon_attn
         + alpha * d_k * sp.sqrt(C * T * sp.log(T * lambda_max / delta))
         + C * d_k * sp.log(T)
         + 2 * L_u * sigma * sp.sqrt(d_u * sp.log(T / delta)) * (sp.sqrt(kappa_u * T + lam) - sp.sqrt(lam)) / kappa_u
     )
 
 
-def _build_hare_total(approx: Bound, explore: Bound, user: Bound) -> Bound:
-    expr = _hare_total_as_written()
+def _build_r_total(r_approx: Bound, r_explore: Bound, r_user: Bound) -> Bound:
+    expr = _r_total_as_written()
     return Bound(
         name="hare_total",
         expr=expr,
         description=(
-            "Three-term decomposition of the source notes (paper, sec:decomposition) R = R_approx + R_explore + R_user with each term's "
+            "Three-term decomposition of the source notes (paper, sec:decomposition) R = R_approx + R_explore + R_user "
+            "with each term's "
             "bound: L_f T eps_attn + [alpha d_k sqrt(C T log(T lambda_max/delta)) + C d_k log T] + "
             "L_u sigma sqrt(d_u log(T/delta)) (2/kappa_u)(sqrt(kappa_u T + lam) - sqrt(lam)).  Uses "
             "the notes' explore term as stated; hare_total_oful uses the derived one."
         ),
         source="Source notes, combined bound (paper, sec:seed-issues)",
-        steps={"approx": approx.expr, "explore": explore.expr, "user": user.expr, "total": expr},
+        steps={"approx": r_approx.expr, "explore": r_explore.expr, "user": r_user.expr, "total": expr},
     )
 
 
-def _build_hare_total_oful(approx: Bound, explore_oful: Bound, user: Bound) -> Bound:
-    expr = approx.expr + explore_oful.expr + user.expr
+def _build_r_total_oful(r_approx: Bound, r_explore_oful: Bound, r_user: Bound) -> Bound:
+    expr = r_approx.expr + r_explore_oful.expr + r_user.expr
     return Bound(
         name="hare_total_oful",
         expr=expr,
@@ -502,7 +478,7 @@ def _build_hare_total_oful(approx: Bound, explore_oful: Bound, user: Bound) -> B
             "Three-term decomposition with the derived cluster-level term: hare_approx + hare_explore_oful + hare_user."
         ),
         source="Three-term decomposition (paper, sec:decomposition); explore term from Abbasi-Yadkori et al. (2011)",
-        steps={"approx": approx.expr, "explore": explore_oful.expr, "user": user.expr, "total": expr},
+        steps={"approx": r_approx.expr, "explore": r_explore_oful.expr, "user": r_user.expr, "total": expr},
     )
 
 
@@ -510,14 +486,15 @@ SIMPLIFIED_CONSTANT: sp.Expr = alpha + 2 * L_u * sigma * sp.sqrt(d_u) / (d_k * s
 """Leading constant K in hare_total ~ K d_k sqrt(C T log T) as T -> oo (regime of check_regime)."""
 
 
-def _build_hare_simplified() -> Bound:
+def _build_r_simplified() -> Bound:
     leading_rate = d_k * sp.sqrt(C * T * sp.log(T))
     expr = SIMPLIFIED_CONSTANT * leading_rate
     return Bound(
         name="hare_simplified",
         expr=expr,
         description=(
-            "The simplified result of the source notes (paper, sec:seed-issues) R(T) = O(d_k sqrt(C T log T)) with its constant: "
+            "The simplified result of the source notes (paper, sec:seed-issues) R(T) = O(d_k sqrt(C T log T)) with its "
+            "constant: "
             "K d_k sqrt(C T log T), K = alpha + 2 L_u sigma sqrt(d_u)/(d_k sqrt(C kappa_u)).  This is "
             "the leading-order asymptote of hare_total (ratio -> 1 as T -> oo) when "
             "eps_attn <= c_attn sqrt(p/M) and M = omega(p T / log T); it is not a finite-T upper "
@@ -565,21 +542,21 @@ def _build_lnucbta_theorem1() -> Bound:
 
 def _build_bounds() -> dict[str, Bound]:
     oful = _build_linucb_oful()
-    approx = _build_hare_approx()
-    explore = _build_hare_explore()
-    explore_oful = _build_hare_explore_oful()
-    user = _build_hare_user()
+    r_approx = _build_r_approx()
+    r_explore = _build_r_explore()
+    r_explore_oful = _build_r_explore_oful()
+    r_user = _build_r_user()
     bounds = [
         oful,
         _build_elliptical_potential(),
         _build_hare_multihead(oful),
-        explore,
-        explore_oful,
-        user,
-        approx,
-        _build_hare_total(approx, explore, user),
-        _build_hare_total_oful(approx, explore_oful, user),
-        _build_hare_simplified(),
+        r_explore,
+        r_explore_oful,
+        r_user,
+        r_approx,
+        _build_r_total(r_approx, r_explore, r_user),
+        _build_r_total_oful(r_approx, r_explore_oful, r_user),
+        _build_r_simplified(),
         _build_lnucbta_theorem1(),
     ]
     return {bound.name: bound for bound in bounds}
@@ -695,7 +672,8 @@ SEED_ISSUES: dict[str, str] = {
         "or synthesized reward."
     ),
     "seed001_explore_cluster_mean_gap": (
-        "With oracle projections and true user states the cluster index mean_{n in j} s_n + alpha U_j ranks clusters by "
+        "With oracle projections and true user states the cluster index mean_{n in j} s_n + alpha U_j ranks clusters "
+        "by "
         "their mean item score, and the item played is the best of the chosen cluster. The cluster with the best mean "
         "need not contain the best item, so even with alpha = 0 and exact scores the regret of pi_W*,u* grows "
         "linearly in T whenever that happens with positive probability. Steps 1-4 bound only the cost of the bonus "
@@ -714,112 +692,7 @@ SEED_ISSUES: dict[str, str] = {
 }
 
 
-# --------------------------------------------------------------------------
-# Symbolic checks
-# --------------------------------------------------------------------------
-
-
-def asymptotic_ratio(bound_key: str, reference_expr: sp.Expr, substitutions: dict | None = None) -> sp.Expr:
-    """``lim_{T -> oo} BOUNDS[bound_key].expr / reference_expr`` (after optional substitutions)."""
-    expr = BOUNDS[bound_key].expr
-    if substitutions:
-        expr = expr.subs(substitutions)
-    return sp.limit(expr / reference_expr, T, sp.oo)
-
-
-def matrix_determinant_lemma_residual(dim: int = 3) -> sp.Expr:
-    """``det(A + x x^T) - det(A)(1 + x^T A^{-1} x)`` simplified, for a generic symbolic ``A``.
-
-    Zero for every invertible ``A``; the identity behind
-    ``log det V_t = log det V_{t-1} + log(1 + ||x_t||^2_{V_{t-1}^{-1}})`` in Lemma 11.
-    """
-    A = sp.Matrix(dim, dim, lambda i, j: sp.Symbol(f"a_{i}{j}"))
-    x = sp.Matrix(dim, 1, lambda i, _: sp.Symbol(f"x_{i}"))
-    lhs = (A + x * x.T).det()
-    rhs = A.det() * (1 + (x.T * A.inv() * x)[0, 0])
-    return sp.simplify(sp.cancel(sp.together(lhs - rhs)))
-
-
-def cauchy_schwarz_cluster_gap(clusters: int = 3) -> tuple[sp.Expr, sp.Expr]:
-    """``(C sum_j T_j - (sum_j sqrt(T_j))^2, sum_{i<j} (sqrt(T_i) - sqrt(T_j))^2)``.
-
-    The two are equal, so ``sum_j sqrt(T_j) <= sqrt(C T)`` (the notes' step 4; paper, sec:theory, "Proof sketches").
-    """
-    roots = [sp.Symbol(f"r_{j}", positive=True) for j in range(clusters)]
-    gap = sp.expand(clusters * sum(r**2 for r in roots) - sum(roots) ** 2)
-    squares = sp.expand(sum((roots[i] - roots[j]) ** 2 for i in range(clusters) for j in range(i + 1, clusters)))
-    return gap, squares
-
-
-def three_term_residual() -> sp.Expr:
-    """``hare_total - (hare_approx + hare_explore + hare_user)``, simplified; zero when consistent."""
-    parts = BOUNDS["hare_approx"].expr + BOUNDS["hare_explore"].expr + BOUNDS["hare_user"].expr
-    return sp.simplify(BOUNDS["hare_total"].expr - parts)
-
-
-@dataclass(frozen=True)
-class RegimeCheck:
-    """Limits as T -> oo of the approximation term against the other rates, for a given M(T)."""
-
-    training_samples: sp.Expr
-    approx_over_leading: sp.Expr
-    approx_over_sqrt_T: sp.Expr
-    total_over_simplified: sp.Expr
-
-    @property
-    def simplification_holds(self) -> bool:
-        """hare_total ~ hare_simplified: approx term negligible and the ratio tends to 1."""
-        return bool(self.approx_over_leading == 0 and self.total_over_simplified == 1)
-
-    @property
-    def approx_is_o_sqrt_T(self) -> bool:
-        return bool(self.approx_over_sqrt_T == 0)
-
-
-def check_regime(training_samples: sp.Expr) -> RegimeCheck:
-    """Substitute ``eps_attn = c_attn sqrt(p/M)`` with ``M = training_samples(T)`` and take limits.
-
-    The source notes state the simplification R = O(d_k sqrt(C T log T)) for M >> p T (paper, sec:seed-issues).
-    ``L_f T c_attn sqrt(p/M) / (d_k sqrt(C T log T)) -> 0`` iff M = omega(p T / log T);
-    ``... / sqrt(T) -> 0`` iff M = omega(p T).
-    """
-    approx = BOUNDS["hare_approx"].expr.subs(eps_attn, c_attn * sp.sqrt(p / training_samples))
-    total = BOUNDS["hare_total"].expr.subs(eps_attn, c_attn * sp.sqrt(p / training_samples))
-    leading = d_k * sp.sqrt(C * T * sp.log(T))
-    return RegimeCheck(
-        training_samples=training_samples,
-        approx_over_leading=sp.limit(approx / leading, T, sp.oo),
-        approx_over_sqrt_T=sp.limit(approx / sp.sqrt(T), T, sp.oo),
-        total_over_simplified=sp.simplify(sp.limit(total / BOUNDS["hare_simplified"].expr, T, sp.oo)),
-    )
-
-
-# --------------------------------------------------------------------------
-# LaTeX export
-# --------------------------------------------------------------------------
-
-_DIGIT_WORDS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
-
-
-def macro_name(bound_key: str) -> str:
-    """``linucb_oful`` -> ``boundLinucbOful``; digits spelled out so the name is letters only."""
-    spelled = re.sub(r"\d", lambda m: "_" + _DIGIT_WORDS[int(m.group())] + "_", bound_key)
-    words = [w for w in re.split(r"[^A-Za-z]+", spelled) if w]
-    return "bound" + "".join(w[0].upper() + w[1:] for w in words)
-
-
-def write_bounds_tex(path: pathlib.Path) -> None:
-    """Write ``\\newcommand{\\boundXxx}{<latex>}`` for every bound, atomically.
-
-    The macros expand to math-mode material, to be used as ``$\\boundLinucbOful$``.
-    """
-    path = pathlib.Path(path)
-    lines = ["% Regret bounds (hare.theory.bounds); use inside math mode, e.g. $\\boundLinucbOful$."]
-    for key, bound in BOUNDS.items():
-        body = bound.latex()
-        if re.search(r"\b(zoo|nan|oo)\b", body):
-            raise ValueError(f"bound {key!r} renders to a non-finite expression: {body}")
-        lines.append(f"\\newcommand{{\\{macro_name(key)}}}{{{body}}}")
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+def bound_latex() -> dict[str, str]:
+    """``{bound key: sympy.latex of its expression}`` for every bound of :data:`BOUNDS`, in order: the plain data
+    :func:`hare.report.bounds.write_bounds_tex` renders as ``\\newcommand`` macros."""
+    return {key: bound.latex() for key, bound in BOUNDS.items()}

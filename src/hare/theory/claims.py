@@ -44,7 +44,8 @@ either literal or a reference to the configurations, ``{config: <dotted path>, e
 a list (``experiments.classification.environments``) or a mapping whose keys are taken
 (``experiments.classification.policies``), united over the running configuration and the
 register's ``reference_configs`` (the default and paper configurations), in order of first
-appearance; its path may use a variable bound before it (``experiments.{experiment}.environments``). A member whose run files the running configuration does not produce is listed as
+appearance; its path may use a variable bound before it (``experiments.{experiment}.environments``). A member whose run
+files the running configuration does not produce is listed as
 NOT RUN, never dropped: the smoke build shows what it skips. :func:`expand_claims` replaces
 every ``{name}`` in the templated fields by each value of the Cartesian product of the lists
 (first list outermost).
@@ -99,7 +100,10 @@ MARGIN_RULE = (
     "delta = 10% of the gap between Random's and the best policy's mean total regret on the tuning runs of the "
     "same experiment and environment (seeds disjoint from the reported runs), fixed before any reported run"
 )
-POWER_RULE = "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, is at most delta / 2"
+POWER_RULE = (
+    "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, "
+    "is at most delta / 2"
+)
 POWER_TARGET = 0.5
 """The planned half-width as a share of the margin: half of delta, so that a tie lands inside the margin and a
 difference of delta outside zero."""
@@ -538,7 +542,8 @@ def config_values(reference: dict[str, Any], configs: Sequence[dict[str, Any]], 
         or set(reference) - {"config", "exclude"}
     ):
         raise ClaimError(
-            f"{where}: a config reference is {{config: <dotted path or list of them>, exclude: [...]}}, got {reference!r}"
+            f"{where}: a config reference is {{config: <dotted path or list of them>, exclude: [...]}}, got "
+            f"{reference!r}"
         )
     values: list[str] = []
     for config in configs:
@@ -674,7 +679,8 @@ def not_produced(register: str | Path, configs: Sequence[dict[str, Any]]) -> fro
 
 
 def headline_patterns(path: str | Path) -> list[str]:
-    """The register's ``headline:`` list: shell patterns (``fnmatch``) of the keys the abstract and introduction rest on."""
+    """The register's ``headline:`` list: shell patterns (``fnmatch``) of the keys the abstract and introduction
+    rest on."""
     register = read_yaml(path) or {}
     patterns = register.get("headline") or []
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
@@ -818,7 +824,8 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
     head = adjusted_counts(headline)
     summary = ", ".join(f"{n} {status}" for status, n in adjusted.items() if n)
     header = [
-        "| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / ran | half-width | note |",
+        "| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / "
+        "ran | half-width | note |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -833,7 +840,8 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         margin = f"{r.margin:.4g}" if r.margin is not None else ""
         half = f"{r.half_width:.3g}" if math.isfinite(r.half_width) else ""
         return (
-            f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | {r.status} | "
+            f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | "
+            f"{r.status} | "
             f"{shown} | {_plan_cell(r)} | {half} | {_cell(r.note)} |"
         )
 
@@ -846,10 +854,14 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         + ", ".join(f"{n} {s}" for s, n in head.items() if n and s != "PASS")
         + ".",
         "",
-        "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies the comparison, "
-        "FAIL when none of it does, EQUIVALENT when it does neither but lies inside the margin (threshold - δ, threshold + δ), "
-        "INCONCLUSIVE when it straddles the threshold and leaves the margin (too few runs), VACUOUS when the threshold is a bound "
-        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run files.",
+        "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies "
+        "the comparison, "
+        "FAIL when none of it does, EQUIVALENT when it does neither but lies inside the margin (threshold - δ, "
+        "threshold + δ), "
+        "INCONCLUSIVE when it straddles the threshold and leaves the margin (too few runs), VACUOUS when the threshold "
+        "is a bound "
+        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run "
+        "files.",
         "",
         f"Adjustment: {ADJUSTMENT}.",
         "",

@@ -3,7 +3,8 @@
 Every cell ``(C, d_k)`` is one :func:`hare.theory.decomposition.run_decomposition` on HARE-Sim
 with ``n_clusters = C`` and ``key_dim = d_k`` (the learned projections get the same ``d_k``
 as ``W*``), ``n_runs`` runs and the horizons of the grid. The table reports, per cell and
-term, the primary bound of :data:`GRID_BOUNDS` at the largest horizon ``T``:
+term, the primary bound of :data:`hare.report.theory_tables.GRID_BOUNDS` at the largest horizon ``T``
+(:func:`hare.report.theory_tables.grid_table_tex`):
 
     term | measured mean +- std over runs | bound | ratio mean / bound | holds | vacuous | exponent [CI]
 
@@ -18,86 +19,71 @@ cell's instance); the exponent is the least-squares slope of ``log mean_runs R(T
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hare.io import write_json, write_text
-from hare.report.decomposition import BOUND_LABELS, TERM_LABELS, mean_std
-from hare.report.latex import booktabs_table, format_number, macro_name, macros
-from hare.theory.decomposition import TERMS, check_settings, run_decomposition_grid
+from hare.experiments.theory_settings import check_settings
+from hare.report.theory_tables import write_grid
+from hare.theory.decomposition import run_decomposition
 
-__all__ = ["GRID_BOUNDS", "decomposition_grid_check", "grid_rows", "grid_table_tex", "write_grid"]
-
-GRID_BOUNDS = {"approx": "hare_approx", "user": "user_regret_sum_rescaled", "explore": "hare_explore_oful"}
-"""The bound each term is compared with in the grid table (the derived ones; all rows stay in the JSON)."""
+__all__ = ["decomposition_grid_check", "run_decomposition_grid"]
 
 
-def _exponent(fit: dict[str, Any] | None) -> str:
-    if not fit or fit["estimate"] is None:
-        return "--"
-    interval = "" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]"
-    return f"{fit['estimate']:.2f}{interval}"
-
-
-def _level(grid: dict[str, Any]) -> str:
-    levels = {fit["level"] for cell in grid["cells"] for fit in cell["exponents"].values() if fit}
-    return ", ".join(f"{100 * level:g}\\%" for level in sorted(levels)) or "--"
-
-
-def grid_rows(grid: dict[str, Any]) -> list[list[str]]:
-    """One table row per (cell, term): ``len(cells) * len(TERMS)`` rows of 9 cells each."""
-    lines = []
-    for cell in grid["cells"]:
-        by_key = {(row["term"], row["bound_key"]): row for row in cell["rows"]}
-        for term in TERMS:
-            row = by_key[(term, GRID_BOUNDS[term])]
-            lines.append(
-                [
-                    str(cell["n_clusters"]),
-                    str(cell["key_dim"]),
-                    TERM_LABELS[term],
-                    mean_std(row),
-                    format_number(row["bound"], 1),
-                    f"{row['ratio']:.3g}",
-                    "pass" if row["holds"] else "fail",
-                    "yes" if row["vacuous"] else "no",
-                    _exponent(cell["exponents"].get(term)),
-                ]
+def run_decomposition_grid(
+    env_params: dict[str, Any],
+    hare_params: dict[str, Any],
+    n_clusters: Sequence[int],
+    key_dims: Sequence[int],
+    horizons: list[int],
+    n_runs: int,
+    base_seed: int,
+    device: str = "cpu",
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """:func:`run_decomposition` for every ``(C, d_k)`` of a grid (environment ``n_clusters`` and ``key_dim``;
+    the learned projections get the same ``key_dim`` as ``W*``; ``n_logged`` and the other options pass
+    through). Returns ``{"cells": [...]}`` with each cell's constants, rows at the largest horizon,
+    exponents, checks and ``approx_by_mean`` (``R_approx`` with the online and the frozen mean, their
+    difference and the fraction removed, at the largest horizon)."""
+    cells = []
+    for clusters in n_clusters:
+        for key_dim in key_dims:
+            result = run_decomposition(
+                {**env_params, "n_clusters": int(clusters), "key_dim": int(key_dim)},
+                {**hare_params, "key_dim": int(key_dim)},
+                horizons,
+                n_runs,
+                base_seed,
+                device,
+                keep_arrays=False,
+                **kwargs,
             )
-    return lines
-
-
-def grid_table_tex(grid: dict[str, Any]) -> str:
-    """Macros (run count, largest horizon, cell count) and a booktabs table of :func:`grid_rows`."""
-    horizon = max(grid["horizons"])
-    bounds = "; ".join(f"{TERM_LABELS[t]}: {BOUND_LABELS[k]}" for t, k in GRID_BOUNDS.items())
-    caption = (
-        f"Measured regret terms over the grid of cluster counts $C$ and key dimensions $d_k$ at $T = {horizon}$: "
-        f"mean $\\pm$ sample standard deviation over {grid['n_runs']} runs per cell (the error bar is the spread "
-        f"of the runs, not a confidence interval). Exponent: least-squares log-log slope over the horizons "
-        f"{', '.join(str(h) for h in grid['horizons'])} with its {_level(grid)} percentile bootstrap interval over runs."
-    )
-    table = booktabs_table(
-        ["$C$", "$d_k$", "Term", "Measured", "Bound", "Ratio", "Holds", "Vacuous", "Exponent"],
-        grid_rows(grid),
-        "rrlrrrccl",
-        caption,
-        "tab:regret-terms-grid",
-        notes=f"Bounds: {bounds}. Holds: the worst run is below the bound. Vacuous: bound $\\geq T\\Delta$.",
-        resize=True,
-    )
-    values = {
-        macro_name("decomposition", "grid", "n", "runs"): str(grid["n_runs"]),
-        macro_name("decomposition", "grid", "horizon"): str(horizon),
-        macro_name("decomposition", "grid", "n", "cells"): str(len(grid["cells"])),
+            last = max(int(h) for h in horizons)
+            cells.append(
+                {
+                    "n_clusters": int(clusters),
+                    "key_dim": int(key_dim),
+                    "constants": result["constants"],
+                    "epsilon_attn": result["measured"]["epsilon_attn"],
+                    "rows": [row for row in result["rows"] if row["T"] == last],
+                    "exponents": result["exponents"],
+                    "exponent_checks": result["exponent_checks"],
+                    "user_vs_explore": result["user_vs_explore"],
+                    "bounds_at_horizon": result["bounds_at_horizon"],
+                    "approx_by_mean": {
+                        key: result["mean_ablation"][key]["mean"][-1]
+                        for key in ("R_approx_online", "R_approx_frozen", "removed_by_online_mean")
+                    }
+                    | {"removed_fraction": result["mean_ablation"]["removed_fraction"][-1]},
+                }
+            )
+    return {
+        "check": "regret_terms_grid",
+        "horizons": sorted({int(h) for h in horizons}),
+        "n_runs": int(n_runs),
+        "cells": cells,
     }
-    return macros(values) + table
-
-
-def write_grid(grid: dict[str, Any], out_json, out_tex) -> None:
-    """``regret_terms_grid.json`` and its LaTeX fragment, both atomically."""
-    write_json(out_json, grid)
-    write_text(out_tex, grid_table_tex(grid))
 
 
 def decomposition_grid_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:

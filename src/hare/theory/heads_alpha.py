@@ -1,6 +1,8 @@
-"""HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` (paper, sec:decomposition, "Heads and bonus weight").
+"""HARE's regret against the number of heads ``H`` and the bonus weight ``alpha`` (paper, sec:decomposition, "Heads and
+bonus weight").
 
-The theorem of the source notes states (informally; paper, sec:seed-issues) ``R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))``: at a
+The theorem of the source notes states (informally; paper, sec:seed-issues) ``R(T) = O(d sqrt(T log T) sqrt(H) (1 +
+alpha^2/d_k))``: at a
 fixed horizon, regret grows with ``H`` no faster than ``H^{1/2}`` and with ``alpha`` as the
 factor ``g(alpha) = 1 + alpha^2 / d_k``.
 
@@ -36,12 +38,11 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.simulation import prebuilt_rounds, simulate
+from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.experiments.theory_settings import cell_params, check_heads_alpha
-from hare.io import write_json, write_text
 from hare.policies.base import build_policy
 from hare.random import run_keys
-from hare.report.latex import booktabs_table, format_number, macro_name, macros
+from hare.report.theory_tables import fit_text, write_heads_alpha
 from hare.theory.approx_budget import exponent_record
 
 __all__ = [
@@ -50,14 +51,9 @@ __all__ = [
     "exponent_summary",
     "heads_alpha_check",
     "run_heads_alpha",
-    "write_heads_alpha",
 ]
 
 PREDICTED = {"H": 0.5, "g": 1.0}
-
-UNSERIALISED = ("arrays", "wall_seconds", "cpu_seconds")
-"""Result fields left out of the JSON: the arrays, and the timings (printed to the log), so the file is
-byte-identical between two builds."""
 
 
 def alpha_factor(alphas: Sequence[float], key_dim: int) -> np.ndarray:
@@ -83,7 +79,8 @@ def run_heads_alpha(
     device: str = "cpu",
     n_boot: int = 2000,
 ) -> dict[str, Any]:
-    """Total regret of HARE at ``horizon`` for every ``(H, alpha)`` over ``n_runs`` paired runs, and its exponents (module docstring).
+    """Total regret of HARE at ``horizon`` for every ``(H, alpha)`` over ``n_runs`` paired runs, and its exponents
+    (module docstring).
 
     ``arrays["regret"]`` is ``(n_runs, n_H, n_alpha)``.
     """
@@ -103,7 +100,9 @@ def run_heads_alpha(
     for i, h in enumerate(heads):
         for j, a in enumerate(alphas):
             policy = build_policy("hare", cell_params(hare_params, h, a), env, policy_keys).to(device)
-            regret[:, i, j] = simulate(env, policy, record_every=int(horizon), logs=logs, rounds=rounds)["total_regret"]
+            regret[:, i, j] = simulate(
+                env, policy, SimulationOptions(record_every=int(horizon), rounds=rounds), logs=logs
+            )["total_regret"]
             key_dim = policy.key_dim
     factor = alpha_factor(alphas, key_dim)
     seed = int(base_seed)
@@ -111,8 +110,10 @@ def run_heads_alpha(
     by_heads = [exponent_record(factor, regret[:, i, :], n_boot=n_boot, seed=seed) for i in range(len(heads))]
     return {
         "check": "heads_alpha",
-        "description": "Total pseudo-regret of HARE at a fixed horizon over a grid of heads H and bonus weights alpha on paired runs of "
-        "linear HARE-Sim (the notes' theorem, paper, sec:seed-issues: R(T) = O(d sqrt(T log T) sqrt(H) (1 + alpha^2/d_k))).",
+        "description": "Total pseudo-regret of HARE at a fixed horizon over a grid of heads H and bonus weights alpha "
+        "on paired runs of "
+        "linear HARE-Sim (the notes' theorem, paper, sec:seed-issues: R(T) = O(d sqrt(T log T) sqrt(H) (1 + "
+        "alpha^2/d_k))).",
         "config": {
             "env_params": dict(env_params),
             "hare_params": dict(hare_params),
@@ -142,66 +143,13 @@ def run_heads_alpha(
             "regressor": "g(alpha) = 1 + alpha^2 / d_k",
         },
         "heads_identical": hare_params.get("projections", "oracle") == "oracle",
-        "paired": "one environment object and one set of policy keys serve every cell; round t is a pure function of the run keys and t",
+        "paired": "one environment object and one set of policy keys serve every cell; round t is a pure function of "
+        "the run keys and t",
         "warm_start": {"n_logged": int(n_logged), "digest": logs.digest()},
         "wall_seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu_started,
         "arrays": {"regret": regret},
     }
-
-
-def _fit_text(fit: dict[str, Any] | None) -> str:
-    if fit is None:
-        return "--"
-    return f"{fit['estimate']:.2f}" + ("" if fit["ci_low"] is None else f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]")
-
-
-def _tex(result: dict[str, Any]) -> str:
-    """Macros (pooled exponents and intervals, horizon, runs) and a table: rows ``H``, columns ``alpha`` (regret mean +- std),
-    a last column with the exponent in ``g`` at that ``H`` and a last row with the exponent in ``H`` at that ``alpha``."""
-    values = {
-        macro_name("heads", "alpha", "horizon"): str(result["horizon"]),
-        macro_name("heads", "alpha", "n", "runs"): str(result["config"]["n_runs"]),
-        macro_name("heads", "alpha", "key", "dim"): str(result["key_dim"]),
-    }
-    for axis, fit in (("heads", result["exponent_H"]["pooled"]), ("factor", result["exponent_g"]["pooled"])):
-        for field in ("estimate", "ci_low", "ci_high"):
-            value = None if fit is None else fit[field]
-            values[macro_name("heads", "alpha", "exponent", axis, field.replace("_", " "))] = (
-                "--" if value is None else f"{value:.2f}"
-            )
-    mean, std = result["regret"]["mean"], result["regret"]["std"]
-    rows = []
-    for i, h in enumerate(result["heads"]):
-        cells = [
-            format_number(m, 1) + ("" if s is None else r" $\pm$ " + format_number(s, 1))
-            for m, s in zip(mean[i], std[i], strict=True)
-        ]
-        rows.append([str(h), *cells, _fit_text(result["exponent_g"]["by_H"][i])])
-    rows.append([])
-    rows.append(["exp.\\ in $H$", *(_fit_text(f) for f in result["exponent_H"]["by_alpha"]), ""])
-    header = ["$H$", *(f"$\\alpha = {a:g}$" for a in result["alphas"]), r"exp.\ in $g$"]
-    table = booktabs_table(
-        header,
-        rows,
-        "r" + "r" * len(result["alphas"]) + "l",
-        caption=(
-            f"Total pseudo-regret of HARE at $T = {result['horizon']}$ on linear HARE-Sim (mean $\\pm$ std over "
-            f"{result['config']['n_runs']} paired runs) for $H$ heads and bonus weight $\\alpha$. Exponents: least-squares "
-            f"log-log slope in $H$ (last row) and in $g(\\alpha) = 1 + \\alpha^2/d_k$, $d_k = {result['key_dim']}$ (last column), "
-            f"with 95\\% percentile bootstrap intervals over runs. Pooled: {_fit_text(result['exponent_H']['pooled'])} in $H$, "
-            f"{_fit_text(result['exponent_g']['pooled'])} in $g$; the notes' theorem bounds them by $1/2$ and $1$."
-        ),
-        label="tab:heads-alpha",
-        resize=True,
-    )
-    return macros(values) + table
-
-
-def write_heads_alpha(result: dict[str, Any], out_json, out_tex) -> None:
-    """``heads_alpha.json`` (arrays left out) and its LaTeX fragment, both atomically."""
-    write_json(out_json, {k: v for k, v in result.items() if k not in UNSERIALISED})
-    write_text(out_tex, _tex(result))
 
 
 def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
@@ -227,8 +175,9 @@ def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: 
 
 
 def exponent_summary(result: dict[str, Any]) -> str:
-    """One line: the pooled exponents in ``H`` and in ``g(alpha)`` with their intervals, and the wall time of the run."""
+    """One line: the pooled exponents in ``H`` and in ``g(alpha)`` with their intervals, and the run's wall time."""
     return (
-        f"exponent in H (pooled): {_fit_text(result['exponent_H']['pooled'])}; in g (pooled): {_fit_text(result['exponent_g']['pooled'])} "
+        f"exponent in H (pooled): {fit_text(result['exponent_H']['pooled'])}; in g (pooled): "
+        f"{fit_text(result['exponent_g']['pooled'])} "
         f"({result['wall_seconds']:.1f} s)"
     )

@@ -33,11 +33,11 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, linear_parameters
-from hare.io import read_npz, write_json, write_text
-from hare.report.latex import format_number, macros
+from hare.io import read_npz
+from hare.report.theory_tables import write_oful
 from hare.statistics import t_interval
 from hare.theory.bounds import BOUNDS, Bound
-from hare.theory.decomposition import warm_bound
+from hare.theory.decomposition_stats import warm_bound
 
 RESIMULATION_TOLERANCE = 1e-9
 """Largest relative difference allowed between the stored and the re-simulated total regret of a run."""
@@ -84,7 +84,8 @@ def confidence_membership(
     B_x: float,
     radius_scale: float = 1.0,
 ) -> dict[str, Any]:
-    """Re-simulate the job ``spec`` on ``env`` and record ``||theta_hat_n - theta*||_{V_n} <= radius_scale * beta_n(delta)``
+    """Re-simulate the job ``spec`` on ``env`` and record ``||theta_hat_n - theta*||_{V_n} <= radius_scale *
+    beta_n(delta)``
     after the update of every online round of every run (module docstring).
 
     Returns ``inside`` ``(n_runs, T)`` bool, ``norm`` ``(n_runs, T)``, ``radius`` ``(T,)``, ``n_observations`` ``(T,)``,
@@ -92,7 +93,7 @@ def confidence_membership(
     ``radius_scale`` below 1 shrinks the radius (a premise that must then fail more often).
     """
     from hare.experiments.job_setup import policy_keys, warm_start_logs
-    from hare.experiments.run import simulate
+    from hare.experiments.simulation import SimulationOptions, simulate
     from hare.policies.base import build_policy
 
     logs = warm_start_logs(spec, env)
@@ -103,7 +104,12 @@ def confidence_membership(
     def record(t: int, state) -> None:
         norms_sq.append(ellipsoid_norm_sq(state.ridge.theta, theta_star, state.ridge.precision))
 
-    arrays = simulate(env, policy, 1, False, spec["environment"]["name"], logs, on_record=record)
+    arrays = simulate(
+        env,
+        policy,
+        SimulationOptions(record_every=1, progress=False, name=spec["environment"]["name"], on_record=record),
+        logs=logs,
+    )
     n_logged = 0 if logs is None else len(logs)
     norm = torch.stack(norms_sq, 1).clamp_min(0.0).sqrt().cpu().numpy()  # (n_runs, T)
     n_obs = n_logged + np.arange(1, norm.shape[1] + 1)
@@ -167,7 +173,7 @@ def oful_check(
     out_tex: str | Path,
 ) -> dict[str, Any]:
     """Compare the measured cumulative regret at every checkpoint with the OFUL bound, measure the bound's premise on a
-    re-simulation of the same run; write JSON and macros."""
+    re-simulation of the same run; write the JSON and its macros (:func:`hare.report.theory_tables.write_oful`)."""
     theta = linear_parameters(env)
     n_arms, dim = theta.shape
     spec = sidecar["job"]
@@ -194,8 +200,10 @@ def oful_check(
     summary = membership_summary(membership["inside"], delta)
     result = {
         "check": "linucb_oful",
-        "description": "Measured cumulative pseudo-regret of disjoint LinUCB on linear HARE-Sim against the OFUL bound with every constant computed from the instance.",
-        "caveat": "The OFUL bound holds with probability 1-delta for OFUL's radius beta_t(delta); the run uses LinUCB with a fixed alpha.",
+        "description": "Measured cumulative pseudo-regret of disjoint LinUCB on linear HARE-Sim against the OFUL bound "
+        "with every constant computed from the instance.",
+        "caveat": "The OFUL bound holds with probability 1-delta for OFUL's radius beta_t(delta); the run uses LinUCB "
+        "with a fixed alpha.",
         "constants": {**constants, "max_gap": max_gap, "alpha": float(params.get("alpha", 1.0)), "n_logged": n_logged},
         "rounds": rounds.tolist(),
         "measured_mean": mean.tolist(),
@@ -215,8 +223,10 @@ def oful_check(
         "ratio_at_horizon": float(mean[-1] / bound[-1]),
         "n_runs": int(curve.shape[0]),
         "premise": {
-            "description": "Theorem 2 premise: ||theta_hat_n - theta*||_{V_n} <= beta_n(delta), V_n block diagonal over arms, "
-            "theta* the stacked closed-form parameter, beta_n = sigma sqrt(2 log(1/delta) + d log(1 + n B_x^2/(lam d))) "
+            "description": "Theorem 2 premise: ||theta_hat_n - theta*||_{V_n} <= beta_n(delta), V_n block diagonal "
+            "over arms, "
+            "theta* the stacked closed-form parameter, beta_n = sigma sqrt(2 log(1/delta) + d log(1 + n B_x^2/(lam "
+            "d))) "
             "+ sqrt(lam) S; checked after the update of every online round of a re-simulation of the reported run "
             "(n = M + t observations).",
             **summary,
@@ -227,26 +237,7 @@ def oful_check(
             "resimulated_total_regret_matches": True,
         },
     }
-    write_json(out_json, result)
-    write_text(
-        out_tex,
-        macros(
-            {
-                "ofulHorizon": str(horizon),
-                "ofulMeasured": format_number(float(mean[-1]), 1),
-                "ofulBound": format_number(float(bound[-1]), 0),
-                "ofulTrivial": format_number(float(trivial[-1]), 0),
-                "ofulRatio": f"{result['ratio_at_horizon']:.3g}",
-                "ofulDim": str(n_arms * dim),
-                "ofulDelta": f"{delta:g}",
-                "ofulNRuns": str(result["n_runs"]),
-                "ofulHolds": "holds" if result["holds"] else "is violated",
-                "ofulVacuous": "vacuous" if result["vacuous_at_horizon"] else "non-vacuous",
-                "ofulPremiseFraction": f"{summary['fraction_inside']['estimate']:.3f}",
-                "ofulPremiseHolds": "holds" if summary["premise_holds"] else "fails",
-            }
-        ),
-    )
+    write_oful(result, out_json, out_tex)
     return result
 
 

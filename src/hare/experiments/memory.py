@@ -1,0 +1,296 @@
+"""The pre-flight memory check: no experiment batch may need more memory than its device has.
+
+Before any job starts, :func:`check_memory` (called by :func:`hare.experiments.config.load_config` for the whole
+config: ``hare validate-config``, ``hare jobs``) estimates the peak memory of every batch of the job table
+(:func:`batch_memory`, over the batches of :func:`hare.experiments.plan.batches`) and refuses, in one line naming the
+key, a config whose batch needs more than its device has (:func:`memory_limit`).
+
+A batch's peak is the process (:data:`PROCESS_BYTES`) plus its largest simulation; a simulation's bytes are the
+environment's shared part, the policy state of its runs played at once and the recorded curves
+(:func:`simulation_memory`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from hare.experiments.grid import ConfigError, Job, expand_jobs
+from hare.experiments.plan import batches
+
+GIB = 2**30
+
+PROCESS_BYTES = 256 * 2**20
+"""The batch process before its first job: the interpreter, torch and the package (226 MiB measured on CPU)."""
+
+RECORD_BYTES = 1600
+"""Bytes per recorded round of a simulation whatever its runs: the recorded-round set and list, the two tensors cloned
+into the curves (:func:`hare.experiments.simulation.simulate`). Measured: 1.6 kB per round, one run,
+``record_every=1``."""
+
+RECORD_RUN_BYTES = 80
+"""Bytes per recorded round and run: the float64 curves of regret and reward, cloned, stacked, and copied into the
+``.npz`` buffer (76 measured at 64 runs and 20,000 recorded rounds)."""
+
+DATASET_SHAPES: dict[str, tuple[int, int, int]] = {
+    "mushroom": (8124, 117, 2),
+    "adult": (48842, 104, 2),
+    "magic": (19020, 10, 2),
+    "shuttle": (58000, 9, 7),
+    "mnist": (70000, 784, 10),
+    "covertype": (581012, 54, 7),
+    "open_bandit": (10000, 26, 34),
+}
+"""``(rows, features, arms)`` of every dataset, the larger of its two preparations (:mod:`hare.data.prepare`), so that
+the estimate reads no file; the online horizon of a dataset's environment is at most its rows."""
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """One simulation of a batch: ``env_runs`` runs of the environment (all the runs of its jobs), ``policy_runs`` of
+    them played at once (fewer with ``max_runs_per_simulation``), of the job ``spec``."""
+
+    spec: dict[str, Any]
+    env_runs: int
+    policy_runs: int
+
+
+@dataclass(frozen=True)
+class EnvironmentShape:
+    """What the estimate needs of a job's environment: ``arms`` of ``dim`` features, ``rounds`` played, the dataset's
+    ``rows`` (0 for HARE-Sim), the item ``clusters`` and the ``shared_bytes`` held once whatever the runs."""
+
+    arms: int
+    dim: int
+    rounds: int
+    rows: int
+    clusters: int
+    shared_bytes: int
+
+
+def batch_simulations(jobs: list[Job]) -> list[Simulation]:
+    """The simulations a batch plays, as :func:`hare.experiments.run.run_batch` forms them: the points of a tuning grid
+    together (:func:`hare.experiments.run.simulation_groups`, in groups of at most ``max_runs_per_simulation`` runs),
+    every other job alone, its runs in chunks of at most ``max_runs_per_simulation`` (a replay whole)."""
+    from hare.experiments.run import run_chunks, runs_per_simulation, simulation_groups
+
+    entries = [{"job": job.spec, "selected": job.selection} for job in jobs]
+    simulations = []
+    for group in simulation_groups(entries):
+        spec = jobs[group[0]].spec
+        n, limit = spec["n_runs"], runs_per_simulation(spec)
+        if len(group) > 1:
+            size = len(group) if limit is None or len(group) * n <= limit else max(1, limit // n)
+            simulations.extend(
+                Simulation(spec, len(group[j : j + size]) * n, len(group[j : j + size]) * n)
+                for j in range(0, len(group), size)
+            )
+        elif spec["environment"]["kind"] == "replay":
+            simulations.append(Simulation(spec, n, n))
+        else:
+            simulations.append(Simulation(spec, n, max(r1 - r0 for r0, r1 in run_chunks(n, limit))))
+    return simulations
+
+
+def environment_shape(environment: dict[str, Any]) -> EnvironmentShape:
+    """The :class:`EnvironmentShape` of a job's environment: HARE-Sim's from its
+    :class:`hare.envs.synthetic.SyntheticConfig` (shared: the pool and the nonlinear interaction matrices); a dataset's
+    from :data:`DATASET_SHAPES`, its horizon
+    capped by its online rows, one cluster per arm (shared: the features, float32 cached and float64)."""
+    horizon = int(environment["horizon"])
+    if environment["kind"] == "synthetic":
+        from hare.envs.synthetic import SyntheticConfig
+
+        c = SyntheticConfig(**environment["params"])
+        return EnvironmentShape(
+            c.n_items, c.query_dim + c.n_users, horizon, 0, c.n_clusters, 8 * c.n_items * (c.item_dim + c.query_dim**2)
+        )
+    rows, dim, arms = DATASET_SHAPES[environment["dataset"]]
+    online = rows - int((environment.get("params") or {}).get("logged_rows", 0))
+    return EnvironmentShape(arms, dim, max(0, min(horizon, online)), rows, arms, 12 * rows * dim)
+
+
+def ridge_bytes(groups: int, dim: int) -> int:
+    """One run's :class:`hare.model.covariance.RidgeState` of ``groups`` groups over ``dim`` features: ``A`` and
+    ``A^{-1}`` (``dim x dim`` each), the response and the estimate (``dim``), the count; float64."""
+    return 8 * groups * (2 * dim * dim + 2 * dim + 1)
+
+
+def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length: int) -> tuple[int, int]:
+    """One run's state of ``policy`` (its validated hyperparameters ``config``) on an environment of ``shape``, as
+    ``(bytes that grow with the rounds, the other bytes)``; ``length`` is its history capacity (rounds plus warm
+    start). What dominates, by family (float64 = 8 bytes; ``A`` arms of ``d`` features):
+
+    * every policy: per-arm counts and sums, ``16 A``;
+    * a disjoint ridge model (LinUCB, LinTS, (Lin+kNN)-UCB, LNUCB-TA): :func:`ridge_bytes` over the arms, plus the
+      ``d x d`` rank-one scratch;
+    * a neighbour history (kNN-UCB, LNUCB-TA, the enhanced policies): ``8 length (d + 6)`` (contexts, norms, rewards,
+      arms, the search's distances), plus ``8 length A`` of foreign-pull masks up to
+      :data:`hare.policies.neighbors.SELECTION_MAX_ARMS` arms;
+    * a kernel dictionary of ``P = max_points``: ``8 P (d + 3 + A) + 24 P^2`` (the inverse, the Gram matrix and its
+      Cholesky factor at a refactorisation);
+    * a neural policy of ``p = width d_in + width`` parameters per network (``d_in = A d`` disjoint, else ``d``): the
+      float32 history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``16 p`` per network (weights,
+      initial weights, gradient, step), and the posterior: ``8 p`` diagonal, else :func:`ridge_bytes` of ``p``
+      features (``16 p^2``);
+    * HARE: the ridge state of its ``heads x clusters`` groups over ``key_dim``.
+    """
+    from hare.policies.base import policy_class
+    from hare.policies.hare import HARE
+    from hare.policies.kernel import KernelPolicy
+    from hare.policies.linear import DisjointRidgePolicy
+    from hare.policies.neighbors import SELECTION_MAX_ARMS, LinearNeighborPolicy, NeighborPolicy
+    from hare.policies.neural import BootstrapNN, GradientPosteriorPolicy, NeuralPolicy
+
+    cls = policy_class(policy)
+    arms, dim = shape.arms, shape.dim
+    grows, fixed = 0, 16 * arms
+    if issubclass(cls, (DisjointRidgePolicy, LinearNeighborPolicy)):
+        fixed += ridge_bytes(arms, dim) + 8 * dim * dim
+    if issubclass(cls, NeighborPolicy):
+        grows += 8 * length * (dim + 6 + (arms if arms <= SELECTION_MAX_ARMS else 0))
+    if issubclass(cls, KernelPolicy):
+        fixed += 8 * config.max_points * (dim + 3 + arms) + 24 * config.max_points**2
+    if issubclass(cls, NeuralPolicy):
+        networks = config.n_networks if issubclass(cls, BootstrapNN) else 1
+        n_parameters = config.width * (arms * dim if config.encoding == "disjoint" else dim) + config.width
+        grows += length * (4 * dim + 12 + (4 * networks if networks > 1 else 0))
+        fixed += 16 * n_parameters * networks
+        if issubclass(cls, GradientPosteriorPolicy):
+            fixed += 8 * n_parameters if config.exploration == "diagonal" else ridge_bytes(1, n_parameters)
+    if issubclass(cls, HARE):
+        fixed += ridge_bytes(config.n_heads * (config.n_clusters or shape.clusters), config.key_dim)
+    return grows, fixed
+
+
+def posterior_round_bytes(config: Any, shape: EnvironmentShape, runs: int) -> int:
+    """A neural posterior's temporaries of one round over ``runs`` runs
+    (:meth:`hare.policies.neural.GradientPosteriorPolicy.posterior`), float64: the gradients of every arm on its support
+    (``2 R A (m d + m)``, disjoint and diagonal), the copied
+    blocks of ``Z^{-1}`` (``2 R (m d)^2`` per arm, disjoint) or the Jacobian (``28 R p`` bytes per arm), in chunks of
+    arms kept within ``memory_budget_mb``; 0 for other policies (``config``: the policy's hyperparameters)."""
+    if not hasattr(config, "memory_budget_mb") or config.exploration == "loop":
+        return 0
+    block = config.width * shape.dim
+    if config.encoding == "disjoint" and config.exploration == "diagonal":
+        return 16 * runs * shape.arms * (block + config.width)
+    per_arm = (
+        16 * runs * block**2 if config.encoding == "disjoint" else 28 * runs * (config.width * shape.dim + config.width)
+    )
+    return min(shape.arms * per_arm, max(per_arm, int(config.memory_budget_mb * 2**20)))
+
+
+def simulation_memory(simulation: Simulation) -> tuple[int, int]:
+    """Estimated peak bytes of one simulation (the process not included), as ``(bytes that grow with the rounds, the
+    rest)``. With ``N`` environment runs, ``R`` of them played at once, ``T`` rounds (a dataset's capped by its rows),
+    ``M`` logged interactions, ``C = T / record_every + 2`` recorded rounds, ``A`` arms of ``d`` features::
+
+        grows = C (RECORD_BYTES + RECORD_RUN_BYTES N) + 8 N T + R grows(policy, T + M)    curves, row order, history
+        rest  = shared + 24 N rows + 64 N A                        the environment (the rows' permutation, a round)
+              + R fixed(policy) + 32 R A d                         the policy's state, a round's products
+              + a neural posterior's round                         :func:`posterior_round_bytes`
+              + 8 N rows A d                                       a replay's greedy read of every logged event
+
+    with ``grows(policy, length)`` and ``fixed(policy)`` of :func:`policy_state_bytes`. It counts what dominates
+    (arrays that scale with the runs, the rounds, the arms and the features), not the allocator's slack or small
+    temporaries; :func:`batch_memory` adds :data:`PROCESS_BYTES`.
+    """
+    from hare.policies.base import make_config
+
+    spec, n, r = simulation.spec, simulation.env_runs, simulation.policy_runs
+    shape, config = environment_shape(spec["environment"]), make_config(spec["policy"], spec["params"])
+    grows, fixed = policy_state_bytes(spec["policy"], config, shape, shape.rounds + int(spec.get("n_logged", 0)))
+    recorded = shape.rounds // max(1, int(spec.get("record_every") or 1)) + 2
+    horizon_bytes = recorded * (RECORD_BYTES + RECORD_RUN_BYTES * n) + 8 * n * shape.rounds + r * grows
+    rest = shape.shared_bytes + 24 * n * shape.rows + 64 * n * shape.arms + r * fixed + 32 * r * shape.arms * shape.dim
+    if spec["environment"]["kind"] == "replay":
+        rest += 8 * n * shape.rows * shape.arms * shape.dim
+    return horizon_bytes, rest + posterior_round_bytes(config, shape, r)
+
+
+@dataclass(frozen=True)
+class BatchMemory:
+    """The estimated peak of one batch: ``peak_bytes`` (:data:`PROCESS_BYTES` plus its largest simulation), that
+    simulation, and the share of its bytes that grows with the rounds (``horizon_bytes``)."""
+
+    batch: str
+    peak_bytes: int
+    horizon_bytes: int
+    simulation: Simulation
+
+
+def batch_memory(config: dict[str, Any]) -> list[BatchMemory]:
+    """The estimated peak memory of every batch of a validated ``config`` (:func:`simulation_memory` of each of its
+    simulations, :func:`batch_simulations`): a batch plays its simulations one after the other in one process, so its
+    peak is the process plus its largest simulation. Batches run side by side (``snakemake --cores``) add up; this
+    is the least any one of them needs."""
+    estimates = []
+    for name, jobs in batches(expand_jobs(config)).items():
+        sized = [(simulation_memory(simulation), simulation) for simulation in batch_simulations(jobs)]
+        (horizon, rest), simulation = max(sized, key=lambda item: sum(item[0]))
+        estimates.append(BatchMemory(name, PROCESS_BYTES + horizon + rest, horizon, simulation))
+    return estimates
+
+
+def memory_limit(config: dict[str, Any]) -> tuple[int, str] | None:
+    """``(bytes, what)`` a batch of ``config`` may use, or ``None`` when this machine cannot tell.
+
+    On CPU (``device: cpu``, or ``auto`` without CUDA here): ``resources.experiment_batches.mem_mb`` when the config
+    gives the batches that much (a cluster's slots), else this machine's physical memory. On CUDA (``cuda``, or
+    ``auto`` with CUDA here): the memory of the GPU here, when there is one; with none (planning a GPU config on a CPU
+    machine) there is nothing honest to compare with, and the check is skipped.
+    """
+    device = config.get("device", "cpu")
+    if device in ("cuda", "auto"):
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0).total_memory, f"its GPU ({torch.cuda.get_device_name(0)}) has"
+        if device == "cuda":
+            return None
+    mem_mb = (config.get("resources") or {}).get("experiment_batches", {}).get("mem_mb")
+    if isinstance(mem_mb, int) and not isinstance(mem_mb, bool):
+        return mem_mb * 2**20, "resources.experiment_batches.mem_mb gives it"
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "this machine has"
+
+
+def memory_refusal(config: dict[str, Any], estimate: BatchMemory, limit: int, what: str) -> str:
+    """The one line refusing a batch whose estimate exceeds ``limit``, naming the key that drives it: the horizon (or
+    the warm start) when the bytes that grow with the rounds are the larger part, else the runs played at once
+    (``n_tuning_runs`` for the points of a tuning grid played together, else ``n_runs``)."""
+    spec, simulation = estimate.simulation.spec, estimate.simulation
+    experiment, environment = spec["experiment"], spec["environment"]["name"]
+    needs = (
+        f"needs about {estimate.peak_bytes / GIB:,.0f} GiB, {what} {limit / GIB:,.0f} GiB "
+        f"(batch {estimate.batch}, {spec['label']})"
+    )
+    if 2 * estimate.horizon_bytes < estimate.peak_bytes - PROCESS_BYTES:
+        runs = "n_tuning_runs" if spec["role"] == "tuning" else "n_runs"
+        return (
+            f"experiments.{experiment}.{runs}: {simulation.policy_runs} runs of {spec['policy']} at once {needs}; "
+            f"set experiments.{experiment}.max_runs_per_simulation to play fewer at once"
+        )
+    if spec.get("n_logged", 0) > spec["environment"]["horizon"]:
+        return (
+            f"experiments.{experiment}.n_logged: {spec['n_logged']} logged interactions × {simulation.env_runs} runs "
+            f"{needs}"
+        )
+    where = (
+        f"environments.{environment}"
+        if config["environments"][environment].get("horizon")
+        else f"experiments.{experiment}"
+    )
+    return f"{where}.horizon: {spec['environment']['horizon']} rounds × {simulation.env_runs} runs {needs}"
+
+
+def check_memory(config: dict[str, Any]) -> list[BatchMemory]:
+    """Refuse, with :class:`ConfigError` in one line naming the key (:func:`memory_refusal`), a validated ``config``
+    whose largest batch is estimated (:func:`batch_memory`) to need more memory than :func:`memory_limit`; return the
+    estimates."""
+    estimates = batch_memory(config)
+    limit = memory_limit(config)
+    largest = max(estimates, key=lambda estimate: estimate.peak_bytes, default=None)
+    if limit is not None and largest is not None and largest.peak_bytes > limit[0]:
+        raise ConfigError(memory_refusal(config, largest, *limit))
+    return estimates

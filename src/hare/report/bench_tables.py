@@ -1,0 +1,242 @@
+"""The benchmark tables and macros of the paper's appendix: batched LinUCB against its bandwidth ceiling and the peer
+libraries, every policy's batching gain, NeuralUCB's exploration modes, and HARE's latency and memory against
+``N``, ``C``, ``H`` and ``d_k``.
+
+``results`` is the JSON of :func:`hare.experiments.bench.run_bench` (``linucb_ceiling``, ``peer_ratios``,
+``batching_gains``, ``policies``, ``environment`` and ``neural``, the record of
+:func:`hare.experiments.bench_neural.bench_neural`) or of :func:`hare.experiments.bench_hare.run_bench_hare`
+(``cases``). A ratio is a :func:`hare.experiments.timing.t_summary`: ``estimate`` with ``ci_low`` and ``ci_high``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hare.io import write_text
+from hare.report.latex import booktabs_table, escape, macro_name, macros
+
+PEER_LABELS = {"mabwiser": "MABWiser", "obp": "OBP"}
+"""How the table names each peer library (:data:`hare.experiments.bench.PEERS`)."""
+
+
+def format_summary(summary: dict[str, Any] | None, digits: int = 2) -> str:
+    """``estimate [ci_low, ci_high]`` of a :func:`t_summary` for a table cell (``--`` when undefined)."""
+    if not summary or summary.get("estimate") is None:
+        return "--"
+    text = f"{summary['estimate']:.{digits}f}"
+    if summary.get("ci_low") is not None:
+        text += f" [{summary['ci_low']:.{digits}f}, {summary['ci_high']:.{digits}f}]"
+    return text
+
+
+def format_bytes(count: float) -> str:
+    """Bytes for a table cell in kB/MB/GB (powers of 10)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g}~{unit}"
+    return f"{count:.0f}~B"
+
+
+def bench_macros(results: dict[str, Any], device: str = "cpu") -> dict[str, str]:
+    """Macros the appendix text uses: repeats, horizon, and the range of the ceiling fractions on ``device``."""
+    fractions = [
+        row["fraction"]["estimate"]
+        for row in results.get("linucb_ceiling", [])
+        if row["device"] == device and "fraction" in row
+    ]
+    env = results["environment"]
+    values = {
+        macro_name("bench", "comparison", "repeats"): str(env.get("comparison_repeats", 0)),
+        macro_name("bench", "horizon"): str(env.get("horizon", "--")),
+        macro_name("bench", "repeats"): str(env.get("repeats", 1)),
+        macro_name("bench", "ceiling", "fraction", "min"): f"{min(fractions):.2f}" if fractions else "--",
+        macro_name("bench", "ceiling", "fraction", "max"): f"{max(fractions):.2f}" if fractions else "--",
+        macro_name("bench", "settings"): str(len(fractions)),
+    }
+    return values
+
+
+def bench_table_tex(
+    results: dict[str, Any] | str | Path,
+    device: str = "cpu",
+    label: str = "tab:bench",
+    peers: Sequence[str] = tuple(PEER_LABELS),
+) -> str:
+    """Macros (:func:`bench_macros`) and two booktabs tables of ratios measured in one run on ``device``.
+
+    ``tab:bench``: per benchmarked setting (dataset, ``B``), the bytes a round must move, batched
+    LinUCB's fraction of the bandwidth ceiling and its rate over each peer's, each a geometric mean over
+    back-to-back repeats with its t interval. ``tab:bench-batching``: every policy's rounds·runs/s at
+    the largest ``B`` over that at the smallest, timed in turn.
+    """
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text())
+    text = macros(bench_macros(results, device))
+    ceilings = [row for row in results.get("linucb_ceiling", []) if row["device"] == device]
+    ratios = {
+        (row["dataset"], row["n_runs"], row["library"]): row
+        for row in results.get("peer_ratios", [])
+        if row["device"] == device
+    }
+    body = [
+        [
+            escape(row["dataset"]),
+            str(row["n_runs"]),
+            str(row["dim"]),
+            str(row["n_arms"]),
+            format_bytes(row["bytes_per_round"]),
+            format_summary(row.get("fraction")),
+            *(
+                format_summary(ratios.get((row["dataset"], row["n_runs"], library), {}).get("ratio"), 1)
+                for library in peers
+            ),
+        ]
+        for row in ceilings
+    ]
+    machine = escape(results["environment"]["devices"].get(device, device))
+    caption = (
+        rf"Batched LinUCB on {device.upper()} ({machine}): fraction of the memory-bandwidth ceiling, "
+        r"$\bigl(B\cdot 8(K{+}3)d^2 / \text{read rate}\bigr) / \text{seconds per round}$, "
+        r"and rounds$\cdot$runs/s over each peer's."
+    )
+    notes = (
+        r"Each value is the geometric mean over \benchComparisonRepeats{} repeats, each timing LinUCB, the read of a "
+        r"state of its size and the peers back to back in one process on the same rounds, with its 95\% $t$ interval "
+        r"(of the log ratio) over repeats. Peers play one sequential run. ``--'': not run."
+    )
+    text += booktabs_table(
+        [
+            "Dataset",
+            "$B$",
+            "$d$",
+            "$K$",
+            "Bytes/round",
+            "Fraction of ceiling",
+            *(f"vs.\\ {PEER_LABELS[lib]}" for lib in peers),
+        ],
+        body,
+        "lrrrrrrr",
+        caption,
+        label,
+        notes,
+        resize=True,
+    )
+    gains = [row for row in results.get("batching_gains", []) if row["device"] == device]
+    if gains:
+        datasets = list(dict.fromkeys(row["dataset"] for row in gains))
+        cell = {(row["policy"], row["dataset"]): f"{row['gain']:.1f}" for row in gains}
+        names = list(dict.fromkeys(row["policy"] for row in results["policies"] if row["device"] == device))
+        names = [name for name in names if any((name, d) in cell for d in datasets)]
+        low, high = gains[0]["n_runs_low"], gains[0]["n_runs_high"]
+        body = [[name.replace("_", r"\_"), *(cell.get((name, d), "--") for d in datasets)] for name in names]
+        caption = (
+            rf"Batching gain on {device.upper()}: rounds$\cdot$runs/s with $B{{=}}{high}$ runs over that with "
+            rf"$B{{=}}{low}$, the two timed in turn in one process."
+        )
+        text += booktabs_table(
+            ["Policy", *(escape(d) for d in datasets)],
+            body,
+            "l" + "r" * len(datasets),
+            caption,
+            f"{label}-batching",
+            r"``--'': not run on that dataset (missing oracle, memory).",
+        )
+    return text
+
+
+def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
+    """Macros and a booktabs table of NeuralUCB's exploration modes: select and whole-round speed over
+    ``loop``, each a geometric mean over repeats of back-to-back ratios (``results["neural"]``, from
+    :func:`hare.experiments.bench_neural.bench_neural`)."""
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text())
+    neural = results["neural"]
+    ratios = neural["ratios"]
+    body = [
+        [
+            mode,
+            format_summary(ratios[f"select_{mode}_over_loop"], 1),
+            format_summary(ratios[f"round_{mode}_over_loop"], 1),
+        ]
+        for mode in ("jacobian", "diagonal")
+    ]
+    s = neural["settings"]
+    values = {
+        macro_name("bench", "neural", "select", "ratio"): f"{ratios['select_jacobian_over_loop']['estimate']:.1f}",
+        macro_name("bench", "neural", "round", "ratio"): f"{ratios['round_jacobian_over_loop']['estimate']:.1f}",
+        macro_name("bench", "neural", "repeats"): str(s.get("repeats", 1)),
+        macro_name("bench", "neural", "rounds"): str(s["rounds"]),
+    }
+    caption = (
+        rf"NeuralUCB exploration modes with training off ({s['arms']} arms, $d={s['dim']}$, "
+        rf"$m={s['width']}$, $p={neural['n_parameters']}$, $B={s['runs']}$, {s['device']}): "
+        r"speed over the $K$-pass loop of the selection "
+        r"alone (every arm's mean and bonus) and of the whole round (selection and the update of $Z^{-1}$)."
+    )
+    notes = (
+        r"Geometric mean over \benchNeuralRepeats{} repeats, each timing the three modes in turn on the same rounds "
+        r"(\benchNeuralRounds{} timed rounds per mode), with its 95\% $t$ interval (of the log ratio) over repeats."
+    )
+    return macros(values) + booktabs_table(
+        ["Mode", "Select vs.\\ loop", "Round vs.\\ loop"], body, "lrr", caption, label, notes
+    )
+
+
+def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
+    """Per-round latency of HARE select mode relative to the first case of the same run, and state memory, against
+    N, C, H and d_k.
+
+    The latency column is ``seconds_per_round / seconds_per_round(first case)``, both timed in one
+    process; state memory is exact (the policy's buffers): cluster-level covariance costs
+    ``O(H C d_k^2)`` and per-item covariance (``C = N``) ``O(H N d_k^2)``.
+    """
+    cases = results["cases"]
+    reference = cases[0]["seconds_per_round"] if cases else 1.0
+    body = [
+        [
+            str(c["n_items"]),
+            str(c["n_clusters"]),
+            str(c["n_heads"]),
+            str(c["key_dim"]),
+            f"{c['seconds_per_round'] / reference:.2f}",
+            f"{c['state_bytes'] / 2**20:.2f}",
+        ]
+        for c in cases
+    ]
+    device = cases[0]["device"] if cases else "cpu"
+    means = sorted({c.get("mean", "online") for c in cases}) or ["online"]
+    caption = (
+        f"HARE select mode ({' and '.join(means)} mean): median latency per round relative to the first row, "
+        f"timed in the same process, and policy state memory ({device}, one run)."
+    )
+    notes = (
+        "State: every buffer of the policy (covariances, inverses, keys, user posteriors), exact; "
+        "latency includes select and update."
+    )
+    return booktabs_table(
+        ["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes
+    )
+
+
+def write_bench_tables(
+    results: dict[str, Any],
+    device: str,
+    tex: str | Path | None = None,
+    tex_neural: str | Path | None = None,
+    peers: Sequence[str] = tuple(PEER_LABELS),
+) -> None:
+    """:func:`bench_table_tex` on ``device`` (one column per library of ``peers``) to ``tex`` and
+    :func:`bench_neural_table_tex` to ``tex_neural`` (when the results hold the NeuralUCB modes), each written
+    atomically where a path is given."""
+    if tex:
+        write_text(tex, bench_table_tex(results, device, peers=peers))
+    if tex_neural and "neural" in results:
+        write_text(tex_neural, bench_neural_table_tex(results))
+
+
+def write_bench_hare_table(path: str | Path, results: dict) -> None:
+    """:func:`bench_hare_table_tex` written atomically to ``path``."""
+    write_text(path, bench_hare_table_tex(results))

@@ -1,0 +1,314 @@
+"""The reproduction table of LNUCB-TA and its generated paragraph per dataset (LaTeX), from its lines.
+
+A line is a dict of :func:`hare.experiments.reproduction.reproduction_rows` (the CSV's columns): per dataset,
+LNUCB-TA's published row (``role`` ``published``), then each reading that was run (``role`` ``ours``): its mean
+total regret with its 95% t interval ``[ci_low, ci_high]``, ``n_runs``, ``horizon``, ``sigma_difference`` =
+(our mean - published mean) / published std, and the verdict code of the claims' rule. Which readings there are,
+and which switches each sets, is the plain data of :class:`Readings`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from hare.report.latex import booktabs_table, escape, format_number
+from hare.report.names import display_name
+
+
+class Reading(NamedTuple):
+    """One reading of LNUCB-TA: its label in the ``published`` experiment (the label the claims register reads), the
+    switches it sets to the public code's value (docs/lnucb_ta_reading.md) and its name in plain text."""
+
+    label: str
+    switches: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The readings in row order (the algorithm as written first, then the public code's reading), every switch,
+    and the switch whose public value reads information a bandit does not have."""
+
+    readings: tuple[Reading, ...]
+    switches: tuple[str, ...]
+    privileged: str
+
+    def by_label(self) -> dict[str, Reading]:
+        return {reading.label: reading for reading in self.readings}
+
+
+NOT_A_BANDIT = "not available to a bandit"
+READING_TEX = {
+    "lnucb_ta": "as written",
+    "lnucb_ta_public": "public-code reading",
+    "lnucb_ta_distance_weights": "distance weights",
+    "lnucb_ta_all_rewards": "$g$ from all rewards",
+    "lnucb_ta_floor_k": "$k$ by floor",
+    "lnucb_ta_uniform_theta": r"$\theta$ uniform at start",
+}
+"""A reading's name in LaTeX, by label (a reading not listed: its plain name, escaped)."""
+VERDICTS_TEX = {
+    "within 2 sd": r"within 2$\sigma$",
+    "outside 2 sd": r"outside 2$\sigma$",
+    "overlaps": "overlaps",
+    "no published row": "no published row",
+    "no interval": "no interval ($n<2$)",
+}
+"""How each verdict code of the CSV reads in the table (``not comparable`` gains our T and n)."""
+REPRODUCTION_RULE = (
+    r"Verdicts follow the rule of the claims register: within 2$\sigma$ when the whole 95\% $t$ interval of our mean "
+    r"lies within the published mean $\pm$ two published standard deviations, outside 2$\sigma$ when it lies wholly "
+    r"outside, overlaps otherwise, and not comparable at another horizon $T$ or run count $n$ than the published ones."
+)
+
+
+def reading_name(reading: Reading, readings: Readings, tex: bool = True) -> str:
+    """The row label of a reading: ``as written``, ``public-code reading (all switches)``, ``<switch> alone``; the
+    switch that reads the whole reward matrix is marked as not available to a bandit. LaTeX, or plain text (the
+    CSV's) when ``tex`` is false."""
+    name = READING_TEX.get(reading.label, escape(reading.text)) if tex else reading.text
+    if len(reading.switches) == len(readings.switches):
+        return f"{name} (all switches)"
+    if len(reading.switches) == 1:
+        return f"{name} alone" + (f" ({NOT_A_BANDIT})" if reading.switches[0] == readings.privileged else "")
+    return name
+
+
+def _signed(value: float) -> str:
+    """A signed number in math mode (``$+1.2$``, ``$-0.4$``, ``$0.0$``); ``--`` when undefined."""
+    text = format_number(abs(value)) if math.isfinite(value) else "--"
+    if text == "--" or text == format_number(0.0):
+        return text if text == "--" else f"${text}$"
+    return f"${'+' if value > 0 else '-'}{text}$"
+
+
+def _scale(row: dict, published: bool = False) -> str:
+    horizon, n_runs = (
+        (row["published_horizon"], row["published_n_runs"]) if published else (row["horizon"], row["n_runs"])
+    )
+    return f"$T={format_number(horizon, 0)}$, $n={n_runs}$"
+
+
+def _verdict_tex(row: dict) -> str:
+    return f"not comparable ({_scale(row)})" if row["verdict"] == "not comparable" else VERDICTS_TEX[row["verdict"]]
+
+
+NOTES = (
+    "Total pseudo-regret under the reference preparation. Our rows: mean over $n$ independent runs of $T$ rounds with "
+    "its 95\\% Student $t$ interval; the published row: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 quotes "
+    "them. $\\Delta/\\sigma_{\\mathrm{pub}}$: (our mean $-$ published mean) / published standard deviation, at the "
+    "published scale only (the CSV gives it at any scale). Every reading is tuned on $\\alpha_0$ over tuning runs "
+    "with disjoint seeds, like LNUCB-TA as written; a switch alone departs from the algorithm as written in that one "
+    "place, the public-code reading in all of them. $g$ from all rewards, and so the public-code reading, reads the "
+    "environment's whole reward matrix: information a bandit does not have."
+)
+
+
+def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, label: str, regime: str = "") -> str:
+    """Per dataset, LNUCB-TA's published mean ± std, then each reading's mean total regret with its 95% t interval,
+    n and T, its difference from the published mean in published standard deviations and its verdict; the caption
+    (plain text, escaped here) states the verdict rule (the claims') and ends with ``regime`` (the regime sentence
+    of the runs). Without a line, a one-cell table says that no reading was run."""
+    caption = escape(caption)
+    if not lines:
+        message = "no reading of LNUCB-TA under the reference preparation in this configuration"
+        return booktabs_table(["Reading"], [[message]], "l", f"{caption} {regime}", label)
+    by_label = readings.by_label()
+    body: list[list[str]] = []
+    previous = None
+    for r in lines:
+        if previous is not None and r["dataset"] != previous:
+            body.append([])
+        dataset = escape(display_name(r["dataset"])) if r["dataset"] != previous else ""
+        previous = r["dataset"]
+        if r["role"] == "published":
+            body.append(
+                [
+                    dataset,
+                    "published (LNUCB-TA, Table~2)",
+                    f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
+                    str(r["n_runs"]),
+                    format_number(r["horizon"], 0),
+                    "--",
+                    "--",
+                ]
+            )
+            continue
+        body.append(
+            [
+                dataset,
+                reading_name(by_label[r["policy"]], readings),
+                f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
+                str(r["n_runs"]),
+                format_number(r["horizon"], 0),
+                _signed(r["sigma_difference"]) if r["comparable"] else "--",
+                _verdict_tex(r),
+            ]
+        )
+    notes = NOTES
+    if any(r["verdict"] == "no published row" for r in lines):
+        notes += " A dataset without a published LNUCB-TA row has no published row and no verdict."
+    header = [
+        "Dataset",
+        "Reading",
+        "Total regret [95\\% interval]",
+        "$n$",
+        "$T$",
+        "$\\Delta/\\sigma_{\\mathrm{pub}}$",
+        "Verdict",
+    ]
+    return booktabs_table(
+        header, body, "llrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True
+    )
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _move(delta: float, numbers: bool, sigma: float | None = None) -> tuple[str, str, str]:
+    """``(verb, participle, amount)`` of a move of the mean by ``delta``: lowers/raises/leaves unchanged, and (with
+    ``numbers``) `` by |delta|`` plus its size in published standard deviations when ``sigma`` is given."""
+    if delta == 0:
+        return "leaves unchanged", "leaving it unchanged", ""
+    verb, participle = ("raises", "raising") if delta > 0 else ("lowers", "lowering")
+    amount = f" by {format_number(abs(delta))}" if numbers else ""
+    if numbers and sigma is not None and math.isfinite(sigma) and sigma > 0:
+        amount += f" ({format_number(abs(delta) / sigma)} published standard deviations)"
+    return verb, participle, amount
+
+
+def _reading_subject(reading: Reading, readings: Readings) -> str:
+    """A reading as the paragraph names it: LNUCB-TA as written, the public-code reading, or the switch alone."""
+    if not reading.switches:
+        return "LNUCB-TA as written"
+    if len(reading.switches) == len(readings.switches):
+        return f"the {READING_TEX.get(reading.label, escape(reading.text))}"
+    return reading_name(reading, readings)
+
+
+def _opening(name: str, published: dict | None, written: dict | None, scale: dict, comparable: bool) -> str:
+    """The first sentence of a dataset's paragraph: LNUCB-TA as written against the published mean."""
+    if published is None:
+        return f"On {name}, LNUCB-TA has no published row, so no reading gets a verdict" + (
+            f"; as written it reaches a mean total regret of {format_number(written['mean'])} (95\\% interval "
+            f"[{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]; {_scale(written)})."
+            if written
+            else "."
+        )
+    if not comparable:
+        return (
+            f"On {name}, our runs ({_scale(scale)}) are not at the published scale ({_scale(scale, published=True)}): "
+            "the verdicts need the published scale (\\texttt{config/paper.yaml}), so only the directions of the "
+            "moves are reported."
+        )
+    if written is not None:
+        gap = written["mean"] - published["mean"]
+        where = (
+            "level with it"
+            if _signed(written["sigma_difference"]) == f"${format_number(0.0)}$"
+            else (
+                f"{format_number(abs(written['sigma_difference']))} published standard deviations "
+                f"{'above' if gap > 0 else 'below'} it"
+            )
+        )
+        return (
+            f"On {name}, LNUCB-TA as written reaches a mean total regret of {format_number(written['mean'])} (95\\% "
+            f"interval [{format_number(written['ci_low'])}, {format_number(written['ci_high'])}]) against the "
+            f"published {format_number(published['mean'])} $\\pm$ {format_number(published['std'])}, {where}."
+        )
+    return (
+        f"On {name}, LNUCB-TA as written was not run; the published mean is {format_number(published['mean'])} "
+        f"$\\pm$ {format_number(published['std'])}."
+    )
+
+
+def _moves(ours: dict, readings: Readings, numbers: bool, sigma: float | None) -> str:
+    """The sentence on how far the public-code reading and the switch alone that moves most move LNUCB-TA as
+    written (``ours``: the lines of our readings by label, the algorithm as written among them)."""
+    order = readings.readings
+    written = ours[order[0].label]
+    clauses = []
+    public = ours.get(order[1].label)
+    if public is not None:
+        verb, _, amount = _move(public["mean"] - written["mean"], numbers, sigma)
+        target = f" to {format_number(public['mean'])}" if numbers and verb != "leaves unchanged" else ""
+        clauses.append(f"the public-code reading {verb} the mean total regret of LNUCB-TA as written{amount}{target}")
+    alone = [ours[r.label] for r in order if len(r.switches) == 1 and r.label in ours]
+    it = "it" if clauses else "the mean total regret of LNUCB-TA as written"
+    if alone:
+        most = max(alone, key=lambda r: abs(r["mean"] - written["mean"]))
+        delta = most["mean"] - written["mean"]
+        if delta == 0:
+            clauses.append(f"no switch alone moves {it}")
+        else:
+            _, participle, amount = _move(delta, numbers, sigma)
+            switch = readings.by_label()[most["policy"]]
+            mark = f" ({NOT_A_BANDIT})" if switch.switches == (readings.privileged,) else ""
+            name = READING_TEX.get(switch.label, escape(switch.text))
+            clauses.append(f"of the switches alone, {name}{mark} moves {it} the most, {participle} it{amount}")
+    else:
+        clauses.append(
+            "no switch was run alone" if clauses else "neither the public-code reading nor a switch alone was run"
+        )
+    text = "; ".join(clauses)
+    return text[0].upper() + text[1:] + "."
+
+
+def _closing(ours: dict, readings: Readings) -> str:
+    """Which readings reach the published mean within two published standard deviations, or that none does."""
+    by_label = readings.by_label()
+    within = [_reading_subject(by_label[r["policy"]], readings) for r in ours.values() if r["verdict"] == "within 2 sd"]
+    if within:
+        return (
+            f"Of the readings, {_join(within)} {'reaches' if len(within) == 1 else 'reach'} the published mean "
+            "within two published standard deviations."
+        )
+    overlapping = [
+        _reading_subject(by_label[r["policy"]], readings) for r in ours.values() if r["verdict"] == "overlaps"
+    ]
+    note = (
+        f" ({_join(overlapping)} {'overlaps' if len(overlapping) == 1 else 'overlap'} the band, undecided at this "
+        "run count)"
+        if overlapping
+        else ""
+    )
+    return (
+        "No reading reaches the published mean within two published standard deviations: the remaining gap is "
+        f"unexplained{note}."
+    )
+
+
+def _dataset_paragraph(lines: list[dict], readings: Readings) -> str:
+    """About three sentences on one dataset's readings, from the numbers of its lines (see
+    :func:`reproduction_text`)."""
+    name = escape(display_name(lines[0]["dataset"]))
+    published = next((r for r in lines if r["role"] == "published"), None)
+    ours = {r["policy"]: r for r in lines if r["role"] == "ours"}
+    written = ours.get(readings.readings[0].label)
+    comparable = published is not None and all(r["comparable"] for r in ours.values())
+    numbers = published is None or comparable
+    sigma = published["std"] if comparable else None
+    scale = written if written is not None or published is None or comparable else next(iter(ours.values()))
+    sentences = [_opening(name, published, written, scale, comparable)]
+    if written is not None:
+        sentences.append(_moves(ours, readings, numbers, sigma))
+    if comparable:
+        sentences.append(_closing(ours, readings))
+    return " ".join(sentences)
+
+
+def reproduction_text(lines: list[dict], readings: Readings) -> str:
+    """One generated paragraph per dataset of the reproduction table, every number from its lines: LNUCB-TA as
+    written against the published mean; how far the public-code reading moves it and in which direction; which
+    switch alone moves it most; and which readings reach the published mean within two published standard
+    deviations, or that none does and the gap is unexplained. Rows at another scale than the published one (not
+    comparable) give the directions of the moves only, and say that the verdicts need the published scale."""
+    head = "% Generated by `hare table --kind reproduction` from the run files; do not edit.\n"
+    datasets = list(dict.fromkeys(r["dataset"] for r in lines))
+    if not datasets:
+        return head + "No reading of LNUCB-TA was run under the reference preparation in this configuration.\n"
+    paragraphs = (_dataset_paragraph([r for r in lines if r["dataset"] == d], readings) for d in datasets)
+    return head + "\n\n".join(paragraphs) + "\n"
