@@ -165,7 +165,7 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     ),
     _entry(
         "U_{h,j}",
-        "exploration bonus of cluster j, sqrt(q^T Sigma^-1 q)",
+        "exploration bonus of cluster j of head h: the query's norm in the inverse covariance",
         code=("hare.model.attention:AttentionOutput.bonuses", "hare.model.attention:UncertaintyAttention.bonuses"),
     ),
     _entry(
