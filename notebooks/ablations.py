@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hare.experiments.aggregate import summarise_run
+from hare.experiments.tables.aggregate import summarise_run
 from hare.report.names import display_name, parameter_label
 from hare.report.style import apply_style, color_for, figure, save
 

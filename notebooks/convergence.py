@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Do the covariance and the attention, updated online together, converge?
 #
-# An open question of the source notes (paper, fig:convergence), measured by `hare.experiments.convergence`
+# An open question of the source notes (paper, fig:convergence), measured by `hare.experiments.studies.convergence`
 # on HARE-Sim. Every variant plays the same environment draws; the ridge mean the bonus explores
 # around is online in all of them, the query projections $W$ are frozen or take online SGD steps,
 # and start random (cold) or fitted on the logged interactions (warm). A reference plays the true

@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Personalization (synthesize mode)
 #
-# From the personalization check on HARE-Text (`hare.experiments.personalization`):
+# From the personalization check on HARE-Text (`hare.experiments.studies.personalization`):
 #
 # * cross-user similarity: mean pairwise cosine similarity of the outputs for different
 #   users on the same query, for the attention output $z$ and for the embedding of the

@@ -2,7 +2,7 @@
 intervals, and the trivial bound a regret bound must beat to say anything.
 
 Pure statistics, importing nothing of ``hare``: the theory checks (:mod:`hare.theory`) and the tables
-(:mod:`hare.experiments.aggregate`) use the same intervals."""
+(:mod:`hare.experiments.tables.aggregate`) use the same intervals."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 equivalence within a practical margin, multiplicity within a family, and the run count a comparison needs.
 
 Pure statistics, importing nothing of ``hare``: the claims register (:mod:`hare.theory.claims`) and the
-reproduction table (:func:`hare.experiments.reproduction.reproduction_verdict`) decide with the same rule.
+reproduction table (:func:`hare.experiments.tables.reproduction.reproduction_verdict`) decide with the same rule.
 
 A claim compares a measured quantity ``mu`` with a threshold ``theta`` (``mu < theta``, say). Its 95% interval is
 two one-sided tests at ``ALPHA_ONE_SIDED = 2.5%`` each, and the register reads three one-sided decisions off it:

@@ -24,7 +24,7 @@ HORIZON = 20
 SELECT_LOOPS_ALLOWED = {
     ("hare.experiments.simulation", "simulate"): "the round loop itself",
     (
-        "hare.experiments.convergence",
+        "hare.experiments.studies.convergence",
         "probe_choices",
     ): "asks the frozen policy for its choice on each probe after a recorded round: "
     "no reward, no update, not rounds of play",

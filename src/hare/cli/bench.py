@@ -27,7 +27,7 @@ def parse_param(text: str) -> tuple[str, str, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from hare.experiments.bench import run_bench
+    from hare.experiments.studies.bench import run_bench
     from hare.report.bench_tables import format_summary
 
     overrides: dict[str, dict[str, Any]] = {}
@@ -63,7 +63,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_neural(args: argparse.Namespace) -> int:
-    from hare.experiments.bench_neural import bench_neural
+    from hare.experiments.studies.bench_neural import bench_neural
     from hare.io import write_json
 
     report = bench_neural(args.width, args.runs, args.rounds, args.arms, args.dim, args.device, args.repeats)
@@ -73,7 +73,7 @@ def cmd_bench_neural(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_hare(args: argparse.Namespace) -> int:
-    from hare.experiments.bench_hare import run_bench_hare
+    from hare.experiments.studies.bench_hare import run_bench_hare
 
     run_bench_hare(
         out=args.out,
@@ -88,7 +88,7 @@ def cmd_bench_hare(args: argparse.Namespace) -> int:
 
 
 def cmd_device_check(args: argparse.Namespace) -> int:
-    from hare.experiments.device_check import device_check
+    from hare.experiments.studies.device_check import device_check
 
     device_check(out=args.out, n_runs=args.n_runs, horizon=args.horizon)
     return 0

@@ -1,5 +1,5 @@
 """``hare calibrate``: this machine's CPU, torch with its BLAS, and its calibration figure against the machine that
-measured the README's build time (:mod:`hare.experiments.calibration`)."""
+measured the README's build time (:mod:`hare.experiments.studies.calibration`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from hare.experiments.calibration import calibrate, format_calibration
+    from hare.experiments.studies.calibration import calibrate, format_calibration
     from hare.io import write_text
 
     if args.repeats < 1:

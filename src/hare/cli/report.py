@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def cmd_macros(args: argparse.Namespace) -> int:
-    from hare.experiments.paper_macros import write_paper_macros
+    from hare.experiments.tables.paper_macros import write_paper_macros
 
     write_paper_macros(args.runs, args.out)
     return 0

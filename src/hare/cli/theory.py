@@ -68,14 +68,14 @@ def cmd_heads_alpha(args: argparse.Namespace) -> int:
 
 
 def cmd_convergence(args: argparse.Namespace) -> int:
-    from hare.experiments.convergence import convergence_check
+    from hare.experiments.studies.convergence import convergence_check
 
     convergence_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
     return 0
 
 
 def cmd_personalization(args: argparse.Namespace) -> int:
-    from hare.experiments.personalization import PersonalizationConfig, personalization_report
+    from hare.experiments.studies.personalization import PersonalizationConfig, personalization_report
 
     report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
     print(

@@ -141,7 +141,7 @@ def cmd_margins(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from hare.experiments.aggregate import write_table
+    from hare.experiments.tables.aggregate import write_table
 
     missing = [p for p in args.runs if not Path(p).exists()]
     if missing:
@@ -183,7 +183,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
-    from hare.experiments.cost_model import measured_job_seconds, predict_config, run_cost_model
+    from hare.experiments.studies.cost_model import measured_job_seconds, predict_config, run_cost_model
     from hare.io import write_json
 
     config = _load_config(args.config)

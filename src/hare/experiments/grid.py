@@ -314,7 +314,7 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
         return
     if "personalization" in config:
         from hare.envs.text import TextConfig
-        from hare.experiments.personalization import PersonalizationConfig
+        from hare.experiments.studies.personalization import PersonalizationConfig
 
         settings = _dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
         _dataclass_from(TextConfig, settings.text or {}, "personalization.text")
@@ -333,7 +333,7 @@ def validate_config(config: dict[str, Any], scope: str = "all") -> None:
             except ValueError as error:
                 raise ConfigError(f"theory.{name}.{error}") from error
     if "convergence" in config.get("theory", {}):
-        from hare.experiments.convergence import settings_from_config
+        from hare.experiments.studies.convergence import settings_from_config
 
         try:
             settings_from_config(config["theory"]["convergence"])

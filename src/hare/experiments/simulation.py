@@ -2,8 +2,9 @@
 
 Every loop of the package in which a policy plays rounds goes through :func:`simulate`: the jobs
 (:mod:`hare.experiments.run`), the replay of logged data (:mod:`hare.experiments.replay_job`), the regret
-decomposition (:mod:`hare.theory.decomposition`), the cost model (:mod:`hare.experiments.cost_model`) and the
-benchmarks (:mod:`hare.experiments.bench`, :mod:`hare.experiments.bench_hare`, :mod:`hare.experiments.bench_neural`).
+decomposition (:mod:`hare.theory.decomposition`), the cost model (:mod:`hare.experiments.studies.cost_model`) and the
+benchmarks (:mod:`hare.experiments.studies.bench`, :mod:`hare.experiments.studies.bench_hare`,
+:mod:`hare.experiments.studies.bench_neural`).
 What a caller adds goes through its extension points: pre-built ``rounds``, a ``feedback`` rule, a
 :class:`RoundObserver` (measurements; :class:`RoundTimer` for timings), a ``stop`` predicate (time budgets) and
 ``account=False`` (play only).

@@ -2,10 +2,12 @@
 libraries, every policy's batching gain, NeuralUCB's exploration modes, and HARE's latency and memory against
 ``N``, ``C``, ``H`` and ``d_k``.
 
-``results`` is the JSON of :func:`hare.experiments.bench.run_bench` (``linucb_ceiling``, ``peer_ratios``,
+``results`` is the JSON of :func:`hare.experiments.studies.bench.run_bench` (``linucb_ceiling``, ``peer_ratios``,
 ``batching_gains``, ``policies``, ``environment`` and ``neural``, the record of
-:func:`hare.experiments.bench_neural.bench_neural`) or of :func:`hare.experiments.bench_hare.run_bench_hare`
-(``cases``). A ratio is a :func:`hare.experiments.timing.t_summary`: ``estimate`` with ``ci_low`` and ``ci_high``.
+:func:`hare.experiments.studies.bench_neural.bench_neural`) or of
+:func:`hare.experiments.studies.bench_hare.run_bench_hare`
+(``cases``). A ratio is a :func:`hare.experiments.studies.timing.t_summary`: ``estimate`` with ``ci_low`` and
+``ci_high``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hare.io import write_text
 from hare.report.latex import booktabs_table, escape, macro_name, macros
 
 PEER_LABELS = {"mabwiser": "MABWiser", "obp": "OBP"}
-"""How the table names each peer library (:data:`hare.experiments.bench.PEERS`)."""
+"""How the table names each peer library (:data:`hare.experiments.studies.bench.PEERS`)."""
 
 
 def format_summary(summary: dict[str, Any] | None, digits: int = 2) -> str:
@@ -150,7 +152,7 @@ def bench_table_tex(
 def bench_neural_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-neural") -> str:
     """Macros and a booktabs table of NeuralUCB's exploration modes: select and whole-round speed over
     ``loop``, each a geometric mean over repeats of back-to-back ratios (``results["neural"]``, from
-    :func:`hare.experiments.bench_neural.bench_neural`)."""
+    :func:`hare.experiments.studies.bench_neural.bench_neural`)."""
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text())
     neural = results["neural"]

@@ -1,5 +1,6 @@
 """Paper build: latexmk with strict checks, and the macro of the skipped datasets. The number macros of the runs
-are :mod:`hare.experiments.paper_macros` (computed from the run files, rendered by :mod:`hare.report.paper_macros`)."""
+are :mod:`hare.experiments.tables.paper_macros` (computed from the run files, rendered by
+:mod:`hare.report.paper_macros`)."""
 
 from __future__ import annotations
 

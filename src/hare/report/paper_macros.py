@@ -1,6 +1,6 @@
 """The paper's number macros of the run files: run counts, horizons, regimes, mean total regrets and versions.
 
-A row is a summary of one run file (:func:`hare.experiments.aggregate.summarise_run`): ``experiment``,
+A row is a summary of one run file (:func:`hare.experiments.tables.aggregate.summarise_run`): ``experiment``,
 ``environment``, ``policy`` (the config label), ``mean`` and ``std`` of the total pseudo-regret over its
 ``n_runs`` runs, ``runs_above_half`` (simulated runs only), ``horizon``, ``regime`` and ``n_logged``.
 """

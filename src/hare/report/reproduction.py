@@ -1,6 +1,6 @@
 """The reproduction table of LNUCB-TA and its generated paragraph per dataset (LaTeX), from its lines.
 
-A line is a dict of :func:`hare.experiments.reproduction.reproduction_rows` (the CSV's columns): per dataset,
+A line is a dict of :func:`hare.experiments.tables.reproduction.reproduction_rows` (the CSV's columns): per dataset,
 LNUCB-TA's published row (``role`` ``published``), then each reading that was run (``role`` ``ours``): its mean
 total regret with its 95% t interval ``[ci_low, ci_high]``, ``n_runs``, ``horizon``, ``sigma_difference`` =
 (our mean - published mean) / published std, and the verdict code of the claims' rule. Which readings there are,

@@ -1,6 +1,7 @@
 """The caption and cell pieces every results table shares, rendered from the summary rows of the run files.
 
-A row is a dict of :func:`hare.experiments.aggregate.summarise_run` (the CSV's columns): ``regime`` and ``n_logged``
+A row is a dict of :func:`hare.experiments.tables.aggregate.summarise_run` (the CSV's columns): ``regime`` and
+``n_logged``
 give the information regime, ``choice``, ``chosen``, ``tuned_grid``, ``ties`` and ``fixed`` how its
 hyperparameters were set, ``mean`` and ``std`` the total pseudo-regret over its ``n_runs`` runs (ddof = 1).
 """

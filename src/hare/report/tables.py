@@ -4,7 +4,7 @@ Every table states what its numbers are: total pseudo-regret (or reward) of the 
 deviation over runs (ddof = 1), with the run count; its caption ends with the information regime of its runs
 (:func:`hare.report.table_cells.regime_sentence`), and a Hyperparameters column or note says how each row's values
 were set (chosen on tuning runs, fixed by the config, or set). A row is a dict of
-:func:`hare.experiments.aggregate.summarise_run`; :func:`table_tex` is the entry point by table kind.
+:func:`hare.experiments.tables.aggregate.summarise_run`; :func:`table_tex` is the entry point by table kind.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """Policy, dataset, our protocol with T and n, our mean +- std, the published mean +- std with its T and n, and
     whether the two sides are comparable (same protocol, horizon and run count); no difference column. ``rows``:
-    :func:`hare.experiments.reproduction.published_rows`."""
+    :func:`hare.experiments.tables.reproduction.published_rows`."""
     marks = fixed_marks(rows)
     body = [
         [

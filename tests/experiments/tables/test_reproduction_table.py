@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from hare.experiments.aggregate import write_table
-from hare.experiments.reproduction import PUBLIC_VALUES, reproduction_verdict
+from hare.experiments.tables.aggregate import write_table
+from hare.experiments.tables.reproduction import PUBLIC_VALUES, reproduction_verdict
 from hare.io import write_json, write_npz
 
 PUBLIC = {"knn_weights": "distance", "global_mean": "all_rewards", "k_rounding": "floor", "theta_init": "uniform"}

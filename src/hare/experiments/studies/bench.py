@@ -8,7 +8,7 @@ both timings of every ratio. Every other policy is timed at each batch size in t
 gain). Environment rounds are generated before the clock starts, so only policy work is timed. An
 entry stops after ``max_seconds`` and reports the rounds it completed; a policy that cannot run on
 a dataset (an oracle it lacks, memory) is recorded with the reason. The NeuralUCB exploration modes
-(:mod:`hare.experiments.bench_neural`) are measured into the same file.
+(:mod:`hare.experiments.studies.bench_neural`) are measured into the same file.
 
     hare bench --out results/bench/policies.json \
         --dataset mushroom=mushroom.npz --dataset mnist=mnist.npz --horizon 1000 --device cpu
@@ -20,8 +20,9 @@ Length: one module because it is both the writer and the reader of one JSON form
 that :func:`compare_linucb`, :func:`ceiling_entry`, :func:`peer_ratio_entry` and :func:`bench_policies`
 write are the fields :func:`linucb_speedups` reads, and split, a change to the format would span modules
 (the tables of :mod:`hare.report.bench_tables` read the same fields, as plain data). The rounds themselves are
-played by :func:`hare.experiments.simulation.simulate`; the NeuralUCB modes are :mod:`hare.experiments.bench_neural`,
-HARE's scaling :mod:`hare.experiments.bench_hare`.
+played by :func:`hare.experiments.simulation.simulate`; the NeuralUCB modes are
+:mod:`hare.experiments.studies.bench_neural`,
+HARE's scaling :mod:`hare.experiments.studies.bench_hare`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from hare.envs.base import BanditEnvironment, BanditRound
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
-from hare.experiments.timing import PAIRED_METHOD, synchronise, t_summary
+from hare.experiments.studies.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json
 from hare.policies import build_policy
 from hare.policies.base import policy_names
@@ -633,7 +634,7 @@ def run_bench(
         comparison_repeats=comparison_repeats,
     )
     if neural_rounds > 0:
-        from hare.experiments.bench_neural import bench_neural
+        from hare.experiments.studies.bench_neural import bench_neural
 
         result["neural"] = bench_neural(rounds=neural_rounds, device=devices[0], repeats=neural_repeats)
     result["linucb_speedups"] = {dev: linucb_speedups(result, max(n_runs), dev) for dev in devices}

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from hare.experiments.aggregate import summarise_run, write_table
+from hare.experiments.tables.aggregate import summarise_run, write_table
 from hare.io import write_json, write_npz
 
 COLD = "Regime: cold, no policy sees a logged interaction."
@@ -339,7 +339,7 @@ def test_horizon_and_run_count_go_to_the_notes_when_shared_else_under_each_datas
 
 
 def test_warm_runs_fed_different_logs_are_refused():
-    from hare.experiments.aggregate import check_same_warm_start
+    from hare.experiments.tables.aggregate import check_same_warm_start
 
     row = {"experiment": "x_warm", "environment": "mushroom", "regime": "warm"}
     same = [

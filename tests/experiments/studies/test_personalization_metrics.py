@@ -1,4 +1,5 @@
-"""The personalization metrics (hare.experiments.personalization_metrics): cross-user similarity of HARE's output and
+"""The personalization metrics (hare.experiments.studies.personalization_metrics): cross-user similarity of HARE's
+output and
 RAG-cosine's, the t interval over runs, attention entropy and its windows, pairwise cosine and novelty by hand."""
 
 import json
@@ -8,8 +9,8 @@ import pytest
 import torch
 
 from hare.envs.text import TextBandit, TextConfig
-from hare.experiments.personalization import SEED_INIT_STD
-from hare.experiments.personalization_metrics import (
+from hare.experiments.studies.personalization import SEED_INIT_STD
+from hare.experiments.studies.personalization_metrics import (
     attention_entropy,
     first_minus_last,
     mean_interval,

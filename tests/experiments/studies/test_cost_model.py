@@ -1,11 +1,13 @@
-"""The cost model (hare.experiments.cost_model): its line, its sums, its grouping of jobs, and a measured run."""
+"""The cost model (hare.experiments.studies.cost_model): its line, its sums, its grouping of jobs, and a measured
+run."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hare.experiments.cost_model import (
+from hare.experiments.grid import expand_jobs
+from hare.experiments.studies.cost_model import (
     cost_at,
     cost_line,
     entry_key,
@@ -14,7 +16,6 @@ from hare.experiments.cost_model import (
     run_cost_model,
     simulations,
 )
-from hare.experiments.grid import expand_jobs
 
 
 def test_the_line_recovers_a_cost_linear_in_the_round():

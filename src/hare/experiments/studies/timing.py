@@ -1,5 +1,5 @@
-"""Timing statistics shared by the benchmarks (:mod:`hare.experiments.bench`,
-:mod:`hare.experiments.bench_neural`): device synchronisation before a clock is read, and the
+"""Timing statistics shared by the benchmarks (:mod:`hare.experiments.studies.bench`,
+:mod:`hare.experiments.studies.bench_neural`): device synchronisation before a clock is read, and the
 geometric-mean ratio with its t interval over repeats."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The numbers behind the paper's macros, from the run files: one summary row per run file and the versions.
 
 Here rather than in :mod:`hare.report`, because the numbers come from the run files through
-:func:`hare.experiments.aggregate.summarise_run`; :mod:`hare.report.paper_macros` renders them.
+:func:`hare.experiments.tables.aggregate.summarise_run`; :mod:`hare.report.paper_macros` renders them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from hare.experiments.aggregate import summarise_run
+from hare.experiments.tables.aggregate import summarise_run
 from hare.report import paper_macros as render
 
 

@@ -20,7 +20,7 @@ import torch
 
 from hare.envs.classification import ClassificationBandit
 from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
-from hare.experiments.timing import PAIRED_METHOD, t_summary
+from hare.experiments.studies.timing import PAIRED_METHOD, t_summary
 from hare.policies.base import build_policy
 from hare.random import CounterRNG, run_keys
 

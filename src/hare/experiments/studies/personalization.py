@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field, replace
 import torch
 
 from hare.envs.text import TextBandit, TextConfig, encode
-from hare.experiments.personalization_metrics import (
+from hare.experiments.studies.personalization_metrics import (
     attention_entropy,
     first_minus_last,
     mean_interval,

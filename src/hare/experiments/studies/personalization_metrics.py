@@ -1,4 +1,5 @@
-"""The metrics of the personalization check (:mod:`hare.experiments.personalization`), each a function of tensors:
+"""The metrics of the personalization check (:mod:`hare.experiments.studies.personalization`), each a function of
+tensors:
 
 * cross-user similarity ``sim = mean_x mean_{i < i'} cos(o(x, u_i), o(x, u_i'))`` of outputs ``o`` ``(Q, U, d)``
   (:func:`pairwise_cosine`), of HARE's attention output ``z`` (:func:`user_outputs`), of RAG-cosine's retrieved item

@@ -8,8 +8,8 @@ import pytest
 
 from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
-from hare.experiments.paper_macros import paper_macros
 from hare.experiments.run import run_job
+from hare.experiments.tables.paper_macros import paper_macros
 from hare.io import read_npz
 
 

@@ -1,4 +1,4 @@
-"""The personalization check (hare.experiments.personalization): the decoder's trained baseline, the config's
+"""The personalization check (hare.experiments.studies.personalization): the decoder's trained baseline, the config's
 validation and the report end to end (the metrics: test_personalization_metrics.py)."""
 
 import json
@@ -8,8 +8,8 @@ import torch
 
 from hare import cli
 from hare.envs.text import TextBandit, TextConfig
-from hare.experiments.personalization import PersonalizationConfig, decoder_baseline
-from hare.experiments.personalization_metrics import mean_interval
+from hare.experiments.studies.personalization import PersonalizationConfig, decoder_baseline
+from hare.experiments.studies.personalization_metrics import mean_interval
 from hare.model.decoder import WordTokenizer
 from hare.random import CounterRNG, run_keys
 

@@ -9,7 +9,7 @@ standard deviation over runs (ddof = 1), with the run count, and, from the run s
   reason, otherwise the set value of the policy's tunable hyperparameters. The CSV carries them in extra columns.
 
 :func:`write_table` writes a table of any kind: the CSV from these rows (or from the published and reproduction
-rows of :mod:`hare.experiments.reproduction`), the LaTeX through :mod:`hare.report.tables` and
+rows of :mod:`hare.experiments.tables.reproduction`), the LaTeX through :mod:`hare.report.tables` and
 :mod:`hare.report.reproduction`.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hare.experiments.reproduction import READINGS, REPRODUCTION_FIELDS, published_rows, reproduction_rows
+from hare.experiments.tables.reproduction import READINGS, REPRODUCTION_FIELDS, published_rows, reproduction_rows
 from hare.io import read_npz, write_text
 from hare.report.reproduction import reproduction_table_tex, reproduction_text
 from hare.report.table_cells import regime_sentence
@@ -284,7 +284,7 @@ def write_table(
 
     The caption written to the ``.tex`` is ``caption`` (plain text from the config, TeX specials escaped) followed by
     the regime sentence of the runs (:func:`hare.report.table_cells.regime_sentence`). A ``reproduction`` table
-    (:func:`hare.experiments.reproduction.reproduction_rows`) also writes its generated paragraphs
+    (:func:`hare.experiments.tables.reproduction.reproduction_rows`) also writes its generated paragraphs
     (:func:`hare.report.reproduction.reproduction_text`) to ``text_path`` when given; other kinds take none.
     """
     if kind not in TABLE_KINDS:

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from hare import cli
-from hare.experiments import calibration
-from hare.experiments.calibration import (
+from hare.experiments.studies import calibration
+from hare.experiments.studies.calibration import (
     Workload,
     blas_backend,
     calibrate,

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from hare.experiments.bench import (
+from hare.experiments.config import REPOSITORY, check_config, schema_errors
+from hare.experiments.grid import ConfigError
+from hare.experiments.studies.bench import (
     bench_policies,
     ceiling_entry,
     ceiling_fraction,
@@ -18,9 +20,7 @@ from hare.experiments.bench import (
     peer_ratio_entry,
     read_bandwidth_gbps,
 )
-from hare.experiments.config import REPOSITORY, check_config, schema_errors
-from hare.experiments.grid import ConfigError
-from hare.experiments.timing import t_summary
+from hare.experiments.studies.timing import t_summary
 
 SETTING = {"dataset": "toy", "device": "cpu", "n_runs": 4, "horizon": 100, "dim": 10, "n_arms": 2}
 

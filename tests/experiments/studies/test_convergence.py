@@ -1,4 +1,4 @@
-"""The convergence measurement (hare.experiments.convergence): stability, agreement, local slopes, settings."""
+"""The convergence measurement (hare.experiments.studies.convergence): stability, agreement, local slopes, settings."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.experiments import convergence
-from hare.experiments.convergence import (
+from hare.experiments.studies import convergence
+from hare.experiments.studies.convergence import (
     DEFAULT_VARIANTS,
     ConvergenceSettings,
     agreement,
