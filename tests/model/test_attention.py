@@ -128,3 +128,24 @@ def test_kmeans_one_cluster_and_determinism():
     assert torch.equal(batched[0], first) and torch.equal(batched[1], first)
     with pytest.raises(ValueError, match="n_clusters"):
         kmeans(points, 41)
+
+
+@pytest.mark.parametrize("responses", ["none", "shared", "per_cluster"])
+def test_chosen_cluster_update_equals_the_one_hot_update(attention_problem, responses):
+    """update_chosen(q, j) leaves the attention's state torch.equal to update(q, one_hot(j), y), for a reward shared
+    by every cluster (identity link) and one per cluster (the logistic link's working response)."""
+    full, chosen = build(attention_problem), build(attention_problem)
+    gen = torch.Generator().manual_seed(3)
+    n_runs, n_heads, key_dim = attention_problem["n_runs"], *attention_problem["keys"].shape[::2]
+    for _ in range(12):
+        q = torch.randn(n_runs, n_heads, key_dim, generator=gen, dtype=torch.float64)
+        j = torch.randint(0, full.n_clusters, (n_runs, n_heads), generator=gen)
+        y = {
+            "none": None,
+            "shared": torch.randn(n_runs, 1, 1, generator=gen, dtype=torch.float64),
+            "per_cluster": torch.randn(n_runs, 1, full.n_clusters, generator=gen, dtype=torch.float64),
+        }[responses]
+        full.update(q, torch.nn.functional.one_hot(j, full.n_clusters).double(), y)
+        chosen.update_chosen(q, j, y)
+    for name, buffer in full.state_dict().items():
+        assert torch.equal(buffer, chosen.state_dict()[name]), name

@@ -181,3 +181,47 @@ def test_selected_update_with_supplied_products_equals_the_computed_one():
         rtol=1e-10,
         atol=1e-12,
     )
+
+
+STATE_BUFFERS = ("inverse", "precision", "response", "counts", "n_updates")
+
+
+@pytest.mark.parametrize("dim", [3, 16, 60])
+def test_chosen_update_equals_the_one_hot_update_of_every_group_element_for_element(dim):
+    """update_chosen touches the chosen group of each (run, slot) only; the state is torch.equal to update()'s with
+    a one-hot weight, over rounds that revisit groups and with a refactorisation on the way."""
+    generator = torch.Generator().manual_seed(5)
+    n_runs, group_shape = 4, (3, 7)
+    full = RidgeState(n_runs=n_runs, group_shape=group_shape, dim=dim, lam=0.7, refactor_every=9)
+    chosen = RidgeState(n_runs=n_runs, group_shape=group_shape, dim=dim, lam=0.7, refactor_every=9)
+    for _ in range(20):
+        cluster = torch.randint(0, 7, (n_runs, 3), generator=generator)  # one cluster per (run, head)
+        x = torch.randn(n_runs, 3, dim, generator=generator, dtype=torch.float64)
+        r = torch.randn(n_runs, 3, generator=generator, dtype=torch.float64)
+        weight = torch.nn.functional.one_hot(cluster, 7).double()  # (n_runs, 3, 7)
+        full.update(x[:, :, None, :].expand(-1, -1, 7, -1), r[:, :, None].expand(-1, -1, 7), weight)
+        chosen.update_chosen(cluster + 7 * torch.arange(3), x, r)
+        for name in STATE_BUFFERS:
+            assert torch.equal(getattr(full, name), getattr(chosen, name)), name
+    assert torch.equal(full.theta, chosen.theta)
+
+
+def test_chosen_update_matches_a_brute_force_recomputation():
+    """A_g = lam I + sum of x x^T over the rounds that chose g, b_g = sum r x, the inverse and theta from them."""
+    generator = torch.Generator().manual_seed(6)
+    n_runs, n_groups, dim, lam = 2, 5, 4, 0.5
+    state = RidgeState(n_runs=n_runs, group_shape=(n_groups,), dim=dim, lam=lam, refactor_every=10**9)
+    xs = torch.randn(30, n_runs, 2, dim, generator=generator, dtype=torch.float64)
+    rs = torch.randn(30, n_runs, 2, generator=generator, dtype=torch.float64)
+    picks = torch.stack([torch.randperm(n_groups, generator=generator)[:2] for _ in range(30 * n_runs)])
+    picks = picks.view(30, n_runs, 2)  # two distinct groups per run and round
+    for x, r, index in zip(xs, rs, picks, strict=True):
+        state.update_chosen(index, x, r)
+    for b in range(n_runs):
+        for g in range(n_groups):
+            hit = picks[:, b] == g  # (30, 2)
+            x_g, r_g = xs[:, b][hit], rs[:, b][hit]
+            inverse, theta = _brute(x_g, r_g, lam)
+            torch.testing.assert_close(state.inverse[b, g], inverse, rtol=1e-10, atol=1e-12)
+            torch.testing.assert_close(state.theta[b, g], theta, rtol=1e-10, atol=1e-12)
+            assert state.counts[b, g] == hit.sum()

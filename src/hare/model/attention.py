@@ -156,3 +156,20 @@ class UncertaintyAttention(nn.Module):
         weights = cluster_weights.to(torch.float64)
         y = torch.zeros_like(weights) if responses is None else responses.to(torch.float64).expand_as(weights)
         self.covariance.update(per_cluster, y, weights)
+
+    def update_chosen(self, queries: torch.Tensor, chosen: torch.Tensor, responses: torch.Tensor | None = None) -> None:
+        """:meth:`update` with one-hot weights on the cluster ``j_h`` of each head, touching that cluster only
+        (:meth:`RidgeState.update_chosen`): ``Sigma_{h,j_h} += q_h q_h^T``, ``b_{h,j_h} += q_h y_{h,j_h}``, and the
+        state equals :meth:`update`'s element for element.
+
+        queries ``(n_runs, H, d_k)``; chosen ``(n_runs, H)`` cluster indices; responses broadcastable to
+        ``(n_runs, H, C)`` (None: 0).
+        """
+        n_runs = queries.shape[0]
+        index = chosen + self.n_clusters * torch.arange(self.n_heads, device=chosen.device)  # (n_runs, H)
+        if responses is None:
+            y = torch.zeros(n_runs, self.n_heads, dtype=torch.float64, device=queries.device)
+        else:
+            full = responses.to(torch.float64).expand(n_runs, self.n_heads, self.n_clusters)
+            y = full.gather(-1, chosen[..., None]).squeeze(-1)  # (n_runs, H)
+        self.covariance.update_chosen(index, queries, y)

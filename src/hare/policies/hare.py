@@ -527,7 +527,7 @@ class HARE(Policy):
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         out = self.attend(observation)
         chosen = self.clusters[arms]
-        dominant = F.one_hot(chosen, self.n_clusters).to(torch.float64)[:, None, :].expand(-1, self.n_heads, -1)
+        dominant = chosen[:, None].expand(-1, self.n_heads)  # (n_runs, H)
         self._learn(
             observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
         )  # keys (n_runs, H, d_k)
@@ -543,7 +543,7 @@ class HARE(Policy):
         space)."""
         out = self.attend(observation)
         mass = self.attention.cluster_mass(out.weights)  # (n_runs, H, C)
-        dominant = F.one_hot(mass.argmax(-1), self.n_clusters).to(torch.float64)
+        dominant = mass.argmax(-1)  # (n_runs, H)
         keys = (self.projections.key[None] * synthesis.to(torch.float64)[:, None, None, :]).sum(-1)  # (n_runs, H, d_k)
         self._learn(observation, out, dominant, keys, mass.mean(1).argmax(-1), rewards)
 
@@ -574,17 +574,17 @@ class HARE(Policy):
         """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection
         updates.
 
-        dominant ``(n_runs, H, C)``; pulled_keys ``W_K^h e`` of what was played, ``(n_runs, H, d_k)``;
-        reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
+        dominant ``(n_runs, H)``: the cluster index of each head; pulled_keys ``W_K^h e`` of what was played,
+        ``(n_runs, H, d_k)``; reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
         ``Sigma`` and ``b`` take the round's query ``q`` (before this round's projection step).
         """
-        weights = (
-            self.attention.cluster_mass(out.weights)
-            if self.config.covariance_update == "attention_weighted"
-            else dominant
-        )
         rewards = rewards.to(torch.float64)
-        self.attention.update(out.queries, weights, self.link_responses(out, rewards))
+        if self.config.covariance_update == "attention_weighted":
+            self.attention.update(
+                out.queries, self.attention.cluster_mass(out.weights), self.link_responses(out, rewards)
+            )
+        else:
+            self.attention.update_chosen(out.queries, dominant, self.link_responses(out, rewards))
         self.cluster_pulls += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64)
         self.cluster_reward_sum += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64) * rewards[:, None]
         scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))
