@@ -94,26 +94,34 @@ def booktabs_table(
     return "\n".join(lines) + "\n"
 
 
+def longtable(header: Sequence[str], body: Sequence[str], align: str, caption: str, label: str) -> str:
+    """A booktabs ``longtable`` (needs ``\\usepackage{longtable}``) of ready ``body`` lines: it breaks across pages,
+    repeating the header."""
+    head = " & ".join(header) + r" \\"
+    return "\n".join(
+        [
+            rf"\begin{{longtable}}{{{align}}}",
+            rf"\caption{{{caption}}}\label{{{label}}}\\",
+            r"\toprule",
+            head,
+            r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            head,
+            r"\midrule",
+            r"\endhead",
+            r"\bottomrule",
+            r"\endlastfoot",
+            *body,
+            r"\end{longtable}",
+        ]
+    )
+
+
 def booktabs_longtable(
     header: Sequence[str], rows: Sequence[Sequence[str]], align: str, caption: str, label: str
 ) -> str:
-    """A booktabs ``longtable`` in small type (needs ``\\usepackage{longtable}``): it breaks across pages,
-    repeating the header (the claims register may hold any number of rows)."""
-    head = " & ".join(header) + r" \\"
-    lines = [
-        r"{\small\begin{longtable}{" + align + "}",
-        rf"\caption{{{caption}}}\label{{{label}}}\\",
-        r"\toprule",
-        head,
-        r"\midrule",
-        r"\endfirsthead",
-        r"\toprule",
-        head,
-        r"\midrule",
-        r"\endhead",
-        r"\bottomrule",
-        r"\endlastfoot",
-        *(" & ".join(row) + r" \\" for row in rows),
-        r"\end{longtable}}",
-    ]
-    return "\n".join(lines) + "\n"
+    """:func:`longtable` of ``rows`` (cells joined by ``&``) in small type (the claims register and the notation
+    table may hold any number of rows)."""
+    body = [" & ".join(row) + r" \\" for row in rows]
+    return r"{\small" + longtable(header, body, align, caption, label) + "}\n"

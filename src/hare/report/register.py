@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hare.report.latex import escape, format_number, macros
+from hare.report.latex import escape, format_number, longtable, macros
 
 STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
 """Status words; a claim's ``claimcode@k`` is the index of its adjusted status here (PASS is 0)."""
@@ -253,25 +253,7 @@ def _full_row(text: str, columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
 
 
 def _longtable(caption: str, label: str, body: list[str], columns: Sequence[tuple[str, float]] = COLUMNS) -> str:
-    head = " & ".join(name for name, _ in columns) + r" \\"
-    return "\n".join(
-        [
-            rf"\begin{{longtable}}{{{column_spec(columns)}}}",
-            rf"\caption{{{caption}}}\label{{{label}}}\\",
-            r"\toprule",
-            head,
-            r"\midrule",
-            r"\endfirsthead",
-            r"\toprule",
-            head,
-            r"\midrule",
-            r"\endhead",
-            r"\bottomrule",
-            r"\endlastfoot",
-            *body,
-            r"\end{longtable}",
-        ]
-    )
+    return longtable([name for name, _ in columns], body, column_spec(columns), caption, label)
 
 
 def _counts_text(claims: Sequence[Mapping[str, Any]]) -> str:
