@@ -1,14 +1,42 @@
 """The display-name registry covers every label the configs and the policy registry use."""
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hare.experiments.config import resolve_config_file
 from hare.policies.base import policy_names
-from hare.report.names import config_labels, display_name, missing_display_names
+from hare.report.names import DISPLAY_NAMES, display_name
 
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[2] / "config").glob("*.yaml") if p.name != "schema.yaml")
+
+
+def config_labels(config: Mapping[str, Any]) -> set[str]:
+    """Every label a workflow config shows to readers: environments, experiments' policy keys and the registered
+    policies they name, tables' policy lists, the theory checks' baselines, policies and variants, and benchmarked
+    policies."""
+    labels = set(config.get("environments") or {})
+    for experiment in (config.get("experiments") or {}).values():
+        for label, entry in (experiment.get("policies") or {}).items():
+            labels.add(label)
+            labels.add((entry or {}).get("policy", label))
+    for table in (config.get("tables") or {}).values():
+        labels.update(table.get("policies") or [])
+    theory = config.get("theory") or {}
+    labels.update((theory.get("decomposition") or {}).get("baselines") or [])
+    if "policy" in (theory.get("oful") or {}):
+        labels.add(theory["oful"]["policy"])
+    variants = (theory.get("convergence") or {}).get("variants") or {}
+    labels.update(label for label, variant in variants.items() if "name" not in (variant or {}))
+    labels.update((config.get("bench") or {}).get("policies") or [])
+    return labels
+
+
+def missing_display_names(labels: Iterable[str]) -> list[str]:
+    """The labels (grid points stripped) that have no entry in :data:`DISPLAY_NAMES`, sorted."""
+    return sorted({label.partition("@")[0] for label in labels} - set(DISPLAY_NAMES))
 
 
 def test_the_configs_are_found():

@@ -1,13 +1,10 @@
 """Display names of methods, environments and hyperparameters: the one registry every table, figure and legend reads.
 
 A config label (an experiment's policy key, an environment's name) is shown as ``DISPLAY_NAMES[label]``;
-:func:`config_labels` lists the labels a config uses so that a test can require a name for each.
+``tests/report/test_names.py`` requires a name for every label each config uses.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable, Mapping
-from typing import Any
 
 DISPLAY_NAMES = {
     "random": "Random",
@@ -113,32 +110,6 @@ def parameter_symbol(name: str) -> str:
     from hare.report.latex import escape
 
     return rf"\texttt{{{escape(name)}}}"
-
-
-def config_labels(config: Mapping[str, Any]) -> set[str]:
-    """Every label a workflow config shows to readers: environments, experiments' policy keys and the registered
-    policies they name, tables' policy lists, the theory checks' baselines, policies and variants, and benchmarked
-    policies."""
-    labels = set(config.get("environments") or {})
-    for experiment in (config.get("experiments") or {}).values():
-        for label, entry in (experiment.get("policies") or {}).items():
-            labels.add(label)
-            labels.add((entry or {}).get("policy", label))
-    for table in (config.get("tables") or {}).values():
-        labels.update(table.get("policies") or [])
-    theory = config.get("theory") or {}
-    labels.update((theory.get("decomposition") or {}).get("baselines") or [])
-    if "policy" in (theory.get("oful") or {}):
-        labels.add(theory["oful"]["policy"])
-    variants = (theory.get("convergence") or {}).get("variants") or {}
-    labels.update(label for label, variant in variants.items() if "name" not in (variant or {}))
-    labels.update((config.get("bench") or {}).get("policies") or [])
-    return labels
-
-
-def missing_display_names(labels: Iterable[str]) -> list[str]:
-    """The labels (grid points stripped) that have no entry in :data:`DISPLAY_NAMES`, sorted."""
-    return sorted({label.partition("@")[0] for label in labels} - set(DISPLAY_NAMES))
 
 
 def parameter_label(name: str) -> str:
