@@ -4,6 +4,7 @@ figure is found and repaired, hand-written paper sources are left to git, and th
 The manifest's checks of result files alone (flipped, missing and extra files, damaged run files) are in
 ``tests/workflow/test_job_faults.py``."""
 
+import json
 import os
 import subprocess
 
@@ -12,6 +13,7 @@ import pytest
 from hare import cli
 from hare.experiments.manifest import (
     PAPER_DIRS,
+    compare_builds,
     is_provenance_file,
     read_manifest,
     reproducible_part,
@@ -143,3 +145,60 @@ def test_the_covered_paper_folders_hold_only_workflow_outputs(repository):
         assert tracked == "", f"{inside}: tracked files {tracked.split()}"
         ignored = subprocess.run(["git", "check-ignore", "--quiet", "--no-index", f"{inside}/any.tex"], cwd=repository)
         assert ignored.returncode == 0, f"{inside} is not ignored by .gitignore"
+
+
+def _notebook(code: str, output: str) -> str:
+    cell = {"cell_type": "code", "source": code, "outputs": [{"output_type": "stream", "text": output}]}
+    return json.dumps({"cells": [cell]})
+
+
+def _build_copy(tmp_path, name, edits):
+    """A finished build under ``tmp_path / name``: GENERATED plus two notebooks, with ``edits`` applied."""
+    files = {
+        **GENERATED,
+        "results/notebooks/curves.ipynb": _notebook("plot(x)", "R = 1.5"),
+        "results/notebooks/curves.html": "<pre>plot(x)</pre><pre>R = 1.5</pre>",
+        "results/bench/linucb.json": '{"seconds": 1.0}',
+        **edits,
+    }
+    root = tmp_path / name
+    for relative, text in files.items():
+        if text is None:
+            continue
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    write_manifest(root / "results")
+    return root / "results"
+
+
+def test_compare_builds_tells_a_change_of_results_from_a_change_of_notebook_code_only(tmp_path):
+    old = _build_copy(tmp_path, "old", {})
+    assert compare_builds(old, _build_copy(tmp_path, "same", {})) == []
+    # a timed file (provenance) may differ
+    assert compare_builds(old, _build_copy(tmp_path, "timed", {"results/bench/linucb.json": '{"seconds": 2.0}'})) == []
+    recoded = {
+        "results/notebooks/curves.ipynb": _notebook("plot(\n    x\n)", "R = 1.5"),
+        "results/notebooks/curves.html": "<pre>plot(\n    x\n)</pre><pre>R = 1.5</pre>",
+    }
+    assert compare_builds(old, _build_copy(tmp_path, "recoded", recoded)) == [
+        "sources only: notebooks/curves.html",
+        "sources only: notebooks/curves.ipynb",
+    ]
+    changed = {
+        "results/notebooks/curves.ipynb": _notebook("plot(x)", "R = 1.6"),
+        "paper/generated/macros.tex": "\\newcommand{\\nruns}{21}\n",
+        "results/tables/synthetic.csv": None,
+    }
+    assert compare_builds(old, _build_copy(tmp_path, "changed", changed)) == [
+        "only in old: tables/synthetic.csv",
+        "differs: ../paper/generated/macros.tex",
+        "differs: notebooks/curves.ipynb",
+    ]
+
+
+def test_compare_builds_on_the_command_line_exits_one_on_a_difference(tmp_path, capsys):
+    old = _build_copy(tmp_path, "old", {})
+    assert cli.main(["compare-builds", str(old), str(_build_copy(tmp_path, "same", {}))]) == 0
+    new = _build_copy(tmp_path, "new", {"results/tables/synthetic.csv": "policy,regret\nlinucb,1.6\n"})
+    assert cli.main(["compare-builds", str(old), str(new)]) == 1
+    assert "differs: tables/synthetic.csv" in capsys.readouterr().out

@@ -182,6 +182,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_compare_builds(args: argparse.Namespace) -> int:
+    from hare.experiments.manifest import compare_builds
+
+    lines = compare_builds(Path(args.old), Path(args.new))
+    for line in lines:
+        print(line)
+    different = [line for line in lines if not line.startswith("sources only: ")]
+    print(
+        f"{args.old} -> {args.new}: {len(different)} difference(s) outside the timed files, "
+        f"{len(lines) - len(different)} notebook(s) differing in their code only",
+        file=sys.stderr,
+    )
+    return 1 if different else 0
+
+
 def cmd_cost_model(args: argparse.Namespace) -> int:
     from hare.experiments.studies.cost_model import measured_job_seconds, predict_config, run_cost_model
     from hare.io import write_json
@@ -345,6 +360,15 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="delete every covered file that changed or disagrees with its sidecar, so snakemake rebuilds it",
     )
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser(
+        "compare-builds",
+        help="compare two finished builds (their results folders) byte for byte, timed files aside; a notebook whose "
+        "outputs agree differs in its code only (exit 1 on any other difference)",
+    )
+    p.add_argument("old")
+    p.add_argument("new")
+    p.set_defaults(func=cmd_compare_builds)
 
     p = sub.add_parser(
         "cost-model",

@@ -43,8 +43,10 @@ device and software versions.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from hare.io import file_sha256, sidecar_mismatch, write_text
 
@@ -222,3 +224,36 @@ def is_provenance_file(relative: str) -> bool:
 def reproducible_part(manifest: dict[str, str]) -> dict[str, str]:
     """The entries of ``manifest`` that two runs on the same device must share byte for byte."""
     return {relative: digest for relative, digest in manifest.items() if not is_provenance_file(relative)}
+
+
+def notebook_outputs(path: str | os.PathLike) -> list[Any]:
+    """The outputs of every code cell of a notebook file, in order (what it printed and drew, not its code)."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return [cell.get("outputs") for cell in cells if cell["cell_type"] == "code"]
+
+
+def _sources_only(old: Path, new: Path, relative: str) -> bool:
+    """Whether ``relative`` differs between two builds in its notebook's code only: an ``.ipynb`` whose code cells'
+    outputs agree, or the ``.html`` of such a notebook."""
+    notebook = relative[: -len(".html")] + ".ipynb" if relative.endswith(".html") else relative
+    if not notebook.endswith(".ipynb"):
+        return False
+    paths = locate(old, notebook), locate(new, notebook)
+    return all(path.is_file() for path in paths) and notebook_outputs(paths[0]) == notebook_outputs(paths[1])
+
+
+def compare_builds(old_dir: str | os.PathLike, new_dir: str | os.PathLike) -> list[str]:
+    """How two finished builds differ, one line each, from their manifests' reproducible entries
+    (:func:`reproducible_part`: the timed files aside): ``only in old``, ``only in new``, ``differs``, and
+    ``sources only`` for a notebook whose code changed while everything it printed and drew stayed the same (a
+    refactoring moves imports and rewraps lines). Empty when the builds agree byte for byte.
+    """
+    old, new = require_results_dir(old_dir), require_results_dir(new_dir)
+    before, after = (reproducible_part(read_manifest(root / MANIFEST_NAME)) for root in (old, new))
+    lines = [f"only in old: {relative}" for relative in sorted(set(before) - set(after))]
+    lines += [f"only in new: {relative}" for relative in sorted(set(after) - set(before))]
+    for relative in sorted(set(before) & set(after)):
+        if before[relative] != after[relative]:
+            kind = "sources only" if _sources_only(old, new, relative) else "differs"
+            lines.append(f"{kind}: {relative}")
+    return lines
