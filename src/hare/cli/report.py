@@ -40,8 +40,7 @@ def cmd_skipped_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from hare.io import write_text
-    from hare.report.register import register_tex
+    from hare.report.register import write_register_tex
     from hare.theory.claims import (
         claims_document,
         format_interval,
@@ -61,7 +60,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
         args.register, args.root, args.markdown, args.json, not_produced(args.register, configs), configs, keys
     )
     if args.tex:
-        write_text(args.tex, register_tex(claims_document(results)))
+        write_register_tex(args.tex, claims_document(results))
     counts: dict[str, int] = {}
     for r in results:
         status = r.adjusted_status or r.status

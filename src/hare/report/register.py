@@ -27,10 +27,12 @@ the paper must land on a row one of them writes.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hare.io import write_text
 from hare.report.latex import escape, format_number, longtable, macros
 
 STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
@@ -547,3 +549,8 @@ def register_tex(document: Mapping[str, Any]) -> str:
         + "%\n}\n"
         + headline_tex(claims, level)
     )
+
+
+def write_register_tex(path: str | os.PathLike, document: Mapping[str, Any]) -> None:
+    """Write :func:`register_tex` of ``document`` to ``path`` (``paper/generated/claims.tex``), atomically."""
+    write_text(path, register_tex(document))

@@ -9,12 +9,15 @@ were set (chosen on tuning runs, fixed by the config, or set). A row is a dict o
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 
 import numpy as np
 
+from hare.io import write_text
 from hare.report.latex import booktabs_table, escape, format_number
 from hare.report.names import display_name
+from hare.report.reproduction import Readings, reproduction_table_tex, reproduction_text
 from hare.report.table_cells import (
     SPREAD_NOTE,
     TIE_MARK,
@@ -286,3 +289,27 @@ def table_tex(kind: str, rows: list[dict], caption: str, label: str, regime: str
             return empty_table_tex("Policy", message, f"{caption} {regime}", label)
         return published_table_tex(rows, caption, label)
     return RENDERERS[kind](rows, caption, label)
+
+
+def write_table_tex(
+    path: str | os.PathLike,
+    kind: str,
+    rows: list[dict],
+    caption: str,
+    label: str,
+    regime: str = "",
+    readings: Readings | None = None,
+    text_path: str | os.PathLike | None = None,
+) -> None:
+    """Write the LaTeX of a table of ``kind`` to ``path``, atomically: :func:`table_tex`, or for the reproduction
+    table (``readings`` required) :func:`hare.report.reproduction.reproduction_table_tex` and, with ``text_path``,
+    its per-dataset paragraphs (:func:`hare.report.reproduction.reproduction_text`)."""
+    if kind == "reproduction":
+        if readings is None:
+            raise ValueError("a reproduction table needs its readings")
+        tex = reproduction_table_tex(rows, readings, caption, label, regime)
+        if text_path is not None:
+            write_text(text_path, reproduction_text(rows, readings))
+    else:
+        tex = table_tex(kind, rows, caption, label, regime)
+    write_text(path, tex)

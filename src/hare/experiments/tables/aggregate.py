@@ -25,9 +25,8 @@ import numpy as np
 
 from hare.experiments.tables.reproduction import READINGS, REPRODUCTION_FIELDS, published_rows, reproduction_rows
 from hare.io import read_npz, write_text
-from hare.report.reproduction import reproduction_table_tex, reproduction_text
 from hare.report.table_cells import regime_sentence
-from hare.report.tables import table_tex
+from hare.report.tables import write_table_tex
 
 FIELDS = (
     "experiment",
@@ -298,18 +297,11 @@ def write_table(
         raise ValueError(f"no run matches the table {label!r} (policies {policies})")
     if kind in ("published", "reproduction") and published_csv is None:
         raise ValueError(f"a {kind} table needs --published")
+    sentence = regime_sentence(rows) if kind in ("published", "reproduction") else ""
     if kind == "reproduction":
-        sentence = regime_sentence(rows)
         rows = reproduction_rows(rows, published_csv)
-        tex = reproduction_table_tex(rows, READINGS, caption, label, sentence)
-        if text_path is not None:
-            write_text(text_path, reproduction_text(rows, READINGS))
     elif kind == "published":
-        sentence = regime_sentence(rows)
         rows = published_rows(rows, published_csv)
-        tex = table_tex(kind, rows, caption, label, sentence)
-    else:
-        tex = table_tex(kind, rows, caption, label)
+    write_table_tex(tex_path, kind, rows, caption, label, sentence, READINGS, text_path)
     write_text(csv_path, rows_to_csv(rows, KIND_FIELDS.get(kind, FIELDS)))
-    write_text(tex_path, tex)
     return rows
