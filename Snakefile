@@ -27,6 +27,8 @@ include: "rules/data.smk"
 include: "rules/experiments.smk"
 include: "rules/theory.smk"
 include: "rules/theory_scaling.smk"
+include: "rules/cost.smk"
+include: "rules/studies.smk"
 include: "rules/notebooks.smk"
 include: "rules/paper.smk"
 

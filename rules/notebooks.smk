@@ -2,6 +2,8 @@ TERMS_JSON = "results/checks/regret_terms.json"
 TERMS_NPZ = "results/checks/regret_terms.npz"
 PERSONALIZATION_JSON = "results/checks/personalization.json"
 CONVERGENCE_JSON = "results/checks/convergence.json"
+COST_GROWTH_JSON = "results/checks/cost_growth.json"
+POOL_SCALING_JSON = "results/checks/pool_scaling.json"
 CLAIMS_JSON = "results/claims.json"
 PUBLISHED_TABLE = "paper/published/lnucb_ta_table2.csv"
 LOCK_IN_JSON = "results/checks/lock_in.json"
@@ -17,6 +19,8 @@ NOTEBOOK_INPUTS = {
     "decomposition": lambda: {"runs": [TERMS_JSON, TERMS_NPZ], "terms_json": TERMS_JSON, "terms_npz": TERMS_NPZ},
     "personalization": lambda: {"runs": [PERSONALIZATION_JSON], "personalization_json": PERSONALIZATION_JSON},
     "convergence": lambda: {"runs": [CONVERGENCE_JSON], "convergence_json": CONVERGENCE_JSON},
+    "cost_growth": lambda: {"runs": [COST_GROWTH_JSON], "cost_growth_json": COST_GROWTH_JSON},
+    "pool_scaling": lambda: {"runs": [POOL_SCALING_JSON], "pool_scaling_json": POOL_SCALING_JSON},
     "runtime": lambda: {"runs": run_files(), "scaling_experiment": "scaling"},
     "claims_matrix": lambda: {"runs": [CLAIMS_JSON], "claims_json": CLAIMS_JSON},
     "lock_in": lambda: {
@@ -31,6 +35,8 @@ NOTEBOOK_FIGURES = {
     "decomposition": ["paper/figures/decomposition.pdf"],
     "personalization": ["paper/figures/personalization.pdf"],
     "convergence": ["paper/figures/convergence.pdf"],
+    "cost_growth": ["paper/figures/cost_growth.pdf"],
+    "pool_scaling": ["paper/figures/pool_scaling.pdf"],
     "runtime": ["paper/figures/runtime.pdf"],
     "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
     "lock_in": ["paper/figures/lock_in.pdf"],

@@ -80,6 +80,8 @@ rule paper_pdf:
             "paper/generated/approx_budget.tex",
             "paper/generated/heads_alpha.tex",
             "paper/generated/convergence.tex",
+            "paper/generated/cost_growth.tex",
+            "paper/generated/pool_scaling.tex",
             "paper/generated/table_bench.tex",
             "paper/generated/table_bench_neural.tex",
             "paper/generated/table_bench_hare.tex",

@@ -94,9 +94,9 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     _entry(
         "N",
         "pool size (items)",
-        config=("environments.*.params.n_items",),
+        config=("environments.*.params.n_items", "pool_scaling.pool_sizes"),
         code=("hare.theory.bounds:SYMBOLS[N]",),
-        results=(f"{TERMS}.json: constants.n_items",),
+        results=(f"{TERMS}.json: constants.n_items", "results/checks/pool_scaling.json: cells.n_items"),
     ),
     _entry(
         "c(n)",
@@ -105,10 +105,10 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     ),
     _entry(
         "C",
-        "number of clusters",
+        "number of clusters (pool scaling: C = c0 = pool_scaling.fixed_clusters, ceil(sqrt N) or ceil(N / 100))",
         config=("environments.*.params.n_clusters", "theory.decomposition_grid.n_clusters"),
         code=("hare.policies.hare:HAREConfig.n_clusters", "hare.theory.bounds:C"),
-        results=(f"{TERMS}.json: constants.n_clusters",),
+        results=(f"{TERMS}.json: constants.n_clusters", "results/checks/pool_scaling.json: cells.n_clusters"),
     ),
     _entry(
         "H",
@@ -162,6 +162,11 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
         "\\Sigma_{h,j}",
         "covariance of cluster j in head h (ridge + routed queries)",
         code=("hare.model.covariance:RidgeState", "hare.model.attention:UncertaintyAttention.update"),
+    ),
+    _entry(
+        "r",
+        "rank of the low-rank-plus-diagonal approximation of Sigma_{h,j} (frequent-directions sketch)",
+        code=("hare.policies.hare:HAREConfig.covariance_rank", "hare.model.covariance_approx:LowRankRidgeState"),
     ),
     _entry(
         "U_{h,j}",

@@ -87,10 +87,24 @@ def _table_output(name: str) -> str:
     return answer.stdout
 
 
+ADDED_SECTIONS = {
+    "pool_scaling": "issue 30: HARE against the pool size per covariance kind (seed 000's third question)",
+    "cost_growth": "issue 30: every policy family's cost per round against t, K, d and B",
+}
+"""Top-level config sections added after the fixture was recorded: a study of their own, which plans no job of the
+table. :func:`record` leaves them out of the config and of the table's digest (the table carries the config), so the
+fixture still pins everything that was there before; :func:`test_the_added_sections_are_in_every_config` checks
+that every config has them."""
+
+
 def record(name: str) -> dict:
-    """The fixture entry of one config: the config the job table carries and the digests of the table."""
-    output = _table_output(name)
-    table = json.loads(output)
+    """The fixture entry of one config: the config the job table carries (less :data:`ADDED_SECTIONS`) and the
+    digests of the table (``hare jobs`` writes ``json.dump(table, sort_keys=True)``, re-serialised here the same way
+    without the added sections)."""
+    table = json.loads(_table_output(name))
+    for section in ADDED_SECTIONS:
+        table["config"].pop(section, None)
+    output = json.dumps(table, sort_keys=True)
     return {
         "config": table["config"],
         "table_sha256": hashlib.sha256(output.encode()).hexdigest(),
@@ -156,6 +170,8 @@ def test_each_config_resolves_to_its_recorded_values_but_the_intended_ones(fixtu
     """The resolved config, as the job table carries it, equals the config as it was before the overlays, key for key
     and value for value (types included: 1 is not 1.0), but :data:`INTENDED`, which take default.yaml's value."""
     resolved = json.loads(json.dumps(load_config([REPOSITORY / "config" / f"{name}.yaml"], memory=False)))
+    for section in ADDED_SECTIONS:
+        resolved.pop(section)
     default = fixture["default"]["config"]
     expected = copy.deepcopy(fixture[name]["config"])
     for path in INTENDED.get(name, ()):
@@ -164,6 +180,12 @@ def test_each_config_resolves_to_its_recorded_values_but_the_intended_ones(fixtu
         )
         _set(expected, path, _get(default, path))
     assert json.dumps(resolved, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_added_sections_are_in_every_config(name):
+    resolved = load_config([REPOSITORY / "config" / f"{name}.yaml"], memory=False)
+    assert set(ADDED_SECTIONS) <= set(resolved)
 
 
 @pytest.mark.parametrize("name", CONFIGS)

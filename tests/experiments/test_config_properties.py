@@ -24,7 +24,7 @@ SMOKE = resolve_config_file(REPOSITORY / "config" / "smoke.yaml")
 """config/smoke.yaml resolved onto its base (the file is an overlay of default.yaml)."""
 KEY_PATH = re.compile(
     r"^((invalid config: |\S+\.yaml: )(<top level>|[\w$`;|&()' \"-]+(\.[^:]+)?): "
-    r"|(experiments|environments|theory|data|paper|tables|personalization|bench)\.\S+)"
+    r"|(experiments|environments|theory|data|paper|tables|personalization|bench|pool_scaling|cost_growth)\.\S+)"
 )
 """A message naming a key path: the schema's and the finite-number check's (``invalid config: <path>: ``, or after the
 file's name on the command line), or the cross-reference checks' (``<section>.<path>``)."""

@@ -5,11 +5,20 @@ import torch
 
 from hare.model.attention import UncertaintyAttention
 from hare.model.clustering import kmeans
+from hare.model.covariance import RidgeState
+from hare.model.covariance_approx import DiagonalRidgeState, LowRankRidgeState
 
 
-def build(problem, lam=1.0):
+def build(problem, lam=1.0, kind="full", rank=8):
     return UncertaintyAttention(
-        problem["keys"], problem["values"], problem["output"], problem["clusters"], problem["n_runs"], lam
+        problem["keys"],
+        problem["values"],
+        problem["output"],
+        problem["clusters"],
+        problem["n_runs"],
+        lam,
+        covariance_kind=kind,
+        covariance_rank=rank,
     )
 
 
@@ -130,11 +139,13 @@ def test_kmeans_one_cluster_and_determinism():
         kmeans(points, 41)
 
 
+@pytest.mark.parametrize("kind", ["full", "diagonal", "low_rank"])
 @pytest.mark.parametrize("responses", ["none", "shared", "per_cluster"])
-def test_chosen_cluster_update_equals_the_one_hot_update(attention_problem, responses):
+def test_chosen_cluster_update_equals_the_one_hot_update(attention_problem, responses, kind):
     """update_chosen(q, j) leaves the attention's state torch.equal to update(q, one_hot(j), y), for a reward shared
-    by every cluster (identity link) and one per cluster (the logistic link's working response)."""
-    full, chosen = build(attention_problem), build(attention_problem)
+    by every cluster (identity link) and one per cluster (the logistic link's working response), for every kind of
+    covariance (the low-rank one below full rank, so that its sketch shrinks)."""
+    full, chosen = build(attention_problem, kind=kind, rank=2), build(attention_problem, kind=kind, rank=2)
     gen = torch.Generator().manual_seed(3)
     n_runs, n_heads, key_dim = attention_problem["n_runs"], *attention_problem["keys"].shape[::2]
     for _ in range(12):
@@ -149,3 +160,63 @@ def test_chosen_cluster_update_equals_the_one_hot_update(attention_problem, resp
         chosen.update_chosen(q, j, y)
     for name, buffer in full.state_dict().items():
         assert torch.equal(buffer, chosen.state_dict()[name]), name
+
+
+def train_with_responses(attention, problem, rounds=8):
+    """Weighted updates with rewards, then one-hot ones through ``update_chosen``; returns ``[(q, w, y)]``."""
+    gen = torch.Generator().manual_seed(11)
+    n_runs, n_heads, key_dim = problem["n_runs"], *problem["keys"].shape[::2]
+    history = []
+    for t in range(rounds):
+        q = torch.randn(n_runs, n_heads, key_dim, generator=gen, dtype=torch.float64)
+        y = torch.randn(n_runs, 1, 1, generator=gen, dtype=torch.float64)
+        if t % 2:
+            w = torch.rand(n_runs, n_heads, attention.n_clusters, generator=gen, dtype=torch.float64)
+            attention.update(q, w, y)
+        else:
+            j = torch.randint(0, attention.n_clusters, (n_runs, n_heads), generator=gen)
+            w = torch.nn.functional.one_hot(j, attention.n_clusters).double()
+            attention.update_chosen(q, j, y)
+        history.append((q, w, y))
+    return history
+
+
+def test_default_covariance_is_the_full_state_and_estimates_use_its_inverse(attention_problem):
+    """The default kind is today's :class:`RidgeState`; ``theta = (lam theta0 + b)^T Sigma^{-1}`` in row form, bit for
+    bit."""
+    attention = build(attention_problem, lam=0.5)
+    assert type(attention.covariance) is RidgeState
+    train_with_responses(attention, attention_problem)
+    covariance = attention.covariance
+    target = covariance.response + attention.prior_parameters() * 0.5
+    expected = torch.matmul(target.unsqueeze(-2), covariance.inverse).squeeze(-2)
+    assert torch.equal(attention.cluster_estimates(), expected)
+
+
+def test_low_rank_attention_of_full_rank_equals_the_full_attention(attention_problem):
+    full = build(attention_problem, lam=0.5)
+    key_dim = attention_problem["keys"].shape[-1]
+    low_rank = build(attention_problem, lam=0.5, kind="low_rank", rank=key_dim)
+    assert type(low_rank.covariance) is LowRankRidgeState
+    train_with_responses(full, attention_problem)
+    train_with_responses(low_rank, attention_problem)
+    q = attention_problem["queries"]
+    expected, out = full(q, alpha=1.5), low_rank(q, alpha=1.5)
+    torch.testing.assert_close(out.bonuses, expected.bonuses, rtol=0, atol=1e-10)
+    torch.testing.assert_close(out.weights, expected.weights, rtol=0, atol=1e-10)
+    torch.testing.assert_close(low_rank.cluster_estimates(), full.cluster_estimates(), rtol=0, atol=1e-10)
+
+
+def test_diagonal_attention_by_brute_force(attention_problem):
+    """``U_{h,j} = sqrt(sum_i q_i^2 / Sigma_ii)`` and ``theta = (lam theta0 + b) / diag(Sigma)`` with
+    ``diag(Sigma) = lam + sum w q^2``, ``b = sum w q y``."""
+    attention = build(attention_problem, lam=0.5, kind="diagonal")
+    assert type(attention.covariance) is DiagonalRidgeState
+    history = train_with_responses(attention, attention_problem)
+    diagonal = 0.5 + sum(w[..., None] * (q * q)[:, :, None, :] for q, w, _ in history)  # (B, H, C, d_k)
+    b = sum((w * y)[..., None] * q[:, :, None, :] for q, w, y in history)
+    expected = (0.5 * attention.prior_parameters() + b) / diagonal
+    torch.testing.assert_close(attention.cluster_estimates(), expected, rtol=1e-12, atol=1e-12)
+    q = attention_problem["queries"]  # (B, Q, H, d_k)
+    bonus = torch.einsum("bqhi,bhci->bqhc", q * q, 1.0 / diagonal).sqrt()
+    torch.testing.assert_close(attention(q, alpha=1.0).bonuses, bonus, rtol=1e-12, atol=1e-12)

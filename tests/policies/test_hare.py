@@ -65,6 +65,8 @@ def test_oracle_projections_and_true_users_pick_the_oracle_item():
             "n_clusters": 1,
             "online_lr": 0.1,
         },
+        {"covariance": "diagonal", "covariance_update": "attention_weighted"},
+        {"covariance": "low_rank", "covariance_rank": 3, "projections": "random", "n_heads": 2},
     ],
 )
 def test_batched_equals_unbatched_select(params):
@@ -148,6 +150,8 @@ def test_hare_beats_random_and_rag_cosine_is_deterministic():
         ({"heads": 2}, "unknown hyperparameter"),
         ({"n_logged": 100}, "unknown hyperparameter"),
         ({"mean": "sometimes"}, "mean"),
+        ({"covariance": "sparse"}, "covariance"),
+        ({"covariance": "low_rank", "covariance_rank": 0}, "covariance_rank"),
         ({"pool": "catalogue"}, "pool"),
         ({"pool": "log_prototypes", "projections": "oracle"}, "pool"),
         ({"pool": "log_prototypes", "projections": "random", "n_clusters": 3}, "pool"),
@@ -241,6 +245,11 @@ def _brute_force_theta(policy, history, link):
         (SMALL, {"covariance_update": "attention_weighted", "online_lr": 0.2, "projections": "random", "n_heads": 2}),
         (LOGISTIC, {"n_heads": 2}),
         (LOGISTIC, {"covariance_update": "attention_weighted", "online_lr": 0.1, "projections": "random"}),
+        (
+            SMALL,
+            {"covariance": "low_rank", "covariance_rank": 8, "covariance_update": "attention_weighted", "n_heads": 2},
+        ),
+        (LOGISTIC, {"covariance": "low_rank", "covariance_rank": 8, "online_lr": 0.1, "projections": "random"}),
     ],
 )
 def test_theta_equals_a_brute_force_ridge_solve(config, params):
@@ -456,3 +465,56 @@ def test_hare_config_tunes_alpha_only_and_has_no_n_logged():
     names = {f.name for f in fields(hare_module.HAREConfig)}
     assert "tunable" not in names and "n_logged" not in names and {"mean", "pool"} <= names
     assert "n_logged" not in {f.name for f in fields(hare_module.RAGCosineConfig)}
+
+
+def test_full_covariance_is_todays_ridge_state():
+    """``covariance: full`` (the default) builds today's :class:`RidgeState` (same ridge, same refactorisation
+    period), and a policy whose state is built by hand with today's constructor plays the same rounds to the same
+    state, bit for bit."""
+    from hare.model.covariance import RidgeState
+
+    params = {"covariance": "full", "n_heads": 2, "projections": "random", "refactor_every": 5, "lam": 0.5}
+    runs = [0, 1]
+    policies = []
+    for replace in (False, True):
+        env = environment(SMALL, runs, horizon=12)
+        policy = build_policy("hare", params, env, run_keys(0, runs, "policy"))
+        covariance = policy.attention.covariance
+        assert type(covariance) is RidgeState and covariance.lam == 0.5 and covariance.refactor_every == 5
+        if replace:
+            policy.attention.covariance = RidgeState(2, (2, policy.n_clusters), policy.key_dim, 0.5, 5)
+        for t in range(12):
+            round_ = env.round(t)
+            chosen = policy.select(round_.observation)
+            policy.update(round_.observation, chosen, round_.reward(chosen))
+        policies.append(policy)
+    first, second = (p.state_dict() for p in policies)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert torch.equal(first[name], second[name]), name
+    assert policies[0].attention.covariance.n_updates == 12
+
+
+@pytest.mark.parametrize("covariance", ["diagonal", "low_rank"])
+@pytest.mark.parametrize("update", ["dominant", "attention_weighted"])
+def test_approximate_covariances_play_the_synthetic_environment(covariance, update):
+    """HARE with a diagonal or rank-2 covariance plays HARE-Sim: finite bonuses and estimates, every round's query in
+    the covariance (counts), arms in the pool."""
+    params = {"covariance": covariance, "covariance_rank": 2, "covariance_update": update, "n_heads": 2}
+    params["projections"] = "random"
+    env = environment(SMALL, [0, 1], horizon=15)
+    policy = build_policy("hare", params, env, run_keys(0, [0, 1], "policy"))
+    regret = torch.zeros(2, dtype=torch.float64)
+    for t in range(15):
+        round_ = env.round(t)
+        chosen = policy.select(round_.observation)
+        assert ((chosen >= 0) & (chosen < SMALL.n_items)).all()
+        policy.update(round_.observation, chosen, round_.reward(chosen))
+        regret += round_.regret(chosen)
+    out = policy.attend(env.round(14).observation)
+    assert torch.isfinite(out.bonuses).all() and (out.bonuses > 0).all()
+    assert torch.isfinite(policy.attention.cluster_estimates()).all() and torch.isfinite(regret).all()
+    torch.testing.assert_close(
+        policy.attention.covariance.counts.sum((-1, -2)), torch.full((2,), 2 * 15.0, dtype=torch.float64)
+    )
+    assert policy.attention.covariance.memory_bytes() < policy.attention.covariance.counts.numel() * 8 * (2 * 8**2)

@@ -205,6 +205,7 @@ def test_mean_ablation_reports_r_approx_under_both_means(result):
         ({"n_logged": 0}, "n_logged"),
         ({"n_logged": True}, "n_logged"),
         ({"hare_params": {"n_logged": 300}}, "hare_params.n_logged"),
+        ({"hare_params": {"covariance": "diagonal"}}, "hare_params.covariance: .*full per-cluster covariance"),
         ({"hare_params": {"heads": 2}}, "unknown hyperparameter"),
         ({"hare_params": {"mean": "sometimes"}}, "mean"),
         ({"env_params": {"n_items": 0}}, "env_params"),

@@ -5,6 +5,7 @@
   through the one round loop (:mod:`.simulation`), tuning (:mod:`.selection`, :mod:`.margins`), off-policy
   estimates (:mod:`.off_policy`), the theory sections' config checks (:mod:`.theory_settings`) and the results
   manifest (:mod:`.manifest`).
-* :mod:`.studies`: convergence, personalization, the cost model, the calibration and the benchmarks.
+* :mod:`.studies`: convergence, personalization, the cost model and cost growth, pool scaling, the calibration and
+  the benchmarks.
 * :mod:`.tables`: the plain data of the tables and macros, which :mod:`hare.report` renders.
 """

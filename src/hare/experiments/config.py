@@ -68,6 +68,13 @@ def check_config(
     if errors:
         raise ConfigError("invalid config: " + "; ".join(errors[:5]))
     validate_config(config, scope)
+    if scope != "experiments" and "pool_scaling" in config:
+        from hare.experiments.studies.pool_scaling_settings import settings_from_config
+
+        try:
+            settings_from_config(config["pool_scaling"])
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
     if memory:
         from hare.experiments.memory import check_memory
 

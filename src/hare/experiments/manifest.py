@@ -67,6 +67,8 @@ PROVENANCE_FILES = (
     "tables/exploration_sweep.csv",
     "tables/replay.csv",
     "checks/personalization.json",
+    "checks/cost_growth.json",
+    "checks/pool_scaling.json",
     "claims.md",
     "claims.json",
     "paper.pdf",
@@ -76,7 +78,15 @@ PROVENANCE_FILES = (
     "../paper/generated/table_exploration_sweep.tex",
     "../paper/generated/table_replay.tex",
     "../paper/generated/claims.tex",
+    "../paper/generated/pool_scaling.tex",
     "../paper/figures/runtime.pdf",
+    "../paper/figures/pool_scaling.pdf",
+    "notebooks/pool_scaling.ipynb",
+    "notebooks/pool_scaling.html",
+    "../paper/generated/cost_growth.tex",
+    "../paper/figures/cost_growth.pdf",
+    "notebooks/cost_growth.ipynb",
+    "notebooks/cost_growth.html",
 )
 """Covered files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
 
@@ -88,11 +98,16 @@ PROVENANCE_FILES = (
   compute, scaling, exploration-sweep and replay tables, CSV and LaTeX), which print ms per round or compute used;
 * ``claims.md``, ``claims.json`` and the claims table ``paper/generated/claims.tex``: the claims on LNUCB-TA's
   Table 7 quote measured wall-time ratios;
-* ``paper.pdf``: it prints the measured tables and claims.
+* the pool-scaling study (``checks/pool_scaling.json``, its table and macros ``paper/generated/pool_scaling.tex``,
+  its notebook, HTML and figure ``paper/figures/pool_scaling.pdf``): select and update latencies per round;
+* ``paper.pdf``: it prints the measured tables and claims;
+* the cost-growth study (``checks/cost_growth.json``, its table and macros ``paper/generated/cost_growth.tex``, its
+  notebook and figure ``paper/figures/cost_growth.pdf``): seconds per round.
 
 Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the
-personalization timings, ``paper/generated/`` but the timed tables and the claims table, ``paper/figures/`` but the
-runtime figure) is byte-identical between two runs on the same device and software versions.
+personalization and pool-scaling timings, ``paper/generated/`` but the timed tables and the claims table,
+``paper/figures/`` but the runtime and pool-scaling figures) is byte-identical between two runs on the same device
+and software versions.
 """
 
 

@@ -134,7 +134,8 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
       float32 history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``16 p`` per network (weights,
       initial weights, gradient, step), and the posterior: ``8 p`` diagonal, else :func:`ridge_bytes` of ``p``
       features (``16 p^2``);
-    * HARE: the ridge state of its ``heads x clusters`` groups over ``key_dim``.
+    * HARE: the covariance state of its ``heads x clusters`` groups over ``key_dim``: :func:`ridge_bytes` for the full
+      covariance, :func:`hare.model.covariance_approx.covariance_bytes` for the diagonal and low-rank ones.
     """
     from hare.policies.base import policy_class
     from hare.policies.hare import HARE
@@ -160,7 +161,13 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
         if issubclass(cls, GradientPosteriorPolicy):
             fixed += 8 * n_parameters if config.exploration == "diagonal" else ridge_bytes(1, n_parameters)
     if issubclass(cls, HARE):
-        fixed += ridge_bytes(config.n_heads * (config.n_clusters or shape.clusters), config.key_dim)
+        groups = config.n_heads * (config.n_clusters or shape.clusters)
+        if config.covariance == "full":
+            fixed += ridge_bytes(groups, config.key_dim)
+        else:
+            from hare.model.covariance_approx import covariance_bytes
+
+            fixed += covariance_bytes(config.covariance, groups, config.key_dim, config.covariance_rank)
     return grows, fixed
 
 

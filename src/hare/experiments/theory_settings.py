@@ -67,6 +67,11 @@ def check_settings(settings: dict[str, Any], grid: bool = False) -> None:
             "hare_params.n_logged: the warm start's M is the section's own n_logged (every policy gets the same logs), "
             "not a HARE hyperparameter"
         )
+    if hare_params.get("covariance", "full") != "full":
+        raise ValueError(
+            f"hare_params.covariance: the decomposition's bounds and measurements (log det, eigenvalues of Sigma) "
+            f"need the full per-cluster covariance (got {hare_params['covariance']!r})"
+        )
     try:
         env_config = SyntheticConfig(**(settings.get("env_params") or {}))
     except (TypeError, ValueError) as error:

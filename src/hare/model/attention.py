@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from hare.model.covariance import RidgeState
+from hare.model.covariance_approx import DiagonalRidgeState, LowRankRidgeState, make_cluster_covariance
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,10 @@ class UncertaintyAttention(nn.Module):
     """Cross-attention from user-conditioned queries to a clustered pool, with cluster covariances.
 
     keys ``(H, N, d_k)``, values ``(H, N, d_v)``, output ``(H * d_v, d_out)``, clusters ``(N,)``
-    int64 in ``0..C-1``. Holds ``covariance``: a :class:`RidgeState` of group shape ``(H, C)``
-    over ``d_k`` for ``n_runs`` runs.
+    int64 in ``0..C-1``. Holds ``covariance``: the ridge state of group shape ``(H, C)`` over ``d_k`` for
+    ``n_runs`` runs that :func:`~hare.model.covariance_approx.make_cluster_covariance` builds for
+    ``covariance_kind``: ``full`` (:class:`RidgeState`, ``Sigma`` exact), ``diagonal`` or ``low_rank`` (of
+    ``covariance_rank``; its ``Sigma`` and the bound on the bonus in :mod:`hare.model.covariance_approx`).
     """
 
     def __init__(
@@ -70,6 +73,8 @@ class UncertaintyAttention(nn.Module):
         lam: float = 1.0,
         refactor_every: int = 1000,
         n_clusters: int | None = None,
+        covariance_kind: str = "full",
+        covariance_rank: int = 8,
     ):
         super().__init__()
         self.n_heads, self.n_items, self.key_dim = keys.shape
@@ -88,9 +93,9 @@ class UncertaintyAttention(nn.Module):
         mean_keys.index_add_(1, self.clusters, self.keys)
         self.register_buffer("cluster_mean_keys", mean_keys / sizes[None, :, None])  # (H, C, d_k)
         self.scale = 1.0 / math.sqrt(self.key_dim)
-        self.covariance = RidgeState(n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every).to(
-            self.keys.device
-        )  # HARE rebuilds it after a fit
+        self.covariance: RidgeState | DiagonalRidgeState | LowRankRidgeState = make_cluster_covariance(
+            covariance_kind, n_runs, (self.n_heads, self.n_clusters), self.key_dim, lam, refactor_every, covariance_rank
+        ).to(self.keys.device)  # HARE rebuilds it after a fit
 
     def bonuses(self, queries: torch.Tensor) -> torch.Tensor:
         """``U_{h,j} = sqrt(q_h^T Sigma_{h,j}^{-1} q_h)`` (paper, eq:scores) for every cluster: ``(n_runs, *Q, H, d_k)
@@ -110,12 +115,13 @@ class UncertaintyAttention(nn.Module):
     def cluster_estimates(self) -> torch.Tensor:
         """``theta_{h,j} = Sigma_{h,j}^{-1} (lam theta0_{h,j} + b_{h,j})``, ``(n_runs, H, C, d_k)``.
 
-        One product per (run, head, cluster) with the maintained symmetric inverse, taken in row form
-        ``(lam theta0 + b)^T Sigma^{-1}`` with the run as a batch dimension (no GEMM across runs).
+        One product per (run, head, cluster) with the state's ``Sigma^{-1}`` (``row_products``; for the full state
+        the maintained symmetric inverse, taken in row form ``(lam theta0 + b)^T Sigma^{-1}`` with the run as a
+        batch dimension, no GEMM across runs).
         """
         covariance = self.covariance
         target = covariance.response + self.prior_parameters() * covariance.lam  # (n_runs, H, C, d_k)
-        return torch.matmul(target.unsqueeze(-2), covariance.inverse).squeeze(-2)
+        return covariance.row_products(target)
 
     def online_scores(self, queries: torch.Tensor) -> torch.Tensor:
         """``<theta_{h,j}, q_h>`` for every cluster: ``(n_runs, H, d_k) -> (n_runs, H, C)`` (row-wise products)."""

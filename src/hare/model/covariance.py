@@ -84,6 +84,11 @@ class RidgeState(nn.Module):
             self.refresh_estimate()
         return self.estimate
 
+    def memory_bytes(self) -> int:
+        """Bytes of the state's tensors (every buffer, the cached estimate included; not the scratch buffers):
+        ``8 (n_runs G (2 dim^2 + 2 dim + 1) + 1)`` for ``G`` groups per run."""
+        return sum(t.numel() * t.element_size() for t in self.buffers())
+
     def refresh_estimate(self) -> None:
         """Recompute the cached ``A^{-1} b`` of every group."""
         self.estimate.copy_(torch.matmul(self.response[..., None, :], self.inverse).squeeze(-2))

@@ -78,6 +78,7 @@ import torch.nn.functional as F
 from hare.envs.base import BanditEnvironment, LoggedRounds, Observation, tensor_digest
 from hare.model.attention import AttentionOutput, UncertaintyAttention
 from hare.model.clustering import kmeans
+from hare.model.covariance_approx import COVARIANCE_KINDS
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.model.user_state import UserPosterior
 from hare.policies.base import Policy, PolicyConfig, register_policy, temporal_attention_rate, upper_confidence_bound
@@ -133,6 +134,10 @@ class HAREConfig(PolicyConfig):
     lam: ridge of the cluster covariances (and the prior weight of ``theta0``); refactor_every:
     rounds between Cholesky re-inversions.
     covariance_update: ``dominant`` or ``attention_weighted``.
+    covariance: the cluster covariance ``Sigma_{h,j}``: ``full`` (exact), ``diagonal`` (``lam I + diag(sum q q^T)``)
+    or ``low_rank`` (a frequent-directions sketch of rank ``r =`` covariance_rank plus the exact diagonal; the bonus
+    within a factor ``sqrt(1 + Delta / lam)`` of the exact one, :mod:`hare.model.covariance_approx`); every kind
+    takes either covariance_update.
     projections: ``random | learned | oracle``; ``learned`` is fitted in :meth:`HARE.warm_start` on the
     logs of the warm start (warm regime only); projection_seed: seed of random init and fit;
     random_init_std: std of random projections (None: ``1 / sqrt(fan_in)``; 0.02 is the transformer init);
@@ -160,6 +165,8 @@ class HAREConfig(PolicyConfig):
     lam: Annotated[float, positive] = 1.0
     refactor_every: Annotated[int, at_least(1)] = 1000
     covariance_update: Annotated[str, one_of(COVARIANCE_UPDATES)] = "dominant"
+    covariance: Annotated[str, one_of(COVARIANCE_KINDS)] = "full"
+    covariance_rank: Annotated[int, at_least(1)] = 8
     projections: Annotated[str, one_of(PROJECTION_KINDS)] = "oracle"
     projection_seed: int = 0
     random_init_std: Annotated[float | None, positive] = None
@@ -391,6 +398,8 @@ class HARE(Policy):
             config.lam,
             config.refactor_every,
             self.n_clusters,
+            config.covariance,
+            config.covariance_rank,
         )
         self.register_buffer(
             "query_context", projections.query_context.expand(self.n_runs, -1, -1, -1).clone()

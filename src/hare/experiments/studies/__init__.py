@@ -2,4 +2,6 @@
 attention (:mod:`.convergence`), personalization (:mod:`.personalization`, its metrics in
 :mod:`.personalization_metrics`), the cost model of every policy (:mod:`.cost_model`), the machine calibration
 (:mod:`.calibration`), the benchmarks (:mod:`.bench`, :mod:`.bench_hare`, :mod:`.bench_neural`, their timing
-statistics in :mod:`.timing`) and the CUDA agreement check (:mod:`.device_check`)."""
+statistics in :mod:`.timing`), the CUDA agreement check (:mod:`.device_check`), and the studies of scale: HARE
+against the pool size per covariance kind (:mod:`.pool_scaling`) and every policy family's cost growth
+(:mod:`.cost_growth`)."""
