@@ -105,7 +105,7 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     ),
     _entry(
         "C",
-        "number of clusters (pool scaling: C = c0 = pool_scaling.fixed_clusters, ceil(sqrt N) or ceil(N / 100))",
+        "number of clusters (in the pool-scaling study: a fixed number, ceil(sqrt N) or ceil(N / 100))",
         config=("environments.*.params.n_clusters", "theory.decomposition_grid.n_clusters"),
         code=("hare.policies.hare:HAREConfig.n_clusters", "hare.theory.bounds:C"),
         results=(f"{TERMS}.json: constants.n_clusters", "results/checks/pool_scaling.json: cells.n_clusters"),
