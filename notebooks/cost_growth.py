@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
+from hare.report.names import display_name
 from hare.report.style import apply_style, distinct_colors, figure, save
 
 apply_style()
@@ -41,16 +42,6 @@ if not cost_growth_json:
 result = json.loads(Path(cost_growth_json).read_text())
 settings = result["settings"]
 policies = {name: result["policies"][name] for name in result["order"]}
-NAMES = {
-    "ucb1": "UCB1",
-    "linucb": "LinUCB",
-    "lin_ts": "LinTS",
-    "kernel_ucb": "KernelUCB",
-    "neural_ucb": "NeuralUCB",
-    "knn_ucb": "kNN-UCB",
-    "lnucb_ta": "LNUCB-TA",
-    "hare": "HARE",
-}
 AXIS_LABELS = {"t": "round $t$", "K": "arms $K$", "d": "context dimension $d$", "B": "runs $B$"}
 colors = distinct_colors(list(policies))
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -75,7 +66,7 @@ for column, axis in enumerate(result["axes"]):
             marker=MARKERS[index % len(MARKERS)],
             markersize=3,
             linewidth=1.0,
-            label=NAMES.get(name, name),
+            label=display_name(name),
         )
         if column == 0:
             handles.append(line)
@@ -113,7 +104,7 @@ for name, policy in policies.items():
     expected = {axis: policy["axes"][axis]["expected"] for axis in result["axes"]}
     skipped = sum(cell["skipped"] is not None for data in policy["axes"].values() for cell in data["cells"])
     print(
-        f"{NAMES.get(name, name):10s} "
+        f"{display_name(name):10s} "
         + "  ".join(
             f"{axis}: {'--' if k is None else f'{k:5.2f}'} (expected {expected[axis]})" for axis, k in fits.items()
         )
