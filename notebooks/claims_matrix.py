@@ -152,6 +152,10 @@ def text_color(background: str) -> str:
     return "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.5 else "black"
 
 
+CROWDED = 8
+"""More columns than this and the column labels stand on end (:func:`draw`), which takes more height."""
+
+
 def draw(ax, members: list[dict], title: str) -> None:
     rows, columns, cells = matrix(members)
     fontsize = 6 if len(columns) <= 12 else 5
@@ -173,7 +177,14 @@ def draw(ax, members: list[dict], title: str) -> None:
         )
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(rows), 0)
-    ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, fontsize=6)
+    # Many columns: upright labels would run into each other, so they stand on end.
+    crowded = len(columns) > CROWDED
+    ax.set_xticks(
+        [j + 0.5 for j in range(len(columns))],
+        [column.replace("\n", " ") for column in columns] if crowded else columns,
+        fontsize=6,
+        rotation=90 if crowded else 0,
+    )
     ax.xaxis.tick_top()
     ax.set_yticks([i + 0.5 for i in range(len(rows))], [name(row) for row in rows], fontsize=6)
     ax.tick_params(length=0)
@@ -195,8 +206,8 @@ def legend(fig, members: list[dict]) -> None:
 
 
 def panel_height(members: list[dict]) -> float:
-    rows, _, _ = matrix(members)
-    return 0.75 + 0.16 * len(rows)
+    rows, columns, _ = matrix(members)
+    return 0.75 + 0.16 * len(rows) + (0.45 if len(columns) > CROWDED else 0.0)
 
 
 families = {}
