@@ -20,7 +20,6 @@ from hare.experiments.studies.pool_scaling import (
     measure_cell,
     per_item_line,
     pool_bytes,
-    predicted_state_bytes,
     round_bytes,
     run_pool_scaling,
     synthetic_pool,
@@ -34,7 +33,7 @@ from hare.experiments.studies.pool_scaling_settings import (
 )
 from hare.io import write_json
 from hare.model.attention import UncertaintyAttention
-from hare.model.covariance_approx import make_cluster_covariance
+from hare.model.covariance_approx import covariance_bytes, make_cluster_covariance
 
 CPU = torch.device("cpu")
 ENV = {"n_items": 12, "n_clusters": 3, "item_dim": 6, "query_dim": 4, "user_dim": 2, "key_dim": 4, "n_users": 3}
@@ -103,15 +102,15 @@ def test_every_rule_leaves_every_cluster_of_the_synthetic_pool_non_empty():
 
 @pytest.mark.parametrize("kind", COVARIANCE_KINDS)
 @pytest.mark.parametrize(("n_runs", "n_groups"), [(1, 1), (2, 7), (3, 40)])
-def test_predicted_state_bytes_equal_the_state_built_at_that_size(kind, n_runs, n_groups):
+def test_the_closed_form_state_bytes_equal_the_state_built_at_that_size(kind, n_runs, n_groups):
     state = make_cluster_covariance(kind, n_runs, (n_groups,), 5, 1.0, 1000, 3)
-    assert predicted_state_bytes(kind, n_runs, n_groups, 5, 1.0, 3) == state.memory_bytes()
+    assert covariance_bytes(kind, n_runs * n_groups, 5, 3) == state.memory_bytes()
 
 
 def test_full_state_holds_the_matrix_and_its_inverse():
     """``8 (B G (2 d^2 + 2 d + 1) + 1)``: A and A^{-1}, b, theta and the count of every group, and the update count."""
     b, g, d = 3, 11, 6
-    assert predicted_state_bytes("full", b, g, d, 1.0, 2) == 8 * (b * g * (2 * d * d + 2 * d + 1) + 1)
+    assert covariance_bytes("full", b * g, d, 2) == 8 * (b * g * (2 * d * d + 2 * d + 1) + 1)
 
 
 @pytest.mark.parametrize(("heads", "n", "d", "c"), [(1, 10, 3, 2), (2, 57, 4, 8), (3, 200, 5, 200)])
@@ -145,9 +144,9 @@ def test_a_measured_cell_holds_exactly_its_prediction(kind):
 
 def test_low_rank_and_diagonal_states_are_smaller_than_full_by_their_closed_forms():
     b, h, c, d, r = 2, 2, 30, 16, 4
-    full = predicted_state_bytes("full", b, h * c, d, 1.0, r)
-    assert predicted_state_bytes("diagonal", b, h * c, d, 1.0, r) < full / 5
-    assert predicted_state_bytes("low_rank", b, h * c, d, 1.0, r) < full / 2
+    full = covariance_bytes("full", b * h * c, d, r)
+    assert covariance_bytes("diagonal", b * h * c, d, r) < full / 5
+    assert covariance_bytes("low_rank", b * h * c, d, r) < full / 2
 
 
 # --------------------------------------------------------------------------

@@ -22,10 +22,9 @@ Each is timed separately (the device synchronised before every clock read); the 
 closed form ``8 (2 H N d_k + H d_k^2 + N + C + H C d_k)``; ``round`` = the select pass's per-round tensors, in
 closed form ``8 B H (4 N + 2 C)`` (scores, the per-item bonus, logits and weights ``(B, H, N)``; bonuses and scaled
 bonuses ``(B, H, C)``). ``peak`` = their sum: a count of what the round must hold, not an allocator reading (on CUDA
-the allocator's peak is recorded beside it). A cell whose predicted peak (the state's ``memory_bytes()`` at
-``H C`` groups per run, extrapolated from ``B``-run states of one and two groups: it is affine in the group count;
-plus the two closed forms) exceeds ``memory_cap_mb`` is skipped and recorded with its prediction. A measured cell
-holds exactly its prediction (tested).
+the allocator's peak is recorded beside it). A cell whose predicted peak (the state's closed form at ``B H C`` groups,
+:func:`hare.model.covariance_approx.covariance_bytes`, plus the two closed forms above) exceeds ``memory_cap_mb`` is
+skipped and recorded with its prediction. A measured cell holds exactly its prediction (tested).
 
 **The exact alternative**, the per-item covariance (one ``d_k x d_k`` matrix per item): ``N d_k^2 8`` bytes per head
 and run, ``B H N d_k^2 8`` in all (``closed_form_bytes``). Where the full state at ``C = N`` fits under the cap it is
@@ -60,7 +59,7 @@ from hare.experiments.studies.pool_scaling_settings import (
 )
 from hare.experiments.studies.timing import synchronise
 from hare.model.attention import UncertaintyAttention
-from hare.model.covariance_approx import make_cluster_covariance
+from hare.model.covariance_approx import covariance_bytes
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.statistics import t_interval
@@ -71,7 +70,6 @@ __all__ = [
     "per_item_line",
     "pool_bytes",
     "pool_scaling",
-    "predicted_state_bytes",
     "regret_comparison",
     "round_bytes",
     "run_pool_scaling",
@@ -95,15 +93,6 @@ def pool_bytes(n_heads: int, n_items: int, key_dim: int, n_clusters: int) -> int
 def round_bytes(n_runs: int, n_heads: int, n_items: int, n_clusters: int) -> int:
     """``8 B H (4 N + 2 C)``: the select pass's per-round tensors (module docstring)."""
     return 8 * n_runs * n_heads * (4 * n_items + 2 * n_clusters)
-
-
-def predicted_state_bytes(kind: str, n_runs: int, n_groups: int, key_dim: int, lam: float, rank: int) -> int:
-    """The state's ``memory_bytes()`` at ``n_groups`` groups per run, from those of one and two groups per run (it is
-    affine in the group count: per-group buffers plus a few scalars)."""
-    one, two = (
-        make_cluster_covariance(kind, n_runs, (g,), key_dim, lam, REFACTOR_EVERY, rank).memory_bytes() for g in (1, 2)
-    )
-    return int(one + (two - one) * (n_groups - 1))
 
 
 def synthetic_pool(
@@ -148,7 +137,7 @@ def measure_cell(
     it holds (module docstring); over the cap, ``status: skipped`` with the prediction."""
     b, h, d = settings.n_runs, settings.n_heads, settings.key_dim
     predicted = (
-        predicted_state_bytes(kind, b, h * n_clusters, d, settings.lam, settings.rank)
+        covariance_bytes(kind, b * h * n_clusters, d, settings.rank)
         + pool_bytes(h, n_items, d, n_clusters)
         + round_bytes(b, h, n_items, n_clusters)
     )
