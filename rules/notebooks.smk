@@ -8,6 +8,8 @@ CLAIMS_JSON = "results/claims.json"
 PUBLISHED_TABLE = "paper/published/lnucb_ta_table2.csv"
 LOCK_IN_JSON = "results/checks/lock_in.json"
 LOCK_IN_MACROS = "paper/generated/lock_in_macros.tex"
+EXPLORATION_TAILS_JSON = "results/checks/exploration_tails.json"
+EXPLORATION_TAILS_MACROS = "paper/generated/exploration_tails_macros.tex"
 
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
@@ -27,6 +29,7 @@ NOTEBOOK_INPUTS = {
         "runs": run_files("published") + run_files("classification") + run_files("exploration_sweep") + lock_in_tuning_files() + [PUBLISHED_TABLE],
         "published_table": PUBLISHED_TABLE,
     },
+    "exploration_tails": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],
@@ -40,12 +43,14 @@ NOTEBOOK_FIGURES = {
     "runtime": ["paper/figures/runtime.pdf"],
     "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
     "lock_in": ["paper/figures/lock_in.pdf"],
+    "exploration_tails": ["paper/figures/exploration_tails.pdf"],
 }
 # name -> files other than figures that the notebook writes (JSON checks, LaTeX macros): outputs of its execute rule,
 # passed as the parameter ``outputs`` ({key: path}). Figures stay in NOTEBOOK_FIGURES: each one is a report entry with
 # its caption report/<figure>.rst and must be a vector PDF (tests/notebooks/test_notebooks.py).
 NOTEBOOK_OUTPUTS = {
     "lock_in": {"json": LOCK_IN_JSON, "macros": LOCK_IN_MACROS},
+    "exploration_tails": {"json": EXPLORATION_TAILS_JSON, "macros": EXPLORATION_TAILS_MACROS},
 }
 
 

@@ -92,3 +92,23 @@ def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: 
     """``bound >= T * Delta``: the bound says no more than the trivial bound (every round at maximal regret)."""
     result = np.asarray(bound, dtype=float) >= np.asarray(horizon, dtype=float) * max_gap
     return bool(result) if result.ndim == 0 else result
+
+
+def upper_tail_mean(values: Sequence[float] | np.ndarray, level: float = 0.1) -> float:
+    """The conditional value at risk of a regret at ``level``: the mean of the worst (largest) ``level`` share of
+    ``values`` ``(n,)`` (one per run), CVaR_level = (1 / (level n)) (sum of the k = floor(level n) largest values +
+    (level n - k) x the (k + 1)-th largest) (Rockafellar and Uryasev, 2002, on the empirical distribution). With
+    ``level n`` whole it is the mean of the ``level n`` worst runs; at ``level = 1`` the mean; below one run
+    (``level n < 1``) the worst run. NaN for no values or a non-finite one."""
+    if not 0.0 < level <= 1.0:
+        raise ValueError(f"upper_tail_mean: level must lie in (0, 1], got {level!r}")
+    x = np.sort(np.asarray(values, dtype=float).ravel())[::-1]
+    if x.size == 0 or not np.all(np.isfinite(x)):
+        return math.nan
+    mass = level * x.size
+    mass = max(float(round(mass)) if abs(mass - round(mass)) < 1e-9 else mass, 1.0)  # 0.1 x 90 is 9, not 9 + 2e-15
+    whole = min(int(math.floor(mass)), x.size)
+    total = float(x[:whole].sum())
+    if whole < x.size and mass > whole:
+        total += (mass - whole) * float(x[whole])
+    return total / mass

@@ -87,6 +87,7 @@ from scipy import stats
 from hare import verdicts
 from hare.experiments.config import resolve_config_file
 from hare.io import read_npz, read_yaml, write_json, write_text
+from hare.statistics import upper_tail_mean
 from hare.verdicts import COMPARISONS, decide
 
 LEVEL = verdicts.LEVEL
@@ -121,6 +122,7 @@ FUNCTIONS = {
     "len": len,
     "lookup": lambda rows, *pairs: _lookup(rows, *pairs),
     "share_above": lambda x, level: float(np.mean(np.asarray(x, dtype=float) > float(level))),
+    "cvar": lambda x, level: upper_tail_mean(x, float(level)),
 }
 
 

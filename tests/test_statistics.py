@@ -1,0 +1,41 @@
+"""The statistics the claims and tables share (:mod:`hare.statistics`), against hand computations."""
+
+import math
+
+import numpy as np
+import pytest
+
+from hare.statistics import upper_tail_mean
+from hare.theory.claims import evaluate_expression
+
+
+def test_worst_decile_mean_of_twenty_runs_is_the_mean_of_the_two_worst():
+    regrets = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 8.0, 4.0, 6.0, 10.0, 0.0, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5]
+    assert upper_tail_mean(regrets, 0.1) == (10.0 + 9.5) / 2
+
+
+def test_a_fractional_tail_weights_the_next_run():
+    # level n = 0.1 x 15 = 1.5: the worst run whole, half of the second worst, over 1.5
+    regrets = np.arange(15, dtype=float)  # worst 14, then 13
+    assert upper_tail_mean(regrets, 0.1) == pytest.approx((14.0 + 0.5 * 13.0) / 1.5, rel=1e-15)
+
+
+def test_ninety_runs_take_exactly_the_nine_worst():
+    regrets = np.random.default_rng(0).uniform(0, 100, 90)
+    assert upper_tail_mean(regrets, 0.1) == pytest.approx(np.sort(regrets)[-9:].mean(), rel=1e-14)
+
+
+def test_fewer_than_one_run_in_the_tail_is_the_worst_run_and_the_whole_level_is_the_mean():
+    assert upper_tail_mean([3.0, 1.0, 2.0, 8.0, 4.0], 0.1) == 8.0
+    assert upper_tail_mean([3.0, 1.0, 2.0], 1.0) == 2.0
+
+
+def test_undefined_and_invalid_inputs():
+    assert math.isnan(upper_tail_mean([], 0.1))
+    assert math.isnan(upper_tail_mean([1.0, math.nan], 0.1))
+    with pytest.raises(ValueError, match="level"):
+        upper_tail_mean([1.0], 0.0)
+
+
+def test_the_claims_evaluator_exposes_it_as_cvar():
+    assert evaluate_expression("cvar(a.total_regret, 0.1)", {"a": {"total_regret": np.arange(10.0)}}) == 9.0
