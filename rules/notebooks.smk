@@ -10,6 +10,8 @@ LOCK_IN_JSON = "results/checks/lock_in.json"
 LOCK_IN_MACROS = "paper/generated/lock_in_macros.tex"
 EXPLORATION_TAILS_JSON = "results/checks/exploration_tails.json"
 EXPLORATION_TAILS_MACROS = "paper/generated/exploration_tails_macros.tex"
+LEARNED_ALPHA_JSON = "results/checks/learned_alpha.json"
+LEARNED_ALPHA_MACROS = "paper/generated/learned_alpha_macros.tex"
 
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
@@ -30,6 +32,7 @@ NOTEBOOK_INPUTS = {
         "published_table": PUBLISHED_TABLE,
     },
     "exploration_tails": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
+    "learned_alpha": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],
@@ -44,6 +47,7 @@ NOTEBOOK_FIGURES = {
     "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
     "lock_in": ["paper/figures/lock_in.pdf"],
     "exploration_tails": ["paper/figures/exploration_tails.pdf"],
+    "learned_alpha": ["paper/figures/learned_alpha.pdf"],
 }
 # name -> files other than figures that the notebook writes (JSON checks, LaTeX macros): outputs of its execute rule,
 # passed as the parameter ``outputs`` ({key: path}). Figures stay in NOTEBOOK_FIGURES: each one is a report entry with
@@ -51,6 +55,7 @@ NOTEBOOK_FIGURES = {
 NOTEBOOK_OUTPUTS = {
     "lock_in": {"json": LOCK_IN_JSON, "macros": LOCK_IN_MACROS},
     "exploration_tails": {"json": EXPLORATION_TAILS_JSON, "macros": EXPLORATION_TAILS_MACROS},
+    "learned_alpha": {"json": LEARNED_ALPHA_JSON, "macros": LEARNED_ALPHA_MACROS},
 }
 
 

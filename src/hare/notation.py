@@ -186,12 +186,37 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     ),
     _entry(
         "\\alpha_h",
-        "exploration weight of head h (its schedule)",
+        "exploration weight of head h (its schedule, or learned online)",
         code=(
             "hare.policies.hare:HAREConfig.alphas",
             "hare.policies.hare:HAREConfig.alpha_schedule",
             "hare.policies.hare:HARE.exploration_weights",
+            "hare.policies.hare:HARE.learn_alpha",
         ),
+        results=(f"{RUN_ARRAYS}: alpha_trajectory",),
+    ),
+    _entry(
+        "J_t(\\alpha)",
+        "surrogate whose meta-gradient step learns alpha_h: the critic's value under the attention",
+        code=("hare.policies.alpha_learning:surrogate", "hare.policies.alpha_learning:surrogate_log_alpha_gradient"),
+    ),
+    _entry(
+        "\\eta",
+        "meta-gradient step on log alpha_h, in units of its running RMS",
+        config=("experiments.*.policies.*.params.alpha_lr",),
+        code=("hare.policies.hare:HAREConfig.alpha_lr",),
+    ),
+    _entry(
+        "\\alpha^{(1)}, \\dots, \\alpha^{(K)}",
+        "grid of bonus weights EXP3 draws alpha_h from",
+        config=("experiments.*.policies.*.params.alpha_grid",),
+        code=("hare.policies.hare:HAREConfig.alpha_grid",),
+    ),
+    _entry(
+        "\\gamma_{\\text{EXP3}}",
+        "EXP3's exploration share (and learning rate)",
+        config=("experiments.*.policies.*.params.exp3_gamma",),
+        code=("hare.policies.hare:HAREConfig.exp3_gamma", "hare.policies.alpha_learning:exp3_update"),
     ),
     _entry(
         "A_h",

@@ -18,6 +18,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,51 @@ def _sha256(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
+ADDED_POLICIES = {
+    "hare_online": ("hare_alpha_meta", "hare_alpha_exp3"),
+    "hare_online_warm": ("hare_alpha_meta", "hare_alpha_exp3"),
+}
+"""Policies added to existing experiments after the fixture was recorded (issue 31: alpha learned online), with the
+claim families that read them (:data:`ADDED_CLAIM_PREFIXES`) and the caption that states their tuning budget
+(:data:`AMENDED`). :func:`as_recorded` plans each config without them, so the fixture still pins every job, batch
+digest and claim that was there before; :func:`test_the_added_policies_are_planned` checks that they are planned."""
+ADDED_CLAIM_PREFIXES = ("exploration_tails_", "learned_alpha_")
+"""Claim families added after the fixture was recorded (issue 31); :func:`record` leaves their members out."""
+AMENDED = {("tables", "hare_online", "caption"): "issue 31: the caption states each row's tuning budget"}
+"""Values of default.yaml changed on purpose after the fixture was recorded: :func:`as_recorded` sets them back to the
+fixture's default value."""
+
+
+def as_recorded(name: str, folder: Path) -> Path:
+    """An overlay of ``config/NAME.yaml`` in ``folder`` that removes :data:`ADDED_POLICIES` and sets :data:`AMENDED`
+    back: the config as the fixture recorded it."""
+    recorded = json.loads(FIXTURE.read_text())["configs"]["default"]["config"]
+    overlay: dict = {
+        "base": str(REPOSITORY / "config" / f"{name}.yaml"),
+        "experiments": {
+            experiment: {"policies": {label: None for label in labels}} for experiment, labels in ADDED_POLICIES.items()
+        },
+    }
+    for path in AMENDED:
+        node = overlay
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = _get(recorded, path)
+    target = folder / f"{name}.yaml"
+    target.write_text(yaml.safe_dump(overlay))
+    return target
+
+
 def _table_output(name: str) -> str:
-    """What the workflow reads first: ``hare jobs config/NAME.yaml --table --register paper/claims.yaml``."""
+    """What the workflow reads first: ``hare jobs config/NAME.yaml --table --register paper/claims.yaml``, for the
+    config as the fixture recorded it (:func:`as_recorded`)."""
+    folder = Path(tempfile.mkdtemp(prefix="config_overlays_"))
     command = [
         sys.executable,
         "-m",
         "hare",
         "jobs",
-        f"config/{name}.yaml",
+        str(as_recorded(name, folder)),
         "--table",
         "--register",
         "paper/claims.yaml",
@@ -104,6 +142,7 @@ def record(name: str) -> dict:
     table = json.loads(_table_output(name))
     for section in ADDED_SECTIONS:
         table["config"].pop(section, None)
+    table["claims"] = [claim for claim in table["claims"] if not claim["key"].startswith(ADDED_CLAIM_PREFIXES)]
     output = json.dumps(table, sort_keys=True)
     return {
         "config": table["config"],
@@ -169,7 +208,8 @@ def _raw(name: str) -> dict:
 def test_each_config_resolves_to_its_recorded_values_but_the_intended_ones(fixture, name):
     """The resolved config, as the job table carries it, equals the config as it was before the overlays, key for key
     and value for value (types included: 1 is not 1.0), but :data:`INTENDED`, which take default.yaml's value."""
-    resolved = json.loads(json.dumps(load_config([REPOSITORY / "config" / f"{name}.yaml"], memory=False)))
+    folder = Path(tempfile.mkdtemp(prefix="config_overlays_"))
+    resolved = json.loads(json.dumps(load_config([as_recorded(name, folder)], memory=False)))
     for section in ADDED_SECTIONS:
         resolved.pop(section)
     default = fixture["default"]["config"]
@@ -186,6 +226,14 @@ def test_each_config_resolves_to_its_recorded_values_but_the_intended_ones(fixtu
 def test_the_added_sections_are_in_every_config(name):
     resolved = load_config([REPOSITORY / "config" / f"{name}.yaml"], memory=False)
     assert set(ADDED_SECTIONS) <= set(resolved)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_added_policies_are_planned(name):
+    resolved = load_config([REPOSITORY / "config" / f"{name}.yaml"], memory=False)
+    for experiment, labels in ADDED_POLICIES.items():
+        if experiment in resolved["experiments"]:
+            assert set(labels) <= set(resolved["experiments"][experiment]["policies"]), (name, experiment)
 
 
 @pytest.mark.parametrize("name", CONFIGS)

@@ -5,6 +5,8 @@ The job writes ``<stem>.npz`` with
 * ``rounds`` ``(n_checkpoints,)``: 1-based round counts at which curves are recorded;
 * ``cumulative_regret``, ``cumulative_reward`` ``(n_runs, n_checkpoints)``;
 * ``total_regret``, ``total_reward`` ``(n_runs,)``;
+* the policy's own per-round series where it has any (:meth:`hare.policies.base.Policy.trajectories`, e.g.
+  ``alpha_trajectory`` ``(n_runs, n_checkpoints, H)`` of a learned bonus weight), at the same rounds;
 
 and ``<stem>.json`` with the job specification, its hash, the git commit, package
 versions, device, wall time and peak memory. Both are written atomically, the
@@ -146,18 +148,26 @@ def run_simulations(
         policy = policy.to(device)
         if len(chunks) > 1:
             log.info("%s: runs %d-%d of %d", spec["label"], r0, r1 - 1, n)
+        series: dict[str, list[np.ndarray]] = {}
+
+        def record_series(t: int, policy=policy, series=series) -> None:
+            for key, value in policy.trajectories().items():
+                series.setdefault(key, []).append(value.detach().cpu().numpy())
+
         start = time.perf_counter()
-        parts.append(
-            simulate(
-                played,
-                policy,
-                SimulationOptions(
-                    record_every=spec["record_every"], progress=interactive, name=spec["environment"]["name"]
-                ),
-                logs=logs,
-            )
+        part = simulate(
+            played,
+            policy,
+            SimulationOptions(
+                record_every=spec["record_every"],
+                progress=interactive,
+                name=spec["environment"]["name"],
+                on_record=record_series,
+            ),
+            logs=logs,
         )
         wall += time.perf_counter() - start
+        parts.append({**part, **{key: np.stack(values, axis=1) for key, values in series.items()}})
         del policy
     arrays = (
         parts[0]

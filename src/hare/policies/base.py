@@ -118,6 +118,12 @@ class Policy(nn.Module, ABC):
             observation, arms, rewards = logs.step(m, self.n_runs)
             self.update(observation, arms, rewards)
 
+    def trajectories(self) -> dict[str, torch.Tensor]:
+        """Per-run series of the policy's own state worth recording along the rounds (e.g. a learned bonus weight),
+        ``{name: (n_runs, ...)}``; a job stores each at its recorded rounds as ``name`` ``(n_runs, n_checkpoints, ...)``
+        (:func:`hare.experiments.run.run_simulations`). None by default."""
+        return {}
+
     def tie_break(self, scores: torch.Tensor, t: int, tolerance: torch.Tensor | float = 0.0) -> torch.Tensor:
         """Argmax over the last dim with uniformly random ties, ``(n_runs, n) -> (n_runs,)``.
 

@@ -56,7 +56,13 @@ round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2
 arms:
 ``alpha_j = alpha / (N_j + 1) * (kappa g + (1 - kappa) n_j)``, ``N_j`` pulls of cluster ``j``,
 ``n_j`` its mean reward (0 before its first pull), ``g`` the mean reward so far; clamped at 0,
-since a bonus weight is non-negative).
+since a bonus weight is non-negative), and two that learn ``alpha_h`` online from ``alpha`` with no tuning run
+(paper, sec:learned-alpha; :mod:`hare.policies.alpha_learning`): ``meta_gradient`` (after each online round's update,
+a step on ``log alpha_h`` of the surrogate of paper eq:alpha-surrogate, normalised by the running RMS of its
+gradient) and ``exp3`` (per head, EXP3 over ``alpha_grid`` drawn each round, stream ``"alpha_grid"``, counter ``t``).
+Both learn from the online rounds only: an update not preceded by a ``select`` of the same observation (a logged
+interaction of the warm start) leaves them as they are. :meth:`HARE.trajectories` reports ``alpha_h`` (for
+``exp3`` its mean under the draw probabilities, and the probabilities) for the run files' per-round series.
 
 Length: one module because the policy's state (``Sigma``, ``b``, ``theta0``, the user posterior, the
 projections) and its select, synthesize and update equations above are one algorithm, :class:`HARESynthesize`
@@ -81,10 +87,19 @@ from hare.model.clustering import kmeans
 from hare.model.covariance_approx import COVARIANCE_KINDS
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.model.user_state import UserPosterior
+from hare.policies.alpha_learning import (
+    exp3_draw,
+    exp3_probabilities,
+    exp3_update,
+    meta_gradient_step,
+    surrogate_log_alpha_gradient,
+    unit_rewards,
+)
 from hare.policies.base import Policy, PolicyConfig, register_policy, temporal_attention_rate, upper_confidence_bound
 from hare.typed import at_least, each, nonnegative, one_of, positive, unit_interval
 
-ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta")
+ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta", "meta_gradient", "exp3")
+LEARNED_ALPHA_SCHEDULES = ("meta_gradient", "exp3")
 PROJECTION_KINDS = ("random", "learned", "oracle")
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
@@ -122,8 +137,11 @@ class HAREConfig(PolicyConfig):
 
     mode: ``select`` or ``synthesize``.
     alpha: bonus weight ``alpha_0`` (0 gives attention-only); alpha_schedule: one of
-    ``fixed | inverse_sqrt | per_head | lnucb_ta``; alphas: per-head weights (``per_head``
-    only, one per head); kappa: LNUCB-TA's global/local mix.
+    ``fixed | inverse_sqrt | per_head | lnucb_ta | meta_gradient | exp3``; alphas: per-head weights (``per_head``
+    only, one per head); kappa: LNUCB-TA's global/local mix. Learned ``alpha_h`` (both start from ``alpha``):
+    alpha_lr: the meta-gradient's step ``eta`` on ``log alpha_h`` in units of the gradient's running RMS (about
+    ``eta`` e-folds per round; 0: ``alpha`` fixed, bit for bit); alpha_grid: EXP3's grid of bonus weights (``exp3``
+    only); exp3_gamma: EXP3's exploration share ``gamma`` (also its learning rate).
     mean: the mean of the select-mode cluster index: ``online`` (ridge estimate
     ``theta_{h,j} = Sigma_{h,j}^{-1}(lam theta0_{h,j} + b_{h,j})`` learned from the observed rewards,
     shrunk to the attention's cluster score) or ``frozen`` (the attention's cluster score, the ablation).
@@ -158,6 +176,9 @@ class HAREConfig(PolicyConfig):
     alpha_schedule: Annotated[str, one_of(ALPHA_SCHEDULES)] = "fixed"
     alphas: Annotated[tuple[float, ...] | None, each(nonnegative)] = None
     kappa: Annotated[float, unit_interval] = 0.5
+    alpha_lr: Annotated[float, nonnegative] = 0.01
+    alpha_grid: Annotated[tuple[float, ...] | None, each(nonnegative)] = None
+    exp3_gamma: Annotated[float, unit_interval] = 0.044
     mean: Annotated[str, one_of(MEANS)] = "online"
     n_heads: Annotated[int, at_least(1)] = 1
     key_dim: Annotated[int, at_least(1)] = 8
@@ -181,6 +202,21 @@ class HAREConfig(PolicyConfig):
     def __post_init__(self) -> None:
         if isinstance(self.alphas, list):
             object.__setattr__(self, "alphas", tuple(self.alphas))
+        if isinstance(self.alpha_grid, list):
+            object.__setattr__(self, "alpha_grid", tuple(self.alpha_grid))
+        if self.alpha_schedule == "exp3":
+            self.require(
+                self.alpha_grid is not None and len(self.alpha_grid) >= 2,
+                "alpha_grid",
+                "exp3 needs a grid of at least two bonus weights",
+            )
+        else:
+            self.require(self.alpha_grid is None, "alpha_grid", "only used by alpha_schedule='exp3'")
+        self.require(
+            self.alpha_schedule != "meta_gradient" or self.alpha > 0,
+            "alpha",
+            "meta_gradient steps on log alpha, which needs alpha > 0",
+        )
         if self.alpha_schedule == "per_head":
             self.require(
                 self.alphas is not None and len(self.alphas) == self.n_heads,
@@ -379,8 +415,30 @@ class HARE(Policy):
             )
         if config.alpha_schedule == "per_head":
             self.register_buffer("head_alpha", torch.tensor(config.alphas, dtype=torch.float64))
+        self._init_learned_alpha(env.n_runs)
         self.register_buffer("cluster_pulls", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
         self.register_buffer("cluster_reward_sum", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
+
+    def _init_learned_alpha(self, n_runs: int) -> None:
+        """State of a learned ``alpha_h`` (module docstring): ``learned_alpha`` ``(n_runs, H)`` from ``alpha`` and the
+        running mean square of its gradient (``meta_gradient``), or EXP3's log-weights ``(n_runs, H, K)`` over
+        ``alpha_grid`` and the observed reward range per run (``exp3``)."""
+        config, device = self.config, self.run_keys.device
+        self._played: Observation | None = None
+        if config.alpha_schedule == "meta_gradient":
+            like = torch.zeros(n_runs, 1, dtype=torch.float64, device=device)
+            start = torch.as_tensor(self.hyperparameter("alpha", like), dtype=torch.float64, device=device)
+            self.register_buffer("learned_alpha", start.expand(n_runs, self.n_heads).clone())
+            self.register_buffer("alpha_gradient_square", torch.zeros(n_runs, self.n_heads, dtype=torch.float64))
+            self.register_buffer("alpha_steps", torch.zeros((), dtype=torch.float64))
+        elif config.alpha_schedule == "exp3":
+            grid = torch.tensor(config.alpha_grid, dtype=torch.float64, device=device)
+            self.register_buffer("alpha_grid_values", grid)
+            self.register_buffer(
+                "exp3_log_weights", torch.zeros(n_runs, self.n_heads, grid.numel(), dtype=torch.float64)
+            )
+            self.register_buffer("reward_low", torch.full((n_runs,), math.inf, dtype=torch.float64))
+            self.register_buffer("reward_high", torch.full((n_runs,), -math.inf, dtype=torch.float64))
 
     def _build(self, projections: Projections, items: torch.Tensor, clusters: torch.Tensor) -> None:
         """Attention, per-run query projections and cluster map from ``projections`` over ``items`` ``(N, d_e)``."""
@@ -487,6 +545,11 @@ class HARE(Policy):
             return alpha if c.alpha_schedule == "fixed" else alpha / math.sqrt(t + 1)
         if c.alpha_schedule == "per_head":
             return self.head_alpha[:, None]  # (H, 1)
+        if c.alpha_schedule == "meta_gradient":
+            return self.learned_alpha[:, :, None]  # (n_runs, H, 1)
+        if c.alpha_schedule == "exp3":
+            _, drawn = self._exp3_draw(t)
+            return self.alpha_grid_values[drawn][:, :, None]  # (n_runs, H, 1)
         local = self.cluster_reward_sum / pulls.clamp_min(1.0)  # (n_runs, C)
         overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(
             1.0
@@ -495,6 +558,55 @@ class HARE(Policy):
             0.0
         )
         return factor[:, None, :]  # (n_runs, 1, C)
+
+    def _exp3_draw(self, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """EXP3's probabilities ``(n_runs, H, K)`` and the grid point each head draws at round ``t`` ``(n_runs, H)``
+        (the same draw every time it is asked within a round: the weights change only in the update)."""
+        probabilities = exp3_probabilities(self.exp3_log_weights, self.config.exp3_gamma)
+        return probabilities, exp3_draw(probabilities, self.rng.uniform("alpha_grid", t, (self.n_heads,)))
+
+    def learn_alpha(self, observation: Observation, out: AttentionOutput, rewards: torch.Tensor) -> None:
+        """The learned ``alpha_h``'s step after round ``observation.t``'s update (module docstring; paper,
+        eq:alpha-surrogate). ``meta_gradient``: ``g_h = dJ/dlog alpha_h`` with the critic ``m`` after the update, then
+        ``alpha_h <- alpha_h exp(eta g_h / sqrt(mean_s g_{h,s}^2))``; ``exp3``: the drawn grid point's weight, with the
+        reward rescaled to [0, 1] by the run's observed range."""
+        schedule = self.config.alpha_schedule
+        if schedule == "meta_gradient":
+            gradient = surrogate_log_alpha_gradient(
+                out.weights, out.bonuses, self.clusters, self.learned_alpha, self.cluster_means(out)
+            )  # (n_runs, H)
+            self.alpha_steps += 1.0
+            self.alpha_gradient_square += (gradient.square() - self.alpha_gradient_square) / self.alpha_steps
+            rms = self.alpha_gradient_square.sqrt()
+            normalised = torch.where(rms > 0, gradient / torch.where(rms > 0, rms, 1.0), torch.zeros_like(gradient))
+            self.learned_alpha = meta_gradient_step(self.learned_alpha, normalised, self.config.alpha_lr)
+        elif schedule == "exp3":
+            rewards = rewards.to(torch.float64)
+            self.reward_low = torch.minimum(self.reward_low, rewards)
+            self.reward_high = torch.maximum(self.reward_high, rewards)
+            probabilities, drawn = self._exp3_draw(observation.t)
+            self.exp3_log_weights = exp3_update(
+                self.exp3_log_weights,
+                probabilities,
+                drawn,
+                unit_rewards(rewards, self.reward_low, self.reward_high),
+                self.config.exp3_gamma,
+            )
+
+    def trajectories(self) -> dict[str, torch.Tensor]:
+        """The per-round series of a learned ``alpha_h`` (:meth:`Policy.trajectories`): ``alpha_trajectory``
+        ``(n_runs, H)`` (for ``exp3`` its mean under the draw probabilities) and, for ``exp3``,
+        ``alpha_grid_probabilities`` ``(n_runs, H, K)``; nothing for the other schedules."""
+        schedule = self.config.alpha_schedule
+        if schedule == "meta_gradient":
+            return {"alpha_trajectory": self.learned_alpha.clone()}
+        if schedule == "exp3":
+            probabilities = exp3_probabilities(self.exp3_log_weights, self.config.exp3_gamma)
+            return {
+                "alpha_trajectory": (probabilities * self.alpha_grid_values).sum(-1),
+                "alpha_grid_probabilities": probabilities,
+            }
+        return {}
 
     def attend(self, observation: Observation) -> AttentionOutput:
         """The attention pass of round ``observation.t`` (memoised until the matching update)."""
@@ -528,6 +640,7 @@ class HARE(Policy):
         if self.config.mode != "select":
             raise RuntimeError("HARE in synthesize mode outputs z: call synthesize(), not select()")
         out = self.attend(observation)
+        self._played = observation
         chosen = self.tie_break(self.cluster_index(out, observation.t), observation.t)
         in_cluster = self.clusters[None, :] == chosen[:, None]  # (n_runs, N)
         item_attention = torch.where(in_cluster, out.weights.mean(1), torch.full_like(out.weights[:, 0], -1.0))
@@ -540,6 +653,9 @@ class HARE(Policy):
         self._learn(
             observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
         )  # keys (n_runs, H, d_k)
+        if self._played is observation and self.config.alpha_schedule in LEARNED_ALPHA_SCHEDULES:
+            self.learn_alpha(observation, out, rewards)
+        self._played = None
 
     # -- synthesize mode --------------------------------------------------------------------
 

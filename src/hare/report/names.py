@@ -44,6 +44,8 @@ DISPLAY_NAMES = {
     "hare_online_mean": "HARE, online mean",
     "hare_online_projections": "HARE, online mean and projections",
     "hare_alpha_zero": "HARE, online mean and projections, alpha = 0",
+    "hare_alpha_meta": "HARE, alpha learned by meta-gradient",
+    "hare_alpha_exp3": "HARE, alpha learned by EXP3 over the grid",
     "hare_synthesize": "HARE (synthesize)",
     "hare_alpha": "HARE, exploration weight",
     "hare_heads": "HARE, attention heads",
