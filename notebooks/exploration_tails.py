@@ -169,7 +169,7 @@ handles += [
     Line2D([], [], marker="<", linestyle="", color="grey", markeredgecolor="black", label="worst-decile mean"),
     Line2D([], [], color="black", linestyle="--", linewidth=0.7, label=f"lock-in level: {LOCK_IN_FRACTION:g} × Random's mean"),
 ]
-fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=6, bbox_to_anchor=(0.5, -0.08))
+fig.legend(handles=handles, loc="upper center", ncol=4, frameon=False, fontsize=6, bbox_to_anchor=(0.5, 0.0))
 save(fig, figures[0])
 
 # %%

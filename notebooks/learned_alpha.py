@@ -115,7 +115,7 @@ def behaviour(trajectory: np.ndarray, start: float) -> dict:
     elif median_ratio >= OSCILLATION_RATIO:
         verdict = "oscillates"
     else:
-        verdict = "drifts"
+        verdict = "drifts " + ("down" if np.median(second[:, -1] - second[:, 0]) < 0 else "up")
     final = trajectory[:, -1]
     return {
         "start": start,
@@ -189,7 +189,7 @@ for ax, (experiment, environment) in zip(axes[0], panels, strict=True):
 axes[0, 0].set_ylabel(r"$\alpha_h$ (median, 10th to 90th percentile)")
 handles = [Line2D([], [], color=colors[label], linewidth=1.5, label=name) for label, name in LEARNERS.items()]
 handles.append(Line2D([], [], color="black", linestyle=":", linewidth=0.8, label=r"tuned $\alpha$ (tuning runs)"))
-fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=6, bbox_to_anchor=(0.5, -0.1))
+fig.legend(handles=handles, loc="upper center", ncol=3, frameon=False, fontsize=6, bbox_to_anchor=(0.5, 0.0))
 save(fig, figures[0])
 
 # %%
