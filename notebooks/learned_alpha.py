@@ -22,8 +22,9 @@
 #
 # What the trajectories do is read off with rules fixed here, before any run: over the last half of the rounds, a
 # learner *collapses* when at least half of its runs end below a hundredth of the initial alpha; else it *converges*
-# when the median over runs of |log alpha_T - log alpha_{T/2}| is at most 0.1 (alpha moved by at most about 10%);
-# else it *oscillates* when the median ratio of the total variation of log alpha to its net change is at least 3; else
+# when the median over runs of the total variation of log alpha is at most 0.1 (alpha moved by at most about 10%, back
+# and forth included); else it *oscillates* when the median ratio of that total variation to the net change
+# |log alpha_T - log alpha_{T/2}| is at least 3; else
 # it *drifts*. The regret slope of the last half is each run's regret per round over rounds T/2 to T (its cumulative
 # regret curve), mean and t interval over runs, for the learners, tuned alpha and alpha = 0.
 #
@@ -110,7 +111,7 @@ def behaviour(trajectory: np.ndarray, start: float) -> dict:
     median_ratio = float(np.median(ratio))
     if collapsed >= 0.5:
         verdict = "collapses towards 0"
-    elif median_change <= CONVERGED_LOG_CHANGE:
+    elif float(np.median(variation)) <= CONVERGED_LOG_CHANGE:
         verdict = "converges"
     elif median_ratio >= OSCILLATION_RATIO:
         verdict = "oscillates"
@@ -124,6 +125,7 @@ def behaviour(trajectory: np.ndarray, start: float) -> dict:
         "final_p90": float(np.percentile(final, 90)),
         "share_collapsed": collapsed,
         "median_last_half_log_change": median_change,
+        "median_last_half_log_variation": float(np.median(variation)),
         "median_variation_ratio": median_ratio,
         "verdict": verdict,
     }
