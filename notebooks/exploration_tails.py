@@ -119,7 +119,9 @@ identical = {}
 for experiment in EXPERIMENTS:
     for environment in ENVIRONMENTS:
         variants = [
-            v for (e, env, label), v in totals.items() if (e, env) == (experiment, environment) and policy_of[(e, env, label)] == "hare"
+            v
+            for (e, env, label), v in totals.items()
+            if (e, env) == (experiment, environment) and policy_of[(e, env, label)] == "hare"
         ]
         if len(variants) < 2 or len({v.size for v in variants}) != 1:
             continue
@@ -144,15 +146,17 @@ for ax, environment in zip(axes[0], ENVIRONMENTS, strict=True):
         for column in group:
             values = np.asarray(column["totals"])
             color = colors[column["label"]]
-            ax.scatter(
-                x + rng.uniform(-0.18, 0.18, values.size), values, s=5, color=color, alpha=0.55, linewidths=0
-            )
+            ax.scatter(x + rng.uniform(-0.18, 0.18, values.size), values, s=5, color=color, alpha=0.55, linewidths=0)
             ax.hlines(column["mean"], x - 0.3, x + 0.3, color="black", linewidth=1.0)
-            ax.scatter([x + 0.36], [column["cvar10"]], marker="<", s=14, color=color, edgecolors="black", linewidths=0.4)
+            ax.scatter(
+                [x + 0.36], [column["cvar10"]], marker="<", s=14, color=color, edgecolors="black", linewidths=0.4
+            )
             x += 1.0
         if group:
             if group[0]["lock_in_level"] is not None:
-                ax.hlines(group[0]["lock_in_level"], start - 0.45, x - 0.55, color="black", linestyle="--", linewidth=0.7)
+                ax.hlines(
+                    group[0]["lock_in_level"], start - 0.45, x - 0.55, color="black", linestyle="--", linewidth=0.7
+                )
             ticks.append((start + x - 1.0) / 2)
             tick_labels.append(f"{regime} ({group[0]['n_runs']} runs)")
             x += 0.6
@@ -162,12 +166,20 @@ for ax, environment in zip(axes[0], ENVIRONMENTS, strict=True):
     if not ticks:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", fontsize=7)
 handles = [
-    Line2D([], [], marker="o", linestyle="", color=colors[label], markersize=3.5, label=SHORT[label]) for label in present
+    Line2D([], [], marker="o", linestyle="", color=colors[label], markersize=3.5, label=SHORT[label])
+    for label in present
 ]
 handles += [
     Line2D([], [], color="black", linewidth=1.0, label="mean"),
     Line2D([], [], marker="<", linestyle="", color="grey", markeredgecolor="black", label="worst-decile mean"),
-    Line2D([], [], color="black", linestyle="--", linewidth=0.7, label=f"lock-in level: {LOCK_IN_FRACTION:g} × Random's mean"),
+    Line2D(
+        [],
+        [],
+        color="black",
+        linestyle="--",
+        linewidth=0.7,
+        label=f"lock-in level: {LOCK_IN_FRACTION:g} × Random's mean",
+    ),
 ]
 fig.legend(handles=handles, loc="upper center", ncol=4, frameon=False, fontsize=6, bbox_to_anchor=(0.5, 0.0))
 save(fig, figures[0])
@@ -180,19 +192,27 @@ for experiment in EXPERIMENTS:
     for environment in ENVIRONMENTS:
         for label in POLICIES:
             column = next(
-                (c for c in columns if (c["experiment"], c["environment"], c["label"]) == (experiment, environment, label)),
+                (
+                    c
+                    for c in columns
+                    if (c["experiment"], c["environment"], c["label"]) == (experiment, environment, label)
+                ),
                 None,
             )
             parts = ("tails", experiment, environment, label)
             values[macro_name(*parts, "mean")] = format_number(column["mean"]) if column else MISSING
-            values[macro_name(*parts, "std")] = format_number(column["std"]) if column and column["std"] is not None else MISSING
+            values[macro_name(*parts, "std")] = (
+                format_number(column["std"]) if column and column["std"] is not None else MISSING
+            )
             values[macro_name(*parts, "cvar")] = format_number(column["cvar10"]) if column else MISSING
             values[macro_name(*parts, "locked")] = (
                 str(column["n_locked_in"]) if column and column["n_locked_in"] is not None else MISSING
             )
             values[macro_name(*parts, "runs")] = str(column["n_runs"]) if column else MISSING
         same = identical.get((experiment, environment))
-        values[macro_name("tails", experiment, environment, "identical")] = str(same["n_identical"]) if same else MISSING
+        values[macro_name("tails", experiment, environment, "identical")] = (
+            str(same["n_identical"]) if same else MISSING
+        )
         values[macro_name("tails", experiment, environment, "variants")] = str(same["n_variants"]) if same else MISSING
         values[macro_name("tails", experiment, environment, "runs")] = str(same["n_runs"]) if same else MISSING
 Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
@@ -217,4 +237,7 @@ for c in columns:
         f"cvar10 {c['cvar10']:8.1f} locked {c['n_locked_in']}"
     )
 for (experiment, environment), same in identical.items():
-    print(f"{experiment}/{environment}: {same['n_identical']}/{same['n_runs']} runs identical over {same['n_variants']} variants")
+    print(
+        f"{experiment}/{environment}: {same['n_identical']}/{same['n_runs']} runs identical "
+        f"over {same['n_variants']} variants"
+    )

@@ -178,7 +178,12 @@ for ax, (experiment, environment) in zip(axes[0], panels, strict=True):
             style = "-" if head == 0 else "--"
             ax.plot(rounds, np.median(values, 0), color=colors[row["label"]], linestyle=style, linewidth=1.0)
             ax.fill_between(
-                rounds, np.percentile(values, 10, 0), np.percentile(values, 90, 0), color=colors[row["label"]], alpha=0.2, linewidth=0
+                rounds,
+                np.percentile(values, 10, 0),
+                np.percentile(values, 90, 0),
+                color=colors[row["label"]],
+                alpha=0.2,
+                linewidth=0,
             )
         drawn = True
         if row["tuned_alpha"]:
@@ -205,14 +210,24 @@ for experiment in EXPERIMENTS:
     for environment in ENVIRONMENTS:
         for label in COMPARED:
             row = next(
-                (r for r in results if (r["experiment"], r["environment"], r["label"]) == (experiment, environment, label)),
+                (
+                    r
+                    for r in results
+                    if (r["experiment"], r["environment"], r["label"]) == (experiment, environment, label)
+                ),
                 None,
             )
             parts = ("learnedAlpha", experiment, environment, label)
             slope = row["last_half_slope"] if row else None
-            values[macro_name(*parts, "slope")] = format_number(slope["estimate"], 3) if slope and slope["estimate"] is not None else MISSING
-            values[macro_name(*parts, "slope", "low")] = format_number(slope["ci_low"], 3) if slope and slope["ci_low"] is not None else MISSING
-            values[macro_name(*parts, "slope", "high")] = format_number(slope["ci_high"], 3) if slope and slope["ci_high"] is not None else MISSING
+            values[macro_name(*parts, "slope")] = (
+                format_number(slope["estimate"], 3) if slope and slope["estimate"] is not None else MISSING
+            )
+            values[macro_name(*parts, "slope", "low")] = (
+                format_number(slope["ci_low"], 3) if slope and slope["ci_low"] is not None else MISSING
+            )
+            values[macro_name(*parts, "slope", "high")] = (
+                format_number(slope["ci_high"], 3) if slope and slope["ci_high"] is not None else MISSING
+            )
             if label in LEARNERS:
                 b = row.get("behaviour") if row else None
                 values[macro_name(*parts, "verdict")] = b["verdict"] if b else "not measured"
@@ -220,12 +235,28 @@ for experiment in EXPERIMENTS:
                 values[macro_name(*parts, "final", "low")] = format_number(b["final_p10"], 3) if b else MISSING
                 values[macro_name(*parts, "final", "high")] = format_number(b["final_p90"], 3) if b else MISSING
                 values[macro_name(*parts, "start")] = format_number(b["start"], 2) if b else MISSING
-                values[macro_name(*parts, "change")] = format_number(b["median_last_half_log_change"], 2) if b else MISSING
-                values[macro_name(*parts, "collapsed")] = format_number(100 * b["share_collapsed"], 0) + r"\%" if b else MISSING
-        tuned = next((r for r in results if (r["experiment"], r["environment"]) == (experiment, environment) and r["tuned_alpha"]), None)
-        values[macro_name("learnedAlpha", experiment, environment, "tuned")] = format_number(tuned["tuned_alpha"], 2) if tuned else MISSING
+                values[macro_name(*parts, "change")] = (
+                    format_number(b["median_last_half_log_change"], 2) if b else MISSING
+                )
+                values[macro_name(*parts, "collapsed")] = (
+                    format_number(100 * b["share_collapsed"], 0) + r"\%" if b else MISSING
+                )
+        tuned = next(
+            (
+                r
+                for r in results
+                if (r["experiment"], r["environment"]) == (experiment, environment) and r["tuned_alpha"]
+            ),
+            None,
+        )
+        values[macro_name("learnedAlpha", experiment, environment, "tuned")] = (
+            format_number(tuned["tuned_alpha"], 2) if tuned else MISSING
+        )
 Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
-write_text(outputs["macros"], "% Written by notebooks/learned_alpha.py from the run files of its rule; do not edit.\n" + macros(values))
+write_text(
+    outputs["macros"],
+    "% Written by notebooks/learned_alpha.py from the run files of its rule; do not edit.\n" + macros(values),
+)
 document = {
     "rules": {
         "collapse_factor": COLLAPSE_FACTOR,
@@ -242,5 +273,10 @@ write_json(outputs["json"], document)
 for r in results:
     b = r.get("behaviour")
     s = r["last_half_slope"]
-    extra = f" alpha {b['start']:.3g} -> {b['final_median']:.3g} [{b['final_p10']:.3g}, {b['final_p90']:.3g}]: {b['verdict']}" if b else ""
+    extra = (
+        f" alpha {b['start']:.3g} -> {b['final_median']:.3g} "
+        f"[{b['final_p10']:.3g}, {b['final_p90']:.3g}]: {b['verdict']}"
+        if b
+        else ""
+    )
     print(f"{r['experiment']:17s} {r['environment']:17s} {r['label']:24s} slope {s['estimate']:.4f}{extra}")

@@ -19,6 +19,9 @@ Formats of a :class:`GlossaryEntry`'s fields:
   (``hare.theory.bounds:SYMBOLS[K]``); at least one;
 * ``results``: ``file: key path`` strings naming where the quantity reaches a result file (``<experiment>``,
   ``<environment>`` and ``<label>`` stand for a run's names); empty where it reaches none under its own key.
+
+Length: one module because the glossary is one table, one entry per symbol of the paper, and the paper's notation
+appendix and ``tests/test_notation.py`` read it whole; split by section, a symbol could be defined twice.
 """
 
 from __future__ import annotations
