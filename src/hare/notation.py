@@ -201,7 +201,7 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     _entry(
         "J_t(\\alpha)",
         "surrogate whose meta-gradient step learns alpha_h: the critic's value under the attention",
-        code=("hare.policies.alpha_learning:surrogate", "hare.policies.alpha_learning:surrogate_log_alpha_gradient"),
+        code=("hare.policies.alpha_learning:surrogate",),
     ),
     _entry(
         "\\eta",
