@@ -32,13 +32,12 @@ figures: list = ["exploration_tails.pdf"]
 outputs: dict = {"json": "exploration_tails.json", "macros": "exploration_tails_macros.tex"}
 
 # %%
-import json
 from pathlib import Path
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, write_json, write_text
+from hare.io import read_npz, run_files, write_json, write_text
 from hare.report.latex import format_number, macro_name, macros
 from hare.report.names import display_name
 from hare.report.style import apply_style, distinct_colors, figure, save
@@ -72,13 +71,8 @@ if not runs:
 
 # %%
 totals, policy_of = {}, {}
-for path in map(Path, runs):
-    if path.suffix != ".npz":
-        continue
-    if not path.is_file() or not path.with_suffix(".json").is_file():
-        say(f"skipped {path}: no such run file or sidecar")
-        continue
-    job = json.loads(path.with_suffix(".json").read_text())["job"]
+for path, sidecar in run_files(runs, say):
+    job = sidecar["job"]
     if job["experiment"] not in EXPERIMENTS or job.get("role", "report") != "report":
         continue
     arrays = read_npz(path)

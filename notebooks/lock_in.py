@@ -41,14 +41,13 @@ published_table: str = "paper/published/lnucb_ta_table2.csv"
 
 # %%
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, write_json, write_text
+from hare.io import read_npz, run_files, write_json, write_text
 from hare.report.latex import escape, format_number, macro_name, macros
 from hare.report.names import DISPLAY_NAMES, display_name
 from hare.report.style import HIGHLIGHT_PALETTE, apply_style, distinct_colors, figure, save
@@ -87,13 +86,7 @@ if not runs:
 # %%
 # One record per run file that this notebook reads: LNUCB-TA's labels, Random, and the alpha_0 grid points.
 records = []
-for path in map(Path, runs):
-    if path.suffix != ".npz":
-        continue
-    if not path.is_file() or not path.with_suffix(".json").is_file():
-        say(f"skipped {path}: no such run file or sidecar")
-        continue
-    sidecar = json.loads(path.with_suffix(".json").read_text())
+for path, sidecar in run_files(runs, say):
     job = sidecar["job"]
     base, _, point = job["label"].partition("@")
     if base not in (*LABELS, "random"):

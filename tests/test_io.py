@@ -167,3 +167,20 @@ def test_a_sidecar_with_a_nonfinite_number_is_refused_before_anything_is_written
     assert json.loads(out.with_suffix(".json").read_text()) == sidecar
     write_json(tmp_path / "loose.json", {"std": float("nan")})
     assert "NaN" in (tmp_path / "loose.json").read_text(), "other JSON files keep their NaN (an undefined statistic)"
+
+
+def test_run_files_yields_run_files_with_sidecars_and_says_what_it_skips(tmp_path):
+    from hare.io import run_files
+
+    complete, orphan, other = tmp_path / "a.npz", tmp_path / "b.npz", tmp_path / "c.json"
+    complete.write_bytes(b"")
+    complete.with_suffix(".json").write_text('{"job": {"label": "a"}}')
+    orphan.write_bytes(b"")
+    other.write_text("{}")
+    said = []
+    found = list(run_files([other, complete, orphan, tmp_path / "missing.npz"], said.append))
+    assert found == [(complete, {"job": {"label": "a"}})]
+    assert said == [
+        f"skipped {orphan}: no such run file or sidecar",
+        f"skipped {tmp_path / 'missing.npz'}: no such run file or sidecar",
+    ]

@@ -26,7 +26,7 @@ import platform
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,6 +247,19 @@ def sidecar_mismatch(npz_path: str | os.PathLike, digest: str | None = None) -> 
         return None
     actual = digest or file_sha256(npz_path)
     return None if actual == expected else f"sha256 {actual} differs from the {expected} its sidecar recorded"
+
+
+def run_files(paths: Iterable[str | os.PathLike], say: Callable[[str], None]) -> Iterator[tuple[Path, dict]]:
+    """``(path, sidecar)`` for every ``.npz`` run file among ``paths`` that has its ``.json`` sidecar, in order; a run
+    file or sidecar that is missing is reported through ``say`` and skipped, and any other suffix is passed over. The
+    notebooks read their run files through it."""
+    for path in map(Path, paths):
+        if path.suffix != ".npz":
+            continue
+        if not path.is_file() or not path.with_suffix(".json").is_file():
+            say(f"skipped {path}: no such run file or sidecar")
+            continue
+        yield path, json.loads(path.with_suffix(".json").read_text())
 
 
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
