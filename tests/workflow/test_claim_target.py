@@ -1,11 +1,10 @@
 """`make claim KEY=<key>`: the Snakemake target behind it builds only what that claim's inputs need."""
 
-import re
 import subprocess
 
 import pytest
 
-from repository_copy import SNAKEMAKE, copy_repository
+from repository_copy import SNAKEMAKE, copy_repository, job_stats
 
 
 def _planned_rules(workdir, *targets):
@@ -24,8 +23,7 @@ def _planned_rules(workdir, *targets):
         text=True,
     )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
-    stats = dry.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    return {name: int(count) for name, count in re.findall(r"^(\w+)\s+(\d+)$", stats, re.MULTILINE) if name != "total"}
+    return job_stats(dry.stdout)
 
 
 @pytest.fixture(scope="module")

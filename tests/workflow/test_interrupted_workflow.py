@@ -13,7 +13,7 @@ from conftest import FAULTS_GROUP
 from hare.experiments.config import resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import is_provenance_file, read_manifest, reproducible_part, verify
-from repository_copy import SNAKEMAKE, copy_repository
+from repository_copy import SNAKEMAKE, copy_repository, job_stats
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 
@@ -81,15 +81,6 @@ def interrupted_run(repository, tmp_path_factory):
     return workdir, complete, stray, resumed.stdout + resumed.stderr
 
 
-def _job_count(log: str, rule: str) -> int:
-    stats = log[log.index("Job stats:") :]
-    for line in stats.splitlines():
-        fields = line.split()
-        if fields and fields[0] == rule:
-            return int(fields[1])
-    return 0
-
-
 def test_the_kill_left_work_to_redo(interrupted_run):
     _, complete, _, _ = interrupted_run
     assert 2 <= len(complete) < len(BATCHES)
@@ -98,7 +89,7 @@ def test_the_kill_left_work_to_redo(interrupted_run):
 def test_the_resumed_run_redoes_only_the_missing_batches(interrupted_run):
     workdir, complete, _, log = interrupted_run
     for batch in BATCHES:
-        assert _job_count(log, batch) == (0 if batch in complete else 1), batch
+        assert job_stats(log).get(batch, 0) == (0 if batch in complete else 1), batch
     for outputs in complete.values():
         for relative, mtime in outputs.items():
             assert (workdir / relative).stat().st_mtime_ns == mtime, f"{relative} was recomputed"

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from conftest import FAULTS_GROUP
-from hare.experiments.manifest import EXCLUDED_DIRS, PAPER_DIRS, is_provenance_file
-from repository_copy import SNAKEMAKE, copy_repository
+from hare.experiments.manifest import is_provenance_file, result_files
+from repository_copy import SNAKEMAKE, copy_repository, job_stats
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
@@ -237,10 +237,7 @@ def _slice_jobs(workdir: Path) -> dict[str, int]:
         text=True,
     )
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
-    stats = dry.stdout[dry.stdout.index("Job stats:") :].split("\n\n")[0]
-    return {
-        f[0]: int(f[1]) for f in (line.split() for line in stats.splitlines()[3:]) if len(f) == 2 and f[0] != "total"
-    }
+    return job_stats(dry.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +245,6 @@ def slurm_run(slurm_cluster, repository, tmp_path_factory):
     workdir = copy_repository(repository, tmp_path_factory.mktemp("slurm-run"))
     profile = _local_profile(repository, workdir / "profiles" / "slurm-localtest")
     jobs = _slice_jobs(workdir)
-    start = time.monotonic()
     result = subprocess.run(
         [*SNAKEMAKE, *SLICE, "--profile", str(profile), "--configfile", "config/smoke.yaml"],
         cwd=workdir,
@@ -257,13 +253,12 @@ def slurm_run(slurm_cluster, repository, tmp_path_factory):
         env=slurm_cluster,
         timeout=1200,
     )
-    elapsed = time.monotonic() - start
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
-    return workdir, result.stdout + result.stderr, elapsed, jobs
+    return workdir, result.stdout + result.stderr, jobs
 
 
 def test_jobs_went_through_sbatch(slurm_run):
-    workdir, log, _, jobs = slurm_run
+    workdir, log, jobs = slurm_run
     job_ids = set(re.findall(r"SLURM jobid (\d+)", log, flags=re.IGNORECASE)) | set(
         re.findall(r"slurm_jobid=(\d+)", log)
     )
@@ -275,18 +270,9 @@ def test_jobs_went_through_sbatch(slurm_run):
         assert any(f"rule_{rule}" in str(p) for p in slurm_logs), f"{rule}: no Slurm log"
 
 
-def _built_files(workdir: Path) -> list[str]:
-    """Every result and generated paper file in ``workdir``, as manifest entries (paths relative to ``results/``),
-    logs excluded."""
-    results = workdir / "results"
-    files = [p for p in results.rglob("*") if p.is_file() and p.relative_to(results).parts[0] not in EXCLUDED_DIRS]
-    files += [p for folder in PAPER_DIRS if (results / folder).is_dir() for p in (results / folder).iterdir()]
-    return sorted(os.path.relpath(p, results) for p in files)
-
-
 def test_slurm_results_equal_a_local_run(slurm_run, reference_run):
-    workdir, _, _, _ = slurm_run
-    built = _built_files(workdir)
+    workdir, _, _ = slurm_run
+    built = result_files(workdir / "results")
     runs = {p.split("/")[1] for p in built if p.startswith("runs/") and p.endswith(".npz")}
     assert runs == {"synthetic", "classification"}, runs
     assert {"tables/synthetic.csv", "checks/oful.json", "notebooks/regret_curves.html"} <= set(built)
