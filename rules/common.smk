@@ -1,3 +1,4 @@
+import copy
 import json
 import os
 import shlex
@@ -28,7 +29,8 @@ def job_table():
 
     An overlay (config/smoke.yaml, paper-core.yaml, paper.yaml: ``base: default.yaml`` and what differs) is resolved
     by ``hare`` alone; Snakemake's ``config`` is the files as written, so it is compared with the files merged left to
-    right unresolved, and every rule reads the resolved config from the table (CONFIG below), never ``config``."""
+    right unresolved; every rule reads the resolved config from the table (CONFIG below), and ``config`` is then replaced
+    by it for the report's captions."""
     command = [sys.executable, "-m", "hare", "jobs", *CONFIG_PATHS, "--table", "--register", str(Path(workflow.basedir, "paper", "claims.yaml"))]
     answer = subprocess.run(command, env=HARE_ENVIRONMENT, capture_output=True, text=True)
     if answer.returncode != 0:
@@ -44,10 +46,15 @@ def job_table():
     return json.loads(answer.stdout)
 
 
-# The workflow reads its config through the table and never changes it; whether an optional dataset (Covertype) can
-# be obtained is decided later, by the checkpoint skipped_datasets (available()).
+# The workflow reads its config through the table; whether an optional dataset (Covertype) can be obtained is decided
+# later, by the checkpoint skipped_datasets (available()).
 PLAN = job_table()
 CONFIG = PLAN["config"]
+# The report's captions (report/*.rst) read `snakemake.config`, which is this file's `config`: once checked against the
+# files as written, it holds the resolved config, so a caption reads the values of an overlay's base as the rules do
+# (an overlay as written lacks every key it inherits; tests/workflow/test_report_captions.py).
+config.clear()
+config.update(copy.deepcopy(CONFIG))
 
 
 HARE = 'PYTHONPATH=src "$HARE_PYTHON" -m hare'
