@@ -13,7 +13,8 @@ import torch
 
 from hare.envs.base import Observation
 from hare.policies import build_policy, make_config
-from hare.policies.classic import bernoulli_kl, beta_variates, gamma_variates, kl_ucb_index
+from hare.policies.base import bernoulli_kl, kl_upper_bound
+from hare.policies.classic import beta_variates, gamma_variates
 from hare.random import CounterRNG, run_keys
 
 CONTEXT_FREE = ["ucb1", "kl_ucb", "eps_greedy", "beta_thompson"]
@@ -84,14 +85,33 @@ def scipy_kl_ucb(mean: float, count: float, budget: float) -> float:
     return scipy.optimize.brentq(lambda q: count * kl(mean, q) - budget, mean, 1 - 1e-15, xtol=1e-14)
 
 
-def test_kl_ucb_index_matches_scipy_root_finding():
+def test_kl_upper_bound_matches_scipy_root_finding():
     means = torch.tensor([0.0, 0.1, 0.5, 0.9, 0.999, 1.0, 0.3], dtype=torch.float64)
     counts = torch.tensor([1.0, 5.0, 20.0, 3.0, 100.0, 4.0, 1000.0], dtype=torch.float64)
     budget = torch.tensor(math.log(50.0) + 3 * math.log(math.log(50.0)), dtype=torch.float64)
-    ours = kl_ucb_index(means, counts, budget, iterations=60)
+    ours = kl_upper_bound(means, budget / counts, iterations=60)
     reference = [scipy_kl_ucb(m, n, float(budget)) for m, n in zip(means.tolist(), counts.tolist(), strict=True)]
     assert np.allclose(ours.numpy(), reference, atol=1e-9)
     assert (counts * bernoulli_kl(means, ours) <= budget + 1e-12).all()
+
+
+def test_kl_upper_bound_equals_plain_bisection_bit_for_bit():
+    """The bound's loop reuses the divergence's q-free terms in place; plain bisection on bernoulli_kl, written out
+    here, must give the same bits (random means, counts and budgets, arms broadcast against a per-run budget)."""
+    generator = torch.Generator().manual_seed(0)
+    means = torch.rand(40, 7, generator=generator, dtype=torch.float64)
+    means[0, :2] = torch.tensor([0.0, 1.0])
+    level = (
+        torch.rand(40, 1, generator=generator, dtype=torch.float64)
+        * 5
+        / torch.randint(1, 50, (40, 7), generator=generator)
+    )
+    low, high = means.clone(), torch.ones_like(means)
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        inside = bernoulli_kl(means, middle) <= level
+        low, high = torch.where(inside, middle, low), torch.where(inside, high, middle)
+    assert torch.equal(kl_upper_bound(means, level, iterations=60), low)
 
 
 def test_kl_ucb_policy_scores_use_log_t_plus_c_log_log_t():

@@ -16,8 +16,8 @@ from hare.envs.base import BanditEnvironment, BanditRound, Observation
 from hare.experiments.config import check_config, resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.policies import neighbors
-from hare.policies.base import build_policy, make_config
-from hare.policies.neighbors import ArmHistory, adaptive_k, kl_upper_bound
+from hare.policies.base import build_policy, kl_upper_bound, make_config
+from hare.policies.neighbors import ArmHistory, adaptive_k
 from hare.random import CounterRNG, run_keys
 
 N_ARMS, DIM = 3, 2
@@ -156,7 +156,7 @@ def test_knn_ucb_index_by_hand():
     kl = policies["knn_kl_ucb"].scores(query, 4)[0, 0].item()
     expected_kl = (
         kl_upper_bound(
-            torch.tensor(mean, dtype=torch.float64), torch.tensor(theta * log_t / k, dtype=torch.float64)
+            torch.tensor(mean, dtype=torch.float64), torch.tensor(theta * log_t / k, dtype=torch.float64), 50
         ).item()
         + radius
     )
@@ -166,7 +166,7 @@ def test_knn_ucb_index_by_hand():
 def test_kl_upper_bound_solves_the_divergence_equation():
     mean = torch.tensor([0.2, 0.5, 0.9], dtype=torch.float64)
     level = torch.tensor([0.1, 0.3, 0.01], dtype=torch.float64)
-    bound = kl_upper_bound(mean, level)
+    bound = kl_upper_bound(mean, level, 50)
     divergence = mean * torch.log(mean / bound) + (1 - mean) * torch.log((1 - mean) / (1 - bound))
     torch.testing.assert_close(divergence, level, atol=1e-9, rtol=0)
 

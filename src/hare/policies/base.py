@@ -171,6 +171,44 @@ def upper_confidence_bound(mean: torch.Tensor, width: torch.Tensor, alpha: float
     return mean + alpha * width
 
 
+KL_CLAMP = 1e-15
+"""``q`` is clamped to ``[KL_CLAMP, 1 - KL_CLAMP]`` inside :func:`bernoulli_kl`, so the divergence stays finite."""
+
+
+def bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """``kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` elementwise, with ``0 log 0 = 0`` (any broadcastable
+    shapes; ``q`` clamped to ``[KL_CLAMP, 1 - KL_CLAMP]``)."""
+    q = q.clamp(KL_CLAMP, 1.0 - KL_CLAMP)
+    return torch.xlogy(p, p) - torch.xlogy(p, q) + torch.xlogy(1.0 - p, 1.0 - p) - torch.xlogy(1.0 - p, 1.0 - q)
+
+
+def kl_upper_bound(mean: torch.Tensor, level: torch.Tensor, iterations: int) -> torch.Tensor:
+    """The Bernoulli KL upper confidence bound ``max{q in [mean, 1] : kl(mean, q) <= level}`` by bisection
+    (Garivier & Cappé 2011, Alg. 1 with ``level = (log t + c log log t) / n_a``; LNUCB-TA's kNN-KL-UCB).
+
+    ``mean`` ``(...)`` in [0, 1] and ``level`` broadcastable to it. Every entry is bisected at once; ``iterations``
+    halvings of ``[mean, 1]`` leave a bracket narrower than ``2^-iterations``, whose lower end is returned, so the bound
+    never violates the constraint. The terms of :func:`bernoulli_kl` that do not depend on ``q`` are computed once,
+    outside the loop, and combined in the same order, so the result equals bisection on :func:`bernoulli_kl` bit for
+    bit.
+    """
+    mean = mean.expand(torch.broadcast_shapes(mean.shape, level.shape))
+    complement = 1.0 - mean
+    self_term, complement_self_term = torch.xlogy(mean, mean), torch.xlogy(complement, complement)
+    low, high = mean.clone(), torch.ones_like(mean)
+    middle, q, divergence, complement_q = (torch.empty_like(mean) for _ in range(4))
+    inside = torch.empty(mean.shape, dtype=torch.bool, device=mean.device)
+    for _ in range(iterations):  # in place: ~12 small operations a halving, no allocation
+        torch.add(low, high, out=middle).mul_(0.5)
+        torch.clamp(middle, KL_CLAMP, 1.0 - KL_CLAMP, out=q)
+        torch.sub(self_term, torch.xlogy(mean, q, out=divergence), out=divergence).add_(complement_self_term)
+        torch.xlogy(complement, torch.neg(q, out=complement_q).add_(1.0), out=complement_q)  # 1 - q, exactly
+        torch.le(divergence.sub_(complement_q), level, out=inside)
+        torch.where(inside, middle, low, out=low)
+        torch.where(inside, high, middle, out=high)
+    return low
+
+
 def temporal_attention_rate(
     alpha_0: float | torch.Tensor,
     pulls: torch.Tensor,

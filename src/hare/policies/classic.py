@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import Policy, PolicyConfig, kl_upper_bound, register_policy, upper_confidence_bound
 from hare.random import CounterRNG
 from hare.typed import nonnegative, positive, unit_interval, within
 
@@ -107,34 +107,6 @@ class UCB1(ArmStatistics):
         return self.tie_break(self.scores(), observation.t)
 
 
-def bernoulli_kl(p: torch.Tensor, q: torch.Tensor, eps: float = 1e-15) -> torch.Tensor:
-    """``kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` elementwise, with ``0 log 0 = 0``.
-
-    ``q`` is clamped to ``[eps, 1 - eps]`` so the divergence stays finite.
-    """
-    q = q.clamp(eps, 1.0 - eps)
-    return torch.xlogy(p, p) - torch.xlogy(p, q) + torch.xlogy(1.0 - p, 1.0 - p) - torch.xlogy(1.0 - p, 1.0 - q)
-
-
-def kl_ucb_index(means: torch.Tensor, counts: torch.Tensor, budget: torch.Tensor, iterations: int = 60) -> torch.Tensor:
-    """Bernoulli KL-UCB upper bound ``max{q in [mu, 1] : n kl(mu, q) <= budget}`` by bisection.
-
-    means, counts: ``(..., n_arms)`` with ``means`` in [0, 1] and ``counts > 0``; budget broadcasts
-    against them. All arms of all runs are bisected at once; ``iterations`` halvings of ``[mu, 1]``
-    give an error below ``2^-iterations``. The lower end of the final bracket is returned, so the
-    index never violates the constraint.
-    """
-    low = means.clone()
-    high = torch.ones_like(means)
-    level = budget / counts
-    for _ in range(iterations):
-        middle = 0.5 * (low + high)
-        inside = bernoulli_kl(means, middle) <= level
-        low = torch.where(inside, middle, low)
-        high = torch.where(inside, high, middle)
-    return low
-
-
 @dataclass(frozen=True)
 class KLUCBConfig(PolicyConfig):
     """KL-UCB hyperparameters.
@@ -174,7 +146,7 @@ class KLUCB(ArmStatistics):
         t = self.total_pulls.clamp_min(1.0)
         log_log_t = torch.log(torch.log(t.clamp_min(math.e)))
         budget = torch.log(t) + self.hyperparameter("c", log_log_t) * log_log_t
-        index = kl_ucb_index(self.means.clamp(0.0, 1.0), self.counts.clamp_min(1.0), budget, self.config.iterations)
+        index = kl_upper_bound(self.means.clamp(0.0, 1.0), budget / self.counts.clamp_min(1.0), self.config.iterations)
         return self.unpulled_first(index)
 
     def select(self, observation: Observation) -> torch.Tensor:

@@ -31,6 +31,7 @@ from hare.model.covariance import RidgeState, shared_vector
 from hare.policies.base import (
     Policy,
     PolicyConfig,
+    kl_upper_bound,
     pulled_contexts,
     register_policy,
     temporal_attention_rate,
@@ -287,23 +288,8 @@ def earliest_at_kth(values: torch.Tensor, slots: torch.Tensor, kth: torch.Tensor
     return torch.where(chosen < 0, chosen + (size + 1), chosen.clamp_max(size)).sort(dim=-1).values
 
 
-def bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """``d(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` with ``0 log 0 = 0``, any shape."""
-    eps = 1e-15
-    q = q.clamp(eps, 1 - eps)
-    return torch.xlogy(p, p) - torch.xlogy(p, q) + torch.xlogy(1 - p, 1 - p) - torch.xlogy(1 - p, 1 - q)
-
-
-def kl_upper_bound(mean: torch.Tensor, level: torch.Tensor, iterations: int = 50) -> torch.Tensor:
-    """``sup {w in [mean, 1] : d(mean, w) <= level}`` by bisection; mean clipped to ``[0, 1]``."""
-    mean = mean.clamp(0.0, 1.0)
-    low, high = mean.clone(), torch.ones_like(mean)
-    for _ in range(iterations):
-        mid = (low + high) / 2
-        inside = bernoulli_kl(mean, mid) <= level
-        low = torch.where(inside, mid, low)
-        high = torch.where(inside, high, mid)
-    return low
+KL_BISECTIONS = 50
+"""Halvings of kNN-KL-UCB's bisection (:func:`hare.policies.base.kl_upper_bound`): a bracket below ``2^-50``."""
 
 
 K_ROUNDINGS = ("round", "floor")
@@ -457,7 +443,7 @@ class KNNKLUCB(KNNUCB):
     """
 
     def index(self, means: torch.Tensor, level: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
-        return kl_upper_bound(means, level) + radius
+        return kl_upper_bound(means.clamp(0.0, 1.0), level, KL_BISECTIONS) + radius
 
 
 @dataclass(frozen=True)
