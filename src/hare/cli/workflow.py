@@ -198,14 +198,23 @@ def cmd_compare_builds(args: argparse.Namespace) -> int:
 
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.cost_model import measured_job_seconds, predict_config, run_cost_model
+    from hare.experiments.studies.cost_model import (
+        check_arguments,
+        measured_job_seconds,
+        predict_config,
+        run_cost_model,
+    )
     from hare.io import write_json
 
+    try:
+        check_arguments(tuple(args.runs), tuple(args.at), args.window, args.budget)
+    except ValueError as error:
+        raise ValueError(f"--{error}") from None
     config = _load_config(args.config)
     result = run_cost_model(
         config,
         Path(args.results),
-        args.runs,
+        tuple(args.runs),
         tuple(args.at),
         args.window,
         args.budget,
@@ -225,6 +234,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         print(
             f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; "
             f"{len(prediction['unmodelled'])} jobs without a model"
+            + "".join(f"\n  {count} jobs: {reason}" for reason, count in prediction["unmodelled_reasons"].items())
         )
     return 0
 
@@ -372,18 +382,26 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "cost-model",
-        help="seconds per round of every policy of a config at B runs and rounds t, "
-        "and the predicted CPU time of its jobs",
+        help="the phases of every policy entry of a config (set-up, rounds, trainings, recording) measured at two run "
+        "counts, and the predicted CPU time of its jobs (docs/cost_model.md)",
     )
     p.add_argument("config", nargs="+", help="the config whose policies and environments are measured")
     p.add_argument("--results", default="results", help="where the prepared datasets are")
     p.add_argument("--out", required=True, help="JSON: per-entry costs, the model and the predictions")
-    p.add_argument("--runs", type=int, default=20)
+    p.add_argument(
+        "--runs",
+        type=int,
+        nargs="+",
+        default=[5, 20],
+        help="run counts B at which every entry is measured (two or more: a cost line in B; one: proportional to B)",
+    )
     p.add_argument(
         "--at", type=int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported"
     )
     p.add_argument("--window", type=int, default=20, help="rounds averaged into each cost")
-    p.add_argument("--budget", type=float, default=20.0, help="seconds of play per entry; later rounds are modelled")
+    p.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of play per entry and run count; later rounds are modelled"
+    )
     p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
     p.add_argument(

@@ -1,27 +1,57 @@
-"""The cost model (hare.experiments.studies.cost_model): its line, its sums, its grouping of jobs, and a measured
-run."""
+"""The cost model (hare.experiments.studies.cost_model): the training schedule's count, the line, a planted cost
+table predicted by hand, the run-count dependence, the grouping of jobs into plays, measured runs, and the refusal
+of bad arguments."""
 
 from __future__ import annotations
+
+import copy
+import math
 
 import numpy as np
 import pytest
 
+from hare.cli import main
 from hare.experiments.grid import expand_jobs
 from hare.experiments.studies.cost_model import (
     cost_at,
     cost_line,
     entry_key,
+    measure_entry,
+    play_seconds,
+    plays,
     predict,
-    predicted_seconds,
+    rounds_seconds,
     run_cost_model,
-    simulations,
+    runs_line,
+    trainings_in,
 )
 
 
-def test_the_line_recovers_a_cost_linear_in_the_round():
+def brute_force_trainings(first, last, dense, every, steps=1):
+    return sum(1 for t in range(first, last) if steps > 0 and (t < dense or (t + 1) % every == 0))
+
+
+@pytest.mark.parametrize("dense", [0, 1, 7, 2000])
+@pytest.mark.parametrize("every", [1, 3, 100])
+def test_the_training_count_is_the_schedule_counted_round_by_round(dense, every):
+    for first, last in [(0, 0), (0, 1), (0, 10000), (1000, 11000), (1999, 2101), (2500, 2600), (5, 3)]:
+        assert trainings_in(first, last, dense, every) == brute_force_trainings(first, last, dense, every)
+    assert trainings_in(0, 10000, dense, every, train_steps=0) == 0
+
+
+def test_the_paper_schedule_trains_2080_times_in_10000_rounds_and_10_more_after_a_warm_start_of_1000():
+    """A warm start's logs are updates 0 .. M - 1, inside the dense phase: it moves the horizon 1,000 updates on."""
+    assert trainings_in(0, 10000, 2000, 100) == 2080
+    assert trainings_in(0, 11000, 2000, 100) == 2090
+
+
+def test_the_line_recovers_a_cost_linear_in_the_round_and_one_that_saturates():
     t = np.arange(400)
     a, b = cost_line(list(2e-3 + 1e-6 * t), window=20)
     assert a == pytest.approx(2e-3, rel=1e-9) and b == pytest.approx(1e-6, rel=1e-9)
+    a, b = cost_line(list(2e-3 + 1e-6 * np.minimum(t, 150)), window=10, cap=150)
+    assert a == pytest.approx(2e-3, rel=1e-6) and b == pytest.approx(1e-6, rel=1e-6)
+    assert cost_at([], (a, b), 10_000, window=10, cap=150) == (pytest.approx(2e-3 + 1e-6 * 150), False)
 
 
 def test_a_constant_cost_has_no_slope_and_a_decreasing_one_is_not_extrapolated_downwards():
@@ -35,40 +65,75 @@ def test_costs_are_measured_where_played_and_on_the_line_beyond():
     assert cost_at(seconds, (0.5, 0.1), 31, window=10) == (pytest.approx(0.5 + 0.1 * 30), False)
 
 
-def test_a_prediction_sums_the_measured_rounds_then_the_line():
-    assert predicted_seconds([1.0, 2.0], (0.0, 0.0), 2) == 3.0
-    assert predicted_seconds([1.0, 2.0], (10.0, 1.0), 4) == pytest.approx(1 + 2 + (10 + 2) + (10 + 3))
+def test_a_sum_of_rounds_takes_the_measured_rounds_then_the_line_up_to_its_cap():
+    assert rounds_seconds([1.0, 2.0], (0.0, 0.0), 2) == 3.0
+    assert rounds_seconds([1.0, 2.0], (10.0, 1.0), 4) == pytest.approx(1 + 2 + (10 + 2) + (10 + 3))
+    assert rounds_seconds([1.0], (10.0, 1.0), 4, cap=2) == pytest.approx(1 + (10 + 1) + (10 + 2) + (10 + 2))
 
 
-def test_tuning_points_of_an_entry_play_as_one_simulation(smoke_config):
+def planted(runs, setup, rounds, training=None, regime="cold", warm=0.0):
+    return {
+        "runs": runs,
+        "setup_s": setup,
+        "warm_start_s": warm,
+        "round_seconds": rounds,
+        "training_seconds": training or [],
+        "rounds_played": len(rounds),
+        "regime": regime,
+    }
+
+
+def test_a_planted_cost_table_gives_the_seconds_by_hand():
+    """A neural entry: set-up 2 s, a round without training 0.01 s (flat), a training 0.5 s; schedule D = 3, E = 5.
+    A cold job of T = 20 after M = 4 logs plays updates 0..23: trainings at t = 0, 1, 2, 4, 9, 14, 19 = 7."""
+    measurement = planted(10, 2.0, [0.01] * 3, [0.5] * 3)
+    seconds = play_seconds(measurement, (0.01, 0.0), n_logged=4, horizon=20, schedule=(3, 5, 1))
+    assert brute_force_trainings(0, 24, 3, 5) == 7
+    assert seconds == pytest.approx(2.0 + 24 * 0.01 + 7 * 0.5)
+    warm = planted(10, 2.0, [0.01] * 3, [0.5] * 3, regime="warm", warm=4.0)
+    assert play_seconds(warm, (0.01, 0.0), 4, 20, (3, 5, 1)) == pytest.approx(2.0 + 4.0 + 20 * 0.01 + 4 * 0.5)
+
+
+def test_the_run_count_dependence_is_the_line_through_two_run_counts_and_proportional_with_one():
+    at = runs_line([(5, 10.0), (20, 40.0)])
+    assert at(5) == pytest.approx(10.0) and at(15) == pytest.approx(30.0) and at(40) == pytest.approx(80.0)
+    shared = runs_line([(5, 12.0), (20, 15.0)])
+    assert shared(10) == pytest.approx(13.0) and shared(1) == pytest.approx(11.2)
+    assert runs_line([(5, 15.0), (20, 12.0)])(100) == pytest.approx(13.5)
+    assert runs_line([(20, 4.0)])(15) == pytest.approx(3.0)
+
+
+def test_a_prediction_prices_every_simulation_at_its_own_run_count(smoke_config):
+    """Tuning grids of smoke's classification play as one simulation of their points' runs, reported jobs alone; a
+    planted model of ``S(B) = 1 + 0.1 B T`` at every run count gives the total by hand."""
     jobs = [job for job in expand_jobs(smoke_config) if job.experiment == "classification"]
-    groups = simulations(jobs)
-    tuning = [g for g in groups if g[0].role == "tuning"]
-    assert all(len({entry_key(job) for job in group}) == 1 for group in groups)
-    assert sum(len(g) for g in groups) == len(jobs) and len(tuning) < sum(1 for job in jobs if job.role == "tuning")
-    model = {entry_key(job): {"round_seconds": [], "line": (1e-3, 0.0), "warm_start_s": 0.0} for job in jobs}
-    prediction = predict(jobs, model)
-    assert prediction["cpu_seconds"] == pytest.approx(sum(1e-3 * g[0].spec["environment"]["horizon"] for g in groups))
+    simulations = plays(jobs)
+    assert sum(len(members) for members, _ in simulations) == len(jobs)
+    grids = [(members, counts) for members, counts in simulations if len(members) > 1]
+    assert grids and all(counts == [len(members) * members[0].spec["n_runs"]] for members, counts in grids)
+    line = {b: planted(b, 1.0, []) for b in (2, 8)}
+    model = {
+        entry_key(job): {"measurements": list(line.values()), "lines": [[0.1 * b, 0.0] for b in line]} for job in jobs
+    }
+    prediction = predict(jobs, model, recording_s=0.5, startup_s=3.0)
+    rounds = {
+        id(members[0]): members[0].spec["environment"]["horizon"] + members[0].spec.get("n_logged", 0)
+        for members, _ in simulations
+    }
+    expected = sum(
+        sum(1.0 + 0.1 * b * rounds[id(members[0])] for b in counts) + 0.5 * len(members)
+        for members, counts in simulations
+    )
+    expected += 3.0 * len({(job.experiment, job.environment) for job in jobs})
+    assert prediction["cpu_seconds"] == pytest.approx(expected)
     assert prediction["unmodelled"] == []
 
 
-def test_a_measured_run_reports_every_entry_of_the_experiment(smoke_config, tmp_path):
-    result = run_cost_model(smoke_config, tmp_path, n_runs=3, at=(10, 30), window=5, budget_s=0.2, only=["synthetic"])
-    labels = {row["label"] for row in result["entries"]}
-    assert labels == set(smoke_config["experiments"]["synthetic"]["policies"])
-    for row in result["entries"]:
-        assert set(row["cost_at"]) == {"10", "30"} and all(cost > 0 for cost in row["cost_at"].values())
-        assert row["measured_at"]["10"] == (row["rounds_played"] >= 10)
-    assert result["prediction"]["cpu_seconds"] > 0 and result["prediction"]["unmodelled"] == []
-
-
-def test_an_entry_without_its_prepared_dataset_is_listed_not_measured(smoke_config, tmp_path):
-    result = run_cost_model(smoke_config, tmp_path, n_runs=2, at=(5,), window=2, budget_s=0.05, only=["classification"])
-    assert result["entries"] == [] and result["not_measured"]
-    assert all("mushroom.npz is missing" in row["reason"] for row in result["not_measured"])
-    assert len(result["prediction"]["unmodelled"]) == len(
-        simulations([j for j in expand_jobs(smoke_config) if j.experiment == "classification"])
-    )
+def test_a_job_with_a_run_limit_plays_in_chunks(smoke_config):
+    config = copy.deepcopy(smoke_config)
+    config["experiments"]["synthetic"].update(n_runs=5, max_runs_per_simulation=2)
+    jobs = [job for job in expand_jobs(config) if job.experiment == "synthetic" and job.role == "report"]
+    assert jobs and all(counts == [2, 2, 1] for _, counts in plays(jobs))
 
 
 def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_cost_but_not_a_simulation(smoke_config):
@@ -80,11 +145,66 @@ def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_co
     ]
     assert len({job.experiment for job in cold}) > 1 and len({entry_key(job) for job in cold}) == 1
     tuning = [job for job in cold if job.role == "tuning"]
-    assert len(simulations(tuning)) == len({(job.experiment, job.label.split("@")[0]) for job in tuning})
+    assert len(plays(tuning)) == len({(job.experiment, job.label.split("@")[0]) for job in tuning})
+
+
+def neural_config(smoke_config):
+    """Smoke's synthetic experiment with a small NeuralUCB of a short training schedule."""
+    config = copy.deepcopy(smoke_config)
+    params = {"width": 4, "train_steps": 2, "dense_training_rounds": 3, "train_every": 4, "exploration": "diagonal"}
+    config["experiments"] = {
+        "synthetic": {**config["experiments"]["synthetic"], "policies": {"neural_ucb": {"params": params}}}
+    }
+    return config
+
+
+def test_a_neural_entry_times_each_training_apart_from_its_round(smoke_config, tmp_path):
+    job = next(job for job in expand_jobs(neural_config(smoke_config)) if job.role == "report")
+    measured = measure_entry(job, tmp_path, n_runs=2, horizon=12, budget_s=math.inf)
+    assert measured["rounds_played"] == 12 and len(measured["training_seconds"]) == brute_force_trainings(0, 12, 3, 4)
+    assert all(seconds > 0 for seconds in measured["round_seconds"] + measured["training_seconds"])
+    assert measured["setup_s"] > 0
+
+
+def test_a_measured_run_reports_every_entry_with_its_coverage(smoke_config, tmp_path):
+    result = run_cost_model(
+        smoke_config, tmp_path, runs=(1, 3), at=(10, 30), window=5, budget_s=0.2, only=["synthetic"]
+    )
+    labels = {row["label"] for row in result["entries"]}
+    assert labels == set(smoke_config["experiments"]["synthetic"]["policies"])
+    for row in result["entries"]:
+        assert set(row["cost_at"]) == {"10", "30"} and all(cost > 0 for cost in row["cost_at"].values())
+        assert row["measured_at"]["10"] == (row["rounds_played"] >= 10)
+        assert [m["runs"] for m in row["measurements"]] == [1, 3] and row["recording_s"] > 0
+        assert row["coverage"].startswith(("past its most expensive phase", "held-out check"))
+        if row["coverage"].startswith("held-out check"):
+            assert any(m["check"] is not None for m in row["measurements"]) or row["rounds_played"] < 20
+    assert result["startup_s"] > 0
+    assert result["prediction"]["cpu_seconds"] > 0 and result["prediction"]["unmodelled"] == []
+
+
+def test_a_neural_run_is_measured_past_its_training_phase(smoke_config, tmp_path):
+    result = run_cost_model(neural_config(smoke_config), tmp_path, runs=(2,), at=(5,), window=2, budget_s=0.5)
+    (row,) = result["entries"]
+    assert row["coverage"].startswith("past its most expensive phase")
+    assert row["measurements"][0]["trainings"] >= 1 and row["measurements"][0]["training_s"] > 0
+
+
+def test_an_entry_without_its_prepared_dataset_is_listed_with_its_reason(smoke_config, tmp_path):
+    result = run_cost_model(
+        smoke_config, tmp_path, runs=(2,), at=(5,), window=2, budget_s=0.05, only=["classification"]
+    )
+    assert result["entries"] == [] and result["not_measured"]
+    assert all("mushroom.npz is missing" in row["reason"] for row in result["not_measured"])
+    jobs = [j for j in expand_jobs(smoke_config) if j.experiment == "classification"]
+    assert len(result["prediction"]["unmodelled"]) == len(jobs)
+    assert result["prediction"]["unmodelled_reasons"] == {"prepared dataset missing": len(jobs)}
 
 
 def test_a_policy_that_needs_the_logs_is_measured_warm_and_the_others_cold(smoke_config, tmp_path):
-    result = run_cost_model(smoke_config, tmp_path, n_runs=2, at=(5,), window=2, budget_s=0.05, only=["synthetic_warm"])
+    result = run_cost_model(
+        smoke_config, tmp_path, runs=(2,), at=(5,), window=2, budget_s=0.05, only=["synthetic_warm"]
+    )
     regimes = {row["label"]: row["regime"] for row in result["entries"]}
     learned = [
         label
@@ -93,3 +213,21 @@ def test_a_policy_that_needs_the_logs_is_measured_warm_and_the_others_cold(smoke
     ]
     assert learned and all(regimes[label] == "warm" for label in learned)
     assert {label for label, regime in regimes.items() if regime == "cold"} == set(regimes) - set(learned)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--runs", "-1"], "--runs"),
+        (["--runs", "0", "20"], "--runs"),
+        (["--budget", "nan"], "--budget"),
+        (["--budget", "0"], "--budget"),
+        (["--window", "0"], "--window"),
+        (["--at", "0"], "--at"),
+    ],
+)
+def test_bad_arguments_are_refused_in_one_line_naming_them_before_any_work(arguments, named, tmp_path, capsys):
+    out = tmp_path / "cost.json"
+    status = main(["cost-model", "config/does-not-exist.yaml", "--out", str(out), *arguments])
+    error = capsys.readouterr().err.strip()
+    assert status == 2 and len(error.splitlines()) == 1 and named in error and not out.exists()
