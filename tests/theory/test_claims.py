@@ -566,3 +566,24 @@ def test_a_band_claim_reads_a_published_table_and_needs_the_published_scale(tmp_
     assert adult.threshold == (90.0, 110.0) and adult.status == "INCONCLUSIVE"
     assert magic.status == "NOT RUN" and "meta.horizon" in magic.method
     assert decide(95, 105, "within", (90.0, 110.0)) == "PASS" and decide(120, 130, "within", (90.0, 110.0)) == "FAIL"
+
+
+def test_one_claim_alone_keeps_its_register_id_and_headline_mark(fixture_results):
+    """`make claim KEY=` evaluates one claim: it carries the id and headline status it has in the whole register
+    (headline claims numbered first), and the summary says so instead of "0/0 PASS"."""
+    claims = [
+        _paired("good_vs_bad", "good", "bad"),
+        _paired("bad_vs_good", "bad", "good"),
+        _paired("good_vs_close", "good", "close"),
+    ]
+    register = _register(fixture_results, claims, headline=["good_vs_close"])
+    whole = {r.key: (r.claim_id, r.headline) for r in evaluate_register(register, fixture_results)}
+    assert whole == {"good_vs_close": ("C1", True), "good_vs_bad": ("C2", False), "bad_vs_good": ("C3", False)}
+    for key, (claim_id, headline) in whole.items():
+        (alone,) = evaluate_register(register, fixture_results, keys=[key])
+        assert (alone.claim_id, alone.headline) == (claim_id, headline)
+    (headline_alone,) = evaluate_register(register, fixture_results, keys=["good_vs_close"])
+    markdown = claims_markdown([headline_alone])
+    assert "Headline claims: 0/1 PASS, 1 INCONCLUSIVE." in markdown and "| C1 | `good_vs_close`" in markdown
+    (other_alone,) = evaluate_register(register, fixture_results, keys=["good_vs_bad"])
+    assert "No headline claim among these." in claims_markdown([other_alone])

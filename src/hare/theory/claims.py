@@ -704,12 +704,18 @@ def finish_register(results: Sequence[ClaimResult], patterns: Sequence[str] = ()
     """The register's results in their published form: adjusted within families (:func:`adjust_families`), headline
     claims marked (``patterns``) and numbered first (C1, C2, ...; then every other claim in register order), and a
     note on each INCONCLUSIVE claim saying how many runs would settle it."""
-    adjusted = adjust_families(results)
-    marked = [replace(r, headline=any(fnmatch.fnmatchcase(r.key, p) for p in patterns)) for r in adjusted]
-    order = [r for r in marked if r.headline] + [r for r in marked if not r.headline]
-    ids = {r.key: f"C{i}" for i, r in enumerate(order, start=1)}
-    finished = [replace(r, claim_id=ids[r.key]) for r in marked]
+    ids = claim_ids([r.key for r in results], patterns)
+    finished = [replace(r, claim_id=ids[r.key][0], headline=ids[r.key][1]) for r in adjust_families(results)]
     return [replace(r, note=_settle_note(r)) for r in finished]
+
+
+def claim_ids(keys: Sequence[str], patterns: Sequence[str]) -> dict[str, tuple[str, bool]]:
+    """``{key: (id, headline)}`` of the register's keys in register order: the headline claims (a key matching one of
+    ``patterns``) numbered first, C1, C2, ..., then every other claim. One claim evaluated alone (``make claim``) gets
+    the id and headline mark it has in the whole register."""
+    headline = {key: any(fnmatch.fnmatchcase(key, p) for p in patterns) for key in keys}
+    order = [key for key in keys if headline[key]] + [key for key in keys if not headline[key]]
+    return {key: (f"C{i}", headline[key]) for i, key in enumerate(order, start=1)}
 
 
 def evaluate_register(
@@ -727,10 +733,16 @@ def evaluate_register(
         unknown = sorted(set(keys) - known)
         if unknown:
             raise ClaimError(f"unknown claim key(s) {unknown}; `hare claims --list` prints every key")
-        claims = [c for c in claims if c["key"] in set(keys)]
+        ids = claim_ids([c["key"] for c in claims], headline_patterns(path))
+        chosen = [c for c in claims if c["key"] in set(keys)]
         return [
-            replace(evaluate_claim(claim, Path(root), frozenset(not_run_inputs)), adjusted_status="")
-            for claim in claims
+            replace(
+                evaluate_claim(claim, Path(root), frozenset(not_run_inputs)),
+                adjusted_status="",
+                claim_id=ids[claim["key"]][0],
+                headline=ids[claim["key"]][1],
+            )
+            for claim in chosen
         ]
     results = [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
     return finish_register(results, headline_patterns(path))
@@ -818,6 +830,14 @@ def _plan_cell(r: ClaimResult) -> str:
     return f"{r.planned_runs} / {r.n_runs if r.n_runs is not None else '--'}"
 
 
+def _headline_summary(counts: dict[str, int], n_headline: int) -> str:
+    """``Headline claims: 13/45 PASS, 15 FAIL, ...``; ``No headline claim among these.`` when there is none."""
+    if n_headline == 0:
+        return "No headline claim among these."
+    others = [f"{n} {status}" for status, n in counts.items() if n and status != "PASS"]
+    return f"Headline claims: {counts['PASS']}/{n_headline} PASS" + "".join(f", {o}" for o in others) + "."
+
+
 def claims_markdown(results: Sequence[ClaimResult]) -> str:
     """``results/claims.md``: the counts, the rules, the headline claims, then every claim (register order), each with
     its unadjusted and family-adjusted status, margin, planned and achieved run count and half-width."""
@@ -852,9 +872,7 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         "",
         f"{summary} (unadjusted: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ").",
         "",
-        f"Headline claims: {head['PASS']}/{len(headline)} PASS, "
-        + ", ".join(f"{n} {s}" for s, n in head.items() if n and s != "PASS")
-        + ".",
+        _headline_summary(head, len(headline)),
         "",
         "Each claim is decided on the 95% interval of its measured quantity: PASS when the whole interval satisfies "
         "the comparison, "
