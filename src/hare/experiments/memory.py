@@ -128,8 +128,9 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
     * a neighbour history (kNN-UCB, LNUCB-TA, the enhanced policies): ``8 length (d + 6)`` (contexts, norms, rewards,
       arms, the search's distances), plus ``8 length A`` of foreign-pull masks up to
       :data:`hare.policies.neighbors.SELECTION_MAX_ARMS` arms;
-    * a kernel dictionary of ``P = max_points``: ``8 P (d + 3 + A) + 24 P^2`` (the inverse, the Gram matrix and its
-      Cholesky factor at a refactorisation);
+    * a kernel dictionary of ``n = min(max_points, length)`` points in per-arm blocks of capacity ``C`` (about
+      ``n / A`` when arms are pulled evenly): ``24 A C^2 + 8 A C d`` (the block inverses, and the Gram blocks and their
+      Cholesky factors at a refactorisation; the points), :func:`hare.model.kernel_dictionary.peak_bytes`;
     * a neural policy of ``p = width d_in + width`` parameters per network (``d_in = A d`` disjoint, else ``d``): the
       float32 history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``16 p`` per network (weights,
       initial weights, gradient, step), and the posterior: ``8 p`` diagonal, else :func:`ridge_bytes` of ``p``
@@ -137,6 +138,7 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
     * HARE: the covariance state of its ``heads x clusters`` groups over ``key_dim``: :func:`ridge_bytes` for the full
       covariance, :func:`hare.model.covariance_approx.covariance_bytes` for the diagonal and low-rank ones.
     """
+    from hare.model.kernel_dictionary import peak_bytes as kernel_peak_bytes
     from hare.policies.base import policy_class
     from hare.policies.hare import HARE
     from hare.policies.kernel import KernelPolicy
@@ -152,7 +154,7 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
     if issubclass(cls, NeighborPolicy):
         grows += 8 * length * (dim + 6 + (arms if arms <= SELECTION_MAX_ARMS else 0))
     if issubclass(cls, KernelPolicy):
-        fixed += 8 * config.max_points * (dim + 3 + arms) + 24 * config.max_points**2
+        fixed += kernel_peak_bytes(arms, dim, config.max_points, length)
     if issubclass(cls, NeuralPolicy):
         networks = config.n_networks if issubclass(cls, BootstrapNN) else 1
         n_parameters = config.width * (arms * dim if config.encoding == "disjoint" else dim) + config.width

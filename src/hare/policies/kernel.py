@@ -5,28 +5,25 @@ Kernel. A point is a pair (context, arm); two points interact only within an arm
     k((x, a), (x', a')) = 1[a = a'] exp(-||x - x'||^2 / (2 bandwidth^2)).
 
 This is the kernel analogue of disjoint LinUCB (one function per arm); the Gram matrix is
-block diagonal by arm, so one dictionary per run holds every arm's points. The RBF
-bandwidth is a hyperparameter (default 1: contexts of unit norm lie at distance <= 2).
+block diagonal by arm. The RBF bandwidth is a hyperparameter (default 1: contexts of unit
+norm lie at distance <= 2).
 
-Posterior. With the dictionary ``X`` of ``n`` points, rewards ``y`` and
-``M = K(X, X) + lam I``, a point ``z`` has
+Posterior. With arm ``a``'s dictionary ``X_a`` of ``n_a`` points, rewards ``y_a`` and
+``M_a = K(X_a, X_a) + lam I``, a point ``z = (x, a)`` has
 
-    mu(z) = k_z^T M^{-1} y,    sigma^2(z) = k(z, z) - k_z^T M^{-1} k_z,    k_z = K(X, z).
+    mu(z) = k_z^T M_a^{-1} y_a,    sigma^2(z) = k(z, z) - k_z^T M_a^{-1} k_z,    k_z = K(X_a, x).
 
-``M^{-1}`` is kept exactly by block (Schur complement) updates in preallocated
-``(n_runs, max_points, max_points)`` float64 buffers, with zero rows and columns at empty
-slots. Appending ``z`` with ``u = M^{-1} k_z`` and ``s = k(z, z) + lam - k_z^T u``:
+The inverses ``M_a^{-1}`` are kept exactly per (run, arm) block by
+:class:`hare.model.kernel_dictionary.KernelDictionary` (its docstring states the block layout, the
+Schur-complement addition, the removal and their rank-2 Woodbury form), so a posterior costs
+``sum_a n_a^2`` per run. A round evaluates the kernel once: :meth:`KernelPolicy.update` reuses the
+kernel row and the weights ``M_a^{-1} k_z`` that :meth:`KernelPolicy.select` computed for the pulled
+arm (a warm start, which feeds ``update`` alone, computes them there).
 
-    M'^{-1} = [[M^{-1} + u u^T / s, -u / s], [-u^T / s, 1 / s]].
-
-Removing slot ``j`` (sliding window) uses the converse identity on ``P = M^{-1}``:
-
-    P'_{-j,-j} = P_{-j,-j} - P_{-j,j} P_{j,-j} / P_{jj}.
-
-When the dictionary holds ``max_points`` points, ``when_full = "window"`` (default) drops
-the oldest point before adding the new one (a ring buffer, so the kernel estimate tracks
-the last ``max_points`` rounds), and ``"stop"`` stops learning. Every ``refactor_every``
-updates the inverse is recomputed from the Gram matrix by Cholesky.
+When the dictionary holds ``max_points`` points, ``when_full = "window"`` (default) drops the
+oldest point, over all arms, before adding the new one (a ring buffer, so the kernel estimate
+tracks the last ``max_points`` rounds), and ``"stop"`` stops learning. Every ``refactor_every``
+updates the inverses are recomputed from the Gram blocks by Cholesky.
 """
 
 from __future__ import annotations
@@ -36,9 +33,9 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
 import torch
-from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
+from hare.model.kernel_dictionary import KernelDictionary, rbf_kernel
 from hare.policies.base import (
     Policy,
     PolicyConfig,
@@ -48,102 +45,15 @@ from hare.policies.base import (
 )
 from hare.typed import at_least, nonnegative, one_of, positive
 
-
-def rbf_kernel(x: torch.Tensor, y: torch.Tensor, bandwidth: float) -> torch.Tensor:
-    """``exp(-||x_i - y_j||^2 / (2 bandwidth^2))`` for ``x (..., n, dim)``, ``y (..., m, dim)``: ``(..., n, m)``."""
-    squared = (x * x).sum(-1)[..., :, None] + (y * y).sum(-1)[..., None, :] - 2.0 * x @ y.mT
-    return torch.exp(-squared.clamp_min(0.0) / (2.0 * bandwidth**2))
-
-
-class KernelDictionary(nn.Module):
-    """Per-run dictionary of (context, arm, reward) points and the inverse of ``K + lam I``.
-
-    Buffers: ``points`` ``(n_runs, max_points, dim)``, ``point_arms`` ``(n_runs, max_points)`` int64,
-    ``targets`` ``(n_runs, max_points)``, ``inverse`` ``(n_runs, max_points, max_points)``,
-    ``occupied`` ``(max_points,)`` bool. All runs add one point per update, so the slot written
-    is the same for every run.
-    """
-
-    def __init__(
-        self, n_runs: int, dim: int, max_points: int, bandwidth: float, lam: float, when_full: str, refactor_every: int
-    ):
-        super().__init__()
-        self.max_points = max_points
-        self.bandwidth = bandwidth
-        self.lam = lam
-        self.when_full = when_full
-        self.refactor_every = refactor_every
-        self.register_buffer("points", torch.zeros(n_runs, max_points, dim, dtype=torch.float64))
-        self.register_buffer("point_arms", torch.full((n_runs, max_points), -1, dtype=torch.int64))
-        self.register_buffer("targets", torch.zeros(n_runs, max_points, dtype=torch.float64))
-        self.register_buffer("inverse", torch.zeros(n_runs, max_points, max_points, dtype=torch.float64))
-        self.register_buffer("occupied", torch.zeros(max_points, dtype=torch.bool))
-        self.register_buffer("n_updates", torch.zeros((), dtype=torch.int64))
-
-    def kernel_to(self, contexts: torch.Tensor, arms: torch.Tensor) -> torch.Tensor:
-        """``K(X, z)`` for queries ``z = (contexts (n_runs, n, dim), arms (n_runs, n))``: ``(n_runs, n, max_points)``.
-
-        Empty slots give 0.
-        """
-        same_arm = (arms[:, :, None] == self.point_arms[:, None, :]) & self.occupied
-        return rbf_kernel(contexts.to(torch.float64), self.points, self.bandwidth) * same_arm
-
-    def posterior(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and standard deviation of every arm, each ``(n_runs, n_arms)``; contexts ``(n_runs, n_arms, dim)``."""
-        n_runs, n_arms, _ = contexts.shape
-        arms = torch.arange(n_arms, device=contexts.device).expand(n_runs, n_arms)
-        k = self.kernel_to(contexts, arms)  # (n_runs, n_arms, max_points)
-        weights = k @ self.inverse  # k^T M^{-1}, M^{-1} symmetric
-        mean = (weights * self.targets[:, None, :]).sum(-1)
-        variance = (1.0 - (weights * k).sum(-1)).clamp_min(0.0)
-        return mean, variance.sqrt()
-
-    def _remove(self, slot: int) -> None:
-        column = (
-            self.inverse[:, slot, :] * self.inverse[:, slot, slot, None].rsqrt()
-        )  # c / sqrt(c_ss), (n_runs, max_points)
-        self.inverse.addcmul_(column[:, :, None], column[:, None, :], value=-1.0)
-        self.inverse[:, slot, :] = 0.0
-        self.inverse[:, :, slot] = 0.0
-        self.occupied[slot] = False
-
-    def add(self, contexts: torch.Tensor, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        """Append one point per run: contexts ``(n_runs, dim)``, arms and rewards ``(n_runs,)``."""
-        count = int(self.n_updates)
-        if count >= self.max_points and self.when_full == "stop":
-            return
-        slot = count % self.max_points
-        if count >= self.max_points:
-            self._remove(slot)
-        x = contexts.to(torch.float64)
-        k = self.kernel_to(x[:, None, :], arms[:, None])[:, 0]  # (n_runs, max_points)
-        u = torch.bmm(k[:, None, :], self.inverse).squeeze(1)  # (M^{-1} k)^T as the faster row product
-        schur = 1.0 + self.lam - (k * u).sum(-1)  # (n_runs,), k(z, z) = 1
-        scaled = u * schur.rsqrt()[:, None]
-        self.inverse.addcmul_(scaled[:, :, None], scaled[:, None, :])
-        self.inverse[:, slot, :] = -u / schur[:, None]
-        self.inverse[:, :, slot] = -u / schur[:, None]
-        self.inverse[:, slot, slot] = 1.0 / schur
-        self.points[:, slot] = x
-        self.point_arms[:, slot] = arms
-        self.targets[:, slot] = rewards.to(torch.float64)
-        self.occupied[slot] = True
-        self.n_updates += 1
-        if int(self.n_updates) % self.refactor_every == 0:
-            self.refactorise()
-
-    def gram(self) -> torch.Tensor:
-        """``K(X, X) + lam I`` on occupied slots, identity elsewhere: ``(n_runs, max_points, max_points)``."""
-        k = self.kernel_to(self.points, self.point_arms)
-        k = k * self.occupied[:, None]
-        eye = torch.eye(self.max_points, dtype=torch.float64, device=k.device)
-        return k + torch.where(self.occupied, self.lam, 1.0) * eye
-
-    def refactorise(self) -> None:
-        """Recompute ``(K + lam I)^{-1}`` on the occupied slots by Cholesky; zero elsewhere."""
-        inverse = torch.cholesky_inverse(torch.linalg.cholesky(self.gram()))
-        mask = self.occupied[:, None] & self.occupied[None, :]
-        self.inverse.copy_(inverse * mask)
+__all__ = [
+    "KernelModelConfig",
+    "KernelPolicy",
+    "KernelTS",
+    "KernelTSConfig",
+    "KernelUCB",
+    "KernelUCBConfig",
+    "rbf_kernel",
+]
 
 
 WHEN_FULL = ("window", "stop")
@@ -193,6 +103,7 @@ class KernelPolicy(Policy):
         super().__init__(config, env, keys)
         self.dictionary = KernelDictionary(
             env.n_runs,
+            env.n_arms,
             env.dim,
             config.max_points,
             config.bandwidth,
@@ -202,7 +113,7 @@ class KernelPolicy(Policy):
         )
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        self.dictionary.add(pulled_contexts(observation.contexts, arms), arms, rewards)
+        self.dictionary.add(pulled_contexts(observation.contexts, arms), arms, rewards, observation.contexts)
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.tie_break(self.scores(observation), observation.t)
