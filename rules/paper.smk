@@ -67,7 +67,8 @@ rule notation:
 
 
 rule paper_pdf:
-    """latexmk; undefined references or citations fail the build."""
+    """latexmk; undefined references or citations, an overfull box, more pages than paper.max_pages or a body (sections
+    1-6, up to \\label{body:end}) ending after page paper.max_body_pages fail the build."""
     input:
         main="paper/main.tex",
         sections=sorted(f"paper/sections/{p.name}" for p in Path(workflow.basedir, "paper", "sections").glob("*.tex")),  # relative: Snakemake records input paths
@@ -85,6 +86,7 @@ rule paper_pdf:
             "paper/generated/table_bench.tex",
             "paper/generated/table_bench_neural.tex",
             "paper/generated/table_bench_hare.tex",
+            "paper/generated/table_bench_baselines.tex",
             "paper/generated/claims.tex",
             "paper/generated/macros.tex",
             "paper/generated/skipped_datasets.tex",
@@ -100,10 +102,13 @@ rule paper_pdf:
         "results/logs/paper/latexmk.log",
     params:
         hare=HARE,
+        max_pages=CONFIG["paper"]["max_pages"],
+        max_body_pages=CONFIG["paper"]["max_body_pages"],
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} > {log:q} 2>&1"
+        "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
+        "--max-pages {params.max_pages} --max-body-pages {params.max_body_pages} > {log:q} 2>&1"
 
 
 rule manifest:

@@ -25,7 +25,7 @@ def cmd_notation(args: argparse.Namespace) -> int:
 def cmd_build_paper(args: argparse.Namespace) -> int:
     from hare.report.paper import build_pdf
 
-    build_pdf(Path(args.main), Path(args.outdir), Path(args.pdf))
+    build_pdf(Path(args.main), Path(args.outdir), Path(args.pdf), args.max_pages, args.max_body_pages)
     return 0
 
 
@@ -151,6 +151,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--main", required=True)
     p.add_argument("--outdir", required=True)
     p.add_argument("--pdf", required=True)
+    p.add_argument("--max-pages", type=int, default=None, help="fail when the PDF has more pages (paper.max_pages)")
+    p.add_argument(
+        "--max-body-pages",
+        type=int,
+        default=None,
+        help="fail when the body (up to \\label{body:end}) ends on a later page (paper.max_body_pages)",
+    )
     p.set_defaults(func=cmd_build_paper)
 
     p = sub.add_parser("claims", help="evaluate the claims register")

@@ -20,6 +20,10 @@ UNDEFINED = re.compile(
 OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) ([^\n]*)")
 OVERFULL_TOLERANCE_PT = 1.0
 """The widest overfull ``\\hbox`` a build accepts: anything wider sticks visibly into the margin."""
+OUTPUT_WRITTEN = re.compile(r"Output written on .*?\((\d+) pages?\b")
+BODY_END_LABEL = "body:end"
+"""The label ``paper/main.tex`` sets after the last section of the body (its tables and figures flushed): its page in
+the ``.aux`` is the body's last page."""
 
 
 def overfull_boxes(log_text: str, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -> list[tuple[float, str]]:
@@ -51,13 +55,61 @@ def check_overfull(log_text: str, source: str | Path, tolerance_pt: float = OVER
         )
 
 
-def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
-    """Compile ``main`` with latexmk into ``outdir``; fail on errors, undefined references/citations or an overfull
-    ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`); copy to ``pdf``."""
+def pdf_pages(log_text: str) -> int | None:
+    """The page count of a pdflatex log's last ``Output written on FILE (N pages, M bytes).`` line (TeX wraps log lines
+    at 79 characters, so the line is read with the line breaks taken out); ``None`` without one."""
+    matches = OUTPUT_WRITTEN.findall(log_text.replace("\n", ""))
+    return int(matches[-1]) if matches else None
+
+
+def label_page(aux_text: str, label: str = BODY_END_LABEL) -> int | None:
+    """The page of ``\\label{label}`` as the ``.aux`` records it (``\\newlabel{label}{{number}{page}...}``, with or
+    without hyperref's extra fields); ``None`` where the label is not there or its page is not a number."""
+    match = re.search(r"\\newlabel\{" + re.escape(label) + r"\}\{\{(?:[^{}]|\{[^{}]*\})*\}\{(\d+)\}", aux_text)
+    return int(match.group(1)) if match else None
+
+
+def check_pages(
+    log_text: str,
+    aux_text: str,
+    source: str | Path,
+    max_pages: int | None = None,
+    max_body_pages: int | None = None,
+) -> None:
+    """Fail with one line naming the budget and the measured pages when the PDF has more than ``max_pages`` pages or
+    the body (up to :data:`BODY_END_LABEL`) ends after page ``max_body_pages``; ``None`` checks nothing. A budget
+    that cannot be measured (no ``Output written`` line, no body label) fails too."""
+    pages = pdf_pages(log_text)
+    body = label_page(aux_text)
+    if max_pages is not None and pages is None:
+        raise RuntimeError(f"{source}: no 'Output written on' line in the log: the {max_pages}-page budget unchecked")
+    if max_body_pages is not None and body is None:
+        raise RuntimeError(
+            f"{source}: no \\label{{{BODY_END_LABEL}}} in the .aux: the body's {max_body_pages}-page budget unchecked"
+        )
+    over_total = max_pages is not None and pages > max_pages
+    over_body = max_body_pages is not None and body > max_body_pages
+    if over_total or over_body:
+        parts = []
+        if max_pages is not None:
+            parts.append(f"{pages} pages against a budget of {max_pages} (paper.max_pages)")
+        if max_body_pages is not None:
+            parts.append(f"the body ends on page {body} against a budget of {max_body_pages} (paper.max_body_pages)")
+        raise RuntimeError(f"{source}: over the page budget: " + "; ".join(parts))
+
+
+def build_pdf(
+    main: Path, outdir: Path, pdf: Path, max_pages: int | None = None, max_body_pages: int | None = None
+) -> None:
+    """Compile ``main`` with latexmk into ``outdir``; fail on errors, undefined references/citations, an overfull
+    ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`) or a page budget exceeded
+    (:func:`check_pages`: ``max_pages`` for the whole PDF, ``max_body_pages`` for the body); copy to ``pdf``. A failed
+    check leaves no ``pdf`` behind (a stale one is removed first)."""
     if shutil.which("latexmk") is None:
         raise RuntimeError("latexmk not found: install TeX (see README, 'make setup' does it on Debian/Ubuntu)")
     outdir = outdir.resolve()
     outdir.mkdir(parents=True, exist_ok=True)
+    pdf.unlink(missing_ok=True)
     for stale in outdir.glob("*.fdb_latexmk"):
         stale.unlink()
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
@@ -87,6 +139,9 @@ def build_pdf(main: Path, outdir: Path, pdf: Path) -> None:
     if undefined:
         raise RuntimeError(f"{main}: undefined references or citations: {', '.join(undefined)}")
     check_overfull(log_text, log_path)
+    aux_path = outdir / (main.stem + ".aux")
+    aux_text = aux_path.read_text(errors="replace") if aux_path.exists() else ""
+    check_pages(log_text, aux_text, outdir / (main.stem + ".pdf"), max_pages, max_body_pages)
     with atomic_path(pdf) as tmp:
         shutil.copyfile(outdir / (main.stem + ".pdf"), tmp)
 
