@@ -125,6 +125,26 @@ rule bench_policies:
         "--threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
 
 
+rule bench_baselines:
+    """The neural and kernel bandits against their dense references: one training and one round of each, timed in turn, as ratios."""
+    input:
+        datasets=lambda wc: [f"results/data/prepared/{d}.npz" for d in CONFIG["bench"]["baselines"]["datasets"]],
+    output:
+        json="results/bench/baselines.json",
+        tex=report("paper/generated/table_bench_baselines.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
+    params:
+        datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["baselines"]["datasets"], input.datasets)),
+        settings=lambda wc: " ".join(shlex.quote(str(a)) for flag, key in (("--runs", "n_runs"), ("--width", "width"), ("--train-steps", "train_steps"), ("--batch-size", "batch_size"), ("--networks", "n_networks"), ("--max-points", "max_points"), ("--history", "history"), ("--rounds", "rounds"), ("--repeats", "repeats"), ("--max-seconds", "max_seconds")) if key in CONFIG["bench"]["baselines"] for a in (flag, CONFIG["bench"]["baselines"][key])),
+        hare=HARE,
+    threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
+    log:
+        "results/logs/bench/baselines.log",
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "OMP_NUM_THREADS=1 {params.hare} bench-baselines --out {output.json:q} --tex {output.tex:q} --threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
+
+
 rule bench_hare:
     """HARE select-mode latency and state memory against N, C, H and d_k."""
     output:

@@ -123,6 +123,8 @@ def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(reposi
         "../paper/generated/claims.tex",
         "../paper/generated/table_bench.tex",
         "../paper/generated/table_bench_hare.tex",
+        "../paper/generated/table_bench_baselines.tex",
+        "bench/baselines.json",
         "../paper/figures/runtime.pdf",
     ]
     steady = [

@@ -6,6 +6,7 @@ import pytest
 
 from hare.experiments.studies.bench import ceiling_entry, peer_ratio_entry
 from hare.report.bench_tables import (
+    bench_baselines_table_tex,
     bench_hare_table_tex,
     bench_neural_table_tex,
     bench_table_tex,
@@ -124,3 +125,62 @@ def test_format_summary(summary, text):
 
 def test_format_bytes_in_powers_of_ten():
     assert [format_bytes(n) for n in (12, 16_000, 2.5e6, 3e9)] == ["12~B", "16~kB", "2.5~MB", "3~GB"]
+
+
+def _planted_baselines() -> dict:
+    def entry(policy, family, measure, dataset, reference, registered, rounds=1):
+        return {
+            "dataset": dataset,
+            "policy": policy,
+            "family": family,
+            "measure": measure,
+            "rounds": rounds,
+            "reference_seconds": reference,
+            "registered_seconds": registered,
+            "speedup": {"estimate": reference / registered, "ci_low": 1.5, "ci_high": 2.5},
+        }
+
+    settings = [
+        entry("neural_ucb", "neural", "round", "adult", 0.02, 0.01, rounds=2),
+        entry("neural_ucb", "neural", "training", "adult", 3.0, 1.0),
+        entry("neural_ucb", "neural", "training", "mnist", 1200.0, 100.0),
+        {"dataset": "mnist", "policy": "neural_ucb", "measure": "round", "skipped": "MemoryError: out of memory"},
+        entry("kernel_ts", "kernel", "round", "adult", 0.5, 0.25, rounds=2),
+        entry("kernel_ts", "kernel", "round", "mnist", 0.8, 0.1, rounds=2),
+    ]
+    sizes = {"n_runs": 20, "width": 100, "train_steps": 100, "batch_size": 50, "n_networks": 10}
+    sizes |= {"max_points": 2000, "history": 100, "rounds": 2, "repeats": 3, "max_seconds": None, "warmup": True}
+    return {"environment": {"device": "cpu", "machine": "Test CPU", "threads": 1}, "sizes": sizes, "settings": settings}
+
+
+def test_baselines_table_gives_dense_seconds_per_unit_and_speedups():
+    tex = bench_baselines_table_tex(_planted_baselines())
+    assert "Policy & Timed & Adult: dense (s) & speed-up & MNIST: dense (s) & speed-up" in tex
+    assert "NeuralUCB & training & 3 & 3.00 [1.50, 2.50] & 1200 & 12.00 [1.50, 2.50]" in tex
+    assert "NeuralUCB & round & 0.01 & 2.00 [1.50, 2.50] & -- & --" in tex  # per round; MNIST skipped
+    assert "KernelTS & round & 0.25 & 2.00 [1.50, 2.50] & 0.4 & 8.00 [1.50, 2.50]" in tex
+    assert tex.index("NeuralUCB & training") < tex.index("NeuralUCB & round") < tex.index("KernelTS & round")
+    assert "KernelTS & training" not in tex
+    for name, value in [
+        ("NeuralTrainingMin", "3.00"),
+        ("NeuralTrainingMax", "12.00"),
+        ("NeuralRoundMin", "2.00"),
+        ("NeuralRoundMax", "2.00"),
+        ("KernelRoundMin", "2.00"),
+        ("KernelRoundMax", "8.00"),
+        ("MaxPoints", "2000"),
+        ("Runs", "20"),
+        ("Threads", "1"),
+    ]:
+        assert rf"\newcommand{{\benchBaselines{name}}}{{{value}}}" in tex
+    caption = tex[tex.index(r"\caption{") : tex.index(r"\label{")]
+    assert "2000" not in caption and r"\benchBaselinesMaxPoints{}" in caption and "Test CPU" in caption
+    assert r"\resizebox" in tex
+
+
+def test_baselines_macros_say_not_run_when_no_setting_was_timed():
+    results = _planted_baselines()
+    results["settings"] = [row for row in results["settings"] if row.get("family") != "kernel"]
+    tex = bench_baselines_table_tex(results)
+    assert r"\newcommand{\benchBaselinesKernelRoundMin}{--}" in tex
+    assert "KernelTS" not in tex

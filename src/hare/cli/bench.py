@@ -1,5 +1,5 @@
 """Subcommands that time the code: policy throughput against peer libraries, NeuralUCB's exploration modes, HARE's
-scaling, CPU against CUDA."""
+scaling, the neural and kernel bandits against their dense references, CPU against CUDA."""
 
 from __future__ import annotations
 
@@ -84,6 +84,55 @@ def cmd_bench_hare(args: argparse.Namespace) -> int:
         tex=args.tex,
         mean=args.mean,
     )
+    return 0
+
+
+BASELINE_SIZE_FLAGS = (
+    ("--runs", "n_runs", "runs B, batched"),
+    ("--width", "width", "hidden units m (even)"),
+    ("--train-steps", "train_steps", "SGD steps of one training"),
+    ("--batch-size", "batch_size", "SGD minibatch"),
+    ("--networks", "n_networks", "BootstrapNN's networks per run"),
+    ("--max-points", "max_points", "kernel dictionary size"),
+    ("--history", "history", "points per run before a training is timed"),
+    ("--rounds", "rounds", "timed rounds per policy and repeat"),
+    ("--repeats", "repeats", "alternating repeats, each giving one ratio"),
+    ("--max-seconds", "max_seconds", "no repeat starts once a setting has run this long"),
+)
+"""``hare bench-baselines``'s size flags: flag, field of ``BaselineSizes``, help."""
+
+
+def cmd_bench_baselines(args: argparse.Namespace) -> int:
+    from hare.experiments.studies.bench_baselines import KERNEL, NEURAL, BaselineSizes, SizeError, run_bench_baselines
+
+    if not args.dataset:
+        raise ValueError("--dataset: at least one name=path.npz is required")
+    for name, path in args.dataset:
+        if not path.is_file():
+            raise ValueError(f"--dataset {name}: no file {path}")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be at least 1, got {args.threads}")
+    given = {field: getattr(args, field) for _, field, _ in BASELINE_SIZE_FLAGS if getattr(args, field) is not None}
+    flags = {field: flag for flag, field, _ in BASELINE_SIZE_FLAGS}
+    try:
+        sizes = BaselineSizes(**given, warmup=not args.no_warmup)
+    except SizeError as error:
+        raise ValueError(f"{flags[error.field]} {error}") from None
+    known = NEURAL + KERNEL
+    policies = tuple(args.policies or known)
+    unknown = [name for name in policies if name not in known]
+    if unknown:
+        raise ValueError(f"--policies: no dense reference for {', '.join(unknown)}; known: {', '.join(known)}")
+    result = run_bench_baselines(
+        out=args.out,
+        datasets=dict(args.dataset),
+        sizes=sizes,
+        policies=policies,
+        device=args.device,
+        threads=args.threads,
+        tex=args.tex,
+    )
+    print(json.dumps(result["environment"]["process"]))
     return 0
 
 
@@ -173,6 +222,28 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)"
     )
     p.set_defaults(func=cmd_bench_hare)
+
+    p = sub.add_parser(
+        "bench-baselines",
+        help="neural and kernel bandits against their dense references",
+        description="The registered neural and kernel bandits against their dense references: one training and one "
+        "round of each, timed in turn, as ratios with t intervals over repeats. Sizes default to the sources' "
+        "(hare.experiments.studies.bench_baselines.BaselineSizes).",
+    )
+    p.add_argument("--out", type=Path, required=True, help="result JSON")
+    p.add_argument("--tex", type=Path, default=None, help="also write the table and its macros (LaTeX) here")
+    p.add_argument(
+        "--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels"
+    )
+    p.add_argument("--policies", nargs="+", default=None, help="default: every neural and kernel bandit")
+    for flag, field, text in BASELINE_SIZE_FLAGS:
+        p.add_argument(flag, dest=field, type=float if field == "max_seconds" else int, default=None, help=text)
+    p.add_argument(
+        "--no-warmup", action="store_true", help="no untimed training before the first repeat (for minutes-long ones)"
+    )
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+    p.set_defaults(func=cmd_bench_baselines)
 
     p = sub.add_parser(
         "device-check",

@@ -1,13 +1,14 @@
 """The benchmark tables and macros of the paper's appendix: batched LinUCB against its bandwidth ceiling and the peer
-libraries, every policy's batching gain, NeuralUCB's exploration modes, and HARE's latency and memory against
-``N``, ``C``, ``H`` and ``d_k``.
+libraries, every policy's batching gain, NeuralUCB's exploration modes, HARE's latency and memory against
+``N``, ``C``, ``H`` and ``d_k``, and the neural and kernel bandits against their dense references.
 
 ``results`` is the JSON of :func:`hare.experiments.studies.bench.run_bench` (``linucb_ceiling``, ``peer_ratios``,
 ``batching_gains``, ``policies``, ``environment`` and ``neural``, the record of
-:func:`hare.experiments.studies.bench_neural.bench_neural`) or of
-:func:`hare.experiments.studies.bench_hare.run_bench_hare`
-(``cases``). A ratio is a :func:`hare.experiments.studies.timing.t_summary`: ``estimate`` with ``ci_low`` and
-``ci_high``.
+:func:`hare.experiments.studies.bench_neural.bench_neural`), of
+:func:`hare.experiments.studies.bench_hare.run_bench_hare` (``cases``) or of
+:func:`hare.experiments.studies.bench_baselines.run_bench_baselines` (``settings``,
+``sizes``, ``environment``). A ratio is a :func:`hare.experiments.studies.timing.t_summary`: ``estimate`` with
+``ci_low`` and ``ci_high``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from hare.io import write_text
 from hare.report.latex import booktabs_table, escape, macro_name, macros
+from hare.report.names import display_name
 
 PEER_LABELS = {"mabwiser": "MABWiser", "obp": "OBP"}
 """How the table names each peer library (:data:`hare.experiments.studies.bench.PEERS`)."""
@@ -221,6 +223,101 @@ def bench_hare_table_tex(results: dict, label: str = "tab:bench-hare") -> str:
     return booktabs_table(
         ["$N$", "$C$", "$H$", "$d_k$", "latency vs.\\ row 1", "state (MiB)"], body, "rrrrrr", caption, label, notes
     )
+
+
+BASELINE_SIZE_MACROS = {
+    "n_runs": "runs",
+    "width": "width",
+    "train_steps": "train steps",
+    "batch_size": "batch size",
+    "n_networks": "networks",
+    "max_points": "max points",
+    "history": "history",
+    "rounds": "rounds",
+    "repeats": "repeats",
+}
+"""The benchmark sizes the appendix names by macro (``benchBaselines`` + the words)."""
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds for a table cell, three significant digits (whole seconds from 1,000 on)."""
+    return f"{seconds:.0f}" if seconds >= 1000 else f"{seconds:.3g}"
+
+
+def speedup_range(settings: list[dict[str, Any]], family: str, measure: str) -> tuple[str, str]:
+    """The smallest and largest speed-up estimate of ``family``'s ``measure`` settings, two decimals (``--`` when
+    none was timed)."""
+    found = [
+        row["speedup"]["estimate"]
+        for row in settings
+        if row.get("family") == family and row["measure"] == measure and "speedup" in row
+    ]
+    return (f"{min(found):.2f}", f"{max(found):.2f}") if found else ("--", "--")
+
+
+def bench_baselines_macros(results: dict[str, Any]) -> dict[str, str]:
+    """The sizes (:data:`BASELINE_SIZE_MACROS`), the thread count, and the range of the speed-ups of one neural
+    training, one neural round and one kernel round."""
+    sizes = results["sizes"]
+    values = {macro_name("bench", "baselines", words): str(sizes[key]) for key, words in BASELINE_SIZE_MACROS.items()}
+    values[macro_name("bench", "baselines", "threads")] = str(results["environment"]["threads"])
+    for family, measure in (("neural", "training"), ("neural", "round"), ("kernel", "round")):
+        low, high = speedup_range(results["settings"], family, measure)
+        values[macro_name("bench", "baselines", family, measure, "min")] = low
+        values[macro_name("bench", "baselines", family, measure, "max")] = high
+    return values
+
+
+def bench_baselines_table_tex(results: dict[str, Any] | str | Path, label: str = "tab:bench-baselines") -> str:
+    """Macros (:func:`bench_baselines_macros`) and a booktabs table: per policy and timed unit (one training, one
+    round), on each dataset, the dense reference's seconds and the registered class's speed-up over it (reference
+    seconds over registered seconds, each repeat timing both in turn), a geometric mean with its t interval."""
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text())
+    settings = results["settings"]
+    datasets = list(dict.fromkeys(row["dataset"] for row in settings))
+    cells = {(row["policy"], row["measure"], row["dataset"]): row for row in settings}
+    body = []
+    for policy in dict.fromkeys(row["policy"] for row in settings):
+        for measure in ("training", "round"):
+            found = [cells.get((policy, measure, dataset)) for dataset in datasets]
+            if not any(found):
+                continue
+            row = [escape(display_name(policy)), measure]
+            for entry in found:
+                if entry is None or "speedup" not in entry:
+                    row += ["--", "--"]
+                else:
+                    seconds = entry["reference_seconds"] / entry["rounds"]
+                    row += [format_seconds(seconds), format_summary(entry["speedup"])]
+            body.append(row)
+    env = results["environment"]
+    caption = (
+        r"Neural and kernel bandits against their dense references, timed in turn in one process on "
+        rf"{escape(env['device']).upper()} ({escape(env['machine'])}, \benchBaselinesThreads{{}} thread(s)): "
+        r"$B=\benchBaselinesRuns{}$ runs; one training is \benchBaselinesTrainSteps{} SGD steps on minibatches of "
+        r"\benchBaselinesBatchSize{} points from a history of \benchBaselinesHistory{} points, "
+        r"$m=\benchBaselinesWidth{}$ hidden units, \benchBaselinesNetworks{} networks for BootstrapNN; "
+        r"a round is a selection and an update "
+        r"(its training apart), for the kernel bandits once \benchBaselinesMaxPoints{} points have entered the "
+        r"dictionary. Dense: the reference's seconds per unit (median); speed-up: its seconds over the new code's."
+    )
+    notes = (
+        r"Geometric mean over up to \benchBaselinesRepeats{} repeats, the order of the two alternating, each timing "
+        r"\benchBaselinesRounds{} rounds and one training of each, with its 95\% $t$ interval (of the log ratio) over "
+        r"repeats. ``--'': not run."
+    )
+    header = ["Policy", "Timed"]
+    for dataset in datasets:
+        header += [rf"{escape(display_name(dataset))}: dense (s)", "speed-up"]
+    return macros(bench_baselines_macros(results)) + booktabs_table(
+        header, body, "ll" + "rr" * len(datasets), caption, label, notes, resize=True
+    )
+
+
+def write_bench_baselines_table(path: str | Path, results: dict[str, Any]) -> None:
+    """:func:`bench_baselines_table_tex` written atomically to ``path``."""
+    write_text(path, bench_baselines_table_tex(results))
 
 
 def write_bench_tables(
