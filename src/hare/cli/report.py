@@ -156,7 +156,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "--max-body-pages",
         type=int,
         default=None,
-        help="fail when the body (up to \\label{body:end}) ends on a later page (paper.max_body_pages)",
+        help="fail when the body (up to its label body:end) ends on a later page (paper.max_body_pages)",
     )
     p.set_defaults(func=cmd_build_paper)
 

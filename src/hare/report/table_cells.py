@@ -11,26 +11,30 @@ from __future__ import annotations
 import json
 import math
 
-from hare.report.latex import escape, format_number
-from hare.report.names import parameter_symbol
+from hare.report.latex import format_number
+from hare.report.names import (
+    PARAMETER_VALUES,
+    parameter_symbol,
+    parameter_text,
+    parameter_value,
+    parameters_text,
+    with_symbols,
+)
 
 SPREAD_NOTE = "mean $\\pm$ standard deviation over $n$ independent runs (ddof $=1$)"
 TIE_MARK = r"$^\dagger$"
 
 
 def value_text(value) -> str:
-    """A hyperparameter value for a table cell: numbers in their shortest form (0.01, 1e-05, 10)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int | float):
-        return f"{value:g}"
-    return escape(str(value))
+    """A hyperparameter value for a table cell: numbers in their shortest form (0.01, 1e-05, 10)
+    (:func:`hare.report.names.parameter_value`)."""
+    return parameter_value(value)
 
 
 def params_text(row: dict) -> str:
-    """A row's params (JSON) in typewriter type, with :data:`TIE_MARK` when its selection tied."""
-    params = ", ".join(f"{k}={v}" for k, v in json.loads(row["params"]).items())
-    return f"\\texttt{{{escape(params)}}}" + (TIE_MARK if tied(row) else "")
+    """A row's params (JSON) as the paper writes them (:func:`hare.report.names.parameters_text`: symbols, the
+    variants' names), with :data:`TIE_MARK` when its selection tied."""
+    return parameters_text(json.loads(row["params"])) + (TIE_MARK if tied(row) else "")
 
 
 def tied(row: dict) -> bool:
@@ -101,7 +105,11 @@ def choice_cell(cells: list[dict | None], marks: dict[str, str]) -> tuple[str, b
         per = [value_text(v[name]) if v is not None and name in v else "--" for v in values]
         distinct = {text for text, r in zip(per, cells, strict=True) if r is not None}
         per_dataset = per_dataset or len(distinct) > 1
-        parts.append(f"{parameter_symbol(name)}={next(iter(distinct)) if len(distinct) == 1 else '/'.join(per)}")
+        raw = {json.dumps(v[name]) for v, r in zip(values, cells, strict=True) if r is not None and v and name in v}
+        if len(raw) == 1 and (name in PARAMETER_VALUES or len(distinct) == 1):
+            parts.append(parameter_text(name, json.loads(next(iter(raw)))))
+        else:
+            parts.append(f"{parameter_symbol(name)}={'/'.join(per)}")
     text = ", ".join(parts) or "--"
     choices = {r["choice"] for r in present}
     if "fixed" in choices:
@@ -135,7 +143,7 @@ def hyperparameter_note(rows: list[dict], per_dataset: bool = False) -> str:
     if marks:
         notes.append(
             "fixed: not tuned, kept at the configured value ("
-            + "; ".join(f"$^{{{mark}}}$ {escape(reason)}" for reason, mark in marks.items())
+            + "; ".join(f"$^{{{mark}}}$ {with_symbols(reason)}" for reason, mark in marks.items())
             + ")"
         )
     if "set" in choices:

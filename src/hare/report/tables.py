@@ -16,7 +16,7 @@ import numpy as np
 
 from hare.io import write_text
 from hare.report.latex import booktabs_table, escape, format_number
-from hare.report.names import display_name
+from hare.report.names import display_name, with_symbols
 from hare.report.reproduction import Readings, reproduction_table_tex, reproduction_text
 from hare.report.table_cells import (
     SPREAD_NOTE,
@@ -282,7 +282,7 @@ def table_tex(kind: str, rows: list[dict], caption: str, label: str, regime: str
     """The LaTeX of a table of ``kind`` (a key of :data:`RENDERERS`, or ``published``) from its rows; ``caption`` is
     plain text (TeX specials escaped here). A published table without a row says so, its caption ending with
     ``regime`` (the regime sentence of the runs before matching)."""
-    caption = escape(caption)
+    caption = with_symbols(caption)
     if kind == "published":
         if not rows:
             message = "no published counterpart in this configuration"
