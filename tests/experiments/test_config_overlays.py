@@ -316,6 +316,18 @@ def test_mappings_merge_lists_and_scalars_replace_and_null_removes():
     assert base["a"]["z"]["deep"] is True, "the merge copies"
 
 
+def test_an_overlay_changes_one_place_of_a_yaml_anchor_only():
+    """A base whose two places cite one YAML anchor (warm policies = cold policies) holds one object twice: removing or
+    changing a key under one place must leave the other as the base has it."""
+    base = yaml.safe_load(
+        "cold: {policies: &p {linucb: {grid: [1], environments: [a]}}}\nwarm: {policies: {<<: *p, hare: {}}}\n"
+    )
+    assert base["cold"]["policies"]["linucb"] is base["warm"]["policies"]["linucb"]
+    merged = merge_overlay(base, {"cold": {"policies": {"linucb": {"environments": None, "grid": [2]}}}})
+    assert merged["cold"]["policies"]["linucb"] == {"grid": [2]}
+    assert merged["warm"]["policies"]["linucb"] == {"grid": [1], "environments": ["a"]}
+
+
 def test_null_for_a_key_the_base_lacks_is_refused_naming_the_key():
     with pytest.raises(
         ConfigError,

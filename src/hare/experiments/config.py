@@ -90,9 +90,20 @@ def merge_overlay(base: dict[str, Any], overlay: dict[str, Any], where: str = ""
     """``overlay`` merged onto ``base`` (neither is changed): mappings merge key by key, a list or a scalar replaces,
     ``null`` removes the base's key (module docstring). Raises :class:`ConfigError` ``<where><key path>: ...`` for a
     ``null`` whose key the base lacks."""
-    merged = copy.deepcopy(base)
+    merged = _unshared_copy(base)
     _merge_into(merged, overlay, where, ())
     return merged
+
+
+def _unshared_copy(value: Any) -> Any:
+    """A copy of nested mappings and lists in which no two places share an object. YAML anchors make the places that
+    cite one anchor the same object (``classification_warm``'s policies are ``classification``'s), and
+    :func:`copy.deepcopy` keeps that sharing, so an overlay that removes a key in one place would remove it in all."""
+    if isinstance(value, dict):
+        return {key: _unshared_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unshared_copy(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def _merge_into(merged: dict[str, Any], overlay: dict[str, Any], where: str, path: tuple[str, ...]) -> None:
