@@ -97,7 +97,7 @@ BASELINE_SIZE_FLAGS = (
     ("--history", "history", "points per run before a training is timed"),
     ("--rounds", "rounds", "timed rounds per policy and repeat"),
     ("--repeats", "repeats", "alternating repeats, each giving one ratio"),
-    ("--max-seconds", "max_seconds", "no repeat starts once a setting has run this long"),
+    ("--max-seconds", "max_seconds", "no repeat starts once a setting's repeats have run this long"),
 )
 """``hare bench-baselines``'s size flags: flag, field of ``BaselineSizes``, help."""
 

@@ -87,7 +87,8 @@ class BaselineSizes:
     n_runs: ``B``; width: hidden units ``m``; train_steps, batch_size: one training's SGD steps and minibatch;
     n_networks: BootstrapNN's networks per run; max_points: the kernel dictionary's size; history: points each run
     holds before a training is timed; rounds: timed rounds per policy and repeat; repeats: alternating repeats;
-    max_seconds: no repeat starts once a setting has run this long (so a setting may end with fewer repeats);
+    max_seconds: no repeat starts once a setting's repeats have run this long (its fill and warm-up not counted), so
+    a setting may end with fewer repeats;
     warmup: one untimed round and training of each policy before the first repeat (off where one training takes
     minutes and its first-call overhead is negligible).
     """
@@ -258,8 +259,9 @@ def bench_pair(
             time_training(policy, n_fill, device)
     measures = ("round", "training") if neural else ("round",)
     timings: dict[str, list[dict[str, float]]] = {measure: [] for measure in measures}
+    timing_began = time.perf_counter()
     for repeat in range(sizes.repeats):
-        if repeat and time.perf_counter() - began > sizes.max_seconds:
+        if repeat and time.perf_counter() - timing_began > sizes.max_seconds:
             break
         order = ("registered", "reference") if repeat % 2 == 0 else ("reference", "registered")
         seconds: dict[str, dict[str, float]] = {measure: {} for measure in measures}
