@@ -13,6 +13,7 @@ from hare.report.register import (
     column_spec,
     id_ranges,
     interval_tex,
+    margin_tex,
     register_tex,
     template,
 )
@@ -308,3 +309,19 @@ def test_a_family_drawn_as_a_claims_matrix_gets_one_line_not_a_row_per_member():
     assert all(rf"\hypertarget{{claim.C{i}}}{{}}" in tex for i in range(1, MATRIX_MIN_MEMBERS + 2))
     assert r"\hypertarget{claim.C2}{C2}" not in tex  # no member row
     assert r"\hypertarget{claim.C21}{C21}" in tex  # a small family keeps its rows
+
+
+def test_delta_is_shown_in_regret_and_as_a_percentage_of_the_comparators_regret(document):
+    """Beside the verdict, delta in regret and as a share of the comparator's mean tuning regret; a margin that is
+    not a share of a regret (one on a share of runs) is shown alone; the rule is one macro from the document."""
+    document["claims"][0].update(margin=8.83, margin_share=0.1, comparator_regret=88.3)
+    document["margin_rule"] = "10% of the comparator's mean total regret on the tuning runs"
+    tex = register_tex(document)
+    headline = tex.split(r"\newcommand{\claimsHeadlineTable}", 1)[1]
+    row = next(line for line in headline.splitlines() if r"\hypertarget{claim.C1}{C1}" in line)
+    assert r"& 8.83 (10\%) &" in row and row.index("8.83") < row.index(r"\textsc{equivalent}")
+    assert margin_tex({"margin": 1.0, "margin_share": 1 / 9.2}) == r"1.00 (11\%)"
+    assert margin_tex({"margin": 0.05, "margin_share": None}) == "0.050"
+    assert margin_tex({"margin": None}) == "--"
+    values = dict(re.findall(r"\\newcommand\{\\(\w+)\}\{([^\n]*)\}\n", tex))
+    assert values["claimsMarginRule"] == r"10\% of the comparator's mean total regret on the tuning runs"

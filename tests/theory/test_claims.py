@@ -416,14 +416,8 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     regrets = np.random.default_rng(0).uniform(200, 260, size=5)
     run_claims = [c for c in claims if all(str(p).startswith((RUNS, MARGINS)) for p in c["inputs"].values())]
     assert any(str(p).startswith(MARGINS) for c in run_claims for p in c["inputs"].values())
-    # margins from planted tuning runs: a margin for every experiment and dataset, every policy alike on them
-    margins = {}
-    for path in {p for c in run_claims for p in c["inputs"].values() if p.startswith(RUNS)}:
-        experiment, environment, label = path.split("/")[2:5]
-        entry = margins.setdefault(f"{MARGINS}{experiment}/{environment}.json", {"margin": 5.0, "policies": {}})
-        entry["policies"][label.split("@")[0].removesuffix(".npz")] = {"totals": list(regrets)}
-    for path, entry in margins.items():
-        write_json(tmp_path / path, entry)
+    # margins from planted tuning runs: every policy alike on them, each a comparator with its margin
+    _plant_margins(tmp_path, run_claims, lambda label: regrets)
     for path in {p for c in run_claims for p in c["inputs"].values() if p.startswith(RUNS)}:
         experiment, environment = path.split("/")[2:4]
         npz = (tmp_path / path).with_suffix(".npz")
@@ -434,6 +428,80 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
     assert len(results) > 100
     assert [r.key for r in results if r.status == "PASS"] == []
     assert [r.key for r in results if r.adjusted_status == "PASS"] == []
+
+
+def _plant_margins(root, claims, tuning_totals):
+    """The margins file of every experiment and dataset the claims read, as hare.experiments.margins writes it
+    (classification's floor of one mistake; HARE-Sim's from Random's tuning totals), from ``tuning_totals(label)``."""
+    from hare.experiments.margins import comparison_margin
+
+    files: dict[str, dict] = {}
+    for path in {p for c in claims for p in c["inputs"].values() if p.startswith(RUNS)}:
+        experiment, environment, label = path.split("/")[2:5]
+        label = label.split("@")[0].removesuffix(".npz")
+        totals = np.asarray(tuning_totals(label), dtype=float)
+        entry = files.setdefault(f"{MARGINS}{experiment}/{environment}.json", {"policies": {}})
+        entry["policies"][label] = {"totals": list(totals), "mean": float(totals.mean())}
+    for path, entry in files.items():
+        synthetic = "synthetic" in path
+        random = entry["policies"].get("random")
+        floor = (random["mean"] / 1000 * 60 / 59 if random else None) if synthetic else 1.0
+        for policy in entry["policies"].values():
+            policy["margin"] = comparison_margin(policy["mean"], floor)
+        write_json(root / path, entry)
+
+
+def test_every_comparison_takes_its_margin_from_its_comparator(repository):
+    """A comparison ``a - b`` reads delta, the comparator's regret and the second power series from ``b``, the policy
+    it subtracts: a margin taken from the other policy (or from Random) would no longer say how close to the
+    comparator a tie is."""
+    register, configs = _paper_register(repository)
+    compared = [c for c in load_register(register, configs) if str(c.get("margin", "")).startswith("m.")]
+    assert len(compared) > 100
+    for claim in compared:
+        comparator = re.fullmatch(r"m\.policies\.(\w+)\.margin", claim["margin"]).group(1)
+        assert claim["comparator_regret"] == f"m.policies.{comparator}.mean", claim["key"]
+        if "power" in claim:
+            assert claim["power"][1] == f"m.policies.{comparator}.totals", claim["key"]
+        expression = claim.get("per_run") or claim.get("bootstrap")
+        subtracted = re.search(r" - (?:cvar\()?(\w+)\.total_regret", expression).group(1)
+        assert claim["inputs"][subtracted].endswith(f"/{comparator}.npz"), claim["key"]
+
+
+def test_random_is_never_equivalent_to_a_policy_that_does_not_lock_in(repository, tmp_path):
+    """Every policy of every batch plays just below the lock-in level, 90% of Random's regret (one mistake less on
+    average), with a spread that makes every interval hold 0; tuning and reported runs alike. Then no comparison
+    with Random may be a tie: the difference, a tenth of Random's regret and one mistake more, exceeds delta. A margin
+    of a quarter of the comparator's regret would call all of them EQUIVALENT."""
+    register, configs = _paper_register(repository)
+    claims = load_register(register, configs)
+    random_regret = np.full(5, 230.0)
+    noise = 14.0 * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])  # intervals about [-51.5, 3.5]: they hold 0, barely
+
+    def totals(label):
+        return random_regret if label == "random" else 0.9 * random_regret - 1 + noise
+
+    with_random = [
+        c
+        for c in claims
+        if "per_run" in c
+        and "margin" in c
+        and any(str(p).endswith("/random.npz") for p in c["inputs"].values())
+        and all(str(p).startswith((RUNS, MARGINS)) for p in c["inputs"].values())
+    ]
+    assert {c["key"].split("_")[0] for c in with_random} >= {"hare", "linucb"}
+    _plant_margins(tmp_path, with_random, totals)
+    for path in {p for c in with_random for p in c["inputs"].values() if p.startswith(RUNS)}:
+        experiment, environment, label = path.split("/")[2:5]
+        npz = (tmp_path / path).with_suffix(".npz")
+        regrets = totals(label.split("@")[0].removesuffix(".npz"))
+        write_npz(npz, total_regret=regrets, total_reward=500 - regrets, total_mean_reward=(500 - regrets) / 500)
+        write_json(npz.with_suffix(".json"), {**_sidecar(experiment, environment, n_runs=5), "wall_time_s": 1.0})
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": with_random}))
+    results = evaluate_register(tmp_path / "claims.yaml", tmp_path)
+    assert len(results) > 10 and any(r.status == "INCONCLUSIVE" for r in results)
+    assert [r.key for r in results if "EQUIVALENT" in (r.status, r.adjusted_status)] == []
+    assert all(r.margin < abs(r.measured) for r in results)
 
 
 def test_every_register_claim_names_its_source_section(repository):
@@ -587,3 +655,18 @@ def test_one_claim_alone_keeps_its_register_id_and_headline_mark(fixture_results
     assert "Headline claims: 0/1 PASS, 1 INCONCLUSIVE." in markdown and "| C1 | `good_vs_close`" in markdown
     (other_alone,) = evaluate_register(register, fixture_results, keys=["good_vs_bad"])
     assert "No headline claim among these." in claims_markdown([other_alone])
+
+
+def test_claims_markdown_shows_delta_in_regret_and_as_a_share_of_the_comparator():
+    from dataclasses import replace
+
+    from hare.experiments.margins import MARGIN_RULE
+    from hare.theory.claims import ClaimResult, margin_text
+
+    base = ClaimResult("a_vs_b", "s", "a below b", 5.1, -1.8, 12.0, "<", 0.0, "INCONCLUSIVE", "t", ())
+    compared = replace(base, margin=8.83, comparator_regret=88.3)
+    assert compared.margin_share == pytest.approx(0.1)
+    assert margin_text(compared) == "8.83 (10% of 88.3)"
+    assert margin_text(replace(base, margin=0.05)) == "0.05" and margin_text(base) == ""
+    text = claims_markdown([compared])
+    assert "| 8.83 (10% of 88.3) |" in text and f"Margins: δ is {MARGIN_RULE}." in text

@@ -112,13 +112,15 @@ def _write_margins(config: dict, batch: str, root: Path, out: str) -> None:
     experiment, _, environment = batch.partition("/")
     entry = batch_margins(config, experiment, environment, root)
     write_json(out, entry)
-    margin = "none (no Random entry)" if entry["margin"] is None else f"{entry['margin']:.4g}"
-    best = (
-        f"; best on the tuning runs: {entry['best']} ({entry['best_mean']:.4g})"
-        if entry["best"]
-        else " (not tuned in this config)"
+    if not entry["policies"]:
+        print(f"{batch}: no margins (not tuned in this config)")
+        return
+    floor = "none" if entry["resolution"] is None else f"{entry['resolution']:.4g}"
+    deltas = ", ".join(
+        f"{label} {'--' if p['margin'] is None else format(p['margin'], '.4g')}"
+        for label, p in entry["policies"].items()
     )
-    print(f"{batch}: delta = {margin}{best}")
+    print(f"{batch}: delta against each comparator (floor {floor}): {deltas}")
 
 
 def cmd_select(args: argparse.Namespace) -> int:

@@ -2,22 +2,34 @@
 
 For every tuned experiment ``e`` and environment ``x`` this reads, per policy entry, the tuning runs behind its
 report: the selected grid point's runs (``results/selected/e/x/<label>.json`` names it) or, for an entry without a
-grid (Random, a fixed baseline), its reference tuning runs (``results/tuning/e/x/<label>.npz``). From their total
-regrets it fixes
+grid (Random, a fixed baseline), its reference tuning runs (``results/tuning/e/x/<label>.npz``). A claim that
+compares policy ``a`` with policy ``b`` (the paired difference ``R(a) - R(b)`` of total regrets; ``b`` the
+comparator, the policy the claim compares against) has the practical margin
 
-``delta(e, x) = MARGIN_FRACTION * (mean_R(Random) - min_p mean_R(p))``
+``delta(b) = max(MARGIN_FRACTION * mean_R(b), resolution(x))``
 
-the practical margin of every comparison on ``(e, x)``: a tenth of the range that separates playing at random from
-the best policy on the tuning runs. Two policies whose true mean total regrets differ by less than delta are, for this
-paper, tied; a claim is EQUIVALENT when its 95% interval lies inside ``(-delta, delta)``
-(:mod:`hare.verdicts`). An experiment without a Random entry has no margin (its claims can pass or fail but
-not be equivalent).
+with ``mean_R(b)`` the comparator's mean total regret on the tuning runs: two policies are tied, for this paper, when
+their true mean total regrets differ by less than a tenth of the comparator's, and never by less than what the
+measure resolves. ``resolution(x)`` is the cost of one mistake in the whole horizon (:func:`resolution`): 1 on a
+classification dataset (rewards 0/1, one correct arm, so every wrong arm costs exactly 1), and on HARE-Sim the mean
+gap between the best arm and another, ``mean_R(Random) / T * K / (K - 1)`` (Random's expected regret per round is
+the mean gap over all ``K`` arms, the best one's gap 0 included). A claim is EQUIVALENT when its 95% interval lies
+inside ``(-delta, delta)`` (:mod:`hare.verdicts`).
+
+The margin is relative to the comparator and not to the spread between Random and the best policy: a tenth of that
+spread dwarfs the regret of good policies (near zero on an easy dataset), so that a policy five times worse than the
+comparator would be called equivalent to it. Random never ties with a policy whose regret is at most
+``(1 - MARGIN_FRACTION)`` of Random's (the lock-in level of the register, 90%), whichever of the two is the
+comparator: ``R(Random) - R(good) >= MARGIN_FRACTION R(Random) >= MARGIN_FRACTION R(good)``, and the floor is
+below ``MARGIN_FRACTION R(Random)`` once ``T >= 20`` (classification, Random's regret ``T (K - 1) / K``) or
+``T >= 10 K / (K - 1)`` (HARE-Sim).
 
 The workflow writes one file per batch, ``results/checks/margins/e/x.json`` (:func:`batch_margins`), so that a claim
-needs the tuning runs of its own experiment and dataset only. The claims register reads its margin
-(``margin: m.margin``) and the per-run totals of two policies on the same tuning seeds
-(``power: [m.policies.a.totals, m.policies.b.totals]``), whose paired spread plans the run count
-(:func:`hare.verdicts.planned_runs`).
+needs the tuning runs of its own experiment and dataset only. Each policy's entry carries its tuning totals, their
+mean and ``margin``, the delta of a comparison against it; the claims register reads a comparison's margin from its
+comparator (``margin: m.policies.b.margin``, shown as a share of ``comparator_regret: m.policies.b.mean``) and the
+per-run totals of the two policies on the same tuning seeds (``power: [m.policies.a.totals, m.policies.b.totals]``),
+whose paired spread plans the run count (:func:`hare.verdicts.planned_runs`).
 """
 
 from __future__ import annotations
@@ -33,12 +45,17 @@ from hare.experiments.grid import expand_jobs
 from hare.io import read_npz
 
 MARGIN_FRACTION = 0.1
+"""delta as a share of the comparator's mean total regret on the tuning runs."""
 MARGIN_RULE = (
-    f"delta = {MARGIN_FRACTION:g} x (mean total regret of Random - lowest mean total regret of any policy), "
-    "both on the tuning runs of the same experiment and environment (seeds disjoint from the reported runs)"
+    f"{MARGIN_FRACTION:.0%} of the comparator's mean total regret (the policy the claim compares against) on the "
+    "tuning runs of the same experiment and dataset, and at least the cost of one mistake in the whole horizon "
+    "(1 on a classification dataset, whose rewards are 0 or 1; on HARE-Sim the mean gap between the best arm and "
+    "another, from Random's tuning runs), fixed before any reported run is read"
 )
+"""The rule as a noun phrase (delta is ...): the margins files, results/claims.md and the paper (``\\claimsMarginRule``)
+print this string."""
 REFERENCE = "random"
-"""The policy label whose tuning runs anchor the margin."""
+"""The policy label whose tuning runs measure the mean gap of an environment without 0/1 rewards."""
 
 
 def tuning_sources(config: dict[str, Any]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
@@ -95,23 +112,46 @@ def batch_input_files(config: dict[str, Any], experiment: str, environment: str)
     )
 
 
+def resolution(environment: dict[str, Any], random_mean: float | None) -> float | None:
+    """The cost of one mistake in the whole horizon on ``environment`` (a job's environment spec: ``kind``,
+    ``horizon``, ``params``): 1 on a classification dataset (0/1 rewards, one correct arm); on HARE-Sim the mean gap
+    between the best arm and another, ``random_mean / T * K / (K - 1)`` with ``K`` arms (``n_items``), from Random's
+    mean total regret on the tuning runs; ``None`` elsewhere, or on HARE-Sim without Random's tuning runs."""
+    kind = environment.get("kind")
+    if kind == "classification":
+        return 1.0
+    if kind != "synthetic" or random_mean is None or not math.isfinite(random_mean):
+        return None
+    n_arms = (environment.get("params") or {}).get("n_items")
+    if n_arms is None:
+        from hare.envs.synthetic import SyntheticConfig
+
+        n_arms = SyntheticConfig.n_items
+    return float(random_mean) / int(environment["horizon"]) * n_arms / (n_arms - 1)
+
+
+def comparison_margin(comparator_mean: float, floor: float | None) -> float | None:
+    """``delta(b) = max(MARGIN_FRACTION * comparator_mean, floor)`` (module docstring), ``None`` when neither term is
+    positive and finite (no tie can be declared)."""
+    terms = [MARGIN_FRACTION * comparator_mean, floor if floor is not None else math.nan]
+    finite = [t for t in terms if math.isfinite(t) and t > 0]
+    return max(finite) if finite else None
+
+
+def _environment_specs(config: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(job.experiment, job.environment): job.spec["environment"] for job in expand_jobs(config)}
+
+
 def batch_margins(config: dict[str, Any], experiment: str, environment: str, root: str | Path = ".") -> dict[str, Any]:
     """The margin entry of one experiment and environment (:func:`margins`), with the rule; without tuning runs (an
-    experiment this config does not tune) the margin is ``None`` and there are no totals. A ``ValueError`` names a
+    experiment this config does not tune) there are no policies, no resolution and no plan. A ``ValueError`` names a
     batch the config does not have."""
     exp = config["experiments"].get(experiment)
     if exp is None or environment not in exp["environments"]:
         raise ValueError(f"margins: {experiment}/{environment} is not an experiment and environment of this config")
     entry = margins(config, root, only=(experiment, environment))["experiments"].get(experiment, {}).get(environment)
     if entry is None:  # not tuned in this config: no tuning runs, so no margin and no plan
-        entry = {
-            "margin": None,
-            "reference_mean": None,
-            "best": None,
-            "best_mean": None,
-            "n_tuning_runs": 0,
-            "policies": {},
-        }
+        entry = {"resolution": None, "best": None, "best_mean": None, "n_tuning_runs": 0, "policies": {}}
     return {
         "rule": MARGIN_RULE,
         "fraction": MARGIN_FRACTION,
@@ -122,11 +162,13 @@ def batch_margins(config: dict[str, Any], experiment: str, environment: str, roo
 
 
 def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str] | None = None) -> dict[str, Any]:
-    """``{"rule", "fraction", "experiments": {e: {x: {"margin", "reference_mean", "best", "best_mean", "n_tuning_runs",
-    "policies": {label: {"label", "source", "totals", "mean"}}}}}}`` (module docstring); ``margin`` is ``None`` without
-    a Random entry or when Random is the best policy (no range to take a share of)."""
+    """``{"rule", "fraction", "experiments": {e: {x: {"resolution", "best", "best_mean", "n_tuning_runs",
+    "policies": {label: {"label", "source", "totals", "mean", "margin"}}}}}}``: each policy's ``margin`` is the delta
+    of a comparison against it (:func:`comparison_margin` of its tuning mean and the environment's
+    :func:`resolution`; module docstring)."""
     root = Path(root)
     out: dict[str, Any] = {"rule": MARGIN_RULE, "fraction": MARGIN_FRACTION, "experiments": {}}
+    specs = _environment_specs(config)
     for experiment, per_env in tuning_sources(config).items():
         for environment, per_label in per_env.items():
             if only is not None and (experiment, environment) != only:
@@ -134,13 +176,13 @@ def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str
             policies = {label: _policy_totals(source, root) for label, source in per_label.items()}
             if not policies:
                 continue
-            best = min(policies, key=lambda label: policies[label]["mean"])
             reference = policies.get(REFERENCE)
-            gap = reference["mean"] - policies[best]["mean"] if reference else math.nan
-            margin = MARGIN_FRACTION * gap if math.isfinite(gap) and gap > 0 else None
+            floor = resolution(specs[(experiment, environment)], reference["mean"] if reference else None)
+            for entry in policies.values():
+                entry["margin"] = comparison_margin(entry["mean"], floor)
+            best = min(policies, key=lambda label: policies[label]["mean"])
             out["experiments"].setdefault(experiment, {})[environment] = {
-                "margin": margin,
-                "reference_mean": reference["mean"] if reference else None,
+                "resolution": floor,
                 "best": best,
                 "best_mean": policies[best]["mean"],
                 "n_tuning_runs": int(config["experiments"][experiment]["n_tuning_runs"]),

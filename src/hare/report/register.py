@@ -3,14 +3,15 @@
 :func:`register_tex` renders a claims document (``results/claims.json``, written by ``hare claims``) into
 ``paper/generated/claims.tex``. It reads plain data only: a claim is a mapping with ``id``, ``key``, ``family``,
 ``headline``, ``statement``, ``binding``, ``measured``, ``low``, ``high``, ``compare``, ``threshold``, ``margin``,
-``status`` (unadjusted) and ``adjusted_status``; numbers may be ``None`` (NOT RUN, exact claims, no margin).
+``margin_share`` (delta over the comparator's mean total regret on the tuning runs), ``status`` (unadjusted) and
+``adjusted_status``; numbers may be ``None`` (NOT RUN, exact claims, no margin).
 
 Per claim key ``k`` it defines ``\\csname claimstatus@k\\endcsname`` (the adjusted status word), ``claimcode@k``
 (its index in :data:`STATUSES`; ``\\claimverdict`` and ``\\asserts`` of paper/main.tex branch on it),
 ``claiminterval@k`` (measured [low, high]), ``claimid@k`` (the short id, e.g. C17) and ``claimunadjusted@k``; per
 family ``f`` and status ``S`` ``claimfamily@f@S`` and ``claimfamily@f@total``; the totals (``\\claimsTotal``,
 ``\\claimsPassed``, one macro per status, the same for the headline claims, ``\\claimsLevel``,
-``\\claimsAdjustment``); and ``\\claimsTable``.
+``\\claimsAdjustment``, ``\\claimsMarginRule``: the margin rule, a noun phrase); and ``\\claimsTable``.
 
 The table puts the headline claims first, in a table of their own with their statements; then every other claim
 that ran, grouped by family. Within a family, claims whose statements differ only in their bound values
@@ -40,11 +41,11 @@ STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
 
 COLUMNS = (
     ("Id", 0.06),
-    ("Statement", 0.33),
+    ("Statement", 0.315),
     (r"Measured [interval]", 0.22),
     ("Test", 0.08),
-    (r"$\delta$", 0.06),
-    ("Status", 0.125),
+    (r"$\delta$ (\%)", 0.09),
+    ("Status", 0.11),
     ("Adjusted", 0.125),
 )
 """Header and width (fraction of ``\\linewidth``, the column's padding included) of each column of the table of the
@@ -111,6 +112,17 @@ def number(value: Any, digits: int | None = None) -> str:
     if not _finite(value):
         return "--"
     return format_number(float(value), _digits(value) if digits is None else digits)
+
+
+def margin_tex(claim: Mapping[str, Any]) -> str:
+    """``8.83 (10\\%)``: delta in regret and as a percentage of the comparator's mean total regret on the tuning
+    runs; delta alone where it is not a share of a regret (a margin on a share of runs); ``--`` without a margin."""
+    margin, share = claim.get("margin"), claim.get("margin_share")
+    if not _finite(margin):
+        return "--"
+    if not _finite(share):
+        return number(margin)
+    return rf"{number(margin)} ({format_number(100 * float(share), 0)}\%)"
 
 
 def interval_tex(claim: Mapping[str, Any]) -> str:
@@ -204,6 +216,7 @@ def total_macros(document: Mapping[str, Any], claims: Sequence[Mapping[str, Any]
         "claimsHeadlinePassed": str(head_counts["PASS"]),
         "claimsLevel": f"{100 * float(document.get('level', 0.95)):g}\\%",
         "claimsAdjustment": escape(document.get("adjustment") or "no adjustment for multiplicity"),
+        "claimsMarginRule": escape(document.get("margin_rule") or "not stated"),
     }
     values.update({status_macro("claims", s): str(n) for s, n in counts.items()})
     values.update({status_macro("claimsHeadline", s): str(n) for s, n in head_counts.items()})
@@ -238,7 +251,7 @@ def _row(claim: Mapping[str, Any], statement: str) -> str:
         statement,
         interval_tex(claim),
         comparison_tex(claim),
-        number(claim.get("margin")),
+        margin_tex(claim),
         status_tex(claim.get("status") or status_of(claim)),
         status_tex(status_of(claim)),
     ]
@@ -296,7 +309,7 @@ def _member_cells(claim: Mapping[str, Any], values: str) -> list[str]:
 def _shared(members: Sequence[Mapping[str, Any]]) -> str:
     """The family's test and margin, when every member has the same (else each member's statement says it)."""
     tests = {comparison_tex(c) for c in members}
-    margins = {number(c.get("margin")) for c in members}
+    margins = {margin_tex(c) for c in members}
     parts = [f"test {tests.pop()}"] if len(tests) == 1 else []
     if len(margins) == 1:
         parts.append(rf"$\delta$ {margins.pop()}")
@@ -388,9 +401,9 @@ def not_run_tex(claims: Sequence[Mapping[str, Any]]) -> str:
 
 HEADLINE_COLUMNS = (
     ("Id", 0.05),
-    ("Claim", 0.41),
+    ("Claim", 0.36),
     (r"Measured [95\% interval]", 0.2),
-    (r"$\delta$", 0.07),
+    (r"$\delta$ (\% of comparator)", 0.12),
     ("Runs", 0.08),
     ("Verdict", 0.19),
 )
@@ -453,7 +466,7 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
                     rf"\hypertarget{{claim.{c['id']}}}{{{c['id']}}}",
                     readable_label(c),
                     interval_tex(c),
-                    number(c.get("margin")),
+                    margin_tex(c),
                     _runs_cell(c),
                     verdict,
                 ]
@@ -469,7 +482,8 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
         + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "")
         + ". "
         rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
-        r"the first policy named); $\delta$: the equivalence margin from the tuning runs; runs: reported / planned by "
+        r"the first policy named); $\delta$: the comparison's equivalence margin, in regret and as a percentage of the "
+        r"comparator's mean total regret on the tuning runs; runs: reported / planned by "
         r"the power calculation on the tuning runs (half-width at most $\delta/2$)."
     )
     if not_run:
@@ -503,8 +517,9 @@ def register_tex(document: Mapping[str, Any]) -> str:
     not_run = [c for c in claims if not c.get("headline") and status_of(c) == "NOT RUN"]
     legend = (
         rf"Measured value and its {level}\% interval; \emph{{Test}}: the comparison the interval is decided "
-        r"against; $\delta$: the equivalence margin of the claim's family (EQUIVALENT when the interval lies "
-        r"inside $\pm\delta$); \emph{Status} before and \emph{Adjusted} after the adjustment for multiplicity "
+        r"against; $\delta$: the claim's equivalence margin, with its percentage of the comparator's mean total "
+        r"regret on the tuning runs (EQUIVALENT when the interval lies inside $\pm\delta$); \emph{Status} before "
+        r"and \emph{Adjusted} after the adjustment for multiplicity "
         r"within each family (\claimsAdjustment)."
     )
     tables = []

@@ -62,8 +62,12 @@ the status rules each implement a clause of it, and the Markdown and JSON writer
 :mod:`hare.report.register`); split, the grammar would be documented apart from most of its clauses.
 
 Margins, p-values, the adjustment within families and run plans are :mod:`hare.verdicts`: a claim may
-declare ``margin: <expr>`` (its equivalence margin delta, computed from tuning runs) and ``power: [<expr>, <expr>]``
-(per-run totals of the two compared policies on the tuning runs, whose paired spread plans the run count).
+declare ``margin: <expr>`` (its equivalence margin delta), ``comparator_regret: <expr>`` (the comparator's mean total
+regret on the tuning runs, of which delta is printed as a percentage) and ``power: [<expr>, <expr>]`` (per-run totals
+of the two compared policies on the tuning runs, whose paired spread plans the run count). A comparison of policy
+``a`` against ``b`` reads all three from the margins file of its experiment and dataset
+(:mod:`hare.experiments.margins`, :data:`MARGIN_RULE`): ``margin: m.policies.b.margin``,
+``comparator_regret: m.policies.b.mean``, ``power: [m.policies.a.totals, m.policies.b.totals]``.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ from scipy import stats
 
 from hare import verdicts
 from hare.experiments.config import resolve_config_file
+from hare.experiments.margins import MARGIN_RULE
 from hare.io import read_npz, read_yaml, write_json, write_text
 from hare.statistics import upper_tail_mean
 from hare.verdicts import COMPARISONS, decide
@@ -96,10 +101,6 @@ STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
 ADJUSTMENT = (
     "Benjamini-Hochberg within each family, at 2.5% for each one-sided decision (PASS, FAIL, EQUIVALENT), "
     "i.e. 5% for the two directions together, the level of the unadjusted 95% intervals"
-)
-MARGIN_RULE = (
-    "delta = 10% of the gap between Random's and the best policy's mean total regret on the tuning runs of the "
-    "same experiment and environment (seeds disjoint from the reported runs), fixed before any reported run"
 )
 POWER_RULE = (
     "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, "
@@ -190,6 +191,14 @@ class ClaimResult:
     run_sd: float = math.nan
     note: str = ""
     label: str = ""
+    comparator_regret: float | None = None
+
+    @property
+    def margin_share(self) -> float | None:
+        """delta as a share of the comparator's mean total regret on the tuning runs (``None`` without either)."""
+        if self.margin is None or self.comparator_regret is None or not self.comparator_regret > 0:
+            return None
+        return self.margin / self.comparator_regret
 
     @property
     def half_width(self) -> float:
@@ -334,18 +343,26 @@ def _key_seed(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
 
 
-def _margin_and_plan(claim: dict[str, Any], names: dict[str, Any]) -> tuple[float | None, float, int | None]:
-    """``(margin, sd of the tuning runs' paired differences, planned runs)`` of a claim that declares ``margin:`` and
-    ``power: [a, b]`` (each an expression for per-run totals on the tuning runs); NaN and None where not declared or
-    where the margins file has no entry (an experiment the running configuration does not tune)."""
+def _margin_and_plan(
+    claim: dict[str, Any], names: dict[str, Any]
+) -> tuple[float | None, float, int | None, float | None]:
+    """``(margin, sd of the tuning runs' paired differences, planned runs, comparator's mean tuning regret)`` of a
+    claim that declares ``margin:``, ``power: [a, b]`` (each an expression for per-run totals on the tuning runs) and
+    ``comparator_regret:``; NaN and None where not declared or where the margins file has no entry (an experiment the
+    running configuration does not tune)."""
     try:
         margin = _number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
         power = [np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim.get("power") or []]
+        comparator = (
+            _number(evaluate_expression(claim["comparator_regret"], names)) if "comparator_regret" in claim else None
+        )
     except KeyError:
         # The running configuration does not tune this experiment (no tuning runs): no margin, no plan.
-        return None, math.nan, None
+        return None, math.nan, None, None
     if margin is not None and not (math.isfinite(margin) and margin > 0):
         margin = None
+    if comparator is not None and not math.isfinite(comparator):
+        comparator = None
     sd, planned = math.nan, None
     if power:
         first, second = power
@@ -355,7 +372,7 @@ def _margin_and_plan(claim: dict[str, Any], names: dict[str, Any]) -> tuple[floa
             sd = float(np.std(first - second, ddof=1))
         if margin is not None:
             planned = verdicts.planned_runs(sd, POWER_TARGET * margin)
-    return margin, sd, planned
+    return margin, sd, planned, comparator
 
 
 def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[str] = frozenset()) -> ClaimResult:
@@ -393,7 +410,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
             threshold = tuple(_number(evaluate_expression(e, names)) for e in claim["threshold"])
         else:
             threshold = _number(evaluate_expression(claim["threshold"], names))
-        margin, sd, planned = _margin_and_plan(claim, names)
+        margin, sd, planned, comparator = _margin_and_plan(claim, names)
         unmet = [
             pair
             for pair in claim.get("requires_equal") or []
@@ -456,6 +473,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         planned_runs=planned,
         sd=sd,
         run_sd=run_sd,
+        comparator_regret=comparator,
         **common,
     )
 
@@ -507,6 +525,7 @@ _TEMPLATED = (
     "bootstrap",
     "exact",
     "margin",
+    "comparator_regret",
 )
 
 
@@ -790,6 +809,8 @@ def claim_entry(r: ClaimResult) -> dict[str, Any]:
         "compare": r.compare,
         "threshold": threshold,
         "margin": _json_number(r.margin),
+        "comparator_regret": _json_number(r.comparator_regret),
+        "margin_share": _json_number(r.margin_share),
         "status": r.status,
         "adjusted_status": r.adjusted_status or r.status,
         "p_value": _json_number(r.p_value),
@@ -820,6 +841,17 @@ def adjusted_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
     return {status: sum((r.adjusted_status or r.status) == status for r in results) for status in STATUSES}
 
 
+def margin_text(r: ClaimResult) -> str:
+    """``8.83 (10% of 88.3)``: delta in regret and as a share of the comparator's mean tuning regret; delta alone
+    without a comparator (a margin on a share of runs), empty without a margin."""
+    if r.margin is None:
+        return ""
+    share = r.margin_share
+    if share is None:
+        return f"{r.margin:.3g}"
+    return f"{r.margin:.3g} ({share:.0%} of {r.comparator_regret:.3g})"
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
@@ -846,8 +878,8 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
     head = adjusted_counts(headline)
     summary = ", ".join(f"{n} {status}" for status, n in adjusted.items() if n)
     header = [
-        "| id | claim | statement | measured [95% interval] | test | margin δ | unadjusted | adjusted | runs planned / "
-        "ran | half-width | note |",
+        "| id | claim | statement | measured [95% interval] | test | margin δ (% of comparator) | unadjusted | "
+        "adjusted | runs planned / ran | half-width | note |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -859,7 +891,7 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         )
         status = r.adjusted_status or r.status
         shown = status if status in ("PASS", "NOT RUN") else f"**{status}**"
-        margin = f"{r.margin:.4g}" if r.margin is not None else ""
+        margin = margin_text(r)
         half = f"{r.half_width:.3g}" if math.isfinite(r.half_width) else ""
         return (
             f"| {r.claim_id} | `{r.key}` | {_cell(r.statement)} | {format_interval(r)} | {threshold} | {margin} | "
@@ -885,7 +917,7 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         "",
         f"Adjustment: {ADJUSTMENT}.",
         "",
-        f"Margins: {MARGIN_RULE}.",
+        f"Margins: δ is {MARGIN_RULE}.",
         "",
         f"Run counts: {POWER_RULE}.",
         "",
