@@ -26,65 +26,67 @@ def trained_policy(exploration: str, rounds: int = 12):
     return policy, env.round(rounds).observation
 
 
-@pytest.mark.parametrize("method", ["jacobian", "functional_jacobian"])
+def per_arm_gradients(policy, contexts):
+    """Scaled gradients of every arm by one autograd pass per arm, ``(n_runs, n_arms, p)`` float64, block-major."""
+    x = contexts.to(torch.float32)
+    arms = torch.arange(N_ARMS).expand(x.shape[0], -1)
+    return (
+        torch.stack(
+            [policy.network.gradient(x[:, arm], policy.blocks_of(arms[:, arm])) for arm in range(N_ARMS)], dim=1
+        ).to(torch.float64)
+        / SMALL["width"] ** 0.5
+    )
+
+
+@pytest.mark.parametrize("method", ["block_jacobian", "functional_jacobian"])
 def test_vectorised_jacobians_equal_the_k_pass_loop(method):
-    """The closed form and the ``torch.func`` Jacobian (vmap over runs and arms of jacrev) against K autograd passes."""
+    """The closed form and the ``torch.func`` Jacobian (vmap over runs and arms of jacrev) on each arm's support
+    against K autograd passes over all parameters, which vanish off that support."""
     policy, observation = trained_policy("loop")
-    x = policy.encode_all_arms(observation.contexts)
-    computed = getattr(policy.network, method)(x)
-    loop = torch.stack([policy.network.gradient(x[:, arm]) for arm in range(N_ARMS)], dim=1)
-    assert computed.shape == (2, N_ARMS, policy.network.n_parameters)
-    torch.testing.assert_close(computed, loop, atol=1e-6, rtol=0)
+    m = SMALL["width"]
+    x = observation.contexts.to(torch.float32)
+    computed = getattr(policy.network, method)(x, policy.network.weight_in.detach())  # (n_runs, K, m dim + m)
+    loop = per_arm_gradients(policy, observation.contexts).to(torch.float32) * m**0.5
+    assert computed.shape == (2, N_ARMS, m * DIM + m)
+    for arm in range(N_ARMS):
+        blocks = loop[:, arm, : N_ARMS * m * DIM].view(2, N_ARMS, m * DIM)
+        torch.testing.assert_close(computed[:, arm, : m * DIM], blocks[:, arm], atol=1e-6, rtol=0)
+        assert blocks[:, torch.arange(N_ARMS) != arm].abs().max() == 0
+        torch.testing.assert_close(computed[:, arm, m * DIM :], loop[:, arm, N_ARMS * m * DIM :], atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize("dtype, atol", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
 def test_closed_form_jacobian_equals_autograd(dtype, atol):
-    """Random parameters and inputs (not the sign-paired initialisation): the closed-form gradient
-    against ``torch.autograd`` on each group and input separately, in the order ``(W, w)``."""
-    from hare.policies.neural import BatchedReLUNetwork
+    """Random parameters and inputs (not the sign-paired initialisation): the closed-form gradient of each input at
+    its block against ``torch.autograd`` on each run and input separately, in the order ``(W_b, w)``."""
+    from hare.model.relu_network import BlockReLUNetwork
     from hare.random import CounterRNG
 
-    n_groups, n, width, d_in = 3, 5, 6, 7
-    network = BatchedReLUNetwork(CounterRNG(run_keys(0, [0, 1, 2], "neural-closed-form")), "init", 1, width, d_in).to(
-        dtype
-    )
+    n_runs, n, width, n_blocks, dim = 3, 5, 6, 4, 7
+    rng = CounterRNG(run_keys(0, [0, 1, 2], "neural-closed-form"))
+    network = BlockReLUNetwork(rng, "init", 1, width, n_blocks, dim).to(dtype)
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        network.weight_in.copy_(torch.randn(n_groups, width, d_in, generator=generator, dtype=dtype))
-        network.weight_out.copy_(torch.randn(n_groups, width, generator=generator, dtype=dtype))
-    x = torch.randn(n_groups, n, d_in, generator=generator, dtype=dtype)
-    closed_form = network.jacobian(x)
-    assert closed_form.shape == (n_groups, n, network.n_parameters) and closed_form.dtype == dtype
-    for group in range(n_groups):
-        for i in range(n):
-            out = network(x[:, i : i + 1])[group, 0]
-            d_in_grad, d_out_grad = torch.autograd.grad(out, (network.weight_in, network.weight_out))
-            expected = torch.cat([d_in_grad[group].flatten(), d_out_grad[group]])
-            torch.testing.assert_close(closed_form[group, i], expected, atol=atol, rtol=0)
-            assert d_in_grad[torch.arange(n_groups) != group].abs().max() == 0
-
-
-def test_disjoint_support_gradient_is_the_full_jacobian_on_its_support():
-    """``jacrev`` with respect to arm a's block of ``W`` gives the full Jacobian's entries on that block and on ``w``,
-    and the full Jacobian is zero elsewhere."""
-    policy, observation = trained_policy("jacobian")
-    m, dim = SMALL["width"], DIM
-    x = policy.encode_all_arms(observation.contexts)
-    full = policy.network.functional_jacobian(x)  # (n_runs, K, m K dim + m)
-    blocks = policy.network.weight_in.detach().view(2, m, N_ARMS, dim).permute(0, 2, 1, 3)
-    support = policy.network.functional_jacobian(
-        observation.contexts.to(torch.float32), blocks
-    )  # (n_runs, K, m dim + m)
-    for arm in range(N_ARMS):
-        w_part = full[:, arm, : m * N_ARMS * dim].view(2, m, N_ARMS, dim)
-        torch.testing.assert_close(w_part[:, :, arm].flatten(1), support[:, arm, : m * dim], atol=1e-6, rtol=0)
-        assert w_part[:, :, torch.arange(N_ARMS) != arm].abs().max() == 0
-        torch.testing.assert_close(full[:, arm, m * N_ARMS * dim :], support[:, arm, m * dim :], atol=1e-6, rtol=0)
+        network.weight_in.copy_(torch.randn(n_runs, n_blocks, width, dim, generator=generator, dtype=dtype))
+        network.weight_out.copy_(torch.randn(n_runs, width, generator=generator, dtype=dtype))
+    x = torch.randn(n_runs, n, dim, generator=generator, dtype=dtype)
+    blocks = torch.randint(0, n_blocks, (n_runs, n), generator=generator)
+    per_input = network.weight_in.detach()[torch.arange(n_runs)[:, None], blocks]  # (n_runs, n, m, dim)
+    closed_form = network.block_jacobian(x, per_input)
+    assert closed_form.shape == (n_runs, n, width * dim + width) and closed_form.dtype == dtype
+    for i in range(n):
+        full = network.gradient(x[:, i], blocks[:, i])  # (n_runs, p): one backward pass, every run at once
+        for run in range(n_runs):
+            block = int(blocks[run, i])
+            on_block = full[run, : n_blocks * width * dim].view(n_blocks, width * dim)
+            expected = torch.cat([on_block[block], full[run, n_blocks * width * dim :]])
+            torch.testing.assert_close(closed_form[run, i], expected, atol=atol, rtol=0)
+            assert on_block[torch.arange(n_blocks) != block].abs().max() == 0
 
 
 def test_closed_form_block_jacobian_equals_functional_jacobian():
     policy, observation = trained_policy("diagonal")
-    blocks = policy.network.weight_in.detach().view(2, SMALL["width"], N_ARMS, DIM).transpose(1, 2)
+    blocks = policy.network.weight_in.detach()
     x = observation.contexts.to(torch.float32)
     torch.testing.assert_close(
         policy.network.block_jacobian(x, blocks), policy.network.functional_jacobian(x, blocks), atol=1e-6, rtol=0
@@ -92,17 +94,16 @@ def test_closed_form_block_jacobian_equals_functional_jacobian():
 
 
 def test_disjoint_diagonal_width_equals_the_full_gradient_computation():
-    """After training and ``Z`` updates, the support-only diagonal width against ``sum_i g_i^2 / Z_ii`` over all ``p``
-    coordinates."""
+    """After training and ``Z`` updates, the per-block closed-form diagonal width against ``sum_i g_i^2 / Z_ii`` over
+    all ``p`` coordinates, with the autograd gradient of each arm (float32, hence the tolerance: the width squares
+    its products ``u_j x_k`` in float64)."""
     policy, observation = trained_policy("diagonal")
     _, width = policy.posterior(observation.contexts)
-    full = (
-        policy.arm_block_order(policy.network.jacobian(policy.encode_all_arms(observation.contexts))).to(torch.float64)
-        / SMALL["width"] ** 0.5
-    )
-    expected = (full.square() / policy.diagonal_precision[:, None, :]).sum(-1)
-    assert not torch.allclose(policy.diagonal_precision, torch.full_like(policy.diagonal_precision, SMALL["lam"]))
-    torch.testing.assert_close(width, expected, atol=1e-9, rtol=1e-9)
+    full = per_arm_gradients(policy, observation.contexts)
+    inverse = torch.cat([policy.inverse_precision_in.flatten(1), policy.inverse_precision_out], dim=1)
+    expected = (full.square() * inverse[:, None, :]).sum(-1)
+    assert not torch.allclose(inverse, torch.full_like(inverse, 1 / SMALL["lam"]))
+    torch.testing.assert_close(width, expected, atol=1e-9, rtol=1e-6)
 
 
 def test_jacobian_bonus_equals_loop_bonus():
@@ -120,14 +121,19 @@ def test_jacobian_bonus_equals_loop_bonus():
 
 
 def test_diagonal_equals_full_while_z_is_diagonal():
+    """Means exactly; widths to float32 rounding (the loop squares float32 autograd products ``u_j x_k``, the diagonal
+    mode their float64 factors)."""
     keys = run_keys(0, [0, 1], "neural-diagonal")
     env = small_env(2, keys)
     observation = env.round(0).observation
     full = build_policy("neural_ucb", dict(SMALL, exploration="loop"), env, keys)
     diagonal = build_policy("neural_ucb", dict(SMALL, exploration="diagonal"), env, keys)
-    torch.testing.assert_close(
-        diagonal.posterior(observation.contexts), full.posterior(observation.contexts), atol=1e-12, rtol=0
+    (diagonal_mean, diagonal_width), (full_mean, full_width) = (
+        diagonal.posterior(observation.contexts),
+        full.posterior(observation.contexts),
     )
+    torch.testing.assert_close(diagonal_mean, full_mean, atol=0, rtol=0)
+    torch.testing.assert_close(diagonal_width, full_width, atol=1e-12, rtol=1e-6)
 
 
 def test_chunking_changes_nothing():
@@ -176,7 +182,8 @@ def test_state_follows_device_moves():
         .to(torch.float32)
     )
     assert {name for name, _ in policy.named_buffers()} >= {
-        "diagonal_precision",
+        "inverse_precision_in",
+        "inverse_precision_out",
         "history_contexts",
         "network.initial_in",
     }
@@ -235,11 +242,12 @@ def test_bootstrap_rounding_bound_covers_the_float32_error_and_ties_the_symmetri
     for policy, t in ((fresh, 0), (trained, 12)):
         contexts = env.round(t).observation.contexts
         scores, rounding = policy.scores_with_rounding(contexts, t)
-        q = policy.config.n_networks
-        groups = torch.arange(3) * q + policy.rng.randint("bootstrap-head", t, q)
-        x = policy.encode_all_arms(contexts).double()
-        hidden = torch.relu(x @ policy.network.weight_in[groups].double().transpose(1, 2))
-        exact = policy.config.width**0.5 * (hidden @ policy.network.weight_out[groups].double()[:, :, None]).squeeze(-1)
+        q, m = policy.config.n_networks, policy.config.width
+        head = policy.rng.randint("bootstrap-head", t, q)
+        weight_in = policy.network.block_weights()[torch.arange(3), head].double()  # (n_runs, K, m, dim)
+        weight_out = policy.network.weight_out.view(3, q, m)[torch.arange(3), head].double()
+        hidden = torch.relu(torch.einsum("rkmd,rkd->rkm", weight_in, contexts.double()))
+        exact = m**0.5 * (hidden * weight_out[:, None, :]).sum(-1)
         assert bool(((scores - exact).abs() <= rounding).all()), t
         assert bool((rounding < 1e-3 * (exact.abs().amax() + 1)).all()), "the bound is loose by orders of magnitude"
     ties = fresh.rng.uniform("ties", 0, (env.n_arms,), torch.float64).argmax(-1)

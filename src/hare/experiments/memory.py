@@ -131,10 +131,12 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
     * a kernel dictionary of ``n = min(max_points, length)`` points in per-arm blocks of capacity ``C`` (about
       ``n / A`` when arms are pulled evenly): ``24 A C^2 + 8 A C d`` (the block inverses, and the Gram blocks and their
       Cholesky factors at a refactorisation; the points), :func:`hare.model.kernel_dictionary.peak_bytes`;
-    * a neural policy of ``p = width d_in + width`` parameters per network (``d_in = A d`` disjoint, else ``d``): the
-      float32 history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``16 p`` per network (weights,
-      initial weights, gradient, step), and the posterior: ``8 p`` diagonal, else :func:`ridge_bytes` of ``p``
-      features (``16 p^2``);
+    * a neural policy of ``p = width d_in + width`` parameters per network (``d_in = A d`` disjoint, else ``d``;
+      stored as ``n_blocks = A`` or ``1`` blocks, :class:`hare.model.relu_network.BlockReLUNetwork`): the float32
+      history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``4 p`` per network of weights and ``4 p``
+      more of initial weights when ``lam > 0`` (the SGD step is in place, no gradient arrays), the step's workspace
+      ``4 n_blocks batch (d + 2 q width)`` for ``q`` networks, and the posterior: ``8 p`` diagonal (``1 / Z_ii``),
+      else :func:`ridge_bytes` of ``p`` features (``16 p^2``);
     * HARE: the covariance state of its ``heads x clusters`` groups over ``key_dim``: :func:`ridge_bytes` for the full
       covariance, :func:`hare.model.covariance_approx.covariance_bytes` for the diagonal and low-rank ones.
     """
@@ -157,9 +159,11 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
         fixed += kernel_peak_bytes(arms, dim, config.max_points, length)
     if issubclass(cls, NeuralPolicy):
         networks = config.n_networks if issubclass(cls, BootstrapNN) else 1
-        n_parameters = config.width * (arms * dim if config.encoding == "disjoint" else dim) + config.width
+        n_blocks = arms if config.encoding == "disjoint" else 1
+        n_parameters = config.width * n_blocks * dim + config.width
         grows += length * (4 * dim + 12 + (4 * networks if networks > 1 else 0))
-        fixed += 16 * n_parameters * networks
+        fixed += (8 if config.lam > 0 else 4) * n_parameters * networks
+        fixed += 4 * n_blocks * config.batch_size * (dim + 2 * networks * config.width)
         if issubclass(cls, GradientPosteriorPolicy):
             fixed += 8 * n_parameters if config.exploration == "diagonal" else ridge_bytes(1, n_parameters)
     if issubclass(cls, HARE):
@@ -174,16 +178,19 @@ def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length
 
 
 def posterior_round_bytes(config: Any, shape: EnvironmentShape, runs: int) -> int:
-    """A neural posterior's temporaries of one round over ``runs`` runs
-    (:meth:`hare.policies.neural.GradientPosteriorPolicy.posterior`), float64: the gradients of every arm on its support
-    (``2 R A (m d + m)``, disjoint and diagonal), the copied
-    blocks of ``Z^{-1}`` (``2 R (m d)^2`` per arm, disjoint) or the Jacobian (``28 R p`` bytes per arm), in chunks of
-    arms kept within ``memory_budget_mb``; 0 for other policies (``config``: the policy's hyperparameters)."""
+    """A neural policy's temporaries of one round over ``runs`` runs: for a gradient posterior
+    (:meth:`hare.policies.neural.GradientPosteriorPolicy.posterior`), float64, the per-arm vectors of the diagonal's
+    closed form (``8 R A (3 m + d)``), the copied blocks of ``Z^{-1}`` (``2 R (m d)^2`` per arm, disjoint) or the
+    Jacobian (``28 R p`` bytes per arm), in chunks of arms kept within ``memory_budget_mb``; for BootstrapNN the copy
+    of the round's network (``4 R p``); 0 for other policies (``config``: the policy's hyperparameters)."""
+    if hasattr(config, "n_networks"):
+        n_blocks = shape.arms if config.encoding == "disjoint" else 1
+        return 4 * runs * (config.width * n_blocks * shape.dim + config.width)
     if not hasattr(config, "memory_budget_mb") or config.exploration == "loop":
         return 0
     block = config.width * shape.dim
-    if config.encoding == "disjoint" and config.exploration == "diagonal":
-        return 16 * runs * shape.arms * (block + config.width)
+    if config.exploration == "diagonal":
+        return 8 * runs * shape.arms * (3 * config.width + shape.dim)
     per_arm = (
         16 * runs * block**2 if config.encoding == "disjoint" else 28 * runs * (config.width * shape.dim + config.width)
     )

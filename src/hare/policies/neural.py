@@ -2,45 +2,46 @@
 
 Every run owns its own one-hidden-layer ReLU network (Zhou et al. 2020, §3, with L = 2)
 
-    f(x; theta) = sqrt(m) * w^T relu(W x),    theta = (W, w),  W: (m, d_in),  w: (m,)
+    f(z; theta) = sqrt(m) * w^T relu(W z),    theta = (W, w),  W: (m, d_in),  w: (m,)
 
-stored as parameters with a leading group dimension (``(n_runs, m, d_in)`` and ``(n_runs, m)``;
-BootstrapNN stacks its ``q`` networks into ``n_runs * q`` groups), evaluated with ``torch.bmm``.
 Initialisation follows Zhou et al. 2020 §3: hidden units come in pairs ``(j, j + m/2)`` with the
 same input weights drawn ``N(0, 4/m)`` and output weights ``(v, -v)``, ``v ~ N(0, 2/m)``, so
-``f(x; theta_0) = 0`` for every ``x``. All draws come from the counter-based RNG of the run keys.
+``f(z; theta_0) = 0`` for every ``z``. All draws come from the counter-based RNG of the run keys.
 
-Input: with ``encoding="disjoint"`` (the protocol of Zhou et al. 2020 and Zhang et al. 2021, also
-LNUCB-TA (Khosravi et al., 2025) §5.1) arm ``a`` of context ``x`` is fed as ``x ⊗ e_a`` (:func:`disjoint_encoding`), so
-``d_in = n_arms * dim``; with ``encoding="arm"`` the arm context itself is the input.
+Input: with ``encoding="disjoint"`` (the protocol of Zhou et al. 2020 and Zhang et al. 2021, also LNUCB-TA
+(Khosravi et al., 2025) §5.1) arm ``a`` of context ``x`` is fed as ``z = x ⊗ e_a`` (``d_in = K dim``); with
+``encoding="arm"`` the arm context itself is the input. ``x ⊗ e_a`` meets only the block ``W_a`` ``(m, dim)`` of
+``W``, so ``f(x ⊗ e_a) = sqrt(m) w^T relu(W_a x)``: the network is stored, evaluated and trained by blocks
+(:class:`hare.model.relu_network.BlockReLUNetwork`, ``K`` blocks for ``disjoint``, one for ``arm``), the same
+network without the ``K - 1`` zero blocks of every product. :mod:`hare.policies.neural_dense` keeps the dense
+``x ⊗ e_a`` implementation as the reference these are tested against.
 
 Linearisation (NeuralUCB Alg. 1, NeuralTS Alg. 1). With the scaled gradient
-``g_hat(x) = grad_theta f(x; theta) / sqrt(m)`` (``p = m d_in + m`` entries)
+``g_hat(x) = grad_theta f(x; theta) / sqrt(m)`` (``p = m d_in + m`` entries, ``W`` in block-major order)
 
     Z = lam I + sum_s g_hat_s g_hat_s^T,       width(x)^2 = g_hat(x)^T Z^{-1} g_hat(x)
     NeuralUCB:  index = f(x; theta) + alpha * width(x)
     NeuralTS:   sample ~ N(f(x; theta), nu^2 lam width(x)^2)
 
 ``Z`` is updated with the gradient of the pulled arm at the parameters used to select it (before
-training). Three ways to compute ``width`` (``exploration``):
+training). Arm ``a``'s gradient is ``(u x^T on block a, 0 on the other blocks, relu(h))`` with ``h = W_a x``,
+``u = w ⊙ 1[h > 0]``. Three ways to compute ``width`` (``exploration``):
 
 * ``loop`` — the reference, the naive form of the NeuralUCB tutorial chapter (naive vs vectorised
-  Jacobian): ``K`` forward/backward passes, one per arm (each pass batched over runs), full
+  Jacobian): ``K`` backward passes, one per arm (each pass batched over runs), full
   ``Z^{-1}`` in float64 kept by Sherman–Morrison (:class:`RidgeState`);
-* ``jacobian`` — the chapter's vectorised form: the Jacobian ``J`` ``(n_runs, K, p)`` of all arms by
-  ``torch.func``: ``jacrev`` of the one-input network ``f(W, w; x)`` with respect to ``(W, w)``,
-  lifted by ``vmap`` over the arms and again over the runs (no Python loop over either), flattened
-  as ``(W row-major, w)`` like the reference. ``width^2 = diag(J Z^{-1} J^T)`` is computed as
-  ``((J Z^{-1}) * J).sum(-1)`` without the ``K x K`` product, in chunks of arms sized so the
-  temporaries stay under ``memory_budget_mb``; the pulled arm's row of the same Jacobian updates
-  ``Z`` (NeuralUCB Alg. 1). With the disjoint encoding the Jacobian of arm ``a``
-  vanishes outside the block of ``W`` that meets ``x ⊗ e_a`` and ``w``, so ``jacrev`` is taken with
-  respect to that block only and ``Z^{-1}`` is read on its support (:meth:`disjoint_width_squared`).
-  :meth:`BatchedReLUNetwork.jacobian` is the same Jacobian in closed form, an independent check;
+* ``jacobian`` — the chapter's vectorised form: the gradients of all arms by ``torch.func`` (``jacrev`` of the
+  one-input network, lifted by ``vmap`` over the arms and the runs) on their support ``(W_{b(a)}, w)``, and
+  ``Z^{-1} = [[B, C], [C^T, D]]`` read on that support:
+  ``width^2 = g_W^T B_aa g_W + 2 g_W^T C_a g_w + g_w^T D g_w``, in chunks of arms whose temporaries fit
+  ``memory_budget_mb`` (:meth:`GradientPosteriorPolicy.support_width_squared`);
 * ``diagonal`` — ``Z`` replaced by its diagonal, as the authors' released code does
-  (``learner_diag.py`` of github.com/uclaml/NeuralUCB): ``width^2 = sum_i g_hat_i^2 / Z_ii``, with
-  the Jacobian in closed form, ``d f / d W = sqrt(m) u x^T``, ``d f / d w = sqrt(m) relu(h)`` for
-  ``h = W x`` and ``u = w ⊙ 1[h > 0]``, chunked as above.
+  (``learner_diag.py`` of github.com/uclaml/NeuralUCB), in closed form per block:
+
+      width^2 = sum_j u_j^2 sum_k x_k^2 / P_a[j, k] + sum_j relu(h_j)^2 / P_out[j],
+
+  ``O(K m dim)`` per run, with ``P_a`` ``(m, dim)`` the diagonal of ``Z`` on block ``a`` and ``P_out`` ``(m,)`` on
+  ``w``; a round's update touches the pulled arm's block and ``P_out`` only.
 
 Training (shared by the three policies). Zhou et al. minimise
 ``sum_i (f(x_i) - r_i)^2 / 2 + m lam ||theta - theta_0||^2 / 2`` by gradient descent on all past
@@ -49,7 +50,9 @@ minimiser, step size independent of ``n``) by minibatch SGD:
 
     loss = mean_batch (f(x) - r)^2 / 2 + m lam ||theta - theta_0||^2 / (2 n)
 
-(stable for ``lr * m * lam / n < 2``). Schedule: after every round while ``t <
+(stable for ``lr * m * lam / n < 2``), each step in place with closed-form gradients
+(:meth:`hare.model.relu_network.BlockReLUNetwork.sgd_step`); the regulariser acts on every block, and costs nothing at
+``lam = 0``. Schedule: after every round while ``t <
 dense_training_rounds``, then after every ``train_every``-th round; each time ``train_steps``
 steps on minibatches of ``batch_size`` points drawn uniformly with replacement from the whole
 history. The authors' released code (``train.py`` and ``learner_diag.py`` of
@@ -61,11 +64,9 @@ NeuralTS with 100 gradient steps at learning rate 1e-3. The defaults are that sc
 (2000 / 100) with LNUCB-TA's 100 steps at 1e-3 in minibatches of 50; minibatches instead of
 single samples keep the runs batched. Everything is configurable.
 
-Length: one module, one algorithm family (the package keeps one module per family): the three policies share
-the batched network and its Zhou et al. initialisation and the training objective and schedule of
-:class:`NeuralPolicy`, and NeuralUCB and NeuralTS share the gradient posterior ``Z`` with its three width
-computations, all stated by the equations above; :meth:`BatchedReLUNetwork.jacobian` stays beside
-:meth:`GradientPosteriorPolicy.disjoint_width_squared` as its closed-form check.
+Precision: the networks, their inputs and the SGD step are float32 (as in the reference); the gradient posterior
+(``Z^{-1}`` of the full modes, the diagonal's ``1 / P``) and the means and widths are float64, since ``Z``
+accumulates one term per round over the whole horizon.
 """
 
 from __future__ import annotations
@@ -75,12 +76,10 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.envs.classification import disjoint_encoding
 from hare.model.covariance import RidgeState
+from hare.model.relu_network import BlockReLUNetwork
 from hare.policies.base import (
     Policy,
     PolicyConfig,
@@ -88,7 +87,6 @@ from hare.policies.base import (
     register_policy,
     upper_confidence_bound,
 )
-from hare.random import CounterRNG
 from hare.typed import Constraint, at_least, nonnegative, one_of, positive, within
 
 EXPLORATION_MODES = ("loop", "jacobian", "diagonal")
@@ -166,136 +164,31 @@ class BootstrapNNConfig(NeuralNetworkConfig):
     lam: float = 0.0
 
 
-class BatchedReLUNetwork(nn.Module):
-    """``n_groups`` independent networks ``f(x) = sqrt(m) w^T relu(W x)``.
-
-    Parameters ``weight_in`` ``(n_groups, m, d_in)`` and ``weight_out`` ``(n_groups, m)``, float32;
-    buffers ``initial_in``/``initial_out`` hold ``theta_0`` for the regulariser.
-    ``rng``/``stream`` draw ``(draws_per_run, m/2, d_in)`` per run key; the groups of a run
-    are its ``draws_per_run`` consecutive groups.
-    """
-
-    def __init__(self, rng: CounterRNG, stream: str, draws_per_run: int, width: int, input_dim: int):
-        super().__init__()
-        half = width // 2
-        n_groups = rng.keys.shape[0] * draws_per_run
-        hidden = rng.normal(f"{stream}-in", 0, (draws_per_run, half, input_dim), torch.float32) * math.sqrt(4.0 / width)
-        out = rng.normal(f"{stream}-out", 0, (draws_per_run, half), torch.float32) * math.sqrt(2.0 / width)
-        weight_in = torch.cat([hidden, hidden], dim=2).reshape(n_groups, width, input_dim)  # (n_groups, m, d_in)
-        weight_out = torch.cat([out, -out], dim=2).reshape(n_groups, width)  # (n_groups, m)
-        self.width = width
-        self.input_dim = input_dim
-        self.weight_in = nn.Parameter(weight_in)
-        self.weight_out = nn.Parameter(weight_out)
-        self.register_buffer("initial_in", weight_in.clone())
-        self.register_buffer("initial_out", weight_out.clone())
-
-    @property
-    def n_parameters(self) -> int:
-        return self.width * self.input_dim + self.width
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` ``(n_groups, n, d_in) -> (n_groups, n)``."""
-        hidden = torch.relu(torch.bmm(x, self.weight_in.transpose(1, 2)))  # (n_groups, n, m)
-        return math.sqrt(self.width) * torch.bmm(hidden, self.weight_out[:, :, None]).squeeze(-1)
-
-    def distance_to_init(self) -> torch.Tensor:
-        """``||theta - theta_0||^2`` per group, ``(n_groups,)``."""
-        return (self.weight_in - self.initial_in).square().sum((1, 2)) + (
-            self.weight_out - self.initial_out
-        ).square().sum(1)
-
-    def jacobian(self, x: torch.Tensor) -> torch.Tensor:
-        """``d f / d theta`` for every input, in closed form, batched over groups and inputs.
-
-        ``x`` ``(n_groups, n, d_in) -> (n_groups, n, p)``, ``theta`` flattened as ``(W, w)``
-        (``W`` row-major, the order of :meth:`gradient`). With ``h = W x`` and ``u = w ⊙ 1[h > 0]``
-        (``relu'(0) = 0``, as autograd takes it)
-
-            d f / d W = sqrt(m) u x^T,    d f / d w = sqrt(m) relu(h).
-        """
-        return self.gradient_from_hidden(torch.bmm(x, self.weight_in.detach().transpose(1, 2)), x)
-
-    def gradient_from_hidden(self, hidden: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """``(sqrt(m) u ⊗ x, sqrt(m) relu(h))`` from the pre-activations ``h`` ``(n_groups, n, m)`` of
-        inputs ``x`` ``(n_groups, n, d)``, with ``u = w ⊙ 1[h > 0]``: ``(n_groups, n, m d + m)``."""
-        scale = math.sqrt(self.width)
-        active = (scale * self.weight_out.detach())[:, None, :] * (hidden > 0)  # (n_groups, n, m): sqrt(m) u
-        return torch.cat([(active[..., :, None] * x[..., None, :]).flatten(-2), scale * torch.relu(hidden)], dim=-1)
-
-    def block_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor) -> torch.Tensor:
-        """Closed-form ``d f / d (W_i, w)`` of ``f = sqrt(m) w^T relu(W_i x_i)`` with one matrix per input.
-
-        ``x`` ``(n_groups, n, d)``, ``weight_in`` ``(n_groups, n, m, d)`` -> ``(n_groups, n, m d + m)``,
-        ``(sqrt(m) u ⊗ x, sqrt(m) relu(h))`` with ``h = W_i x`` and ``u = w ⊙ 1[h > 0]``; the same
-        Jacobian as :meth:`functional_jacobian` with ``weight_in``, without autograd.
-        """
-        return self.gradient_from_hidden(torch.einsum("gnmd,gnd->gnm", weight_in, x), x)
-
-    def functional_jacobian(self, x: torch.Tensor, weight_in: torch.Tensor | None = None) -> torch.Tensor:
-        """``d f / d theta`` for every input by ``torch.func`` (the vectorised Jacobian of the NeuralUCB tutorial
-        chapter), no loop over groups or inputs.
-
-        ``x`` ``(n_groups, n, d)`` -> ``(n_groups, n, m d + m)``, flattened as ``(W row-major, w)``.
-        ``jacrev`` differentiates the one-input network ``f(W, w; x) = sqrt(m) w^T relu(W x)``;
-        ``vmap`` lifts it over the ``n`` inputs and then over the groups. ``weight_in``
-        ``(n_groups, n, m, d)``, when given, is a per-input matrix ``W`` (a block of the input
-        weights, see :meth:`GradientPosteriorPolicy.disjoint_width_squared`); by default every input
-        of a group sees the group's own ``weight_in``.
-        """
-        scale = math.sqrt(self.width)
-
-        def single_output(w_in: torch.Tensor, w_out: torch.Tensor, x_one: torch.Tensor) -> torch.Tensor:
-            return scale * (w_out * torch.relu(w_in @ x_one)).sum()
-
-        gradient = torch.func.jacrev(single_output, argnums=(0, 1))
-        shared = weight_in is None
-        over_inputs = torch.func.vmap(gradient, in_dims=(None if shared else 0, None, 0))
-        over_groups = torch.func.vmap(over_inputs, in_dims=(0, 0, 0))
-        w_in = self.weight_in.detach() if shared else weight_in
-        d_in, d_out = over_groups(w_in, self.weight_out.detach(), x)  # (n_groups, n, m, d), (n_groups, n, m)
-        return torch.cat([d_in.flatten(-2), d_out], dim=-1)
-
-    def gradient(self, x: torch.Tensor) -> torch.Tensor:
-        """``d f / d theta`` for one input per group by one backward pass: ``(n_groups, d_in) -> (n_groups, p)``."""
-        with torch.enable_grad():
-            out = self(x[:, None, :]).sum()  # groups are independent: each group's gradient is its own
-            d_in, d_out = torch.autograd.grad(out, (self.weight_in, self.weight_out))
-        return torch.cat([d_in.flatten(1), d_out.flatten(1)], dim=-1)
-
-
 class NeuralPolicy(Policy):
-    """Shared machinery: input encoding, history of pulled arms, and minibatch SGD training.
+    """Shared machinery: the block network, the history of pulled arms, and minibatch SGD training.
 
-    Buffers: ``history_contexts`` ``(n_runs, capacity, dim)``, ``history_arms`` ``(n_runs, capacity)``,
-    ``history_rewards`` ``(n_runs, capacity)`` (capacity: the horizon plus any warm start), ``n_observed`` (scalar).
+    ``network``: :class:`BlockReLUNetwork` with ``n_blocks = K`` (disjoint) or ``1`` (arm), ``networks_per_run``
+    networks per run, ``theta_0`` kept only when ``lam > 0``. Buffers: ``history_contexts`` ``(n_runs, capacity,
+    dim)``, ``history_arms`` ``(n_runs, capacity)``, ``history_rewards`` ``(n_runs, capacity)`` (capacity: the
+    horizon plus any warm start), ``n_observed`` (scalar).
     """
 
     networks_per_run = 1
 
     def __init__(self, config: NeuralNetworkConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
-        self.input_dim = env.n_arms * env.dim if config.encoding == "disjoint" else env.dim
-        self.network = BatchedReLUNetwork(self.rng, "neural-init", self.networks_per_run, config.width, self.input_dim)
+        self.n_blocks = env.n_arms if config.encoding == "disjoint" else 1
+        self.network = BlockReLUNetwork(
+            self.rng, "neural-init", self.networks_per_run, config.width, self.n_blocks, env.dim, config.lam > 0
+        )
         self.register_buffer("history_contexts", torch.zeros(env.n_runs, env.history_capacity, env.dim))
         self.register_buffer("history_arms", torch.zeros(env.n_runs, env.history_capacity, dtype=torch.int64))
         self.register_buffer("history_rewards", torch.zeros(env.n_runs, env.history_capacity))
         self.register_buffer("n_observed", torch.zeros((), dtype=torch.int64))
 
-    def encode_all_arms(self, contexts: torch.Tensor) -> torch.Tensor:
-        """Network inputs of every arm, ``(n_runs, n_arms, dim) -> (n_runs, n_arms, d_in)`` float32."""
-        contexts = contexts.to(torch.float32)
-        return disjoint_encoding(contexts) if self.config.encoding == "disjoint" else contexts
-
-    def encode_pulled(self, contexts: torch.Tensor, arms: torch.Tensor) -> torch.Tensor:
-        """Inputs of pulled arms: contexts ``(..., dim)``, arms ``(...)`` -> ``(..., d_in)`` float32."""
-        contexts = contexts.to(torch.float32)
-        if self.config.encoding == "arm":
-            return contexts
-        blocks = (
-            F.one_hot(arms, self.n_arms).to(torch.float32)[..., :, None] * contexts[..., None, :]
-        )  # (..., n_arms, dim)
-        return blocks.flatten(-2)
+    def blocks_of(self, arms: torch.Tensor) -> torch.Tensor:
+        """The input block each arm meets: the arm itself (disjoint) or ``0`` (arm encoding)."""
+        return arms if self.n_blocks > 1 else torch.zeros_like(arms)
 
     def record(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         """Append ``(x_{t, a_t}, a_t, r_t)`` of every run to the history."""
@@ -310,9 +203,10 @@ class NeuralPolicy(Policy):
         c = self.config
         return t < c.dense_training_rounds or (t + 1) % c.train_every == 0
 
-    def minibatch_weights(self, indices: torch.Tensor) -> torch.Tensor:
-        """Weights ``(n_groups, batch)`` of the sampled points in each network's loss (all ones here)."""
-        return torch.ones(indices.shape, dtype=torch.float32, device=indices.device)
+    def minibatch_weights(self, rows: torch.Tensor) -> torch.Tensor | None:
+        """Weights ``(n_runs, batch, networks_per_run)`` in each network's loss of the sampled points, ``rows``
+        ``(n_runs batch,)`` of the flattened history; ``None``: all ones."""
+        return None
 
     def train_network(self, t: int) -> None:
         """``train_steps`` SGD steps on ``mean_batch w (f - r)^2 / 2 / mean(w) + m lam ||theta - theta_0||^2 / (2 n)``.
@@ -322,23 +216,25 @@ class NeuralPolicy(Policy):
         """
         c = self.config
         n = int(self.n_observed)
-        runs = torch.arange(self.n_runs, device=self.history_arms.device)[:, None]
-        q = self.networks_per_run
+        capacity = self.history_arms.shape[1]
+        offsets = torch.arange(self.n_runs, device=self.history_arms.device)[:, None] * capacity
+        contexts, arms, rewards = (
+            self.history_contexts.flatten(0, 1),
+            self.history_arms.flatten(),
+            self.history_rewards.flatten(),
+        )
+        shrink = c.lr * c.width * c.lam / n
         for step in range(c.train_steps):
             indices = self.rng.randint("minibatch", t * c.train_steps + step, n, (c.batch_size,))  # (n_runs, batch)
-            x = self.encode_pulled(self.history_contexts[runs, indices], self.history_arms[runs, indices])
-            x = x.repeat_interleave(q, dim=0)  # (n_runs * q, batch, d_in)
-            r = self.history_rewards[runs, indices].repeat_interleave(q, dim=0)
-            weights = self.minibatch_weights(indices)  # (n_runs * q, batch)
-            with torch.enable_grad():
-                residual = self.network(x) - r
-                fit = (weights * residual.square()).sum(1) / (2.0 * weights.sum(1).clamp_min(1.0))
-                penalty = c.width * c.lam * self.network.distance_to_init() / (2.0 * n)
-                loss = (fit + penalty).sum()  # groups are independent: the sum keeps per-group gradients
-                grads = torch.autograd.grad(loss, (self.network.weight_in, self.network.weight_out))
-            with torch.no_grad():
-                self.network.weight_in -= c.lr * grads[0]
-                self.network.weight_out -= c.lr * grads[1]
+            rows = (offsets + indices).flatten()
+            self.network.sgd_step(
+                contexts.index_select(0, rows).view(self.n_runs, c.batch_size, self.dim),
+                self.blocks_of(arms.index_select(0, rows).view(self.n_runs, c.batch_size)),
+                rewards.index_select(0, rows).view(self.n_runs, c.batch_size),
+                self.minibatch_weights(rows),
+                c.lr,
+                shrink,
+            )
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         self.update_posterior(observation, arms)
@@ -353,26 +249,30 @@ class NeuralPolicy(Policy):
 class GradientPosteriorPolicy(NeuralPolicy):
     """Mean ``f(x; theta)`` and ``width^2 = g_hat^T Z^{-1} g_hat`` of every arm (module docstring).
 
-    State: ``ridge`` (:class:`RidgeState` over ``p`` features, full ``Z`` and ``Z^{-1}`` in float64)
-    for ``loop``/``jacobian``; ``diagonal_precision`` ``(n_runs, p)`` float64 for ``diagonal``.
+    State: ``ridge`` (:class:`RidgeState` over the ``p`` parameters in block-major order, full ``Z`` and ``Z^{-1}``
+    in float64) for ``loop``/``jacobian``; for ``diagonal`` the inverse of ``Z``'s diagonal, float64:
+    ``inverse_precision_in`` ``(n_runs, n_blocks, m, dim)`` (``1 / P_b``) and ``inverse_precision_out``
+    ``(n_runs, m)`` (``1 / P_out``). Keeping ``1 / P`` rather than ``P`` makes the width a product per block with no
+    ``(n_runs, K, m, dim)`` temporary; its update ``1 / (P + g^2) = (1 / P) / (1 + g^2 / P)`` is exact to rounding.
     """
 
     def __init__(self, config: GradientPosteriorConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
-        p = self.network.n_parameters
         if config.exploration == "diagonal":
+            shape = (env.n_runs, self.n_blocks, config.width, env.dim)
+            self.register_buffer("inverse_precision_in", torch.full(shape, 1.0 / config.lam, dtype=torch.float64))
             self.register_buffer(
-                "diagonal_precision", torch.full((env.n_runs, p), float(config.lam), dtype=torch.float64)
+                "inverse_precision_out", torch.full((env.n_runs, config.width), 1.0 / config.lam, dtype=torch.float64)
             )
         else:
-            self.ridge = RidgeState(env.n_runs, (), p, config.lam, config.refactor_every)
+            self.ridge = RidgeState(env.n_runs, (), self.network.n_parameters, config.lam, config.refactor_every)
 
     def bytes_per_arm(self) -> int:
-        """Estimated peak bytes of the temporaries per arm of a chunk. Disjoint encoding: the copy of the
-        float64 block ``Z^{-1}[W_a, W_a]`` ``(n_runs, m dim, m dim)`` and its product (twice that);
-        otherwise the float32 Jacobian and three float64 ``(n_runs, p)`` arrays (its float64 copy,
-        ``J Z^{-1}`` and the product)."""
-        if self.config.encoding == "disjoint":
+        """Estimated peak bytes of the temporaries per arm of a chunk (``jacobian`` mode). Disjoint encoding: the copy
+        of the float64 block ``Z^{-1}[W_a, W_a]`` ``(n_runs, m dim, m dim)`` and its product (twice that); otherwise
+        the float32 Jacobian and three float64 ``(n_runs, p)`` arrays (its float64 copy, ``J Z^{-1}`` and the
+        product)."""
+        if self.n_blocks > 1:
             return 2 * self.n_runs * (self.config.width * self.dim) ** 2 * 8
         return self.n_runs * self.network.n_parameters * (4 + 3 * 8)
 
@@ -388,126 +288,114 @@ class GradientPosteriorPolicy(NeuralPolicy):
             )
         return max(1, min(self.n_arms, int(budget // per_arm)))
 
-    def width_squared_from_gradients(self, scaled: torch.Tensor) -> torch.Tensor:
-        """``g_hat^T Z^{-1} g_hat`` for ``scaled`` ``(n_runs, n, p)`` float64 -> ``(n_runs, n)``."""
-        if self.config.exploration == "diagonal":
-            return (scaled.square() / self.diagonal_precision[:, None, :]).sum(-1)
-        return ((scaled @ self.ridge.inverse) * scaled).sum(-1).clamp_min(0.0)
-
     def posterior(self, contexts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean ``f`` ``(n_runs, n_arms)`` float64 and ``width^2`` ``(n_runs, n_arms)`` float64."""
-        x = self.encode_all_arms(contexts)  # (n_runs, n_arms, d_in)
+        """Mean ``f`` ``(n_runs, n_arms)`` float64 and ``width^2`` ``(n_runs, n_arms)`` float64 of every arm, for
+        contexts ``(n_runs, n_arms, dim)``."""
+        x = contexts.to(torch.float32)
         with torch.no_grad():
-            mean = self.network(x).to(torch.float64)
+            hidden = self.network.arm_hidden(x)  # (n_runs, n_arms, m)
+            mean = self.network.output(hidden)[..., 0].to(torch.float64)
+        if self.config.exploration == "diagonal":
+            return mean, self.diagonal_width_squared(x, hidden)
+        if self.config.exploration == "jacobian":
+            return mean, self.support_width_squared(x)
         scale = 1.0 / math.sqrt(self.config.width)
-        if self.config.exploration == "loop":
-            width_sq = torch.stack(
-                [
-                    self.ridge.quadratic_form(
-                        self.arm_block_order(self.network.gradient(x[:, arm])).to(torch.float64) * scale
-                    )
-                    for arm in range(self.n_arms)
-                ],
-                dim=1,
-            )
-            return mean, width_sq
-        if self.config.encoding == "disjoint":
-            return mean, self.disjoint_width_squared(contexts)
-        chunk = self.arms_per_chunk()
-        jacobian = self.network.functional_jacobian if self.config.exploration == "jacobian" else self.network.jacobian
-        parts = []
-        for start in range(0, self.n_arms, chunk):
-            scaled = (
-                self.arm_block_order(jacobian(x[:, start : start + chunk])).to(torch.float64) * scale
-            )  # (n_runs, chunk, p)
-            parts.append(self.width_squared_from_gradients(scaled))
-        return mean, torch.cat(parts, dim=1)
+        arms = torch.arange(self.n_arms, device=x.device).expand(self.n_runs, -1)
+        width_sq = torch.stack(
+            [
+                self.ridge.quadratic_form(
+                    self.network.gradient(x[:, arm], self.blocks_of(arms[:, arm])).to(torch.float64) * scale
+                )
+                for arm in range(self.n_arms)
+            ],
+            dim=1,
+        )
+        return mean, width_sq
 
-    def arm_block_order(self, gradient: torch.Tensor) -> torch.Tensor:
-        """The coordinates of ``Z``: ``(..., p) -> (..., p)``.
+    def diagonal_width_squared(self, x: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """``width^2 = sum_j u_j^2 sum_k x_k^2 / P_b[j, k] + sum_j relu(h_j)^2 / P_out[j]`` of every arm at its block
+        ``b``: ``x`` ``(n_runs, K, dim)``, ``hidden`` ``h`` ``(n_runs, K, m)`` -> ``(n_runs, K)``; one product of
+        ``1 / P`` ``(m, dim)`` with ``x^2`` per arm, no Jacobian."""
+        squared = x.to(torch.float64).square()  # (n_runs, K, dim)
+        inverse = self.inverse_precision_in
+        if self.n_blocks == 1:
+            spread = torch.bmm(squared, inverse[:, 0].transpose(1, 2))  # (n_runs, K, m)
+        else:
+            spread = torch.bmm(inverse.flatten(0, 1), squared.reshape(-1, self.dim, 1)).view_as(hidden)
+        active = self.network.weight_out.detach()[:, None, :].to(torch.float64) * (hidden > 0)  # u
+        output = torch.relu(hidden).to(torch.float64).square() * self.inverse_precision_out[:, None, :]
+        return (active.square() * spread).sum(-1) + output.sum(-1)
 
-        With the disjoint encoding the input weights ``W`` ``(m, K dim)`` are reordered from row-major
-        ``(m, K, dim)`` to arm-major ``(K, m, dim)``, so that the support of arm ``a``'s gradient
-        (its block ``W_a`` and ``w``) is two contiguous ranges of ``Z``'s coordinates; otherwise the
-        order is the network's own. Every mode writes and reads ``Z`` in this order.
-        """
-        if self.config.encoding != "disjoint":
-            return gradient
-        m, n_arms, dim = self.config.width, self.n_arms, self.dim
-        weights = gradient[..., : m * n_arms * dim].unflatten(-1, (m, n_arms, dim)).transpose(-3, -2)
-        return torch.cat([weights.flatten(-3), gradient[..., m * n_arms * dim :]], dim=-1)
-
-    def disjoint_width_squared(self, contexts: torch.Tensor) -> torch.Tensor:
+    def support_width_squared(self, x: torch.Tensor) -> torch.Tensor:
         """``width^2`` of every arm from the support of its gradient, ``(n_runs, n_arms, dim) -> (n_runs, n_arms)``.
 
-        With the disjoint encoding arm ``a``'s input ``x ⊗ e_a`` is zero outside block ``a``, so its
-        gradient is supported on ``W_a`` (``m dim`` coordinates, contiguous in :meth:`arm_block_order`)
-        and ``w`` (``m``): ``g = (g_W, g_w)``, obtained by ``jacrev`` with respect to ``(W_a, w)``. With
+        Arm ``a``'s gradient is supported on its block ``W_b`` (``m dim`` coordinates, contiguous in the
+        block-major order) and ``w`` (``m``): ``g = (g_W, g_w)``, by ``jacrev`` with respect to ``(W_b, w)``. With
         ``Z^{-1} = [[B, C], [C^T, D]]`` in those blocks,
 
-            width^2 = g_W^T B_aa g_W + 2 g_W^T C_a g_w + g_w^T D g_w,
+            width^2 = g_W^T B_bb g_W + 2 g_W^T C_b g_w + g_w^T D g_w,
 
-        ``O(K (m dim)^2)`` per run instead of ``O(K p^2)``; ``B_aa`` are diagonal blocks read as strided
-        views of ``Z^{-1}``, copied in chunks of arms that fit ``memory_budget_mb``. In ``diagonal``
-        mode ``width^2 = sum_i g_i^2 / Z_ii`` over the same support (closed-form Jacobian,
-        :meth:`BatchedReLUNetwork.block_jacobian`): ``O(K m dim)`` per run instead of ``O(K p)``.
+        ``O(K (m dim)^2)`` per run instead of ``O(K p^2)``; with ``K`` blocks the ``B_aa`` are strided views of
+        ``Z^{-1}``, copied in chunks of arms that fit ``memory_budget_mb``.
         """
-        m, dim, n_arms = self.config.width, self.dim, self.n_arms
-        block = m * dim
-        x = contexts.to(self.network.weight_in.dtype)
-        weights = (
-            self.network.weight_in.detach().view(self.n_runs, m, n_arms, dim).transpose(1, 2)
-        )  # (n_runs, n_arms, m, dim): W_a
-        if self.config.exploration == "diagonal":
-            gradient = self.network.block_jacobian(x, weights).to(torch.float64) / math.sqrt(
-                m
-            )  # (n_runs, n_arms, m dim + m)
-            precision_w = self.diagonal_precision[:, : n_arms * block].view(self.n_runs, n_arms, block)
-            precision_out = self.diagonal_precision[:, None, n_arms * block :]
-            return (gradient[..., :block].square() / precision_w).sum(-1) + (
-                gradient[..., block:].square() / precision_out
-            ).sum(-1)
-        gradient = self.network.functional_jacobian(x, weights).to(torch.float64) / math.sqrt(
-            m
-        )  # (n_runs, n_arms, m dim + m)
+        m, dim, n_blocks = self.config.width, self.dim, self.n_blocks
+        block, n_runs = m * dim, self.n_runs
+        weights = self.network.weight_in.detach()  # (n_runs, n_blocks, m, dim)
+        per_arm = weights if n_blocks > 1 else weights.expand(n_runs, self.n_arms, m, dim)
+        gradient = self.network.functional_jacobian(x, per_arm).to(torch.float64) / math.sqrt(m)
         g_w, g_out = gradient[..., :block], gradient[..., block:]
         inverse = self.ridge.inverse
-        weight_part = inverse[:, : n_arms * block, : n_arms * block].view(self.n_runs, n_arms, block, n_arms, block)
-        cross = inverse[:, : n_arms * block, n_arms * block :].view(self.n_runs, n_arms, block, m)  # C_a
-        output = inverse[:, n_arms * block :, n_arms * block :]  # D, (n_runs, m, m)
+        weight_part = inverse[:, : n_blocks * block, : n_blocks * block].view(n_runs, n_blocks, block, n_blocks, block)
+        cross = inverse[:, : n_blocks * block, n_blocks * block :].view(n_runs, n_blocks, block, m)  # C_b
+        output = inverse[:, n_blocks * block :, n_blocks * block :]  # D, (n_runs, m, m)
         chunk = self.arms_per_chunk()
         parts = []
-        for start in range(0, n_arms, chunk):
+        for start in range(0, self.n_arms, chunk):
             arms = slice(start, start + chunk)
-            diagonal = (
-                weight_part[:, arms, :, arms, :].diagonal(dim1=1, dim2=3).permute(0, 3, 1, 2)
-            )  # (n_runs, chunk, block, block): B_aa
             gw, go = g_w[:, arms], g_out[:, arms]
-            parts.append(
-                (torch.matmul(gw[..., None, :], diagonal).squeeze(-2) * gw).sum(-1)
-                + 2.0 * (torch.matmul(gw[..., None, :], cross[:, arms]).squeeze(-2) * go).sum(-1)
-                + (torch.matmul(go, output) * go).sum(-1)
-            )
+            if n_blocks > 1:
+                diagonal = weight_part[:, arms, :, arms, :].diagonal(dim1=1, dim2=3).permute(0, 3, 1, 2)  # B_aa
+                quadratic = (torch.matmul(gw[..., None, :], diagonal).squeeze(-2) * gw).sum(-1)
+                mixed = (torch.matmul(gw[..., None, :], cross[:, arms]).squeeze(-2) * go).sum(-1)
+            else:
+                quadratic = (torch.bmm(gw, weight_part[:, 0, :, 0]) * gw).sum(-1)
+                mixed = (torch.bmm(gw, cross[:, 0]) * go).sum(-1)
+            parts.append(quadratic + 2.0 * mixed + (torch.bmm(go, output) * go).sum(-1))
         return torch.cat(parts, dim=1).clamp_min(0.0)
 
     def update_posterior(self, observation: Observation, arms: torch.Tensor) -> None:
-        """``Z <- Z + g_hat g_hat^T`` (or its diagonal) with the pulled arm's gradient at the selecting parameters."""
-        x = self.encode_pulled(pulled_contexts(observation.contexts, arms), arms)  # (n_runs, d_in)
+        """``Z <- Z + g_hat g_hat^T`` (or its diagonal, on the pulled block and ``w`` only) with the pulled arm's
+        gradient at the selecting parameters."""
+        x = pulled_contexts(observation.contexts, arms).to(torch.float32)  # (n_runs, dim)
+        blocks = self.blocks_of(arms)
+        runs = torch.arange(self.n_runs, device=arms.device)
+        m, n_blocks = self.config.width, self.n_blocks
         if self.config.exploration == "loop":
-            gradient = self.network.gradient(x)  # the reference: one backward pass
+            scaled = self.network.gradient(x, blocks).to(torch.float64) / math.sqrt(m)  # one backward pass
         elif self.config.exploration == "jacobian":
-            gradient = self.network.functional_jacobian(x[:, None, :])[:, 0]
+            weight = self.network.weight_in.detach()[runs, blocks][:, None]  # (n_runs, 1, m, dim)
+            support = self.network.functional_jacobian(x[:, None], weight)[:, 0].to(torch.float64) / math.sqrt(m)
+            block = m * self.dim
+            scaled = support.new_zeros(self.n_runs, self.network.n_parameters)
+            scaled[:, : n_blocks * block].view(self.n_runs, n_blocks, block)[runs, blocks] = support[:, :block]
+            scaled[:, n_blocks * block :] = support[:, block:]
         else:
-            gradient = self.network.jacobian(x[:, None, :])[:, 0]
-        scaled = self.arm_block_order(gradient).to(torch.float64) / math.sqrt(self.config.width)
-        if self.config.exploration == "diagonal":
-            self.diagonal_precision += scaled.square()
-        else:
-            self.ridge.update(
-                scaled,
-                torch.zeros(self.n_runs, dtype=torch.float64, device=arms.device),
-                torch.ones(self.n_runs, dtype=torch.float64, device=arms.device),
-            )
+            with torch.no_grad():
+                hidden = torch.bmm(self.network.weight_in[runs, blocks], x[:, :, None]).squeeze(-1)  # (n_runs, m)
+            active = (self.network.weight_out.detach() * (hidden > 0)).to(torch.float64)  # u
+            gradient_in = active.square()[:, :, None] * x.to(torch.float64).square()[:, None, :]  # (n_runs, m, dim)
+            flat = self.inverse_precision_in.view(self.n_runs * n_blocks, m, self.dim)
+            index = runs * n_blocks + blocks
+            pulled = flat.index_select(0, index)
+            flat.index_copy_(0, index, pulled / (1.0 + gradient_in * pulled))
+            out = self.inverse_precision_out
+            out.div_(1.0 + torch.relu(hidden).to(torch.float64).square() * out)
+            return
+        self.ridge.update(
+            scaled,
+            torch.zeros(self.n_runs, dtype=torch.float64, device=arms.device),
+            torch.ones(self.n_runs, dtype=torch.float64, device=arms.device),
+        )
 
 
 @register_policy("neural_ucb")
@@ -552,11 +440,11 @@ class NeuralTS(GradientPosteriorPolicy):
 class BootstrapNN(NeuralPolicy):
     """Bootstrapped neural networks (Riquelme et al. 2018; LNUCB-TA §5.1).
 
-    ``q = n_networks`` networks per run, groups ``run * q + j``. The point observed at round ``s``
-    enters network ``j``'s data iff ``u_{s, j} < inclusion_probability`` (``u`` from stream
-    ``"bootstrap-mask"`` at counter ``s``), buffer ``inclusion`` ``(n_runs, capacity, q)``. Round
-    ``t`` acts greedily on network ``j_t ~ U{0..q-1}`` (stream ``"bootstrap-head"``). Training
-    weights each sampled point by its inclusion flag.
+    ``q = n_networks`` networks per run, stacked along the hidden units of the run's block network. The point
+    observed at round ``s`` enters network ``j``'s data iff ``u_{s, j} < inclusion_probability`` (``u`` from stream
+    ``"bootstrap-mask"`` at counter ``s``), buffer ``inclusion`` ``(n_runs, capacity, q)``. Round ``t`` acts greedily
+    on network ``j_t ~ U{0..q-1}`` (stream ``"bootstrap-head"``). Training weights each sampled point by its
+    inclusion flag; the ``q`` networks of a run share its minibatch.
     """
 
     config_class = BootstrapNNConfig
@@ -571,33 +459,30 @@ class BootstrapNN(NeuralPolicy):
         return self.scores_with_rounding(contexts, t)[0]
 
     def scores_with_rounding(self, contexts: torch.Tensor, t: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Outputs ``f(x_a) = sqrt(m) w_out^T relu(W_in x_a)`` of each run's network of the round, ``(n_runs, n_arms)``
+        """Outputs ``f(x_a) = sqrt(m) w^T relu(W_a x_a)`` of each run's network of the round, ``(n_runs, n_arms)``
         float64, and a bound on their float32 rounding error, ``(n_runs, n_arms)``.
 
         A float32 dot product of ``n`` terms is off by at most ``n u sum |terms|`` (``u = 2^-24``, Higham, Thm. 3.5
-        to first order), so with ``h = relu(W_in x)``: ``|err f| <= sqrt(m) (m u |w_out|^T|h| + d u |w_out|^T
-        |W_in||x|)``.
-        The bound matters at the symmetric initialisation, where ``f = 0`` exactly and the computed outputs are
-        rounding noise whose sign depends on the device's summation order.
+        to first order), so with ``h = relu(W_a x)``: ``|err f| <= sqrt(m) (m u |w|^T|h| + d u |w|^T |W_a||x|)``.
+        ``d = n_blocks dim``, the length of the dense input ``x ⊗ e_a``: a bound for the ``dim``-term products here
+        too, and the tolerance the dense reference ties with. The bound matters at the symmetric initialisation,
+        where ``f = 0`` exactly and the computed outputs are rounding noise whose sign depends on the device's
+        summation order.
         """
-        q = self.config.n_networks
+        q, m = self.config.n_networks, self.config.width
         head = self.rng.randint("bootstrap-head", t, q)  # (n_runs,)
-        groups = torch.arange(self.n_runs, device=head.device) * q + head
-        x = self.encode_all_arms(contexts)
+        runs = torch.arange(self.n_runs, device=head.device)
+        x = contexts.to(torch.float32)
         with torch.no_grad():
-            weight_in, weight_out = (
-                self.network.weight_in[groups],
-                self.network.weight_out[groups][:, :, None],
-            )  # (n_runs, m, d), (n_runs, m, 1)
-            hidden = torch.relu(torch.bmm(x, weight_in.transpose(1, 2)))  # (n_runs, n_arms, m)
-            out = math.sqrt(self.config.width) * torch.bmm(hidden, weight_out).squeeze(-1)
-            m, d = weight_in.shape[1:]
+            weight_in = self.network.block_weights()[runs, head]  # (n_runs, n_blocks, m, dim), a copy
+            weight_out = self.network.weight_out.view(self.n_runs, q, m)[runs, head][:, :, None]  # (n_runs, m, 1)
+            hidden = torch.relu(self.network.arm_hidden(x, weight_in))  # (n_runs, n_arms, m)
+            out = math.sqrt(m) * torch.bmm(hidden, weight_out).squeeze(-1)
             u = torch.finfo(torch.float32).eps / 2
-            magnitude_hidden = torch.bmm(
-                x.abs(), weight_in.abs().transpose(1, 2)
-            )  # (n_runs, n_arms, m): sum_k |W_ik x_k|
-            rounding = math.sqrt(m) * torch.bmm(m * u * hidden + d * u * magnitude_hidden, weight_out.abs()).squeeze(-1)
-        return out.to(torch.float64), rounding.to(torch.float64)
+            magnitude_hidden = self.network.arm_hidden(x.abs(), weight_in.abs_())  # sum_k |W_jk x_k|
+            terms = self.n_blocks * self.dim
+            rounding = math.sqrt(m) * torch.bmm(m * u * hidden + terms * u * magnitude_hidden, weight_out.abs())
+        return out.to(torch.float64), rounding.squeeze(-1).to(torch.float64)
 
     def select(self, observation: Observation) -> torch.Tensor:
         """Greedy on the round's network; outputs within twice the row's largest rounding bound of the maximum tie."""
@@ -608,7 +493,5 @@ class BootstrapNN(NeuralPolicy):
         draws = self.rng.uniform("bootstrap-mask", observation.t, (self.config.n_networks,))
         self.inclusion[:, int(self.n_observed)] = (draws < self.config.inclusion_probability).to(torch.float32)
 
-    def minibatch_weights(self, indices: torch.Tensor) -> torch.Tensor:
-        runs = torch.arange(self.n_runs, device=indices.device)[:, None]
-        weights = self.inclusion[runs, indices]  # (n_runs, batch, q)
-        return weights.permute(0, 2, 1).reshape(self.n_runs * self.config.n_networks, -1)  # (n_runs * q, batch)
+    def minibatch_weights(self, rows: torch.Tensor) -> torch.Tensor:
+        return self.inclusion.flatten(0, 1).index_select(0, rows).view(self.n_runs, -1, self.config.n_networks)
