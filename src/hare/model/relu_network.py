@@ -186,14 +186,10 @@ class BlockReLUNetwork(nn.Module):
         if n_blocks == 1:
             capacity, rows = batch, torch.arange(n_runs * batch, device=device)
         else:
-            positions = torch.arange(batch, device=device)
-            order = (blocks * batch + positions).argsort(dim=1)  # (n_runs, B): points sorted by block, stably
-            counts = torch.zeros(n_runs, n_blocks, dtype=torch.int64, device=device)
-            counts.scatter_add_(1, blocks, torch.ones_like(blocks))
-            capacity = int(counts.max())
-            starts = counts.cumsum(1) - counts
-            sorted_slots = positions - starts.gather(1, blocks.gather(1, order))
-            slots = torch.empty_like(order).scatter_(1, order, sorted_slots)  # rank of each point in its segment
+            member = torch.nn.functional.one_hot(blocks, n_blocks)  # (n_runs, B, n_blocks)
+            before = member.cumsum(1)  # points up to and including each one, per block
+            capacity = int(before[:, -1].max())
+            slots = before.gather(2, blocks[..., None]).squeeze(-1) - 1  # rank of each point in its block's segment
             runs = torch.arange(n_runs, device=device)[:, None]
             rows = ((runs * n_blocks + blocks) * capacity + slots).flatten()
         n_rows = n_runs * n_blocks * capacity
