@@ -34,21 +34,28 @@ rule prepare_dataset:
 
 
 rule prepare_dataset_reference:
-    """Classification -> bandit protocol of the NeuralTS reference implementation: ordinal codes, missing -> -1, raw numbers, unit-norm rows."""
+    """Classification -> bandit protocol on the reference's rows (NeuralTS reference implementation): the reference
+    preparation (ordinal codes, missing -> -1, raw numbers) or one of its departures (one-hot nominal attributes,
+    standardised or min-max scaled numeric ones; hare.data.prepare.PREPARATIONS), unit-norm rows. The file's folder
+    names the preparation, so a job reads the file of its environment's preparation and its specification (the batch
+    digest) names it too."""
     input:
         manifest="results/data/raw/{dataset}/MANIFEST.json",
     output:
-        npz="results/data/prepared_reference/{dataset}.npz",
-        summary="results/data/prepared_reference/{dataset}.json",
+        npz="results/data/prepared_{preparation}/{dataset}.npz",
+        summary="results/data/prepared_{preparation}/{dataset}.json",
     log:
-        "results/logs/data/prepare_reference_{dataset}.log",
+        "results/logs/data/prepare_{preparation}_{dataset}.log",
     params:
         hare=HARE,
+    wildcard_constraints:
+        preparation="reference|onehot|standardised|minmax|onehot_standardised|onehot_minmax",
+        dataset="[a-z_]+",
     conda:
         "../envs/hare.yaml"
     shell:
         "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
-        "--protocol reference --out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
+        "--protocol {wildcards.preparation:q} --out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
 checkpoint skipped_datasets:

@@ -31,6 +31,7 @@ NOTEBOOK_INPUTS = {
         "runs": run_files("published") + run_files("classification") + run_files("exploration_sweep") + lock_in_tuning_files() + [PUBLISHED_TABLE],
         "published_table": PUBLISHED_TABLE,
     },
+    "reproduction_cells": lambda: {"runs": run_files("published") + [PUBLISHED_TABLE], "published_table": PUBLISHED_TABLE},
     "exploration_tails": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
     "learned_alpha": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
 }
@@ -46,6 +47,7 @@ NOTEBOOK_FIGURES = {
     "runtime": ["paper/figures/runtime.pdf"],
     "claims_matrix": ["paper/figures/claims_matrix.pdf", "paper/figures/claims_matrix_families.pdf"],
     "lock_in": ["paper/figures/lock_in.pdf"],
+    "reproduction_cells": ["paper/figures/reproduction_cells.pdf"],
     "exploration_tails": ["paper/figures/exploration_tails.pdf"],
     "learned_alpha": ["paper/figures/learned_alpha.pdf"],
 }

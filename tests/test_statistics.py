@@ -39,3 +39,38 @@ def test_undefined_and_invalid_inputs():
 
 def test_the_claims_evaluator_exposes_it_as_cvar():
     assert evaluate_expression("cvar(a.total_regret, 0.1)", {"a": {"total_regret": np.arange(10.0)}}) == 9.0
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 5), (1, 5), (3, 20), (20, 20), (0, 1), (7, 73)])
+def test_clopper_pearson_against_scipy(k, n):
+    from scipy.stats import binomtest
+
+    from hare.statistics import clopper_pearson
+
+    expected = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    low, high = clopper_pearson(k, n)
+    assert low == pytest.approx(expected.low, abs=1e-12) and high == pytest.approx(expected.high, abs=1e-12)
+
+
+def test_clopper_pearson_one_lock_in_of_five_does_not_decide_at_five_percent():
+    """One of five runs above the level: the share 0.2 but its exact interval [0.005, 0.716] holds 5%, so the
+    no_lock_in claim (share <= 5%) is INCONCLUSIVE, not FAIL; none of 20 still allows up to 16.8%."""
+    from hare.statistics import clopper_pearson
+    from hare.theory.claims import FUNCTIONS
+    from hare.verdicts import decide
+
+    low, high = clopper_pearson(1, 5)
+    assert low < 0.05 < high and decide(low, high, "<=", 0.05) == "INCONCLUSIVE"
+    assert clopper_pearson(0, 20) == (0.0, pytest.approx(0.16843, abs=1e-5))
+    totals = [1.0, 1.0, 1.0, 1.0, 9.0]
+    assert FUNCTIONS["share_above"](totals, 5.0) == 0.2
+    assert (FUNCTIONS["share_above_low"](totals, 5.0), FUNCTIONS["share_above_high"](totals, 5.0)) == (low, high)
+    assert decide(*clopper_pearson(10, 20), "<=", 0.05) == "FAIL"
+
+
+def test_clopper_pearson_refuses_impossible_counts():
+    from hare.statistics import clopper_pearson
+
+    with pytest.raises(ValueError, match="6 successes out of 5"):
+        clopper_pearson(6, 5)
+    assert all(v != v for v in clopper_pearson(0, 0))

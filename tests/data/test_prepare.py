@@ -7,7 +7,14 @@ import pytest
 
 from hare.data.errors import DataFormatError
 from hare.data.lzw import LZWError, decompress
-from hare.data.prepare import prepare_classification, prepare_dataset, prepare_logged
+from hare.data.prepare import (
+    PREPARATION_TEXT,
+    PREPARATIONS,
+    PROTOCOLS,
+    prepare_classification,
+    prepare_dataset,
+    prepare_logged,
+)
 
 MIRROR = Path(__file__).resolve().parents[2] / "src" / "hare" / "data" / "mirror"
 
@@ -328,6 +335,7 @@ def test_reference_mushroom_ordinal_codes_and_missing(tmp_path):
         "n_classes": 2,
         "class_counts": [2, 1],
         "protocol": "reference",
+        "preparation": PREPARATION_TEXT["reference"],
     }
 
 
@@ -447,6 +455,7 @@ def test_reference_protocol_on_the_mirrored_data(raw_dir, tmp_path, name):
         "n_classes": len(counts),
         "class_counts": counts,
         "protocol": "reference",
+        "preparation": PREPARATION_TEXT["reference"],
     }
     z = _load(tmp_path / f"{name}.npz")
     assert z["features"].shape == (n, d) and z["features"].dtype == np.float32
@@ -461,7 +470,10 @@ def test_reference_shuttle_first_row_is_the_raw_row_normalised(raw_dir, tmp_path
 
 
 def test_unknown_protocol_is_refused(tmp_path):
-    with pytest.raises(ValueError, match=r"protocol: unknown preparation protocol 'openml'; valid: project, reference"):
+    with pytest.raises(
+        ValueError,
+        match=r"protocol: unknown preparation protocol 'openml'; valid: project, reference, onehot, standardised",
+    ):
         prepare_classification("magic", tmp_path, tmp_path / "out.npz", protocol="openml")
     with pytest.raises(ValueError, match=r"protocol: 'reference' applies to classification datasets only"):
         prepare_dataset("open_bandit", tmp_path, tmp_path / "out.npz", protocol="reference")
@@ -480,6 +492,141 @@ def test_cli_protocol(raw_dir, tmp_path, capsys):
     assert main([*base, "--out", str(out), "--summary", str(out.with_suffix(".json")), "--protocol", "reference"]) == 0
     assert str(_load(out)["protocol"]) == "reference"
     assert '"protocol": "reference"' in out.with_suffix(".json").read_text()
+
+
+# --------------------------------------------------------------------------- the preparations of the reference rows
+
+
+def _planted_adult(folder: Path) -> None:
+    """Three rows over both files: numeric age (3, 1, 0), fnlwgt (0, 2, 0) and hours (4, 2, 0); workclass
+    Private/?/Gov, occupation ?/Tech/Tech, sex Male/Female/Male; every other attribute single-valued."""
+    a = ["3", "Private", "0", "HS", "0", "M", "?", "R", "W", "Male", "0", "0", "4", "US", "<=50K"]
+    b = ["1", "?", "2", "HS", "0", "M", "Tech", "R", "W", "Female", "0", "0", "2", "US", ">50K"]
+    c = ["0", "Gov", "0", "HS", "0", "M", "Tech", "R", "W", "Male", "0", "0", "0", "US", "<=50K."]
+    _write(folder / "adult.data", [_adult_line(a), _adult_line(b)])
+    _write(folder / "adult.test", ["|1x3 Cross validator", _adult_line(c)])
+
+
+ADULT_RAW = {
+    "age": [3.0, 1.0, 0.0],
+    "workclass": ["Private", "?", "Gov"],
+    "fnlwgt": [0.0, 2.0, 0.0],
+    "education": ["HS"] * 3,
+    "education-num": [0.0] * 3,
+    "marital-status": ["M"] * 3,
+    "occupation": ["?", "Tech", "Tech"],
+    "relationship": ["R"] * 3,
+    "race": ["W"] * 3,
+    "sex": ["Male", "Female", "Male"],
+    "capital-gain": [0.0] * 3,
+    "capital-loss": [0.0] * 3,
+    "hours-per-week": [4.0, 2.0, 0.0],
+    "native-country": ["US"] * 3,
+}
+"""The planted Adult rows attribute by attribute, as read (brute-force side of the encoding tests)."""
+
+
+def _brute_force(columns: dict, nominal: str, numeric: str) -> np.ndarray:
+    """The features of ``columns`` by hand, one attribute at a time: an ordinal code (sorted values, ``?`` -> -1) or
+    one indicator per sorted observed value (``?`` included); numbers raw, z-scored (population std) or scaled to
+    [0, 1]; then each row over its Euclidean norm."""
+    out = []
+    for values in columns.values():
+        if isinstance(values[0], str):
+            levels = sorted(set(values))
+            if nominal == "onehot":
+                out.extend([[1.0 if v == level else 0.0 for v in values] for level in levels])
+            else:
+                known = [level for level in levels if level != "?"]
+                out.append([-1.0 if v == "?" else float(known.index(v)) for v in values])
+            continue
+        x = np.asarray(values, dtype=np.float64)
+        if numeric == "standardised":
+            sd = np.sqrt(np.mean((x - x.mean()) ** 2))
+            x = (x - x.mean()) / sd if sd > 0 else x * 0.0
+        elif numeric == "minmax":
+            span = x.max() - x.min()
+            x = (x - x.min()) / span if span > 0 else x * 0.0
+        out.append(list(x))
+    features = np.asarray(out).T
+    return features / np.sqrt((features**2).sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("preparation", list(PREPARATIONS))
+def test_each_preparation_of_adult_against_brute_force(tmp_path, preparation):
+    _planted_adult(tmp_path)
+    summary = prepare_classification("adult", tmp_path, tmp_path / "a.npz", protocol=preparation)
+    how = PREPARATIONS[preparation]
+    expected = _brute_force(ADULT_RAW, how.nominal, how.numeric)
+    z = _load(tmp_path / "a.npz")
+    assert z["features"].shape == expected.shape
+    assert np.allclose(z["features"], expected, atol=1e-7)
+    assert np.allclose(np.linalg.norm(z["features"].astype(np.float64), axis=1), 1.0, atol=1e-6)
+    assert z["labels"].tolist() == [0, 1, 0] and str(z["protocol"]) == preparation
+    assert summary["protocol"] == preparation and summary["preparation"] == PREPARATION_TEXT[preparation]
+    # one-hot: 6 numeric columns + 2 workclass values and ? + occupation ? and Tech + 2 sex values + 5 single values
+    assert summary["dim"] == (6 + 3 + 2 + 2 + 5 if how.nominal == "onehot" else 14)
+
+
+def test_one_hot_columns_moments_and_ranges_before_the_unit_rows(tmp_path):
+    """The blocks of each preparation before normalisation: indicator columns with exactly one 1 per attribute and
+    row, numeric columns of mean 0 and population std 1 after standardisation, of range [0, 1] after min-max."""
+    from hare.data.prepare import REFERENCE_READERS, encode
+
+    _planted_adult(tmp_path)
+    table = REFERENCE_READERS["adult"](tmp_path)
+    onehot = encode(table, "onehot")
+    nominal_columns = onehot[:, 1:4]  # workclass: ?, Gov, Private
+    assert nominal_columns.tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
+    numeric = [0, 4, 6, 14, 15, 16]  # age, fnlwgt, education-num, gain, loss, hours in the one-hot layout
+    standard = encode(table, "standardised")[:, [0, 2, 12]]  # age, fnlwgt, hours in file order
+    assert np.allclose(standard.mean(axis=0), 0.0) and np.allclose(standard.std(axis=0), 1.0)
+    scaled = encode(table, "onehot_minmax")[:, numeric]
+    varying = scaled[:, [0, 1, 5]]
+    assert np.allclose(varying.min(axis=0), 0.0) and np.allclose(varying.max(axis=0), 1.0)
+    assert np.allclose(scaled[:, [2, 3, 4]], 0.0)
+    assert np.array_equal(encode(table, "reference")[:, 1], [1.0, -1.0, 0.0])
+
+
+def test_preparations_that_change_nothing_on_a_dataset_give_the_reference_file(tmp_path):
+    """Mushroom has no numeric attribute: standardised and minmax are the reference features; MAGIC has no nominal
+    one: onehot is the reference. One-hot Mushroom is the project preparation's Mushroom (same rows, ``?`` a value)."""
+    _planted_mushroom(tmp_path)
+    _write(tmp_path / "magic04.data", ["3,4,0,0,0,0,0,0,0,0,g", "0,1,0,0,0,0,0,0,0,-2,h"])
+    for name, same in (("mushroom", ("standardised", "minmax")), ("magic", ("onehot",))):
+        prepare_classification(name, tmp_path, tmp_path / f"{name}_reference.npz", protocol="reference")
+        for preparation in same:
+            prepare_classification(name, tmp_path, tmp_path / f"{name}_{preparation}.npz", protocol=preparation)
+            assert np.array_equal(
+                _load(tmp_path / f"{name}_{preparation}.npz")["features"],
+                _load(tmp_path / f"{name}_reference.npz")["features"],
+            )
+    prepare_classification("mushroom", tmp_path, tmp_path / "project.npz")
+    prepare_classification("mushroom", tmp_path, tmp_path / "onehot.npz", protocol="onehot")
+    assert np.array_equal(_load(tmp_path / "project.npz")["features"], _load(tmp_path / "onehot.npz")["features"])
+
+
+def test_cli_choices_are_the_protocols():
+    from hare.cli import build_parser
+
+    parser = build_parser()
+    prepare = next(a for a in parser._subparsers._group_actions[0].choices["prepare"]._actions if a.dest == "protocol")
+    assert tuple(prepare.choices) == PROTOCOLS
+
+
+def test_the_preparation_is_part_of_the_batch_digest(smoke_config):
+    """A job's specification names its preparation, so the batch digest (a rule parameter) changes with it and the
+    workflow reruns exactly the batches that read the other file."""
+    from hare.experiments.grid import expand_jobs
+    from hare.experiments.plan import batch_digest, batches
+
+    def digests(preparation):
+        config = _smoke_with(smoke_config, "mushroom_reference", preparation=preparation)
+        return {name: batch_digest(jobs) for name, jobs in batches(expand_jobs(config)).items()}
+
+    reference, onehot = digests("reference"), digests("onehot")
+    changed = {name for name in reference if reference[name] != onehot[name]}
+    assert changed == {name for name in reference if name.endswith("/mushroom_reference")} and changed
 
 
 # --------------------------------------------------------------------------- config and workflow

@@ -41,6 +41,7 @@ def _ours(label: str, mean: float, verdict: str) -> dict:
         "dataset": "mushroom",
         "role": "ours",
         "policy": label,
+        "preparation": "reference",
         "mean": mean,
         "ci_low": mean - 5,
         "ci_high": mean + 5,
@@ -92,9 +93,9 @@ def test_at_another_scale_only_the_directions_are_reported():
 def test_table_rows_and_the_empty_table():
     lines = [PUBLISHED, _ours("lnucb_ta", 100.0, "within 2 sd") | {"sigma_difference": math.nan}]
     tex = reproduction_table_tex(lines, READINGS, "Readings & more.", "tab:r", "Regime: cold.")
-    assert r"Mushroom & published (LNUCB-TA, Table~2) & 100.0 $\pm$ 10.0 & 5 & 1{,}000 & -- & -- \\" in tex
-    assert r" & as written & 100.0 [95.0, 105.0] & 5 & 1{,}000 & -- & within 2$\sigma$ \\" in tex
+    assert r"Mushroom & published (LNUCB-TA, Table~2) &  & 100.0 $\pm$ 10.0 & 5 & 1{,}000 & -- & -- \\" in tex
+    assert r" & as written & reference & 100.0 [95.0, 105.0] & 5 & 1{,}000 & -- & within 2$\sigma$ \\" in tex
     assert r"\caption{Readings \& more. Verdicts follow the rule" in tex
     empty = reproduction_table_tex([], READINGS, "Readings.", "tab:r", "Regime: cold.")
-    assert "no reading of LNUCB-TA under the reference preparation" in empty
+    assert "no reading of LNUCB-TA under the reference's rows" in empty
     assert reproduction_text([], READINGS).endswith("in this configuration.\n")

@@ -276,8 +276,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--protocol",
         default="project",
-        choices=("project", "reference"),
-        help="classification preparation: project (default) or reference (NeuralTS reference implementation)",
+        choices=("project", "reference", "onehot", "standardised", "minmax", "onehot_standardised", "onehot_minmax"),
+        help="classification preparation: project (default), reference (NeuralTS reference implementation) or one of "
+        "its departures (hare.data.prepare.PREPARATIONS)",
     )
     p.set_defaults(func=cmd_prepare)
 

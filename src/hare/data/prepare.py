@@ -39,6 +39,7 @@ import io
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -71,7 +72,6 @@ COVERTYPE_NUMERIC = 10
 COVERTYPE_BINARY = 44
 OBD_REQUIRED = ("timestamp", "item_id", "position", "click", "propensity_score")
 OBD_ITEM_REQUIRED = ("item_id", "item_feature_0")
-PROTOCOLS = ("project", "reference")
 DEFAULT_PREPARATION = "project"
 
 
@@ -351,12 +351,23 @@ CLASSIFICATION_READERS = {
 }
 
 
-# --------------------------------------------------------------------------- reference protocol
-# Readers of the ``reference`` protocol (NeuralTS reference implementation, OpenML versions).
-# Each returns features (n, d) float64 before row normalisation, labels (n,) and class names.
+# --------------------------------------------------------------------------- reference row sets
+# Readers of the reference row set (NeuralTS reference implementation, OpenML versions). Each returns a RawTable: the
+# attributes in file order, not yet encoded or scaled; :func:`encode` turns it into features under one preparation.
 
 
-def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+class RawTable(NamedTuple):
+    """A dataset as read, before encoding: ``blocks`` in file order, each ``(kind, values)`` with kind ``numeric``
+    (float64 (n, p), scaled by the preparation), ``nominal`` (one column of n strings, encoded by the preparation) or
+    ``indicator`` (float64 (n, p) of 0/1, kept as read); ``labels`` int64 (n,) in ``0..K-1``; ``classes`` the K
+    names."""
+
+    blocks: list[tuple[str, Any]]
+    labels: np.ndarray
+    classes: tuple[str, ...]
+
+
+def _adult_reference(raw_dir: Path) -> RawTable:
     """Adult as OpenML adult v2: ``adult.data`` then ``adult.test``, 32,561 + 16,281 = 48,842 rows.
 
     Steps and sources:
@@ -365,12 +376,12 @@ def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, 
          dropped for a missing value (unlike the project protocol).
       2. labels: the test file's labels end with a dot (``<=50K.``), removed; arms ``<=50K``
          / ``>50K`` (the reference's ``OrdinalEncoder`` over the class strings, sorted).
-      3. the 6 numeric attributes: raw values, no standardisation (reference); a ``?`` would
-         read as -1.
-      4. the 8 nominal attributes: :func:`ordinal_codes`, one column each (the reference's
-         OpenML codes; sorted order here, ARFF-declared order there), missing ``?``
-         (workclass, occupation, native-country) -> -1 (reference: NaN -> -1).
-      5. columns in the file's attribute order (14 columns); row L2 normalisation follows in
+      3. the 6 numeric attributes: numbers as read (a ``?`` would read as -1); the preparation
+         scales them (the reference keeps them raw).
+      4. the 8 nominal attributes: strings as read, missing ``?`` (workclass, occupation,
+         native-country) kept; the preparation encodes them (the reference: :func:`ordinal_codes`,
+         ``?`` -> -1).
+      5. attributes in the file's order (14); row L2 normalisation follows in
          :func:`prepare_classification`.
     """
     classes = ("<=50K", ">50K")
@@ -388,71 +399,59 @@ def _adult_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, 
         labels.append(_labels(income, classes, path, lines))
     numbers = np.vstack(numeric)  # (n, 6)
     rows = [r for part in nominal for r in part]
-    columns = [
-        numbers[:, ADULT_NUMERIC.index(name)] if name in ADULT_NUMERIC else ordinal_codes([r[j] for r in rows])[0]
+    blocks: list[tuple[str, Any]] = [
+        ("numeric", numbers[:, [ADULT_NUMERIC.index(name)]])
+        if name in ADULT_NUMERIC
+        else ("nominal", [r[j] for r in rows])
         for j, name in enumerate(ADULT_COLUMNS[:-1])
     ]
-    return np.column_stack(columns), np.concatenate(labels), classes
+    return RawTable(blocks, np.concatenate(labels), classes)
 
 
-def _mushroom_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Mushroom as OpenML mushroom v1: 8,124 rows, 22 nominal attributes as ordinal codes.
+def _mushroom_reference(raw_dir: Path) -> RawTable:
+    """Mushroom as OpenML mushroom v1: 8,124 rows, 22 nominal attributes.
 
     Steps and sources:
       1. rows: every row of ``agaricus-lepiota.data`` (OpenML mushroom v1 holds the same 8,124).
       2. labels: first field, arms ``e`` / ``p`` (sorted class strings, as the reference).
-      3. each of the 22 attributes: :func:`ordinal_codes` (the reference's OpenML codes; sorted
-         order here, ARFF-declared order there), missing stalk-root ``?`` (2,480 rows) -> -1
-         (reference: NaN -> -1), not a category of its own as in the project protocol.
-      4. columns in the file's attribute order (22 columns); row L2 normalisation follows in
+      3. each of the 22 attributes: strings as read, the preparation encodes them (the reference:
+         :func:`ordinal_codes`, sorted order here, ARFF-declared order there; missing stalk-root
+         ``?`` (2,480 rows) -> -1, as the reference's NaN -> -1).
+      4. attributes in the file's order (22); row L2 normalisation follows in
          :func:`prepare_classification`.
     """
     path = raw_dir / "agaricus-lepiota.data"
     rows, lines = _records(path, lambda t: t.split(","), MUSHROOM_ATTRIBUTES + 1)
-    codes = [ordinal_codes([r[j] for r in rows])[0] for j in range(1, MUSHROOM_ATTRIBUTES + 1)]
+    blocks: list[tuple[str, Any]] = [("nominal", [r[j] for r in rows]) for j in range(1, MUSHROOM_ATTRIBUTES + 1)]
     classes = ("e", "p")
-    return np.column_stack(codes), _labels([r[0] for r in rows], classes, path, lines), classes
+    return RawTable(blocks, _labels([r[0] for r in rows], classes, path, lines), classes)
 
 
-def _magic_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """MAGIC as OpenML MagicTelescope v1: 19,020 rows, the 10 numeric attributes raw.
+def _numeric_reference(reader: Callable[[Path], tuple[np.ndarray, np.ndarray, tuple[str, ...]]]) -> Callable:
+    def read(raw_dir: Path) -> RawTable:
+        x, labels, classes = reader(raw_dir)
+        return RawTable([("numeric", x)], labels, classes)
 
-    Steps and sources: every row of ``magic04.data`` (OpenML keeps the same rows; its row-id
-    column is not a feature); the 10 attributes as read, no standardisation (reference); arms
-    ``g`` / ``h``; row L2 normalisation follows in :func:`prepare_classification`.
-    """
-    return _magic_raw(raw_dir)
-
-
-def _shuttle_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Shuttle as OpenML shuttle v1: the 58,000 rows of ``shuttle.trn`` then ``shuttle.tst``.
-
-    Steps and sources: both UCI files (OpenML shuttle v1 is their union); the 9 numeric
-    attributes as read, no standardisation (reference); arms classes 1 to 7; row L2
-    normalisation follows in :func:`prepare_classification`.
-    """
-    return _shuttle_raw(raw_dir)
+    read.__doc__ = reader.__doc__
+    return read
 
 
-def _mnist_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """MNIST: the 10,000 test images only; OpenML mnist_784 v1 has 70,000 (train + test).
+_magic_reference = _numeric_reference(_magic_raw)
+"""MAGIC as OpenML MagicTelescope v1: every row of ``magic04.data`` (OpenML keeps the same 19,020 rows; its row-id
+column is not a feature), the 10 numeric attributes as read; arms ``g`` / ``h``."""
+_shuttle_reference = _numeric_reference(_shuttle_raw)
+"""Shuttle as OpenML shuttle v1: both UCI files (their union, 58,000 rows), the 9 numeric attributes as read."""
+_mnist_reference = _numeric_reference(_mnist_raw)
+"""MNIST: the 10,000 test images only (OpenML mnist_784 v1 has the 70,000 of both sets), 784 pixels in 0..255 as
+OpenML serves them (the row L2 normalisation removes any common scale, so under the reference preparation only the row
+set differs from the reference); arms digits 0 to 9."""
 
-    Steps and sources: the 784 pixels as OpenML serves them (0..255), no scaling (the row L2
-    normalisation in :func:`prepare_classification` removes any common scale anyway, so only
-    the row set differs from the reference); arms digits 0 to 9. The training images are not
-    in our data, hence the smaller row set.
-    """
-    return _mnist_raw(raw_dir)
 
-
-def _covertype_reference(raw_dir: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Covertype as OpenML covertype v3: 581,012 rows, all 54 attributes raw.
-
-    Steps and sources: every row of ``covtype.data``; the 10 numeric and 44 binary (0/1)
-    attributes as read, no standardisation (reference); arms cover types 1 to 7; row L2
-    normalisation follows in :func:`prepare_classification`.
-    """
-    return _covertype_raw(raw_dir)
+def _covertype_reference(raw_dir: Path) -> RawTable:
+    """Covertype as OpenML covertype v3: 581,012 rows; the 10 numeric attributes (scaled by the preparation) and the
+    44 binary ones (wilderness area, soil type: already one-hot, kept as read); arms cover types 1 to 7."""
+    x, labels, classes = _covertype_raw(raw_dir)
+    return RawTable([("numeric", x[:, :COVERTYPE_NUMERIC]), ("indicator", x[:, COVERTYPE_NUMERIC:])], labels, classes)
 
 
 REFERENCE_READERS = {
@@ -465,6 +464,80 @@ REFERENCE_READERS = {
 }
 
 
+# --------------------------------------------------------------------------- preparations
+
+
+class Preparation(NamedTuple):
+    """How a preparation turns a :class:`RawTable` into features before the unit rows: ``nominal`` ``ordinal`` (one
+    column of :func:`ordinal_codes`, missing -> -1) or ``onehot`` (:func:`one_hot` over the observed values, a missing
+    ``?`` a category of its own, as one-hot coding after the reference's NaN -> -1 does); ``numeric`` ``raw``,
+    ``standardised`` (:func:`standardise`) or ``minmax`` (:func:`min_max`), each column over every row of the set."""
+
+    nominal: str
+    numeric: str
+
+
+PREPARATIONS = {
+    "reference": Preparation("ordinal", "raw"),
+    "onehot": Preparation("onehot", "raw"),
+    "standardised": Preparation("ordinal", "standardised"),
+    "minmax": Preparation("ordinal", "minmax"),
+    "onehot_standardised": Preparation("onehot", "standardised"),
+    "onehot_minmax": Preparation("onehot", "minmax"),
+}
+"""The preparations of the reference row set: the reference one, each departure from it alone (nominal attributes
+one-hot; numeric attributes standardised; numeric attributes min-max scaled) and the two encodings combined with each
+scaling. A preparation changes nothing on a dataset without attributes of the kind it changes (``onehot`` on MAGIC is
+``reference``; ``standardised`` and ``minmax`` on Mushroom are ``reference``). Every one ends in unit rows."""
+PROTOCOLS = (DEFAULT_PREPARATION, *PREPARATIONS)
+PREPARATION_TEXT = {
+    "project": "this project's rows, nominal attributes one-hot, numeric attributes standardised, unit rows",
+    "reference": "the reference's rows, nominal attributes as ordinal codes, numeric attributes raw, unit rows",
+    "onehot": "the reference's rows, nominal attributes one-hot, numeric attributes raw, unit rows",
+    "standardised": "the reference's rows, nominal attributes as ordinal codes, numeric attributes standardised, "
+    "unit rows",
+    "minmax": "the reference's rows, nominal attributes as ordinal codes, numeric attributes min-max scaled to [0, 1], "
+    "unit rows",
+    "onehot_standardised": "the reference's rows, nominal attributes one-hot, numeric attributes standardised, "
+    "unit rows",
+    "onehot_minmax": "the reference's rows, nominal attributes one-hot, numeric attributes min-max scaled to [0, 1], "
+    "unit rows",
+}
+"""Each preparation in words: the provenance a prepared file's summary carries."""
+
+
+def min_max(x: np.ndarray) -> np.ndarray:
+    """Scale each column of ``x`` (n, d) to [0, 1]: ``(x - min) / (max - min)``; constant columns become 0."""
+    low = x.min(axis=0)
+    span = x.max(axis=0) - low
+    return (x - low) / np.where(span > 0, span, 1.0)
+
+
+SCALINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "raw": lambda x: np.asarray(x, dtype=np.float64),
+    "standardised": standardise,
+    "minmax": min_max,
+}
+
+
+def encode(table: RawTable, preparation: str) -> np.ndarray:
+    """The features of ``table`` under ``preparation`` (:data:`PREPARATIONS`), float64 (n, d), blocks in file order,
+    before the unit rows: ``d`` = numeric and indicator columns + one per nominal attribute (ordinal) or one per
+    observed value of each nominal attribute (one-hot)."""
+    how = PREPARATIONS[preparation]
+    parts = []
+    for kind, values in table.blocks:
+        if kind == "numeric":
+            parts.append(SCALINGS[how.numeric](values))
+        elif kind == "indicator":
+            parts.append(np.asarray(values, dtype=np.float64))
+        elif how.nominal == "onehot":
+            parts.append(one_hot(values)[0])
+        else:
+            parts.append(ordinal_codes(values)[0][:, None])
+    return np.hstack(parts)
+
+
 def _check_protocol(protocol: str) -> str:
     """Return ``protocol`` if it is one of :data:`PROTOCOLS`; otherwise a ValueError naming it."""
     if protocol not in PROTOCOLS:
@@ -475,28 +548,33 @@ def _check_protocol(protocol: str) -> str:
 def prepare_classification(name: str, raw_dir: Path, out_path: Path, protocol: str = "project") -> dict:
     """Write the bandit arrays of classification dataset ``name`` to ``out_path`` (.npz).
 
-    ``protocol`` is ``"project"`` (default: one-hot nominal, standardised numeric attributes)
-    or ``"reference"`` (the NeuralTS reference implementation: ordinal codes, missing -> -1,
-    raw numeric attributes); both L2-normalise every row. See the module docstring.
+    ``protocol`` is ``"project"`` (default: this project's rows, one-hot nominal, standardised numeric attributes) or
+    one of :data:`PREPARATIONS` (the reference's rows, encoded and scaled as it names: ``"reference"`` is the
+    NeuralTS reference implementation's ordinal codes, missing -> -1, raw numeric attributes); every one
+    L2-normalises every row. See the module docstring.
 
-    Arrays: ``features`` float32 (n, d) with unit-L2-norm rows, ``labels`` int64 (n,) in
-    ``0..K-1`` and ``class_names`` unicode (K,); the reference protocol adds ``protocol``
-    (0-d unicode, ``"reference"``). Returns a summary with ``n_rows``, ``dim``, ``n_classes``
-    and ``class_counts`` (list of K ints), plus ``protocol`` under the reference protocol.
+    Arrays: ``features`` float32 (n, d) with unit-L2-norm rows, ``labels`` int64 (n,) in ``0..K-1`` and
+    ``class_names`` unicode (K,); every preparation but the project's adds ``protocol`` (0-d unicode, its name).
+    Returns a summary with ``n_rows``, ``dim``, ``n_classes`` and ``class_counts`` (list of K ints), plus, but under
+    the project protocol, ``protocol`` (the name) and ``preparation`` (:data:`PREPARATION_TEXT`): the provenance.
 
     Raises:
         KeyError: ``name`` is not a classification dataset.
         ValueError: ``protocol`` is not one of :data:`PROTOCOLS`.
         DataFormatError: a raw file is missing or malformed (message names file and line).
     """
-    readers = {"project": CLASSIFICATION_READERS, "reference": REFERENCE_READERS}[_check_protocol(protocol)]
+    readers = CLASSIFICATION_READERS if _check_protocol(protocol) == DEFAULT_PREPARATION else REFERENCE_READERS
     if name not in readers:
         raise KeyError(f"no classification reader for {name!r}; valid names: {', '.join(sorted(readers))}")
-    features, labels, classes = readers[name](Path(raw_dir))
+    if protocol == DEFAULT_PREPARATION:
+        features, labels, classes = readers[name](Path(raw_dir))
+    else:
+        table = readers[name](Path(raw_dir))
+        features, labels, classes = encode(table, protocol), table.labels, table.classes
     features = l2_normalise(features, f"{name} features").astype(np.float32)
     class_names = np.asarray(classes, dtype=np.str_)
     arrays = {"features": features, "labels": labels, "class_names": class_names}
-    if protocol != "project":
+    if protocol != DEFAULT_PREPARATION:
         arrays["protocol"] = np.asarray(protocol, dtype=np.str_)
     write_npz(Path(out_path), **arrays)
     summary = {
@@ -506,8 +584,9 @@ def prepare_classification(name: str, raw_dir: Path, out_path: Path, protocol: s
         "n_classes": len(classes),
         "class_counts": np.bincount(labels, minlength=len(classes)).tolist(),
     }
-    if protocol != "project":
+    if protocol != DEFAULT_PREPARATION:
         summary["protocol"] = protocol
+        summary["preparation"] = PREPARATION_TEXT[protocol]
     return summary
 
 

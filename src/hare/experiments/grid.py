@@ -8,7 +8,7 @@ specification changed.
 Config shape (validated first by ``config/schema.yaml``)::
 
     environments: {<env>: {kind: synthetic|classification, params: {...}, dataset: <name>,
-                           preparation: project|reference, horizon: <int>}}
+                           preparation: project|reference|onehot|..., horizon: <int>}}
     experiments:  {<exp>: {environments: [<env>...], horizon: <int>, n_runs: <int>,
                            regime: cold|warm, n_logged: <int, warm only>,
                            policies: {<label>: {policy: <name>, params: {...}, grid: {<param>: [...]},
@@ -122,8 +122,8 @@ def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[st
 def prepared_dataset(environment: dict[str, Any]) -> str | None:
     """Path, relative to the results folder, of the prepared dataset an environment reads; None without a dataset.
 
-    ``data/prepared/<dataset>.npz`` for the project preparation, ``data/prepared_reference/<dataset>.npz`` for the
-    reference one.
+    ``data/prepared/<dataset>.npz`` for the project preparation, ``data/prepared_<preparation>/<dataset>.npz`` for
+    any other (``prepared_reference``, ``prepared_onehot``, ...).
     """
     if not environment.get("dataset"):
         return None

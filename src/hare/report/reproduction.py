@@ -60,7 +60,8 @@ VERDICTS_TEX = {
 REPRODUCTION_RULE = (
     r"Verdicts follow the rule of the claims register: within 2$\sigma$ when the whole 95\% $t$ interval of our mean "
     r"lies within the published mean $\pm$ two published standard deviations, outside 2$\sigma$ when it lies wholly "
-    r"outside, overlaps otherwise, and not comparable at another horizon $T$ or run count $n$ than the published ones."
+    r"outside, overlaps otherwise, and not comparable at another horizon $T$ than the published one (our run count "
+    r"$n$ is ours: the interval carries it)."
 )
 
 
@@ -96,26 +97,46 @@ def _verdict_tex(row: dict) -> str:
 
 
 NOTES = (
-    "Total pseudo-regret under the reference preparation. Our rows: mean over $n$ independent runs of $T$ rounds with "
+    "Total pseudo-regret on the reference's rows, under the preparation of each row (reference: ordinal codes, raw "
+    "numbers; one-hot: nominal attributes one-hot; standardised, min-max: numeric attributes scaled; every one with "
+    "unit rows). Our rows: mean over $n$ independent runs of $T$ rounds with "
     "its 95\\% Student $t$ interval; the published row: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 quotes "
     "them. $\\Delta/\\sigma_{\\mathrm{pub}}$: (our mean $-$ published mean) / published standard deviation, at the "
-    "published scale only (the CSV gives it at any scale). Every reading is tuned on $\\alpha_0$ over tuning runs "
+    "published horizon only (the CSV gives it at any scale). Every reading is tuned on $\\alpha_0$ over tuning runs "
     "with disjoint seeds, like LNUCB-TA as written; a switch alone departs from the algorithm as written in that one "
     "place, the public-code reading in all of them. $g$ from all rewards, and so the public-code reading, reads the "
     "environment's whole reward matrix: information a bandit does not have."
 )
 
 
+PREPARATION_TEX = {
+    "reference": "reference",
+    "onehot": "one-hot",
+    "standardised": "standardised",
+    "minmax": "min-max",
+    "onehot_standardised": "one-hot, standardised",
+    "onehot_minmax": "one-hot, min-max",
+    "project": "project",
+}
+"""A preparation's name in the table and the text (``hare.data.prepare.PREPARATIONS``)."""
+
+
+def _cell_label(r: dict, readings: Readings) -> str:
+    """A cell's row label: the reading's name for LNUCB-TA, the policy's display name otherwise."""
+    reading = readings.by_label().get(r["policy"])
+    return reading_name(reading, readings) if reading is not None else escape(display_name(r["policy"]))
+
+
 def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, label: str, regime: str = "") -> str:
-    """Per dataset, LNUCB-TA's published mean ± std, then each reading's mean total regret with its 95% t interval,
-    n and T, its difference from the published mean in published standard deviations and its verdict; the caption
-    (plain text, escaped here) states the verdict rule (the claims') and ends with ``regime`` (the regime sentence
-    of the runs). Without a line, a one-cell table says that no reading was run."""
+    """Per dataset and published policy, the published mean ± std, then each cell (a reading of LNUCB-TA or the
+    policy, under one preparation of the reference's rows): its mean total regret with its 95% t interval, n and T,
+    its difference from the published mean in published standard deviations and its verdict; the caption (plain text,
+    escaped here) states the verdict rule (the claims') and ends with ``regime`` (the regime sentence of the runs).
+    Without a line, a one-cell table says that no cell was run."""
     caption = escape(caption)
     if not lines:
-        message = "no reading of LNUCB-TA under the reference preparation in this configuration"
+        message = "no reading of LNUCB-TA under the reference's rows in this configuration"
         return booktabs_table(["Reading"], [[message]], "l", f"{caption} {regime}", label)
-    by_label = readings.by_label()
     body: list[list[str]] = []
     previous = None
     for r in lines:
@@ -127,7 +148,8 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
             body.append(
                 [
                     dataset,
-                    "published (LNUCB-TA, Table~2)",
+                    f"published ({escape(display_name(r['policy']))}, Table~2)",
+                    "",
                     f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
                     str(r["n_runs"]),
                     format_number(r["horizon"], 0),
@@ -139,7 +161,8 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
         body.append(
             [
                 dataset,
-                reading_name(by_label[r["policy"]], readings),
+                _cell_label(r, readings),
+                PREPARATION_TEX.get(r.get("preparation", ""), escape(str(r.get("preparation", "")))),
                 f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
                 str(r["n_runs"]),
                 format_number(r["horizon"], 0),
@@ -153,6 +176,7 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
     header = [
         "Dataset",
         "Reading",
+        "Preparation",
         "Total regret [95\\% interval]",
         "$n$",
         "$T$",
@@ -160,7 +184,7 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
         "Verdict",
     ]
     return booktabs_table(
-        header, body, "llrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True
+        header, body, "lllrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True
     )
 
 
@@ -282,8 +306,8 @@ def _closing(ours: dict, readings: Readings) -> str:
 
 
 def _dataset_paragraph(lines: list[dict], readings: Readings) -> str:
-    """About three sentences on one dataset's readings, from the numbers of its lines (see
-    :func:`reproduction_text`)."""
+    """About three sentences on one dataset's readings of LNUCB-TA under the reference preparation, from the numbers
+    of its lines (see :func:`reproduction_text`)."""
     name = escape(display_name(lines[0]["dataset"]))
     published = next((r for r in lines if r["role"] == "published"), None)
     ours = {r["policy"]: r for r in lines if r["role"] == "ours"}
@@ -300,15 +324,123 @@ def _dataset_paragraph(lines: list[dict], readings: Readings) -> str:
     return " ".join(sentences)
 
 
-def reproduction_text(lines: list[dict], readings: Readings) -> str:
-    """One generated paragraph per dataset of the reproduction table, every number from its lines: LNUCB-TA as
-    written against the published mean; how far the public-code reading moves it and in which direction; which
-    switch alone moves it most; and which readings reach the published mean within two published standard
-    deviations, or that none does and the gap is unexplained. Rows at another scale than the published one (not
-    comparable) give the directions of the moves only, and say that the verdicts need the published scale."""
+def _cell_text(r: dict, readings: Readings) -> str:
+    reading = readings.by_label().get(r["policy"])
+    what = _reading_subject(reading, readings) if reading is not None else escape(display_name(r["policy"]))
+    return f"{what} under the {PREPARATION_TEX.get(r['preparation'], escape(r['preparation']))} preparation"
+
+
+def _fit_sentence(published: dict, cells: list[dict], readings: Readings) -> str:
+    """Which cells reproduce one published row within two published standard deviations, with their means, or that
+    none does (and which overlap the band, undecided)."""
+    who = escape(display_name(published["policy"]))
+    head = f"{who}'s published {format_number(published['mean'])} $\\pm$ {format_number(published['std'])}"
+    comparable = [c for c in cells if c["comparable"]]
+    if not comparable:
+        return f"{head} has no cell at its horizon in this configuration."
+    within = [c for c in comparable if c["verdict"] == "within 2 sd"]
+    overlapping = [c for c in comparable if c["verdict"] == "overlaps"]
+
+    def listed(group: list[dict]) -> str:
+        return _join([f"{_cell_text(c, readings)} ({format_number(c['mean'])})" for c in group])
+
+    if within:
+        text = f"{head} is reproduced within two published standard deviations by {listed(within)}"
+    else:
+        text = f"{head} is reproduced by no cell within two published standard deviations"
+    if overlapping:
+        text += f"; {listed(overlapping)} {'overlaps' if len(overlapping) == 1 else 'overlap'} the band, undecided"
+    outside = [c for c in comparable if c["verdict"] == "outside 2 sd"]
+    if outside:
+        text += f"; outside it: {listed(outside)}"
+    return text + "."
+
+
+def _fits_paragraph(lines: list[dict], readings: Readings) -> str:
+    """Per published row of one dataset, the cells that reproduce it (:func:`_fit_sentence`)."""
+    sentences = []
+    for published in (r for r in lines if r["role"] == "published"):
+        cells = [
+            r
+            for r in lines
+            if r["role"] == "ours"
+            and r.get("published_policy") == published["policy"]
+            and (r["policy"] == published["policy"] or r["policy"] in (x.label for x in readings.readings[:2]))
+        ]
+        sentences.append(_fit_sentence(published, cells, readings))
+    return " ".join(sentences)
+
+
+VERDICT_WORDS = {"PASS": "LNUCB-TA better", "FAIL": "LNUCB-TA worse", "INCONCLUSIVE": "undecided"}
+
+
+def comparison_text(comparison: list[dict]) -> str:
+    """Table 2's comparison restated, one sentence per dataset: the improvement Table 2 reports (best baseline minus
+    LNUCB-TA, with its interval and share of the baseline's regret), then the same comparison with both policies under
+    each one preparation that ran, each with its 95% interval and verdict."""
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in comparison):
+        rows = [r for r in comparison if r["dataset"] == dataset]
+        pub = next((r for r in rows if r["side"] == "published"), None)
+        if pub is None:
+            continue
+        name = escape(display_name(dataset))
+
+        def amount(r: dict) -> str:
+            return (
+                f"{_signed(r['improvement'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}], "
+                f"{format_number(r['relative_pct'])}\\% of {escape(display_name(r['baseline']))}'s regret, "
+                f"{VERDICT_WORDS.get(r['verdict'], escape(r['verdict']))}"
+            )
+
+        text = f"On {name}, Table~2 reports LNUCB-TA's improvement over its best baseline as {amount(pub)}"
+        ours = [r for r in rows if r["side"] == "ours"]
+        if ours:
+            both = _join(
+                [
+                    f"{amount(r)} under the {PREPARATION_TEX.get(r['preparation'], escape(r['preparation']))} "
+                    f"preparation ($n={r['n_runs']}$)"
+                    for r in ours
+                ]
+            )
+            missing = sorted({r["baseline"] for r in ours} - {pub["baseline"]})
+            instead = (
+                f" ({escape(display_name(pub['baseline']))} is not run in this configuration: the best baseline "
+                f"that is, {_join([escape(display_name(b)) for b in missing])}, stands in for it)"
+                if missing
+                else ""
+            )
+            text += f"; with both policies under one preparation{instead}, it is {both}"
+        else:
+            text += "; no preparation of this configuration ran both at the published horizon"
+        out.append(text + ".")
+    return "\n\n".join(out)
+
+
+def reproduction_text(lines: list[dict], readings: Readings, comparison: list[dict] | None = None) -> str:
+    """The generated text of the reproduction table, every number from its lines. Per dataset: a paragraph on
+    LNUCB-TA's readings under the reference preparation (LNUCB-TA as written against the published mean; how far the
+    public-code reading moves it and in which direction; which switch alone moves it most; which readings reach the
+    published mean within two published standard deviations, or that none does and the gap is unexplained; rows at
+    another horizon give the directions of the moves only), then, per published row, the cells (reading or policy x
+    preparation) that reproduce it. Then Table 2's comparison restated (:func:`comparison_text`)."""
     head = "% Generated by `hare table --kind reproduction` from the run files; do not edit.\n"
     datasets = list(dict.fromkeys(r["dataset"] for r in lines))
     if not datasets:
-        return head + "No reading of LNUCB-TA was run under the reference preparation in this configuration.\n"
-    paragraphs = (_dataset_paragraph([r for r in lines if r["dataset"] == d], readings) for d in datasets)
+        return head + "No reading of LNUCB-TA was run under the reference's rows in this configuration.\n"
+    paragraphs = []
+    for dataset in datasets:
+        mine = [r for r in lines if r["dataset"] == dataset]
+        reference = [
+            r
+            for r in mine
+            if r.get("published_policy", "lnucb_ta") == readings.readings[0].label
+            and (r["role"] == "published" or r.get("preparation", "reference") == "reference")
+        ]
+        text = _dataset_paragraph(reference, readings) if any(r["role"] == "ours" for r in reference) else ""
+        fits = _fits_paragraph(mine, readings)
+        paragraphs.append(" ".join(t for t in (text, fits) if t))
+    restated = comparison_text(comparison or [])
+    if restated:
+        paragraphs.append("\\paragraph{Table~2's comparison, restated.} " + restated)
     return head + "\n\n".join(paragraphs) + "\n"

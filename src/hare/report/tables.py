@@ -33,7 +33,15 @@ from hare.report.table_cells import (
     with_regime,
 )
 
-PROTOCOL_NAMES = {"reference": "reference (ordinal, unit rows)", "project": "one-hot, standardised, unit rows"}
+PROTOCOL_NAMES = {
+    "reference": "reference (ordinal, raw, unit rows)",
+    "onehot": "reference rows, one-hot, raw, unit rows",
+    "standardised": "reference rows, ordinal, standardised, unit rows",
+    "minmax": "reference rows, ordinal, min-max, unit rows",
+    "onehot_standardised": "reference rows, one-hot, standardised, unit rows",
+    "onehot_minmax": "reference rows, one-hot, min-max, unit rows",
+    "project": "project rows, one-hot, standardised, unit rows",
+}
 """How each preparation protocol is named in the published table (``hare.data.prepare``)."""
 
 
@@ -226,9 +234,20 @@ def replay_table_tex(rows: list[dict], caption: str, label: str) -> str:
     return booktabs_table(header, body, align, f"{caption} {regime_sentence(rows)}", label, notes, resize=True)
 
 
+PUBLISHED_VERDICTS = {
+    "within 2 sd": r"within 2$\sigma$",
+    "outside 2 sd": r"outside 2$\sigma$",
+    "overlaps": "overlaps",
+    "not comparable": "not comparable",
+    "no interval": "no interval ($n<2$)",
+}
+"""A published-table row's verdict code as the table prints it."""
+
+
 def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
     """Policy, dataset, our protocol with T and n, our mean +- std, the published mean +- std with its T and n, and
-    whether the two sides are comparable (same protocol, horizon and run count); no difference column. ``rows``:
+    the verdict of the claims' rule (our 95% interval within two published standard deviations, at the published
+    horizon under a preparation of the reference's rows; our run count is ours). ``rows``:
     :func:`hare.experiments.tables.reproduction.published_rows`."""
     marks = fixed_marks(rows)
     body = [
@@ -241,22 +260,23 @@ def published_table_tex(rows: list[dict], caption: str, label: str) -> str:
             f"{spread(r, False)}" + (TIE_MARK if tied(r) else ""),
             f"{format_number(r['published_mean'])} $\\pm$ {format_number(r['published_std'])} "
             f"($T={r['published_horizon']}$, $n={r['published_n_runs']}$)",
-            "yes" if r["comparable"] else "no",
+            PUBLISHED_VERDICTS.get(r.get("verdict", ""), escape(str(r.get("verdict", "")))),
         ]
         for r in rows
     ]
     notes = (
         "Published numbers as quoted by the source (LNUCB-TA, Table 2, which follows the NeuralTS protocol: shuffled "
-        "rows, unit-norm features, one pass). A row is comparable when it follows the reference preparation at the "
-        "published horizon and run count; its claim in the register asks that our mean lie within two published "
-        "standard deviations of the published mean. Rows with the project preparation show what the preparation "
-        "alone changes."
+        "rows, unit-norm features, one pass). A row is comparable when it plays the reference's rows (under the "
+        "reference preparation or a departure from it) at the published horizon: within 2$\\sigma$ when the 95\\% "
+        "interval of our mean lies within two published standard deviations of the published mean, outside when "
+        "wholly outside, overlaps otherwise (the rule of the claims register); our run count is ours, the interval "
+        "carries it. Rows with the project preparation show what this project's preparation changes."
     )
     extra = hyperparameter_note(rows)
     notes += (" " + extra) if extra else ""
     header, align, body = with_regime(
         rows,
-        ["Policy", "Dataset", "Hyperparameters", "Our protocol", "This artifact", "Published", "Comparable"],
+        ["Policy", "Dataset", "Hyperparameters", "Our protocol", "This artifact", "Published", "Verdict"],
         "llllrrl",
         body,
     )
@@ -300,16 +320,18 @@ def write_table_tex(
     regime: str = "",
     readings: Readings | None = None,
     text_path: str | os.PathLike | None = None,
+    comparison: list[dict] | None = None,
 ) -> None:
     """Write the LaTeX of a table of ``kind`` to ``path``, atomically: :func:`table_tex`, or for the reproduction
     table (``readings`` required) :func:`hare.report.reproduction.reproduction_table_tex` and, with ``text_path``,
-    its per-dataset paragraphs (:func:`hare.report.reproduction.reproduction_text`)."""
+    its per-dataset paragraphs (:func:`hare.report.reproduction.reproduction_text`, with ``comparison``: Table 2's
+    comparison restated)."""
     if kind == "reproduction":
         if readings is None:
             raise ValueError("a reproduction table needs its readings")
         tex = reproduction_table_tex(rows, readings, caption, label, regime)
         if text_path is not None:
-            write_text(text_path, reproduction_text(rows, readings))
+            write_text(text_path, reproduction_text(rows, readings, comparison or []))
     else:
         tex = table_tex(kind, rows, caption, label, regime)
     write_text(path, tex)

@@ -92,7 +92,7 @@ from hare import verdicts
 from hare.experiments.config import resolve_config_file
 from hare.experiments.margins import MARGIN_RULE
 from hare.io import read_npz, read_yaml, write_json, write_text
-from hare.statistics import upper_tail_mean
+from hare.statistics import clopper_pearson, upper_tail_mean
 from hare.verdicts import COMPARISONS, decide
 
 LEVEL = verdicts.LEVEL
@@ -123,8 +123,17 @@ FUNCTIONS = {
     "len": len,
     "lookup": lambda rows, *pairs: _lookup(rows, *pairs),
     "share_above": lambda x, level: float(np.mean(np.asarray(x, dtype=float) > float(level))),
+    "share_above_low": lambda x, level: _share_interval(x, level)[0],
+    "share_above_high": lambda x, level: _share_interval(x, level)[1],
     "cvar": lambda x, level: upper_tail_mean(x, float(level)),
 }
+
+
+def _share_interval(x: Any, level: Any) -> tuple[float, float]:
+    """The 95% Clopper-Pearson interval (:func:`hare.statistics.clopper_pearson`) of the share of the values of ``x``
+    (n,) above ``level``: the count above it is binomial over the n independent runs."""
+    values = np.asarray(x, dtype=float).reshape(-1)
+    return clopper_pearson(int(np.sum(values > float(level))), values.size)
 
 
 def _lookup(rows: list[dict[str, str]], *pairs: str) -> float:

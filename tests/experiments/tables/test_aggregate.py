@@ -262,7 +262,7 @@ def test_published_table_shows_the_chosen_value(tmp_path):
 
 
 def test_published_table_compares_like_with_like(tmp_path):
-    """Rows are matched by dataset; only the reference preparation at the published T and n is comparable; a
+    """Rows are matched by dataset; only a preparation of the reference rows at the published T is comparable; a
     project-preparation row of the same policy is listed beside it; there is no difference column."""
     published = tmp_path / "published.csv"
     published.write_text(
@@ -279,7 +279,8 @@ def test_published_table_compares_like_with_like(tmp_path):
     by_env = {row["environment"]: row for row in table}
     assert by_env["adult_reference"]["comparable"] == "True" and by_env["adult_onehot"]["comparable"] == "False"
     assert by_env["adult_short"]["comparable"] == "False" and by_env["adult_onehot"]["preparation"] == "project"
-    assert "Difference" not in tex and "Comparable" in tex and "reference (ordinal, unit rows), $T=100$, $n=2$" in tex
+    assert "Verdict" in tex and "reference (ordinal, raw, unit rows), $T=100$, $n=2$" in tex
+    assert by_env["adult_reference"]["verdict"] == "overlaps" and by_env["adult_short"]["verdict"] == "not comparable"
 
 
 def test_cli_table_accepts_runs_of_several_experiments(tmp_path):

@@ -170,14 +170,36 @@ BAND = {"mean": 100.0, "std": 10.0, "horizon": 100, "n_runs": 5}
     ],
 )
 def test_the_verdict_rule_at_its_edges(low, high, verdict):
-    assert reproduction_verdict(low, high, 100, 5, BAND) == verdict
+    assert reproduction_verdict(low, high, 100, BAND) == verdict
 
 
-def test_the_verdict_needs_the_published_scale_and_row():
-    assert reproduction_verdict(85.0, 115.0, 50, 5, BAND) == "not comparable"
-    assert reproduction_verdict(85.0, 115.0, 100, 20, BAND) == "not comparable"
-    assert reproduction_verdict(85.0, 115.0, 100, 5, None) == "no published row"
-    assert reproduction_verdict(None, None, 100, 5, BAND) == "no interval"
+def test_the_verdict_needs_the_published_horizon_and_row_not_its_run_count():
+    """Our run count is ours (the interval carries it): only the horizon must be the published one."""
+    assert reproduction_verdict(85.0, 115.0, 50, BAND) == "not comparable"
+    assert reproduction_verdict(85.0, 115.0, 100, BAND) == "within 2 sd"
+    assert reproduction_verdict(85.0, 115.0, 100, None) == "no published row"
+    assert reproduction_verdict(None, None, 100, BAND) == "no interval"
+
+
+@pytest.mark.parametrize(
+    ("mean", "sd", "needed"),
+    [
+        (100.0, 10.0, 4),  # 20 from each edge: t_{0.975,n-1} 10 / sqrt(n) < 20 from n = 4
+        (130.0, 10.0, 7),  # 10 beyond the upper edge: the same distance
+        (60.0, 1.0, 2),  # far outside, small spread: 2 runs
+        (120.0, 10.0, None),  # on the edge: no run count settles it
+    ],
+)
+def test_the_power_calculation_of_a_cell(mean, sd, needed):
+    from scipy.stats import t
+
+    from hare.experiments.tables.reproduction import planned_band_runs
+
+    assert planned_band_runs(mean, sd, BAND) == needed
+    if needed is not None:
+        distance = min(abs(mean - 80.0), abs(mean - 120.0))
+        assert t.ppf(0.975, needed - 1) * sd / np.sqrt(needed) < distance
+        assert needed == 2 or t.ppf(0.975, needed - 2) * sd / np.sqrt(needed - 1) >= distance
 
 
 def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
@@ -187,11 +209,14 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
     assert order == [
         ("adult", "published"),
         ("adult", "lnucb_ta"),
+        ("adult", "lnucb_ta"),
         ("adult", "lnucb_ta_public"),
         ("adult", "lnucb_ta_distance_weights"),
         ("adult", "lnucb_ta_all_rewards"),
         ("adult", "lnucb_ta_floor_k"),
         ("adult", "lnucb_ta_uniform_theta"),
+        ("adult", "published"),
+        ("adult", "linucb"),
         ("magic", "published"),
         ("magic", "lnucb_ta"),
         ("magic", "lnucb_ta_public"),
@@ -203,7 +228,18 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
         ("shuttle", "lnucb_ta"),
         ("shuttle", "lnucb_ta_uniform_theta"),
     ]
-    adult = {r["policy"]: r for r in table if r["dataset"] == "adult" and r["role"] == "ours"}
+    assert [r["preparation"] for r in table if r["dataset"] == "adult" and r["policy"] == "lnucb_ta"][1:] == [
+        "reference",
+        "onehot",
+    ]
+    adult = {
+        r["policy"]: r
+        for r in table
+        if r["dataset"] == "adult"
+        and r["role"] == "ours"
+        and r["preparation"] == "reference"
+        and r["published_policy"] == "lnucb_ta"
+    }
     assert {label: r["verdict"] for label, r in adult.items()} == {
         "lnucb_ta": "outside 2 sd",
         "lnucb_ta_public": "within 2 sd",
@@ -239,13 +275,24 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
     assert "rule of the claims register" in tex and "Regime: cold" in tex
     assert r"within 2$\sigma$" in tex and r"outside 2$\sigma$" in tex and "& overlaps" in tex
     assert "not comparable ($T=100$, $n=5$)" in tex and "no published row" in tex
-    assert "linucb" not in {r["policy"] for r in table} and "adult_onehot" not in {r["environment"] for r in table}
+    reproduced = {r["published_policy"]: r["reproduced_by"] for r in table if r["role"] == "published"}
+    assert reproduced["lnucb_ta"] == "" or "public-code reading (all switches) / reference" in reproduced["lnucb_ta"]
+    published_adult = [r for r in table if r["dataset"] == "adult" and r["role"] == "published"]
+    assert published_adult[0]["reproduced_by"] == "public-code reading (all switches) / reference"
+    linucb = next(r for r in table if r["policy"] == "linucb" and r["role"] == "ours")
+    assert linucb["verdict"] == "within 2 sd" and linucb["published_policy"] == "linucb"
+    assert published_adult[1]["reproduced_by"] == "linucb / reference"
+    assert "& one-hot &" in tex and "published (LinUCB, Table~2)" in tex
 
 
 def test_the_difference_is_in_published_standard_deviations(tmp_path):
     runs, published = _planted(tmp_path)
     _, tex, table, _ = _table(tmp_path, runs, published)
-    adult = {r["policy"]: r for r in table if r["dataset"] == "adult" and r["role"] == "ours"}
+    adult = {
+        r["policy"]: r
+        for r in table
+        if r["dataset"] == "adult" and r["role"] == "ours" and r["preparation"] == "reference"
+    }
     assert float(adult["lnucb_ta"]["sigma_difference"]) == pytest.approx((1100.0 - 1000.0) / 10.0)
     assert float(adult["lnucb_ta_public"]["sigma_difference"]) == pytest.approx(0.0, abs=1e-9)
     assert float(adult["lnucb_ta_floor_k"]["sigma_difference"]) == pytest.approx(6.0)
@@ -305,7 +352,7 @@ def test_the_paragraph_reads_the_table(tmp_path):
         "most, raising it by 10.0."
         in shuttle
     )
-    assert all(len(re.findall(r"[.!?](?:\s|$)", p)) <= 4 for p in paragraphs.values())
+    assert all(len(re.findall(r"[.!?](?:\s|$)", p)) <= 6 for p in paragraphs.values())
 
 
 def test_no_raw_underscore_outside_math(tmp_path):
@@ -412,3 +459,28 @@ def test_the_paragraph_marks_the_switch_a_bandit_cannot_use(tmp_path):
         "LNUCB-TA as written the most" in adult
     )
     assert "Of the readings, $g$ from all rewards alone (not available to a bandit) reaches the published mean" in adult
+
+
+def test_the_published_comparison_restated_on_planted_numbers(tmp_path):
+    """Adult: Table 2 reports LinUCB (its only baseline here) minus LNUCB-TA = 2,097.5 - 1,000 = 1,097.5 with the normal
+    interval of two independent rows of 5 runs; ours, both under the reference preparation and paired over the same
+    five draws, 2,000 - 1,100 = 900 exactly (equal spreads): PASS. Under the one-hot preparation no baseline ran, so
+    no row; Magic has no published baseline, so no comparison."""
+    from hare.experiments.tables.aggregate import summarise_runs
+    from hare.experiments.tables.reproduction import comparison_rows
+
+    runs, published = _planted(tmp_path)
+    rows = comparison_rows(summarise_runs(runs), published)
+    assert [(r["dataset"], r["side"], r["preparation"]) for r in rows] == [
+        ("adult", "published", ""),
+        ("adult", "ours", "reference"),
+    ]
+    pub, ours = rows
+    half = 1.959963984540054 * np.sqrt(50.3**2 / 5 + 10.0**2 / 5)
+    assert pub["baseline"] == "linucb" and pub["improvement"] == pytest.approx(1097.5)
+    assert (pub["ci_low"], pub["ci_high"]) == (pytest.approx(1097.5 - half), pytest.approx(1097.5 + half))
+    assert pub["verdict"] == "PASS" and pub["relative_pct"] == pytest.approx(100 * 1097.5 / 2097.5)
+    assert ours["improvement"] == pytest.approx(900.0) and ours["verdict"] == "PASS" and ours["n_runs"] == 5
+    _, _, _, text = _table(tmp_path, runs, published)
+    assert "Table~2 reports LNUCB-TA's improvement over its best baseline as $+1{,}097.5$" in text
+    assert "under the reference preparation ($n=5$)" in text

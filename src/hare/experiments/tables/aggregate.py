@@ -23,7 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hare.experiments.tables.reproduction import READINGS, REPRODUCTION_FIELDS, published_rows, reproduction_rows
+from hare.experiments.tables.reproduction import (
+    READINGS,
+    REPRODUCTION_FIELDS,
+    comparison_rows,
+    published_rows,
+    reproduction_rows,
+)
 from hare.io import read_npz, write_text
 from hare.report.table_cells import regime_sentence
 from hare.report.tables import write_table_tex
@@ -255,6 +261,7 @@ PUBLISHED_FIELDS = FIELDS + (
     "published_n_runs",
     "published_horizon",
     "comparable",
+    "verdict",
     "source",
 )
 KIND_FIELDS = {
@@ -284,7 +291,8 @@ def write_table(
     The caption written to the ``.tex`` is ``caption`` (plain text from the config, TeX specials escaped) followed by
     the regime sentence of the runs (:func:`hare.report.table_cells.regime_sentence`). A ``reproduction`` table
     (:func:`hare.experiments.tables.reproduction.reproduction_rows`) also writes its generated paragraphs
-    (:func:`hare.report.reproduction.reproduction_text`) to ``text_path`` when given; other kinds take none.
+    (:func:`hare.report.reproduction.reproduction_text`) to ``text_path`` when given, with Table 2's comparison
+    restated (:func:`hare.experiments.tables.reproduction.comparison_rows`); other kinds take none.
     """
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
@@ -298,10 +306,12 @@ def write_table(
     if kind in ("published", "reproduction") and published_csv is None:
         raise ValueError(f"a {kind} table needs --published")
     sentence = regime_sentence(rows) if kind in ("published", "reproduction") else ""
+    comparison = None
     if kind == "reproduction":
+        comparison = comparison_rows(rows, published_csv)
         rows = reproduction_rows(rows, published_csv)
     elif kind == "published":
         rows = published_rows(rows, published_csv)
-    write_table_tex(tex_path, kind, rows, caption, label, sentence, READINGS, text_path)
+    write_table_tex(tex_path, kind, rows, caption, label, sentence, READINGS, text_path, comparison)
     write_text(csv_path, rows_to_csv(rows, KIND_FIELDS.get(kind, FIELDS)))
     return rows
