@@ -174,9 +174,10 @@ class BlockReLUNetwork(nn.Module):
             dL/dw_j = sum_i g_ij sqrt(m) relu(h_ij),
 
         then ``theta <- theta - shrink (theta - theta_0) - lr dL/dtheta`` (``lerp_`` and ``baddbmm_``). Layout: each
-        run's points are grouped by block into segments padded with zero rows to the largest segment ``C``, so the
-        forward pass is one ``bmm`` ``(n_runs n_blocks, C, dim) x (dim, q m)`` and the backward one ``baddbmm_``
-        ``(q m, C) x (C, dim)`` into ``weight_in``; padding rows get weight 0, so contribute exact zeros.
+        run's points are grouped by block into segments padded to the largest segment ``C``, so the forward pass is
+        one ``bmm`` ``(n_runs n_blocks, C, dim) x (dim, q m)`` and the backward one ``baddbmm_``
+        ``(q m, C) x (C, dim)`` into ``weight_in``; padding rows (zeros or earlier steps' contexts, always finite) get
+        weight 0, so they contribute exact zeros.
         """
         n_runs, batch, dim = x.shape
         n_blocks, q, m = self.n_blocks, self.networks_per_run, self.width
