@@ -302,8 +302,8 @@ for row in rows:
         row["published"] = {key: value for key, value in result.items() if key != "environment"}
 
 # %%
-fig, axes = figure(n_cols=2, height_in=3.0)
-axes[0, 0].get_gridspec().set_width_ratios([1.7, 1.0])
+fig, axes = figure(n_cols=2, height_in=2.7)
+axes[0, 0].get_gridspec().set_width_ratios([1.6, 1.0])
 ax_runs, ax_share = axes[0, 0], axes[0, 1]
 label_colors = distinct_colors(LABELS)
 markers = {"lnucb_ta": "o", "lnucb_ta_public": "s"}
@@ -348,10 +348,12 @@ for group in groups:
             zorder=3,
         )
 ax_runs.axhline(LOCK_IN_FRACTION, color="black", linestyle="--", linewidth=0.8, zorder=2)
-crowded = len(groups) > 8
+top = max([1.05, *(max(r["normalised"]) * 1.05 for r in panel)])
 if groups:
 
     def tick(group: tuple) -> str:
+        """The dataset (and environment, where an experiment runs two of one dataset) and its run count, on one line:
+        the labels are set at a slant, so that neighbouring names never run into each other."""
         experiment, dataset, environment = group
         counts = [
             r["n_runs"]
@@ -360,25 +362,31 @@ if groups:
             if r["label"] == label and (r["experiment"], r["dataset"], r["environment"]) == group
         ]
         counts = str(counts[0]) if len(set(counts)) == 1 else "/".join(map(str, counts))  # as written / public reading
-        return (
-            display_name(dataset) + (f"\n{environment}" if (experiment, dataset) in shared else "") + f"\n$n={counts}$"
-        )
+        where = f" ({environment})" if (experiment, dataset) in shared else ""
+        return f"{display_name(dataset)}{where}, $n$={counts}"
 
     ax_runs.set_xticks(
         [positions[g] for g in groups],
         [tick(g) for g in groups],
-        fontsize=6,
-        rotation=30 if crowded else 0,
-        ha="right" if crowded else "center",
+        rotation=35,
+        ha="right",
         rotation_mode="anchor",
     )
     ax_runs.set_xlim(-0.6, max(positions.values()) + 0.6)
+    # Each experiment's name above its block of columns, inside the axes (the y range leaves room for it).
     blocks = [e for e in PANEL_EXPERIMENTS if any(g[0] == e for g in groups)]
-    centers = [np.mean([positions[g] for g in groups if g[0] == e]) for e in blocks]
-    experiment_axis = ax_runs.secondary_xaxis(-0.26 if crowded else -0.17)
-    experiment_axis.set_xticks(centers, [f"{e} experiment" for e in blocks], fontsize=7)
-    experiment_axis.tick_params(length=0)
-    experiment_axis.spines["bottom"].set_visible(False)
+    block_names = {"published": "published protocol", "classification": "classification benchmarks"}
+    top *= 1.15
+    for e in blocks:
+        members = [positions[g] for g in groups if g[0] == e]
+        ax_runs.text(
+            (min(members) + max(members)) / 2,
+            top * 0.985,
+            block_names.get(e, e),
+            ha="center",
+            va="top",
+            fontsize=7,
+        )
     for e in blocks[1:]:
         ax_runs.axvline(
             min(positions[g] for g in groups if g[0] == e) - 0.75, color="grey", linewidth=0.5, linestyle=":"
@@ -394,7 +402,7 @@ else:
         va="center",
         fontsize=7,
     )
-ax_runs.set_ylim(0, max([1.05, *(max(r["normalised"]) * 1.05 for r in panel)]))
+ax_runs.set_ylim(0, top)
 ax_runs.set_ylabel("total regret / Random's mean")
 ax_runs.set_title("(a) every reported run", loc="left")
 run_handles = [
@@ -420,23 +428,12 @@ run_handles.append(
         label=f"lock-in level: {LOCK_IN_FRACTION:g} × Random's mean",
     )
 )
-ax_runs.legend(
-    handles=run_handles,
-    loc="upper center",
-    bbox_to_anchor=(0.5, -0.3),
-    ncol=2,
-    frameon=False,
-    fontsize=6,
-    handletextpad=0.3,
-    columnspacing=1.0,
-)
-
 # (b) share of locked-in runs against alpha_0: one colour per dataset, one line style and marker per source; the
 # number of runs behind each point in the source's legend entry (and beside each point where they differ).
 sources = {
-    ("exploration_sweep", "reported", "lnucb_ta"): ("exploration sweep, reported", "-", "o"),
-    ("published", "tuning", "lnucb_ta"): ("published, tuning", "--", "s"),
-    ("published", "tuning", "lnucb_ta_public"): ("published, tuning, public reading", ":", "^"),
+    ("exploration_sweep", "reported", "lnucb_ta"): ("exploration sweep, reported runs", "-", "o"),
+    ("published", "tuning", "lnucb_ta"): ("published protocol, tuning runs", "--", "s"),
+    ("published", "tuning", "lnucb_ta_public"): ("public code's reading, tuning runs", ":", "^"),
 }
 curves = defaultdict(list)
 for row in rows:
@@ -473,7 +470,7 @@ for (dataset, key), points in curves.items():
                 (p["alpha_0"], p["share_above"]),
                 textcoords="offset points",
                 xytext=(3, 3),
-                fontsize=5,
+                fontsize=6,
                 color=dataset_colors[dataset],
             )
 ax_share.axhline(MAX_SHARE, color="grey", linestyle="-.", linewidth=0.7)
@@ -521,16 +518,18 @@ for key, (name, style, marker) in sources.items():
 share_handles.append(
     Line2D([], [], color="grey", linestyle="-.", linewidth=0.7, label=f"claim's limit: {MAX_SHARE:.0%} of runs")
 )
-ax_share.legend(
-    handles=share_handles,
+# One legend below both panels, a column each: (a)'s markers and levels, (b)'s datasets, (b)'s sources.
+limit = share_handles.pop()
+handles = [*run_handles, limit, *share_handles]
+fig.legend(
+    handles=handles,
     loc="upper center",
-    bbox_to_anchor=(0.5, -0.3),
-    ncol=2,
+    bbox_to_anchor=(0.5, 0.0),
+    ncol=3,
     frameon=False,
-    fontsize=6,
     handlelength=2.4,
     handletextpad=0.4,
-    columnspacing=1.0,
+    columnspacing=1.5,
 )
 save(fig, figures[0])
 

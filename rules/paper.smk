@@ -53,9 +53,11 @@ rule paper_macros:
 
 
 rule notation:
-    """The notation table of the appendix: every symbol with its config field and code identifier (hare.notation)."""
+    """The notation table of the appendix: every symbol with its meaning (hare.notation); the whole glossary, with each
+    symbol's config field, code identifier and result key, as the report's notation page."""
     output:
-        "paper/generated/notation.tex",
+        tex="paper/generated/notation.tex",
+        markdown=report("results/notation.md", caption="../report/notation.rst", category="Notation"),
     log:
         "results/logs/paper/notation.log",
     params:
@@ -63,7 +65,7 @@ rule notation:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} notation --out {output:q} > {log:q} 2>&1"
+        "{params.hare} notation --out {output.tex:q} --markdown {output.markdown:q} > {log:q} 2>&1"
 
 
 rule paper_pdf:

@@ -1,4 +1,5 @@
-"""hare.report.notation: the glossary as a longtable, one escaped row per entry; ``hare notation`` writes it.
+"""hare.report.notation: the glossary as a longtable, one escaped row per entry (symbol, meaning, config field), and
+whole as Markdown for the report; ``hare notation`` writes both.
 
 (Named ``test_notation_table`` because ``tests/test_notation.py``, the glossary's own checks, takes the basename:
 the test folders are not packages, so two test modules may not share a name.)"""
@@ -9,7 +10,16 @@ import re
 
 from hare.cli import main
 from hare.notation import GLOSSARY, GlossaryEntry
-from hare.report.notation import COLUMNS, breakable_tt, math_cell, notation_row, notation_table, write_notation
+from hare.report.notation import (
+    COLUMNS,
+    PAPER_COLUMNS,
+    breakable_tt,
+    math_cell,
+    notation_markdown,
+    notation_row,
+    notation_table,
+    write_notation,
+)
 
 PLANTED = (
     GlossaryEntry("d_k", "key dimension & 100% of it", ("theory.decomposition_grid.key_dims",), ("a.b:C.key_dim",)),
@@ -29,10 +39,10 @@ def test_the_table_begins_and_ends_a_longtable_with_one_row_per_entry():
     assert text.startswith(r"{\small\begin{longtable}{")
     assert text.endswith("\\end{longtable}}\n")
     assert r"\label{tab:notation}" in text and r"\caption{" in text
-    assert text.count(" & ".join(COLUMNS) + r" \\") == 2  # first head and repeated head
+    assert text.count(" & ".join(PAPER_COLUMNS) + r" \\") == 2  # first head and repeated head
     rows = _rows(text)
     assert len(rows) == len(PLANTED) and all(ROW_END.search(row) for row in rows)
-    assert [row.count(" & ") for row in rows] == [len(COLUMNS) - 1] * len(PLANTED)
+    assert [row.count(" & ") for row in rows] == [len(PAPER_COLUMNS) - 1] * len(PLANTED)
     assert len(_rows(notation_table())) == len(GLOSSARY)
 
 
@@ -51,17 +61,22 @@ def test_cells_are_escaped_and_breakable():
     assert math_cell(r"\Sigma_{h,j}") == r"$\Sigma_{h,j}$"  # a comma inside a symbol does not split it
 
 
-def test_every_identifier_of_the_glossary_reaches_the_table_escaped():
+def test_every_symbol_reaches_the_table_and_every_identifier_the_markdown():
     text = notation_table()
+    markdown = notation_markdown()
+    assert markdown.count("\n| $") == len(GLOSSARY)
+    assert "| " + " | ".join(COLUMNS) + " |" in markdown
     for entry in GLOSSARY:
+        assert math_cell(entry.symbol) in text
         for value in (*entry.config, *entry.code, *entry.results):
-            assert breakable_tt(value) in text
+            assert f"`{value}`" in markdown
     for row in _rows(text):
         text_cells = row.split(" & ")[1:]  # every cell but the symbol, which is maths
         assert not [cell for cell in text_cells if re.search(r"(?<!\\)[_&%#]", cell)]
 
 
-def test_write_notation_and_the_command_write_the_same_file(tmp_path):
-    write_notation(tmp_path / "direct.tex")
-    assert main(["notation", "--out", str(tmp_path / "notation.tex")]) == 0
+def test_write_notation_and_the_command_write_the_same_files(tmp_path):
+    write_notation(tmp_path / "direct.tex", markdown=tmp_path / "direct.md")
+    assert main(["notation", "--out", str(tmp_path / "notation.tex"), "--markdown", str(tmp_path / "notation.md")]) == 0
     assert (tmp_path / "notation.tex").read_text() == (tmp_path / "direct.tex").read_text() == notation_table()
+    assert (tmp_path / "notation.md").read_text() == (tmp_path / "direct.md").read_text() == notation_markdown()

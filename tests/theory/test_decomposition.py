@@ -287,7 +287,13 @@ def test_table_lists_the_selection_gap_and_its_exponent(result, tmp_path):
     tex = (tmp_path / "r.tex").read_text()
     payload = json.loads((tmp_path / "r.json").read_text())
     assert "explore_selection_gap" in payload["exponents"] and "user_vs_explore" in payload
-    assert r"\label{tab:regret-exponents}" in tex and tex.count("selection gap ($\\alpha = 0$)") == len(HORIZONS) + 1
+    assert (
+        r"\label{tab:regret-exponents}" in tex and tex.count("selection gap ($\\alpha = 0$)") == 2
+    )  # the terms table at the largest horizon, the exponents
     fit = result["exponents"]["explore_selection_gap"]
     assert f"{fit['estimate']:.2f} & [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]" in tex
     assert r"\newcommand{\decompositionExponentExploreSelectionGapEstimate}" in tex
+    assert tex.index(r"\newcommand{\decompositionTermsTable}{%") < tex.index(r"\label{tab:regret-terms}")
+    terms = tex[tex.index(r"\label{tab:regret-terms}") : tex.index(r"\newcommand{\decompositionExponentsTable}")]
+    assert f" & {max(HORIZONS)} & " in terms and f" & {min(HORIZONS)} & " not in terms
+    assert tex.index(r"\newcommand{\decompositionExponentsTable}{%") < tex.index(r"\label{tab:regret-exponents}")

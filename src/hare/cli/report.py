@@ -18,7 +18,7 @@ def cmd_macros(args: argparse.Namespace) -> int:
 def cmd_notation(args: argparse.Namespace) -> int:
     from hare.report.notation import write_notation
 
-    write_notation(args.out)
+    write_notation(args.out, markdown=args.markdown)
     return 0
 
 
@@ -145,6 +145,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("notation", help="the paper's notation table (symbol, config field, code identifier)")
     p.add_argument("--out", required=True)
+    p.add_argument("--markdown", default=None, help="the whole glossary (code identifiers, result keys) as Markdown")
     p.set_defaults(func=cmd_notation)
 
     p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")

@@ -108,6 +108,10 @@ def cost_growth_table(result: dict[str, Any], label: str = "tab:cost-growth") ->
 
 
 def write_cost_growth_tex(path: str | Path, result: dict[str, Any]) -> None:
-    """The macros of :func:`cost_growth_macros` and the table of :func:`cost_growth_table`, under a do-not-edit
-    header, written atomically to ``path``."""
-    write_text(path, HEADER + macros(cost_growth_macros(result)) + cost_growth_table(result))
+    """The macros of :func:`cost_growth_macros` and, as the macro ``\\costGrowthTable``, the table of
+    :func:`cost_growth_table`, under a do-not-edit header, written atomically to ``path``: the paper may quote the
+    numbers in one place and set the table in another."""
+    table = cost_growth_table(result)
+    write_text(
+        path, HEADER + macros(cost_growth_macros(result)) + "\\newcommand{\\costGrowthTable}{%\n" + table + "}\n"
+    )
