@@ -18,6 +18,13 @@ observed values rather than the order an OpenML ARFF header declares (see
 :func:`ordinal_codes`), and MNIST is the 10,000-image test set only (OpenML mnist_784 has
 the 70,000 images of both sets).
 
+The reference's rows can also be prepared under each departure from its encoding
+(:data:`PREPARATIONS`): nominal attributes one-hot instead of ordinal codes, numeric attributes
+standardised or min-max scaled instead of raw, and their combinations; every one ends in unit rows.
+A reader of the reference's rows returns the attributes as read (:class:`RawTable`);
+:func:`encode` applies the preparation. The protocol name travels in the prepared file
+(``protocol``) and its summary, so a job reads the file of its environment's preparation.
+
 The Open Bandit Dataset is pre-processed as ``obp.dataset.OpenBanditDataset`` does by
 default (Saito et al., 2021, arXiv:2008.07146; zr-obp ``obp/dataset/real.py``).
 

@@ -484,3 +484,31 @@ def test_the_published_comparison_restated_on_planted_numbers(tmp_path):
     _, _, _, text = _table(tmp_path, runs, published)
     assert "Table~2 reports LNUCB-TA's improvement over its best baseline as $+1{,}097.5$" in text
     assert "under the reference preparation ($n=5$)" in text
+
+
+def test_the_comparison_with_each_policy_under_its_closest_preparation(tmp_path):
+    """LNUCB-TA one-hot (1,005) is closer to its published 1,000 than under the reference preparation (1,100); LinUCB
+    ran under the reference preparation only: the mixed row sets them against each other, runs independent."""
+    from hare.experiments.tables.aggregate import summarise_runs
+    from hare.experiments.tables.reproduction import comparison_rows
+
+    published = tmp_path / "published.csv"
+    published.write_text(PUBLISHED)
+    runs = [
+        _run(tmp_path, "adult", "lnucb_ta", 1100.0),
+        _run(tmp_path, "adult", "lnucb_ta", 1005.0, preparation="onehot"),
+        _run(tmp_path, "adult", "linucb", 2000.0, policy="linucb", params={"alpha": 0.1}),
+    ]
+    rows = comparison_rows(summarise_runs(runs), published)
+    assert [(r["side"], r["preparation"]) for r in rows] == [
+        ("published", ""),
+        ("ours", "reference"),
+        ("mixed", "onehot / reference"),
+    ]
+    mixed = rows[-1]
+    half = 1.959963984540054 * np.sqrt(2 * SPREAD.var(ddof=1) / 5)
+    assert mixed["improvement"] == pytest.approx(995.0) and mixed["baseline"] == "linucb"
+    assert (mixed["ci_low"], mixed["ci_high"]) == (pytest.approx(995.0 - half), pytest.approx(995.0 + half))
+    assert mixed["verdict"] == "PASS"
+    _, _, _, text = _table(tmp_path, runs, published)
+    assert "closest to its own published row (LNUCB-TA one-hot, LinUCB reference), it is $+995.0$" in text

@@ -358,7 +358,8 @@ COMPARISON_FIELDS = (
     "verdict",
     "method",
 )
-"""Columns of the comparison restated: ``side`` ``published`` (Table 2's numbers) or ``ours``; ``improvement`` is the
+"""Columns of the comparison restated: ``side`` ``published`` (Table 2's numbers), ``ours`` (both policies under one
+preparation) or ``mixed`` (each under the preparation closest to its own published row); ``improvement`` is the
 baseline's mean total regret minus LNUCB-TA's (positive: LNUCB-TA better), ``relative_pct`` the improvement as a share
 of the baseline's mean."""
 
@@ -370,7 +371,8 @@ def comparison_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
     reference's rows under which LNUCB-TA as written and at least one baseline with a published row ran at the
     published horizon, the same comparison with both under that one preparation: the published best baseline if it
     ran there, else the best (lowest mean) of those that ran; paired over runs (same environment draws), its 95% t
-    interval. Verdict (:func:`_improvement_verdict`): PASS when the interval lies above 0."""
+    interval; and, when they differ, with each policy under the preparation that comes closest to its own published
+    row (:func:`_closest_pair`). Verdict (:func:`_improvement_verdict`): PASS when the interval lies above 0."""
     published = read_published(published_csv)
     runs = _cells(rows, published)
     out = []
@@ -437,4 +439,62 @@ def comparison_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
                     + ("" if chosen == best else f" (the published best baseline, {best}, not run here)"),
                 }
             )
+        mixed = _closest_pair(runs, dataset, baselines, best, mine)
+        if mixed is not None:
+            out.append(mixed)
     return out
+
+
+def _closest(runs: dict, dataset: str, label: str, published: dict) -> tuple[str, dict] | None:
+    """The preparation under which ``label``'s cell on ``dataset`` at the published horizon comes closest to its
+    published mean (in published standard deviations), with its row; None without such a cell."""
+    cells = [
+        (prep, r)
+        for (d, lab, prep), r in runs.items()
+        if d == dataset and lab == label and int(r["horizon"]) == int(published["horizon"])
+    ]
+    if not cells:
+        return None
+    return min(cells, key=lambda c: abs(float(c[1]["mean"]) - float(published["mean"])))
+
+
+def _closest_pair(runs: dict, dataset: str, baselines: dict, best: str, mine: dict) -> dict | None:
+    """Table 2's comparison with each policy under the preparation that comes closest to its own published row, when
+    the two preparations differ (row ``side`` ``mixed``, ``preparation`` ``<LNUCB-TA's> / <baseline's>``): the
+    published best baseline if it ran, else the baseline whose cell comes closest to its row; independent runs
+    (two environments), interval ``d -+ 1.96 sqrt(s_b^2/n_b + s_l^2/n_l)``."""
+    ours = _closest(runs, dataset, REPRODUCED_POLICY, mine)
+    ran = {p: _closest(runs, dataset, p, baselines[p]) for p in baselines}
+    ran = {p: c for p, c in ran.items() if c is not None}
+    if ours is None or not ran:
+        return None
+    chosen = (
+        best
+        if best in ran
+        else min(
+            ran, key=lambda p: abs(float(ran[p][1]["mean"]) - float(baselines[p]["mean"])) / float(baselines[p]["std"])
+        )
+    )
+    (prep_l, row_l), (prep_b, row_b) = ours, ran[chosen]
+    if prep_l == prep_b:
+        return None
+    diff = float(row_b["mean"]) - float(row_l["mean"])
+    half = 1.959963984540054 * math.sqrt(
+        float(row_b["std"]) ** 2 / int(row_b["n_runs"]) + float(row_l["std"]) ** 2 / int(row_l["n_runs"])
+    )
+    return {
+        "dataset": dataset,
+        "side": "mixed",
+        "preparation": f"{prep_l} / {prep_b}",
+        "baseline": chosen,
+        "lnucb_ta_mean": float(row_l["mean"]),
+        "baseline_mean": float(row_b["mean"]),
+        "improvement": diff,
+        "ci_low": diff - half,
+        "ci_high": diff + half,
+        "relative_pct": 100.0 * diff / float(row_b["mean"]),
+        "n_runs": int(row_l["n_runs"]),
+        "horizon": int(row_l["horizon"]),
+        "verdict": _improvement_verdict(diff - half, diff + half),
+        "method": "each policy under the preparation closest to its published row; independent runs, normal interval",
+    }
