@@ -72,12 +72,15 @@ DISPLAY_NAMES = {
     "open_bandit": "Open Bandit",
     "adult_reference": "Adult (reference preparation)",
     "adult_onehot": "Adult (one-hot preparation)",
+    "adult_standardised": "Adult (standardised preparation)",
+    "adult_onehot_standardised": "Adult (one-hot, standardised preparation)",
     "magic_reference": "Magic (reference preparation)",
-    "magic_onehot": "Magic (one-hot preparation)",
+    "magic_standardised": "Magic (standardised preparation)",
+    "magic_minmax": "Magic (min-max preparation)",
     "mushroom_reference": "Mushroom (reference preparation)",
     "mushroom_onehot": "Mushroom (one-hot preparation)",
     "mnist_reference": "MNIST (reference preparation)",
-    "mnist_onehot": "MNIST (one-hot preparation)",
+    "mnist_standardised": "MNIST (standardised preparation)",
 }
 
 PARAMETER_SYMBOLS = {
