@@ -41,11 +41,11 @@ STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
 
 COLUMNS = (
     ("Id", 0.06),
-    ("Statement", 0.315),
+    ("Statement", 0.3),
     (r"Measured [interval]", 0.22),
     ("Test", 0.08),
     (r"$\delta$ (\%)", 0.09),
-    ("Status", 0.11),
+    ("Status", 0.125),
     ("Adjusted", 0.125),
 )
 """Header and width (fraction of ``\\linewidth``, the column's padding included) of each column of the table of the
