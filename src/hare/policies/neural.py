@@ -474,7 +474,13 @@ class BootstrapNN(NeuralPolicy):
         runs = torch.arange(self.n_runs, device=head.device)
         x = contexts.to(torch.float32)
         with torch.no_grad():
-            weight_in = self.network.block_weights()[runs, head]  # (n_runs, n_blocks, m, dim), a copy
+            n_blocks, dim = self.n_blocks, self.dim
+            rows = (
+                (runs[:, None] * n_blocks + torch.arange(n_blocks, device=head.device)) * q + head[:, None]
+            ).flatten()
+            weight_in = (
+                self.network.weight_in.view(-1, m, dim).index_select(0, rows).view(self.n_runs, n_blocks, m, dim)
+            )
             weight_out = self.network.weight_out.view(self.n_runs, q, m)[runs, head][:, :, None]  # (n_runs, m, 1)
             hidden = torch.relu(self.network.arm_hidden(x, weight_in))  # (n_runs, n_arms, m)
             out = math.sqrt(m) * torch.bmm(hidden, weight_out).squeeze(-1)
