@@ -71,3 +71,14 @@ def test_cached_counter_heads_equal_the_direct_hash_in_any_counter_order():
         head = splitmix64(splitmix64(keys ^ stream) + counter)
         expected = splitmix64(head[:, None] + splitmix64(torch.arange(4, dtype=torch.int64))[None, :])
         assert torch.equal(rng.bits(stream, counter, (4,)), expected), counter
+
+
+@pytest.mark.parametrize("first, count", [(0, 1), (5, 100), (250, 20), (511, 300)])
+def test_draws_at_consecutive_counters_equal_one_draw_per_counter(first, count):
+    """``randint_counters`` draws ``count`` counters at once (blocks of heads crossed included): bit for bit the
+    per-counter draws."""
+    rng = CounterRNG(run_keys(3, [0, 1, 2], "counters"))
+    together = rng.randint_counters("minibatch", first, count, 37, (4, 5))
+    assert together.shape == (3, count, 4, 5)
+    one_by_one = torch.stack([rng.randint("minibatch", first + i, 37, (4, 5)) for i in range(count)], dim=1)
+    assert torch.equal(together, one_by_one)

@@ -133,6 +133,26 @@ class CounterRNG:
             self._head_blocks[stream_key] = cached
         return cached[1][:, offset]
 
+    def bits_counters(self, stream: int | str, first: int, count: int, shape: tuple[int, ...]) -> torch.Tensor:
+        """The draws of :meth:`bits` at the ``count`` consecutive counters ``first, first + 1, ...`` in one
+        evaluation: ``(n_runs, count, *shape)`` int64, entry ``[:, i]`` equal to ``bits(stream, first + i, shape)``."""
+        stream_key = _stream_key(stream) if isinstance(stream, str) else int(stream)
+        counters = torch.arange(first, first + count, dtype=torch.int64, device=self.device)
+        heads = splitmix64(splitmix64(self.keys ^ stream_key)[:, None] + counters[None, :])  # (n_runs, count)
+        numel = math.prod(shape)
+        out = splitmix64(heads[:, :, None] + _index_hash(numel, self.device)[None, None, :])  # (n_runs, count, numel)
+        return out.reshape(len(self.keys), count, *shape)
+
+    def randint_counters(
+        self, stream: int | str, first: int, count: int, high: int, shape: tuple[int, ...] = ()
+    ) -> torch.Tensor:
+        """:meth:`randint` at ``count`` consecutive counters from ``first`` at once, ``(n_runs, count, *shape)``:
+        entry ``[:, i]`` equals ``randint(stream, first + i, high, shape)`` bit for bit (a training's minibatches drawn
+        in one evaluation instead of one per step)."""
+        mantissa = _shift_right(self.bits_counters(stream, first, count, shape), 11)
+        uniform = (mantissa.to(torch.float64) + 0.5) * 2.0**-53
+        return torch.clamp((uniform * high).long(), max=high - 1)
+
     def uniform(
         self, stream: int | str, counter: int, shape: tuple[int, ...] = (), dtype=torch.float64
     ) -> torch.Tensor:

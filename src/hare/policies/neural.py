@@ -212,7 +212,8 @@ class NeuralPolicy(Policy):
         """``train_steps`` SGD steps on ``mean_batch w (f - r)^2 / 2 / mean(w) + m lam ||theta - theta_0||^2 / (2 n)``.
 
         Minibatch indices ``(n_runs, batch_size)`` come from the stream ``"minibatch"`` at counter
-        ``t * train_steps + step``, so they depend only on the run key.
+        ``t * train_steps + step``, so they depend only on the run key; every step's are drawn at once
+        (:meth:`hare.random.CounterRNG.randint_counters`, the same bits as one draw per step).
         """
         c = self.config
         n = int(self.n_observed)
@@ -224,9 +225,10 @@ class NeuralPolicy(Policy):
             self.history_rewards.flatten(),
         )
         shrink = c.lr * c.width * c.lam / n
+        every_step = self.rng.randint_counters("minibatch", t * c.train_steps, c.train_steps, n, (c.batch_size,))
+        every_rows = (offsets[:, None] + every_step).transpose(0, 1).flatten(1)  # (steps, n_runs * batch)
         for step in range(c.train_steps):
-            indices = self.rng.randint("minibatch", t * c.train_steps + step, n, (c.batch_size,))  # (n_runs, batch)
-            rows = (offsets + indices).flatten()
+            rows = every_rows[step]
             self.network.sgd_step(
                 contexts.index_select(0, rows).view(self.n_runs, c.batch_size, self.dim),
                 self.blocks_of(arms.index_select(0, rows).view(self.n_runs, c.batch_size)),
