@@ -33,28 +33,9 @@ FIXTURE = Path(__file__).parent / "data" / "config_overlays.json"
 CONFIGS = ("default", "smoke", "paper-core", "paper")
 REGISTER = REPOSITORY / "paper" / "claims.yaml"
 
-INTENDED = {
-    # Captions live once, in default.yaml; where a config's caption differed from default's only by drift (default's
-    # text is true of this config's table too), default's text is taken.
-    "smoke": {
-        ("tables", name, "caption")
-        for name in (
-            "classification",
-            "classification_warm",
-            "enhanced",
-            "hare_online",
-            "hare_ablations",
-            "sensitivity",
-            "exploration_sweep",
-            "lnucb_ta_ablation",
-            "lnucb_ta_stability",
-            "scaling",
-            "compute",
-        )
-    },
-    "paper": {("tables", "replay", "caption")},
-}
-"""Key paths whose values differ on purpose from the fixture: each takes default.yaml's value."""
+INTENDED: dict[str, set[tuple[str, ...]]] = {}
+"""Key paths whose values differ on purpose from the fixture: each takes default.yaml's value. Empty since the fixture
+was recorded again with every source system in the default build (the earlier intended captions are in it)."""
 
 ORDER_MAY_CHANGE = {"smoke", "paper-core", "paper"}
 """Configs whose policies now come in default.yaml's order (an overlay's new policies after them): the same jobs,
@@ -196,8 +177,8 @@ def write_fixture() -> None:
 
 OVERLAY_CAPTIONS = {
     "smoke": {"published", "lnucb_ta_reproduction", "synthetic", "replay"},
-    "paper-core": {"enhanced"},
-    "paper": set(),
+    "paper-core": {"enhanced", "classification", "classification_warm"},
+    "paper": {"classification", "classification_warm"},
 }
 """The tables whose caption an overlay states: those whose rows differ from what default.yaml's caption describes."""
 

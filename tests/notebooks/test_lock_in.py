@@ -234,26 +234,29 @@ def test_figure_panels(executed):
     ax_runs, ax_share = namespace["ax_runs"], namespace["ax_share"]
     ticks = [t.get_text() for t in ax_runs.get_xticklabels()]
     assert ticks == [
-        "Adult\n$n=5$",
-        "Mushroom\n$n=5$",
-        "Adult\n$n=4$",
-        "Magic\n$n=4$",
+        "Adult, $n$=5",
+        "Mushroom, $n$=5",
+        "Adult, $n$=4",
+        "Magic, $n$=4",
     ]  # published block, then classification
     assert sum(len(c.get_offsets()) for c in ax_runs.collections) == 5 + 5 + 5 + 5 + 4 + 4  # every run a point
     assert any(line.get_linestyle() == "--" and list(line.get_ydata()) == [0.9, 0.9] for line in ax_runs.get_lines())
-    legend = [text.get_text() for text in ax_share.get_legend().get_texts()]
-    assert legend == [
+    (legend_box,) = namespace["fig"].legends  # one legend below both panels
+    legend = [text.get_text() for text in legend_box.get_texts()]
+    assert legend[:3] == ["LNUCB-TA", "LNUCB-TA (public code's reading)", "lock-in level: 0.9 × Random's mean"]
+    share_entries = [
+        "claim's limit: 5% of runs",
         "Adult",
         "Magic",
-        "exploration sweep, reported ($n=3$)",
-        "published, tuning ($n=2$)",
-        "published, tuning, public reading ($n=2$)",
-        "claim's limit: 5% of runs",
+        "exploration sweep, reported runs ($n=3$)",
+        "published protocol, tuning runs ($n=2$)",
+        "public code's reading, tuning runs ($n=2$)",
     ]
-    sweep = next(line for line in ax_share.get_lines() if line.get_label() == "adult: exploration sweep, reported")
+    assert legend[-len(share_entries) :] == share_entries  # after panel (a)'s markers and levels
+    sweep = next(line for line in ax_share.get_lines() if line.get_label() == "adult: exploration sweep, reported runs")
     assert list(sweep.get_ydata()) == pytest.approx([1 / 3, 0.0, 1.0])
     tuning = next(
-        line for line in ax_share.get_lines() if line.get_label() == "adult: published, tuning, public reading"
+        line for line in ax_share.get_lines() if line.get_label() == "adult: public code's reading, tuning runs"
     )
     assert list(tuning.get_ydata()) == pytest.approx([0.0, 0.5, 0.0])
     colors = {line.get_color() for line in ax_share.get_lines() if ":" in line.get_label()}

@@ -35,7 +35,7 @@ RECORD_RUN_BYTES = 80
 
 DATASET_SHAPES: dict[str, tuple[int, int, int]] = {
     "mushroom": (8124, 117, 2),
-    "adult": (48842, 104, 2),
+    "adult": (48842, 108, 2),
     "magic": (19020, 10, 2),
     "shuttle": (58000, 9, 7),
     "mnist": (70000, 784, 10),

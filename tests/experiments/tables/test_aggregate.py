@@ -357,12 +357,13 @@ def test_warm_runs_fed_different_logs_are_refused():
 
 
 def test_config_captions_are_escaped_for_latex(tmp_path):
-    """A caption is plain text from the config: TeX specials (theta_min, 10%, R&D) are typeset, not interpreted."""
+    """A caption is plain text from the config: TeX specials (10%, R&D) are typeset, not interpreted, and a
+    hyperparameter's name (theta_min) is printed as the paper's symbol."""
     runs = [_run(tmp_path, "cls", "adult", "random", [50.0, 52.0])]
     write_table(
         "regret", runs, tmp_path / "t.csv", tmp_path / "t.tex", "Range (theta_min, theta_max), 10% & more.", "tab:t"
     )
-    assert r"\caption{Range (theta\_min, theta\_max), 10\% \& more." in (tmp_path / "t.tex").read_text()
+    assert r"\caption{Range ($\theta_{\min}$, $\theta_{\max}$), 10\% \& more." in (tmp_path / "t.tex").read_text()
 
 
 @pytest.mark.parametrize(
