@@ -1,10 +1,9 @@
 """The paper build's check of overfull boxes: the log parser on sample lines, and build-paper's one-line failure."""
 
 import shutil
-import subprocess
-import sys
 
 import pytest
+from test_paper_pages import build_document
 
 from hare.report.paper import check_overfull, overfull_boxes
 
@@ -43,43 +42,10 @@ def test_check_fails_with_one_line_naming_the_widest_box():
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
 def test_build_paper_fails_on_an_overfull_box(tmp_path):
-    main = tmp_path / "main.tex"
-    main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{1.2\\linewidth}{1pt}\\end{document}\n")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hare",
-            "build-paper",
-            "--main",
-            str(main),
-            "--outdir",
-            str(tmp_path / "out"),
-            "--pdf",
-            str(tmp_path / "paper.pdf"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = build_document(tmp_path, "\\noindent\\rule{1.2\\linewidth}{1pt}")
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "overfull \\hbox wider than 1pt" in lines[0], result.stderr
     assert not (tmp_path / "paper.pdf").exists()
-    main.write_text("\\documentclass{article}\\begin{document}\\noindent\\rule{0.5\\linewidth}{1pt}\\end{document}\n")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hare",
-            "build-paper",
-            "--main",
-            str(main),
-            "--outdir",
-            str(tmp_path / "out"),
-            "--pdf",
-            str(tmp_path / "paper.pdf"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = build_document(tmp_path, "\\noindent\\rule{0.5\\linewidth}{1pt}")
     assert result.returncode == 0, result.stderr

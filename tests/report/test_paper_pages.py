@@ -80,7 +80,9 @@ def test_every_config_carries_the_budget_and_the_schema_refuses_a_page_count_bel
     assert "\\label{body:end}" in (REPOSITORY / "paper" / "main.tex").read_text()
 
 
-def _build(tmp_path: Path, body: str, *budget: str) -> subprocess.CompletedProcess:
+def build_document(tmp_path: Path, body: str, *budget: str) -> subprocess.CompletedProcess:
+    """``hare build-paper`` on a one-file article whose document body is ``body``, with budget arguments ``budget``
+    (also used by the overfull-box test)."""
     main = tmp_path / "main.tex"
     main.write_text("\\documentclass{article}\\begin{document}" + body + "\\end{document}\n")
     return subprocess.run(
@@ -104,11 +106,11 @@ def _build(tmp_path: Path, body: str, *budget: str) -> subprocess.CompletedProce
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
 def test_build_paper_fails_on_a_planted_long_document_and_passes_a_short_one(tmp_path):
-    short = _build(tmp_path, "One page.\\label{body:end}", "--max-pages", "1", "--max-body-pages", "1")
+    short = build_document(tmp_path, "One page.\\label{body:end}", "--max-pages", "1", "--max-body-pages", "1")
     assert short.returncode == 0, short.stderr
     assert (tmp_path / "paper.pdf").exists()
 
-    long = _build(tmp_path, "One.\\newpage Two.\\newpage Three.", "--max-pages", "1")
+    long = build_document(tmp_path, "One.\\newpage Two.\\newpage Three.", "--max-pages", "1")
     assert long.returncode != 0
     lines = [line for line in long.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "over the page budget: 3 pages against a budget of 1 (paper.max_pages)" in lines[0], (
@@ -116,7 +118,7 @@ def test_build_paper_fails_on_a_planted_long_document_and_passes_a_short_one(tmp
     )
     assert not (tmp_path / "paper.pdf").exists(), "a failed budget leaves no PDF behind (the earlier one removed)"
 
-    body = _build(
+    body = build_document(
         tmp_path, "One.\\newpage Two.\\label{body:end}\\newpage Refs.", "--max-pages", "3", "--max-body-pages", "1"
     )
     assert body.returncode != 0
