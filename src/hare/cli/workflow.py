@@ -1,5 +1,9 @@
 """Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection, tables, the results manifest
-and the cost model."""
+and the cost model.
+
+Length: one module because its subcommands share the config loading and the argument checks that run before any
+work; a split by subcommand waits for the one config boundary that will own those checks.
+"""
 
 from __future__ import annotations
 

@@ -67,6 +67,9 @@ single samples keep the runs batched. Everything is configurable.
 Precision: the networks, their inputs and the SGD step are float32 (as in the reference); the gradient posterior
 (``Z^{-1}`` of the full modes, the diagonal's ``1 / P``) and the means and widths are float64, since ``Z``
 accumulates one term per round over the whole horizon.
+
+Length: one module, one algorithm family (the package keeps one module per family): the three policies share the
+block network's training, the schedule and the gradient posterior, all stated by the equations above.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ This is the implementation the project ran before the per-arm-block networks of 
 unchanged as the reference those are tested against (outputs, gradients, exploration widths, chosen arms) and timed
 against (``hare bench-neural``). It is not registered: no config can name it. Every equation is the one of
 :mod:`hare.policies.neural`'s docstring; here every matmul runs over the ``K - 1`` zero blocks of ``x ⊗ e_a``.
+
+Length: the reference is kept as it ran, one module, so that the tests and the benchmark compare against exactly
+that code.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ LNUCB-TA's published row (``role`` ``published``), then each reading that was ru
 total regret with its 95% t interval ``[ci_low, ci_high]``, ``n_runs``, ``horizon``, ``sigma_difference`` =
 (our mean - published mean) / published std, and the verdict code of the claims' rule. Which readings there are,
 and which switches each sets, is the plain data of :class:`Readings`.
+
+Length: one module because the table and its per-dataset paragraph render the same lines and must agree word for
+word on every verdict.
 """
 
 from __future__ import annotations

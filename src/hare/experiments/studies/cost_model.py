@@ -43,6 +43,9 @@ measured seconds. Not modelled, listed with their reasons under ``unmodelled``: 
 be measured (a prepared dataset this machine lacks, Covertype offline; an error building or playing it) and the
 replays of logged data. A periodic re-factorisation (``refactor_every``) is counted where the measured rounds hold
 one and carried by the line otherwise. The prediction assumes the measured machine and one thread per job.
+
+Length: one module, one model: the phases it measures, the counts that multiply them (the training schedule, the
+run counts, the chunks) and the prediction are read together against the formula above.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ of the reference's rows (``hare.data.prepare.PREPARATIONS``), against its publis
 (:func:`reproduction_verdict`), and lists for each published row the cells that reproduce it; :func:`comparison_rows`
 restates Table 2's comparison (LNUCB-TA against its best baseline) with both policies under one preparation;
 :mod:`hare.report.reproduction` renders the table and its text.
+
+Length: one module because every line of the reproduction table is decided by the same rule (the published row's
+2-sigma band against our interval) over readings, policies and preparations, and the restated comparison reads those
+lines.
 """
 
 from __future__ import annotations
