@@ -110,7 +110,7 @@ rule paper_pdf:
         "../envs/hare.yaml"
     shell:
         "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
-        "--max-pages {params.max_pages} --max-body-pages {params.max_body_pages} > {log:q} 2>&1"
+        "--max-pages {params.max_pages:q} --max-body-pages {params.max_body_pages:q} > {log:q} 2>&1"
 
 
 rule manifest:

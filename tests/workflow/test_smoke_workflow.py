@@ -150,8 +150,8 @@ def test_bad_config_fails_before_any_job(repository, tmp_path):
     good = (repository / "config" / "smoke.yaml").read_text()
     bad.write_text(
         good.replace(
-            "linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]}}",
-            "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]}}",
+            "linucb: {params: {lam: 1.0}, grid: {alpha: [0.1, 1.0]},",
+            "linucb: {params: {lam: 1.0}, grid: {alpha: [-0.1, 1.0]},",
         )
     )
     (tmp_path / "default.yaml").write_bytes((repository / "config" / "default.yaml").read_bytes())  # the overlay's base
