@@ -3,7 +3,8 @@
 # writes its selection (results/selected/..., the grid point of lowest mean total regret on its tuning runs, seeds
 # disjoint from the reported ones); after its jobs, it writes its equivalence margin from its tuning runs only
 # (results/checks/margins/<experiment>/<environment>.json, hare.experiments.margins). The rules are named run_<experiment>_<environment>; the Slurm profile gives them
-# their site resources through config `resources` (see profiles/slurm/config.yaml).
+# their site resources through config `resources` (see profiles/slurm/config.yaml). Snakemake's benchmark file beside
+# each batch's log records the batch process's wall and CPU seconds (what the cost model predicts, docs/cost_model.md).
 BATCH_OF_RULE = {}
 """``{rule name: batch}`` of the experiment rules."""
 
@@ -34,6 +35,8 @@ for _batch, _planned in PLAN["batches"].items():
         threads: job_resources()["threads"]
         log:
             f"results/logs/experiments/{_experiment}/{_environment}.log",
+        benchmark:
+            f"results/logs/experiments/{_experiment}/{_environment}.benchmark.tsv"
         conda:
             "../envs/hare.yaml"
         shell:

@@ -231,3 +231,25 @@ def test_bad_arguments_are_refused_in_one_line_naming_them_before_any_work(argum
     status = main(["cost-model", "config/does-not-exist.yaml", "--out", str(out), *arguments])
     error = capsys.readouterr().err.strip()
     assert status == 2 and len(error.splitlines()) == 1 and named in error and not out.exists()
+
+
+def test_measured_job_seconds_sums_each_batch_benchmark_cpu_time(tmp_path):
+    """The measured side of the check: the ``cpu_time`` column of the batches' Snakemake benchmark files, summed per
+    experiment, the other columns and the ``--experiments`` filter respected."""
+    from hare.experiments.studies.cost_model import measured_job_seconds
+
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for experiment, environment, cpu in [("published", "adult", 12.5), ("published", "magic", 7.25), ("synthetic", "x", 3.0)]:
+        folder = tmp_path / "logs" / "experiments" / experiment
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{environment}.benchmark.tsv").write_text(header + f"99.0\t0:01:39\t1\t1\t1\t1\t0\t0\t50\t{cpu}\n")
+    assert measured_job_seconds(tmp_path) == {"published": 19.75, "synthetic": 3.0}
+    assert measured_job_seconds(tmp_path, ["synthetic"]) == {"synthetic": 3.0}
+
+
+def test_startup_seconds_counts_the_child_process_cpu_time():
+    """The process start is counted from the child's resource usage: positive (an import of torch costs CPU time)
+    and bounded."""
+    from hare.experiments.studies.cost_model import startup_seconds
+
+    assert 0.0 < startup_seconds() < 30.0

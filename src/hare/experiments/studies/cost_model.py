@@ -5,14 +5,16 @@ A benchmark, not a test. Jobs that share a per-round cost share an *entry* (:fun
 hyperparameters but those a grid point sets per run, and the environment but its horizon). One representative job
 of every entry plays its environment on one thread at each run count ``B`` of ``runs`` (two by default, so that the
 dependence on ``B`` is fitted, not assumed), until the horizon or ``budget_s`` seconds of play (at least one round),
-timed phase by phase (:func:`measure_entry`):
+timed phase by phase (:func:`measure_entry`). Every time is CPU seconds of the measuring process (user and system,
+``time.process_time``), the unit in which a build's cost is reported (``/usr/bin/time``'s user + sys), so that other
+work on the machine slows the measurement without inflating it:
 
 * ``setup(B)``: the prepared dataset read, the environment, the warm start's logs and the policy built;
 * ``warm(B)``: the warm start, for a policy that cannot play without its logs (HARE with learned projections), which
   is measured in the warm regime; every other entry is measured cold and its ``M`` logged updates are counted as
   ``M`` rounds played before the first online one (an update per log; a round's choice is counted too, an
   overestimate);
-* ``c(t, B)``: the wall time of round ``t`` (0-based; drawing it through the regret and reward sums, as
+* ``c(t, B)``: the CPU time of round ``t`` (0-based; drawing it through the regret and reward sums, as
   :func:`hare.experiments.simulation.simulate` spends it) without the policy's training;
 * ``tau(B)``: one training of a policy on a training schedule (the neural policies: every update at ``t <
   dense_training_rounds``, then every ``train_every``-th; :func:`trainings_in`), timed apart from its round.
@@ -54,6 +56,7 @@ import json
 import logging
 import math
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -182,7 +185,7 @@ def measure_entry(
     n_runs: int,
     horizon: int,
     budget_s: float,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] = time.process_time,
 ) -> dict[str, Any]:
     """The phases of ``job``'s work at ``n_runs`` runs (module docstring), its environment played up to ``horizon``
     rounds or ``budget_s`` seconds (at least one round), cold unless the policy needs its logs:
@@ -363,7 +366,7 @@ def predict(
     }
 
 
-def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time.perf_counter) -> float:
+def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time.process_time) -> float:
     """Seconds a job of ``job``'s shape spends recording: its sidecar's provenance (specification hash, commit,
     versions) and its ``.npz`` and sidecar written (:func:`hare.io.write_result`) with curves of its ``n_runs`` runs
     at its recorded rounds."""
@@ -388,11 +391,12 @@ def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time
 
 
 def startup_seconds() -> float:
-    """Seconds a batch's process takes to start and import the package's job runner (``python -c "import
-    hare.experiments.run"``), the interpreter this one."""
-    start = time.perf_counter()
+    """CPU seconds (user and system) a batch's process takes to start and import the package's job runner
+    (``python -c "import hare.experiments.run"``), the interpreter this one."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-c", "import hare.experiments.run"], check=True, capture_output=True)
-    return time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def held_out_check(
@@ -564,9 +568,23 @@ def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: lis
 
 
 def measured_job_seconds(results: Path, experiments: list[str] | None = None) -> dict[str, float]:
-    """CPU seconds a finished build's jobs took, per experiment, from the sidecars' ``wall_time_s`` (a grid simulation
+    """CPU seconds (user and system) a finished build's experiment batches took, per experiment: the ``cpu_time``
+    column of each batch's Snakemake benchmark file (``logs/experiments/<experiment>/<environment>.benchmark.tsv``:
+    the whole batch process, its start, set-up, plays and recording, as the model predicts it). A build without
+    benchmark files (older than them) falls back to its sidecars' ``wall_time_s`` (the plays only; a grid simulation
     counted once, from its ``grid_simulation``)."""
-    totals: dict[str, float] = {}
+    benchmarks = sorted((results / "logs" / "experiments").glob("*/*.benchmark.tsv"))
+    if benchmarks:
+        totals: dict[str, float] = {}
+        for path in benchmarks:
+            experiment = path.parent.name
+            if experiments is not None and experiment not in experiments:
+                continue
+            header, *rows = (line.split("\t") for line in path.read_text().splitlines() if line.strip())
+            column = header.index("cpu_time")
+            totals[experiment] = totals.get(experiment, 0.0) + sum(float(row[column]) for row in rows)
+        return totals
+    totals = {}
     seen = set()
     for sidecar in sorted(results.glob("*/*/*/*.json")):
         if sidecar.parts[-4] not in ("runs", "tuning"):
