@@ -239,7 +239,8 @@ def test_measured_job_seconds_sums_each_batch_benchmark_cpu_time(tmp_path):
     from hare.experiments.studies.cost_model import measured_job_seconds
 
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-    for experiment, environment, cpu in [("published", "adult", 12.5), ("published", "magic", 7.25), ("synthetic", "x", 3.0)]:
+    batches = [("published", "adult", 12.5), ("published", "magic", 7.25), ("synthetic", "x", 3.0)]
+    for experiment, environment, cpu in batches:
         folder = tmp_path / "logs" / "experiments" / experiment
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{environment}.benchmark.tsv").write_text(header + f"99.0\t0:01:39\t1\t1\t1\t1\t0\t0\t50\t{cpu}\n")
