@@ -97,11 +97,10 @@ clean:
 paper-core:
 	$(MAKE) all CONFIG=config/paper-core.yaml
 
-# The cost model of config/paper.yaml (docs/cost_model.md): the prepared datasets it reads, then the phases of every
-# policy entry (set-up, rounds, trainings, recording) at B = 5 and 20 runs, and the predicted CPU time of paper and
-# paper-core.
-COST_DATASETS := $(foreach d,adult magic mushroom shuttle mnist,results/data/prepared/$(d).npz) $(foreach d,adult magic mushroom shuttle mnist,results/data/prepared_reference/$(d).npz)
+# The cost model of config/paper.yaml (docs/cost_model.md): the prepared datasets its jobs read (every preparation;
+# hare jobs --datasets, the optional Covertype left out), then the phases of every policy entry (set-up, rounds,
+# trainings, recording) at B = 5 and 20 runs, and the predicted CPU time of paper and paper-core.
 cost-model: setup
-	$(SNAKEMAKE) $(COST_DATASETS) --cores $(CORES) --configfile config/paper.yaml
+	$(SNAKEMAKE) $$($(HARE) jobs config/paper.yaml --datasets) --cores $(CORES) --configfile config/paper.yaml
 	$(HARE) cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 5 20 --budget 2 \
 	  --predict config/paper.yaml config/paper-core.yaml $(if $(MEASURED),--measured $(MEASURED))

@@ -249,3 +249,21 @@ def test_each_bad_config_of_issue_28_is_one_line_naming_the_key(tmp_path, capsys
     assert captured.out == ""
     [line] = captured.err.splitlines()
     assert line.startswith(f"hare {command}: error: ") and expected in line, line
+
+
+def test_jobs_datasets_lists_every_preparation_a_config_reads_and_no_optional_dataset(capsys):
+    """``hare jobs --datasets`` (what ``make cost-model`` prepares): the paper config's published experiment reads
+    each dataset under several preparations, each listed once, in its own folder; Covertype, optional and unreachable
+    offline, is left out."""
+    assert cli.main(["jobs", str(ROOT / "config" / "paper.yaml"), "--datasets"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert len(lines) == len(set(lines)) and lines == sorted(lines)
+    assert {
+        "results/data/prepared/mnist.npz",
+        "results/data/prepared_reference/mnist.npz",
+        "results/data/prepared_standardised/mnist.npz",
+        "results/data/prepared_onehot/mushroom.npz",
+        "results/data/prepared_minmax/magic.npz",
+        "results/data/prepared_onehot_standardised/adult.npz",
+    } <= set(lines)
+    assert not any("covertype" in line for line in lines)

@@ -48,6 +48,19 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         ]
         json.dump(table, sys.stdout, sort_keys=True)
         return 0
+    if args.datasets:
+        from hare.data.registry import get_dataset
+        from hare.experiments.grid import prepared_dataset
+
+        paths = {
+            f"results/{path}"
+            for job in expand_jobs(config)
+            if args.role in (None, job.role)
+            and (path := prepared_dataset(job.spec["environment"]))
+            and not get_dataset(job.spec["environment"]["dataset"]).optional
+        }
+        print("\n".join(sorted(paths)))
+        return 0
     for job in expand_jobs(config):
         if args.role in (None, job.role):
             print(job.stem)
@@ -261,6 +274,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--register", default="paper/claims.yaml", help="claims register whose inputs the table lists (with --table)"
+    )
+    p.add_argument(
+        "--datasets",
+        action="store_true",
+        help="the prepared dataset files (results/data/...) the jobs read instead of the jobs, optional datasets "
+        "(Covertype) left out",
     )
     p.set_defaults(func=cmd_jobs)
 
