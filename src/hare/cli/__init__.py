@@ -14,7 +14,7 @@ import zipfile
 import yaml
 
 from hare.allocator import keep_freed_memory
-from hare.cli import bench, calibrate, report, studies, theory, workflow
+from hare.cli import bench, calibrate, compare, report, studies, theory, workflow
 
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="on an error, show its traceback instead of its one line (anywhere on the line)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for stage in (workflow, theory, report, bench, calibrate, studies):
+    for stage in (workflow, theory, report, compare, bench, calibrate, studies):
         stage.add_subcommands(sub)
     return parser
 
