@@ -1,4 +1,4 @@
-"""``hare compare-claims``: two finished builds' claims registers side by side (:mod:`hare.report.claims_comparison`)."""
+"""``hare compare-claims``: two builds' claims registers side by side (:mod:`hare.report.claims_comparison`)."""
 
 from __future__ import annotations
 
