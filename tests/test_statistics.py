@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hare.statistics import upper_tail_mean
-from hare.theory.claims import evaluate_expression
+from hare.theory.claims.expressions import evaluate_expression
 
 
 def test_worst_decile_mean_of_twenty_runs_is_the_mean_of_the_two_worst():
@@ -56,7 +56,7 @@ def test_clopper_pearson_one_lock_in_of_five_does_not_decide_at_five_percent():
     """One of five runs above the level: the share 0.2 but its exact interval [0.005, 0.716] holds 5%, so the
     no_lock_in claim (share <= 5%) is INCONCLUSIVE, not FAIL; none of 20 still allows up to 16.8%."""
     from hare.statistics import clopper_pearson
-    from hare.theory.claims import FUNCTIONS
+    from hare.theory.claims.expressions import FUNCTIONS
     from hare.verdicts import decide
 
     low, high = clopper_pearson(1, 5)
@@ -74,3 +74,17 @@ def test_clopper_pearson_refuses_impossible_counts():
     with pytest.raises(ValueError, match="6 successes out of 5"):
         clopper_pearson(6, 5)
     assert all(v != v for v in clopper_pearson(0, 0))
+
+
+def test_t_interval_matches_the_closed_form():
+    """The one Student t interval of the package (the claims' per-run uncertainty, the tables, the checks)."""
+    from scipy import stats
+
+    from hare.statistics import t_interval
+
+    x = np.array([1.0, -2.0, 0.5, 4.0, 3.0])
+    interval = t_interval(x)
+    half = stats.t.ppf(0.975, 4) * x.std(ddof=1) / math.sqrt(5)
+    assert interval["estimate"] == pytest.approx(1.3)
+    assert (interval["ci_low"], interval["ci_high"]) == pytest.approx((1.3 - half, 1.3 + half))
+    assert t_interval([2.0])["estimate"] == 2.0 and t_interval([2.0])["ci_low"] is None

@@ -10,7 +10,8 @@ from scipy import stats
 
 from hare import verdicts
 from hare.io import write_json, write_npz
-from hare.theory.claims import adjust_families, decide, evaluate_claim, evaluate_register
+from hare.theory.claims.decide import adjust_families, evaluate_claim, evaluate_register
+from hare.verdicts import decide
 
 
 def test_t_p_values_match_scipy_one_sample_t_tests():
@@ -62,7 +63,7 @@ def test_benjamini_hochberg_ignores_undefined_p_values():
 
 def _planted_family(rng, means, n_runs, sd=1.0):
     """One family of paired-difference claims ``mean(d) < 0`` with the given true means; its adjusted statuses."""
-    from hare.theory.claims import ClaimResult
+    from hare.theory.claims.result import ClaimResult
 
     results = []
     for i, mu in enumerate(means):

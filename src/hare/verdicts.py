@@ -2,7 +2,8 @@
 equivalence within a practical margin, multiplicity within a family, and the run count a comparison needs.
 
 Pure statistics, importing nothing of ``hare``: the claims register (:mod:`hare.theory.claims`) and the
-reproduction table (:func:`hare.experiments.tables.reproduction.reproduction_verdict`) decide with the same rule.
+reproduction table (:func:`hare.experiments.tables.reproduction.reproduction_verdict`) decide with the same rule, and
+the register's writers count the same status words (:data:`STATUSES`, :func:`status_counts`).
 
 A claim compares a measured quantity ``mu`` with a threshold ``theta`` (``mu < theta``, say). Its 95% interval is
 two one-sided tests at ``ALPHA_ONE_SIDED = 2.5%`` each, and the register reads three one-sided decisions off it:
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -42,14 +43,14 @@ LEVEL = 0.95
 ALPHA_ONE_SIDED = (1 - LEVEL) / 2
 """Each one-sided decision's level: a 95% two-sided interval is two one-sided tests at 2.5%."""
 DECISIONS = ("PASS", "FAIL", "EQUIVALENT")
+STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+"""Every status a claim can take, in the order counts are listed: the decisions of :func:`decide` and INCONCLUSIVE,
+VACUOUS (a bound at or above the trivial bound) and NOT RUN (a claim whose run files the configuration does not
+produce), which the claims register assigns."""
 COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "within": None}
 """``within`` takes a threshold ``[low, high]``: the measured quantity lies in that band."""
 MAX_PLANNED_RUNS = 10_000
 """Above this the plan reports the cap: a margin so small against the spread cannot be met by runs."""
-
-
-def _wrong_side(direction: str) -> str:
-    return {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[direction]
 
 
 def _decisions(
@@ -181,6 +182,14 @@ def decide(
     if equivalent(low, high, float(threshold), margin):
         return "EQUIVALENT"
     return "INCONCLUSIVE"
+
+
+def status_counts(statuses: Iterable[str]) -> dict[str, int]:
+    """``{status: count}`` of ``statuses``: every word of :data:`STATUSES` in its order (zero counts included), then
+    any other word in order of first appearance."""
+    statuses = list(statuses)
+    order = [*STATUSES, *(s for s in dict.fromkeys(statuses) if s not in STATUSES)]
+    return {status: statuses.count(status) for status in order}
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:

@@ -17,7 +17,8 @@ from hare.experiments.margins import (
     resolution,
 )
 from hare.io import write_json, write_npz
-from hare.theory.claims import decide, evaluate_claim
+from hare.theory.claims.decide import evaluate_claim
+from hare.verdicts import decide
 
 
 @pytest.fixture

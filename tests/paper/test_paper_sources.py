@@ -78,7 +78,7 @@ def sources() -> dict[Path, str]:
 
 @pytest.fixture(scope="module")
 def claims() -> list[dict]:
-    from hare.theory.claims import load_configs, load_register
+    from hare.theory.claims.register import load_configs, load_register
 
     return load_register(PAPER / "claims.yaml", load_configs([ROOT / "config" / "default.yaml"]))
 

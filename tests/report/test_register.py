@@ -6,17 +6,9 @@ import subprocess
 
 import pytest
 
-from hare.report.register import (
-    COLUMNS,
-    FAMILY_COLUMNS,
-    STATUSES,
-    column_spec,
-    id_ranges,
-    interval_tex,
-    margin_tex,
-    register_tex,
-    template,
-)
+from hare.report.register import register_tex
+from hare.report.register_cells import margin_tex
+from hare.verdicts import STATUSES
 
 
 def _claim(i, key, family, status, adjusted=None, headline=False, measured=-3.2, low=-10.1, high=3.7, **extra):
@@ -188,16 +180,6 @@ def test_bad_keys_and_statuses_are_refused(document):
         register_tex(document)
 
 
-@pytest.mark.parametrize("columns", [COLUMNS, FAMILY_COLUMNS], ids=["headline", "families"])
-def test_column_widths_fit_the_line(columns):
-    assert sum(fraction for _, fraction in columns) <= 1.0 + 1e-12
-    widths = [
-        float(w) for w in re.findall(r"p\{\\dimexpr([0-9.]+)\\linewidth-2\\tabcolsep\\relax\}", column_spec(columns))
-    ]
-    assert len(widths) == len(columns) and sum(widths) <= 1.0 + 1e-12
-    assert all(width >= 0.05 for width in widths)
-
-
 def test_headline_claims_in_their_own_table_then_single_claims_families_and_not_run_by_id(document):
     tex = register_tex(document)
     table, headline = tex.split(r"\newcommand{\claimsTable}", 1)[1].split(r"\newcommand{\claimsHeadlineTable}", 1)
@@ -229,22 +211,6 @@ def test_family_rows_share_a_statement_line(document):
     assert "classification, adult, random" in tex
 
 
-def test_template_replaces_values_on_word_boundaries():
-    claim = {
-        "statement": "At rate 1.0 HARE beats knn_ucb on synthetic_linear (synthetic), not at 10.0.",
-        "binding": {"rate": "1.0", "baseline": "knn_ucb", "environment": "synthetic_linear", "experiment": "synthetic"},
-    }
-    text = template(claim)
-    assert "10.0" in text and text.count(r"$\langle$") == 4
-
-
-def test_interval_digits_and_ranges():
-    assert interval_tex({"measured": 1234.5, "low": 1000.2, "high": 1500.9}) == "1{,}234 [1{,}000, 1{,}501]"
-    assert interval_tex({"measured": 0.0123, "low": 0.001, "high": 0.02}) == "0.012 [0.001, 0.020]"
-    assert interval_tex({"measured": float("nan"), "low": None, "high": None}) == "--"
-    assert id_ranges(["C1", "C2", "C3", "C7", "C9", "C10"]) == "C1--C3, C7, C9--C10"
-
-
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="needs pdflatex")
 def test_register_compiles_without_overfull_boxes(document, tmp_path):
     from hare.report.paper import overfull_boxes
@@ -265,26 +231,8 @@ def test_register_compiles_without_overfull_boxes(document, tmp_path):
     assert overfull_boxes((tmp_path / "main.log").read_text(errors="replace"), 0.0) == []
 
 
-def test_headline_statements_name_policies_and_datasets_as_readers_know_them():
-    from hare.report.register import readable_statement
-
-    claim = {
-        "statement": "HARE has lower total regret than lnucb_ta on mushroom (classification_warm; paired over runs).",
-        "binding": {"experiment": "classification_warm", "environment": "mushroom", "baseline": "lnucb_ta"},
-    }
-    assert (
-        readable_statement(claim)
-        == "HARE has lower total regret than LNUCB-TA on Mushroom (classification, warm; paired over runs)."
-    )
-    claim = {
-        "statement": "online_mean wins on synthetic_linear (hare_online).",
-        "binding": {"environment": "synthetic_linear", "experiment": "hare_online"},
-    }
-    assert readable_statement(claim) == r"online\_mean wins on HARE-Sim (linear) (hare online)."
-
-
 def test_every_inconclusive_headline_claim_says_what_would_settle_it(document):
-    from hare.report.register import headline_tex
+    from hare.report.register_headline import headline_tex
 
     claims = [dict(c) for c in document["claims"]]
     claims[0].update(
@@ -299,7 +247,7 @@ def test_every_inconclusive_headline_claim_says_what_would_settle_it(document):
 
 
 def test_a_family_drawn_as_a_claims_matrix_gets_one_line_not_a_row_per_member():
-    from hare.report.register import MATRIX_MIN_MEMBERS
+    from hare.report.register_families import MATRIX_MIN_MEMBERS
 
     members = [_baseline(i, f"b{i}", "adult", "classification", "PASS") for i in range(1, MATRIX_MIN_MEMBERS + 2)]
     small = [_claim(20 + i, f"small_{i}", "small", "FAIL") for i in range(3)]

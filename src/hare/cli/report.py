@@ -41,14 +41,8 @@ def cmd_skipped_datasets(args: argparse.Namespace) -> int:
 
 def cmd_claims(args: argparse.Namespace) -> int:
     from hare.report.register import write_register_tex
-    from hare.theory.claims import (
-        claims_document,
-        format_interval,
-        format_threshold,
-        load_configs,
-        not_produced,
-        write_claims,
-    )
+    from hare.theory.claims.documents import claims_document, format_interval, format_threshold, write_claims
+    from hare.theory.claims.register import load_configs, not_produced
 
     configs = load_configs(args.config)
     keys = args.key or None

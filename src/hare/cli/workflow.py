@@ -39,7 +39,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
     if args.table:
         from hare.experiments.plan import job_table
-        from hare.theory.claims import load_register
+        from hare.theory.claims.register import load_register
 
         table = job_table(config)
         table["claims"] = [
