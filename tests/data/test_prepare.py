@@ -571,10 +571,11 @@ def test_each_preparation_of_adult_against_brute_force(tmp_path, preparation):
 def test_one_hot_columns_moments_and_ranges_before_the_unit_rows(tmp_path):
     """The blocks of each preparation before normalisation: indicator columns with exactly one 1 per attribute and
     row, numeric columns of mean 0 and population std 1 after standardisation, of range [0, 1] after min-max."""
-    from hare.data.prepare import REFERENCE_READERS, encode
+    from hare.data.encoding import encode
+    from hare.data.registry import get_dataset
 
     _planted_adult(tmp_path)
-    table = REFERENCE_READERS["adult"](tmp_path)
+    table = get_dataset("adult").reference_reader(tmp_path)
     onehot = encode(table, "onehot")
     nominal_columns = onehot[:, 1:4]  # workclass: ?, Gov, Private
     assert nominal_columns.tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
@@ -666,7 +667,7 @@ def test_environment_spec_carries_preparation(smoke_config):
 
 
 def test_runner_refuses_a_file_of_the_other_preparation(tmp_path):
-    from hare.experiments.job_setup import check_preparation
+    from hare.envs.classification import check_preparation
 
     _planted_mushroom(tmp_path)
     prepare_classification("mushroom", tmp_path, tmp_path / "project.npz")

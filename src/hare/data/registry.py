@@ -1,4 +1,9 @@
-"""Pinned locations and checksums of the benchmark datasets.
+"""The benchmark datasets, one record each (:class:`DatasetSpec`): everything the package knows of a dataset.
+
+A record holds the dataset's provenance (its pinned files, licence, citation and homepage), how it is used (``kind``,
+``optional``), its readers (:mod:`hare.data.classification_readers`, :mod:`hare.data.open_bandit`), its shape (for the
+pre-flight memory estimate, which reads no file) and its display name. Adding a dataset is one record here plus its
+reader (``docs/adding_a_dataset.md``); ``tests/data/test_registry.py`` checks that every record is complete.
 
 Every file has a canonical HTTPS URL, the sha256 of the bytes served there, and the path of
 its copy in the vendored mirror (``hare/data/mirror``). Mirror copies of canonical files
@@ -9,8 +14,12 @@ sha256 is always that of the canonical, uncompressed bytes, which is what
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
+
+from hare.data import classification_readers as readers
+from hare.data.open_bandit import read_open_bandit
 
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 MNIST = "https://ossci-datasets.s3.amazonaws.com/mnist"
@@ -37,13 +46,30 @@ class RemoteFile:
     compressed: str | None = None
 
 
+class DatasetShape(NamedTuple):
+    """The size of a prepared dataset, the largest over its preparations (:data:`hare.data.encoding.PROTOCOLS`):
+    ``rows`` (a logged dataset's events), ``features`` per row (a logged dataset's arm context, ``d_user + d_item``)
+    and ``arms`` (classes, or a logged dataset's items)."""
+
+    rows: int
+    features: int
+    arms: int
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A benchmark dataset: its files, licence and how it is used.
+    """A benchmark dataset: its files, licence and how it is used, its readers, shape and display name.
 
     ``kind='classification'`` datasets become contextual bandits with one arm per class;
     ``kind='logged'`` datasets hold logged bandit feedback. ``optional`` datasets may be
     skipped when they cannot be obtained.
+
+    ``reader``: a classification dataset's project reader, ``raw_dir -> (features (n, d), labels (n,) int64, class
+    names)`` (:mod:`hare.data.classification_readers`); a logged dataset's, ``(raw_dir, campaign) -> (arrays,
+    summary)`` (:func:`hare.data.open_bandit.read_open_bandit`). ``reference_reader``: a classification dataset's
+    reader of the reference's rows, ``raw_dir -> RawTable`` (``None`` for a logged dataset, which has the project
+    preparation only). ``shape``: :class:`DatasetShape`. ``display_name``: the dataset's name as tables and the paper
+    show it.
     """
 
     name: str
@@ -53,6 +79,10 @@ class DatasetSpec:
     homepage: str
     kind: Literal["classification", "logged"]
     optional: bool = False
+    display_name: str = ""
+    shape: DatasetShape | None = None
+    reader: Callable | None = None
+    reference_reader: Callable | None = None
 
 
 UCI_LICENCE = "CC BY 4.0 (UCI Machine Learning Repository)"
@@ -95,6 +125,10 @@ DATASETS: dict[str, DatasetSpec] = {
         "https://doi.org/10.24432/C5XW20",
         homepage="https://archive.ics.uci.edu/dataset/2/adult",
         kind="classification",
+        display_name="Adult",
+        shape=DatasetShape(48842, 108, 2),
+        reader=readers.read_adult,
+        reference_reader=readers.read_adult_reference,
     ),
     "mushroom": DatasetSpec(
         name="mushroom",
@@ -110,6 +144,10 @@ DATASETS: dict[str, DatasetSpec] = {
         citation="Mushroom (1981). UCI Machine Learning Repository. https://doi.org/10.24432/C5959T",
         homepage="https://archive.ics.uci.edu/dataset/73/mushroom",
         kind="classification",
+        display_name="Mushroom",
+        shape=DatasetShape(8124, 117, 2),
+        reader=readers.read_mushroom,
+        reference_reader=readers.read_mushroom_reference,
     ),
     "magic": DatasetSpec(
         name="magic",
@@ -126,6 +164,10 @@ DATASETS: dict[str, DatasetSpec] = {
         "https://doi.org/10.24432/C52C8B",
         homepage="https://archive.ics.uci.edu/dataset/159/magic+gamma+telescope",
         kind="classification",
+        display_name="Magic",
+        shape=DatasetShape(19020, 10, 2),
+        reader=readers.read_magic,
+        reference_reader=readers.read_magic_reference,
     ),
     "shuttle": DatasetSpec(
         name="shuttle",
@@ -147,6 +189,10 @@ DATASETS: dict[str, DatasetSpec] = {
         citation="Statlog (Shuttle). UCI Machine Learning Repository. https://doi.org/10.24432/C5WS31",
         homepage="https://archive.ics.uci.edu/dataset/148/statlog+shuttle",
         kind="classification",
+        display_name="Shuttle",
+        shape=DatasetShape(58000, 9, 7),
+        reader=readers.read_shuttle,
+        reference_reader=readers.read_shuttle_reference,
     ),
     "mnist": DatasetSpec(
         name="mnist",
@@ -169,6 +215,10 @@ DATASETS: dict[str, DatasetSpec] = {
         "database. http://yann.lecun.com/exdb/mnist/",
         homepage="http://yann.lecun.com/exdb/mnist/",
         kind="classification",
+        display_name="MNIST",
+        shape=DatasetShape(10000, 784, 10),
+        reader=readers.read_mnist,
+        reference_reader=readers.read_mnist_reference,
     ),
     "covertype": DatasetSpec(
         name="covertype",
@@ -185,6 +235,10 @@ DATASETS: dict[str, DatasetSpec] = {
         homepage="https://archive.ics.uci.edu/dataset/31/covertype",
         kind="classification",
         optional=True,
+        display_name="Covertype",
+        shape=DatasetShape(581012, 54, 7),
+        reader=readers.read_covertype,
+        reference_reader=readers.read_covertype_reference,
     ),
     "open_bandit": DatasetSpec(
         name="open_bandit",
@@ -206,6 +260,9 @@ DATASETS: dict[str, DatasetSpec] = {
         "NeurIPS Datasets and Benchmarks. arXiv:2008.07146",
         homepage="https://research.zozo.com/data.html",
         kind="logged",
+        display_name="Open Bandit",
+        shape=DatasetShape(10000, 26, 34),
+        reader=read_open_bandit,
     ),
 }
 

@@ -1,5 +1,17 @@
-"""Bandit environments: each returns typed rounds with the full table of mean rewards."""
+"""Bandit environments: each returns typed rounds with the full table of mean rewards; importing this package
+registers every kind (:mod:`hare.envs.registry`)."""
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, Observation
+from hare.envs import classification, replay, synthetic, text  # noqa: F401
+from hare.envs.base import BanditEnvironment, BanditRound, EnvironmentShape, ItemPool, Observation
+from hare.envs.registry import build_environment, environment_class, environment_kinds
 
-__all__ = ["BanditEnvironment", "BanditRound", "ItemPool", "Observation"]
+__all__ = [
+    "BanditEnvironment",
+    "BanditRound",
+    "EnvironmentShape",
+    "ItemPool",
+    "Observation",
+    "build_environment",
+    "environment_class",
+    "environment_kinds",
+]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, ClassVar
 
 import torch
 
@@ -126,6 +128,23 @@ class LoggedDataUnavailable(RuntimeError):
 WARM_START_STREAM = "warm-start-logs"
 
 
+@dataclass(frozen=True)
+class EnvironmentShape:
+    """What the pre-flight memory estimate (:mod:`hare.experiments.memory`) needs of a job's environment, answered by
+    its class (:meth:`BanditEnvironment.memory_shape`) without building it: ``arms`` of ``dim`` features, ``rounds``
+    played, the dataset's ``rows`` (0 without a dataset), the item ``clusters``, the ``shared_bytes`` held once whatever
+    the runs, and the ``run_bytes`` each environment run adds beyond what every environment holds per run (a replay's
+    greedy read of every logged event)."""
+
+    arms: int
+    dim: int
+    rounds: int
+    rows: int
+    clusters: int
+    shared_bytes: int
+    run_bytes: int = 0
+
+
 class BanditEnvironment(ABC):
     """``n_runs`` independent runs of one bandit problem, ``horizon`` rounds each.
 
@@ -133,6 +152,26 @@ class BanditEnvironment(ABC):
     read of the environment's logged interactions raises :class:`LoggedDataUnavailable`;
     ``logged_reads`` counts the reads that were served.
     """
+
+    kind: ClassVar[str] = ""
+    """The environment kind it is registered under (:func:`hare.envs.registry.register_environment`), the ``kind`` of
+    a config's ``environments`` entry."""
+    config_class: ClassVar[type]
+    """The typed dataclass of its ``params`` (:meth:`make_config`)."""
+    needs_dataset: ClassVar[bool] = False
+    """Whether an entry names a prepared dataset (``dataset``) and a job reads its file (``--dataset``)."""
+    has_preparation: ClassVar[bool] = False
+    """Whether an entry may name a ``preparation`` of its dataset (:data:`hare.data.encoding.PROTOCOLS`)."""
+    serves_logs: ClassVar[bool] = False
+    """Whether :meth:`logged` serves a warm start (the warm regime); at most :meth:`logged_capacity` interactions."""
+    has_oracle: ClassVar[bool] = False
+    """Whether the instance exposes its true parameters (HARE-Sim's ``W*``: oracle projections, the OFUL check)."""
+    has_reward_matrix: ClassVar[bool] = True
+    """Whether every round holds the reward of every arm (:meth:`mean_reward_all_rounds` can answer); a replay of
+    logged events holds the logged arm's only."""
+    replays_logged_data: ClassVar[bool] = False
+    """Whether its rounds replay logged events (Li et al. 2011): a job plays its runs as one replay
+    (:mod:`hare.experiments.replay_job`), never in a grid simulation, and the cost model leaves it out."""
 
     n_runs: int
     n_arms: int
@@ -145,6 +184,43 @@ class BanditEnvironment(ABC):
     logs_allowed: bool = True
     logged_reads: int = 0
     warm_rounds: int = 0
+
+    @classmethod
+    def make_config(cls, params: dict[str, Any] | None) -> Any:
+        """The typed, validated ``params`` of an entry (:attr:`config_class`); a key it does not know is a ValueError
+        naming the kind, the key and the known ones, a bad value the config class's own error."""
+        params = params or {}
+        known = [f.name for f in fields(cls.config_class)]
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(f"{unknown[0]}: unknown setting of a {cls.kind} environment; known: {known}")
+        return cls.config_class(**params)
+
+    @classmethod
+    def logged_capacity(cls, config: Any) -> int | None:
+        """The most logged interactions :meth:`logged` can serve under ``config`` (:meth:`make_config`); ``None``
+        without a bound, 0 where :attr:`serves_logs` is false."""
+        return None if cls.serves_logs else 0
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: dict[str, Any],
+        n_runs: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        dataset_path: str | Path | None = None,
+    ) -> BanditEnvironment:
+        """The environment of a job specification's ``environment`` entry (``name``, ``kind``, ``params``,
+        ``dataset``, ``horizon``, ``preparation``), ``n_runs`` runs drawing from ``keys`` ``(n_runs,)``; a kind
+        that reads a prepared dataset reads ``dataset_path``. A registered kind implements it."""
+        raise NotImplementedError(f"{cls.__name__} is not built from a config entry")
+
+    @classmethod
+    def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
+        """The :class:`EnvironmentShape` of an ``environment`` entry (as :meth:`from_entry` takes), from its config
+        alone: no file is read and nothing is built. A registered kind implements it."""
+        raise NotImplementedError(f"{cls.__name__} has no memory estimate")
 
     @property
     def history_capacity(self) -> int:

@@ -11,14 +11,29 @@ arm); :func:`disjoint_encoding` builds it for models that need a single input ve
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import WARM_START_STREAM, BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation
-from hare.envs.synthetic import LoggedInteractions
+from hare.data.encoding import preparation_of
+from hare.data.registry import get_dataset
+from hare.envs.base import (
+    WARM_START_STREAM,
+    BanditEnvironment,
+    BanditRound,
+    EnvironmentShape,
+    ItemPool,
+    LoggedRounds,
+    Observation,
+)
+from hare.envs.logged import LoggedInteractions
+from hare.envs.registry import register_environment
 from hare.random import CounterRNG, run_keys
+from hare.typed import TypedFields, at_least
 
 
 def disjoint_encoding(contexts: torch.Tensor) -> torch.Tensor:
@@ -43,6 +58,42 @@ def _prepared_arrays(path) -> tuple[torch.Tensor, torch.Tensor]:
     return _PREPARED[key]
 
 
+@dataclass(frozen=True)
+class ClassificationParams(TypedFields):
+    """The ``params`` of a classification environment: ``logged_rows``, the rows set aside as its logged part
+    (:class:`ClassificationBandit`)."""
+
+    logged_rows: Annotated[int, at_least(0)] = 0
+
+
+def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
+    """The prepared dataset at ``dataset_path`` was made with the environment's ``preparation``.
+
+    A reference-protocol file carries a ``protocol`` member (``"reference"``); a project-protocol
+    file has none. A mismatch (e.g. the project file given to a ``preparation: reference``
+    environment) is a ValueError naming the environment, the file and both protocols.
+    """
+    with np.load(dataset_path, allow_pickle=False) as data:
+        found = str(data["protocol"]) if "protocol" in data.files else "project"
+    wanted = preparation_of(env)
+    if found != wanted:
+        raise ValueError(
+            f"environment {env['name']!r} declares preparation {wanted!r}, "
+            f"but {dataset_path} was prepared with {found!r}"
+        )
+
+
+def dataset_shape(entry: dict[str, Any], logged_rows: int) -> EnvironmentShape:
+    """The :class:`EnvironmentShape` of an environment over the entry's prepared ``dataset`` (its record's
+    :attr:`hare.data.registry.DatasetSpec.shape`, the largest of its preparations, so no file is read): its horizon
+    capped by the online rows (``rows - logged_rows``), one cluster per arm; shared: the features, float32 cached
+    and float64."""
+    rows, dim, arms = get_dataset(entry["dataset"]).shape
+    online = rows - logged_rows
+    return EnvironmentShape(arms, dim, max(0, min(int(entry["horizon"]), online)), rows, arms, 12 * rows * dim)
+
+
+@register_environment("classification")
 class ClassificationBandit(BanditEnvironment):
     """``n_runs`` shuffled passes over a labelled dataset.
 
@@ -53,6 +104,11 @@ class ClassificationBandit(BanditEnvironment):
     every run and every policy) as the logged part of the dataset: :meth:`sample_logged`
     serves them with uniformly random arms, and the online runs never see them.
     """
+
+    config_class = ClassificationParams
+    needs_dataset = True
+    has_preparation = True
+    serves_logs = True
 
     def __init__(
         self,
@@ -103,6 +159,33 @@ class ClassificationBandit(BanditEnvironment):
             device,
             logged_rows,
         )
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: dict[str, Any],
+        n_runs: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        dataset_path: str | Path | None = None,
+    ) -> ClassificationBandit:
+        """The entry's prepared dataset at ``dataset_path`` (checked to be of its ``preparation``:
+        :func:`check_preparation`), ``params.logged_rows`` set aside."""
+        if dataset_path is None:
+            raise ValueError(f"environment {entry['name']!r} needs its prepared dataset (--dataset)")
+        check_preparation(entry, dataset_path)
+        params = cls.make_config(entry["params"])
+        return cls.from_npz(dataset_path, n_runs, entry["horizon"], keys, device, logged_rows=params.logged_rows)
+
+    @classmethod
+    def logged_capacity(cls, config: ClassificationParams) -> int:
+        """The rows set aside (``logged_rows``): a warm start serves at most that many."""
+        return config.logged_rows
+
+    @classmethod
+    def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
+        """:func:`dataset_shape` with the entry's ``logged_rows`` set aside."""
+        return dataset_shape(entry, int((entry.get("params") or {}).get("logged_rows", 0)))
 
     def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
         """``n_samples`` of the set-aside rows with uniformly random arms, per key ``(n_sets,)``: ``(n_sets, M, ...)``

@@ -30,14 +30,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from hare.data.errors import DataFormatError
-from hare.envs.base import BanditEnvironment, ItemPool, Observation
+from hare.envs.base import BanditEnvironment, EnvironmentShape, ItemPool, Observation
+from hare.envs.classification import dataset_shape
+from hare.envs.registry import register_environment
 from hare.random import CounterRNG
+from hare.typed import TypedFields
 
 LOGGED_FIELDS = ("contexts", "actions", "positions", "rewards", "pscores", "item_features")
 
@@ -144,6 +148,12 @@ class ReplayRound:
         return arms == self.logged_actions
 
 
+@dataclass(frozen=True)
+class ReplayParams(TypedFields):
+    """The ``params`` of a replay environment: none."""
+
+
+@register_environment("replay")
 class ReplayBandit(BanditEnvironment):
     """``n_runs`` replays of one logged data set, each in its own random row order.
 
@@ -152,6 +162,10 @@ class ReplayBandit(BanditEnvironment):
     pool is the set of items (standardised item features, L2-normalised; one cluster each).
     """
 
+    config_class = ReplayParams
+    needs_dataset = True
+    has_reward_matrix = False
+    replays_logged_data = True
     n_users = 1
     user_dim = 0
 
@@ -177,6 +191,35 @@ class ReplayBandit(BanditEnvironment):
     def from_npz(cls, path, n_runs: int, horizon: int | None, keys: torch.Tensor, device="cpu") -> ReplayBandit:
         logged = LoggedData.from_npz(path)
         return cls(logged, n_runs, min(horizon or logged.n_rows, logged.n_rows), keys, device)
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: dict[str, Any],
+        n_runs: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        dataset_path: str | Path | None = None,
+    ) -> ReplayBandit:
+        """The entry's prepared logged dataset at ``dataset_path``."""
+        if dataset_path is None:
+            raise ValueError(f"environment {entry['name']!r} needs its prepared logged dataset (--dataset)")
+        return cls.from_npz(dataset_path, n_runs, entry["horizon"], keys, device)
+
+    @classmethod
+    def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
+        """:func:`hare.envs.classification.dataset_shape` of the logged dataset (events as rows, items as arms), and
+        per run the greedy read of every logged event's arm contexts, ``8 rows A d``."""
+        shape = dataset_shape(entry, 0)
+        return EnvironmentShape(
+            shape.arms,
+            shape.dim,
+            shape.rounds,
+            shape.rows,
+            shape.clusters,
+            shape.shared_bytes,
+            8 * shape.rows * shape.arms * shape.dim,
+        )
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         """Refused: a logged event holds the reward of the logged arm only, so there is no whole reward matrix."""

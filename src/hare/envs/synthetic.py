@@ -23,7 +23,8 @@ combination of pool items (HARE's identity values) the best value is the best it
 synthesis regret is ``max_n mu_t(e_n) - mu_t(z)`` with the linear-variant item rewards.
 
 The logged-data sampler draws ``M`` interactions of the uniform logging policy (query, user
-and item uniform, reward with noise) from its own keys, for fitting projections offline.
+and item uniform, reward with noise; :class:`hare.envs.logged.UserQueryLogging`) from its own keys, for fitting
+projections offline.
 
 Arm features for context-only baselines are ``[x_t, onehot(i_t)]`` shared by all arms,
 which makes the linear variant exactly realisable by disjoint-arm linear models.
@@ -33,19 +34,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import (
-    WARM_START_STREAM,
-    BanditEnvironment,
-    BanditRound,
-    ItemPool,
-    LoggedRounds,
-    Observation,
-    mean_of_round_rewards,
-)
+from hare.envs.base import BanditRound, EnvironmentShape, ItemPool, Observation
+from hare.envs.logged import UserQueryLogging
+from hare.envs.registry import register_environment
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -92,34 +89,13 @@ class OracleProjections:
     key: torch.Tensor
 
 
-@dataclass(frozen=True)
-class LoggedInteractions:
-    """Logged data of the uniform logging policy, ``(n_sets, M, ...)`` per field.
+@register_environment("synthetic")
+class SyntheticBandit(UserQueryLogging):
+    """``n_runs`` runs of HARE-Sim over ``horizon`` rounds; its ``params`` are a :class:`SyntheticConfig`."""
 
-    queries ``(n_sets, M, query_dim)``, users ``(n_sets, M)`` int64, items ``(n_sets, M)`` int64,
-    rewards ``(n_sets, M)`` realised (mean plus noise).
-    """
-
-    queries: torch.Tensor
-    users: torch.Tensor
-    items: torch.Tensor
-    rewards: torch.Tensor
-
-
-def user_query_logs(env: BanditEnvironment, n_logged: int) -> LoggedRounds:
-    """The warm-start logs of an environment with a ``sample_logged`` sampler of (query, user, item, reward)
-    whose arms share the context ``[x, onehot(user)]`` (HARE-Sim, the text environment): one logged set
-    drawn from :data:`WARM_START_STREAM`, contexts ``(M, n_arms, query_dim + n_users)`` as an expanded view."""
-    logs = env.sample_logged(n_logged, run_keys(0, [0], WARM_START_STREAM).to(env.device))
-    x, users = logs.queries[0], logs.users[0]
-    contexts = torch.cat([x, F.one_hot(users, env.n_users).to(x.dtype)], dim=1)
-    return env.served_warm_start(
-        LoggedRounds(contexts[:, None, :].expand(-1, env.n_arms, -1), users, x, logs.items[0], logs.rewards[0])
-    )
-
-
-class SyntheticBandit(BanditEnvironment):
-    """``n_runs`` runs of HARE-Sim over ``horizon`` rounds."""
+    config_class = SyntheticConfig
+    serves_logs = True
+    has_oracle = True
 
     def __init__(
         self, config: SyntheticConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"
@@ -135,6 +111,32 @@ class SyntheticBandit(BanditEnvironment):
         self.device = torch.device(device)
         self._build_instance()
         self.rng = CounterRNG(keys.to(self.device))
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: dict[str, Any],
+        n_runs: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        dataset_path: str | Path | None = None,
+    ) -> SyntheticBandit:
+        """HARE-Sim of the entry's ``params`` over its ``horizon`` (no dataset)."""
+        return cls(cls.make_config(entry["params"]), n_runs, entry["horizon"], keys, device)
+
+    @classmethod
+    def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
+        """``n_items`` arms of ``query_dim + n_users`` features and ``n_clusters`` clusters, no rows; shared: the pool
+        and the nonlinear interaction matrices, float64."""
+        c = cls.make_config(entry["params"])
+        return EnvironmentShape(
+            c.n_items,
+            c.query_dim + c.n_users,
+            int(entry["horizon"]),
+            0,
+            c.n_clusters,
+            8 * c.n_items * (c.item_dim + c.query_dim**2),
+        )
 
     def _build_instance(self) -> None:
         c = self.config
@@ -212,28 +214,13 @@ class SyntheticBandit(BanditEnvironment):
         reward = mean + self.config.noise_sigma * self.rng.normal("synthesis-noise", t)
         return reward, mean, (best - mean).clamp_min(0.0)
 
-    def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
-        """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""
-        self.check_log_access()
-        c = self.config
-        rng = CounterRNG(keys.to(self.device))
-        queries = F.normalize(rng.normal("logged-query", 0, (n_samples, c.query_dim)), dim=-1)  # (n_sets, M, d_x)
-        users = rng.randint("logged-user", 0, c.n_users, (n_samples,))
-        items = rng.randint("logged-item", 0, c.n_items, (n_samples,))
-        mean = torch.stack(
-            [self.mean_rewards(queries[s], users[s]).gather(1, items[s][:, None]).squeeze(1) for s in range(len(keys))]
-        )
-        rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
-        return LoggedInteractions(queries, users, items, rewards)
+    def logged_queries(self, rng: CounterRNG, n_samples: int) -> torch.Tensor:
+        """Unit-norm logged queries ``(n_sets, n_samples, query_dim)`` (:class:`hare.envs.logged.UserQueryLogging`)."""
+        return F.normalize(rng.normal("logged-query", 0, (n_samples, self.config.query_dim)), dim=-1)
 
-    def logged(self, n_logged: int) -> LoggedRounds:
-        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`)."""
-        return user_query_logs(self, n_logged)
-
-    def mean_reward_all_rounds(self) -> torch.Tensor:
-        """:meth:`BanditEnvironment.mean_reward_all_rounds`: the realised rewards of :meth:`round` over the whole
-        horizon (:func:`hare.envs.base.mean_of_round_rewards`), ``(n_runs,)``."""
-        return mean_of_round_rewards(self)
+    def logged_means(self, queries: torch.Tensor, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        """``mu(n)`` of the logged items ``(M,)`` of one set (:class:`hare.envs.logged.UserQueryLogging`)."""
+        return self.mean_rewards(queries, users).gather(1, items[:, None]).squeeze(1)
 
     def round(self, t: int) -> BanditRound:
         x = self.queries(t)

@@ -40,12 +40,15 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, BanditRound, ItemPool, LoggedRounds, Observation, mean_of_round_rewards
-from hare.envs.synthetic import LoggedInteractions, user_query_logs
+from hare.envs.base import BanditRound, EnvironmentShape, ItemPool, Observation
+from hare.envs.logged import UserQueryLogging
+from hare.envs.registry import register_environment
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -256,8 +259,17 @@ def corpus_embeddings(config: TextConfig) -> tuple[torch.Tensor, torch.Tensor]:
 # -- environment ---------------------------------------------------------------------------------
 
 
-class TextBandit(BanditEnvironment):
-    """``n_runs`` runs of HARE-Text over ``horizon`` rounds (module docstring); arms are pool items."""
+MINILM_DIM = 384
+"""The width of all-MiniLM-L6-v2's sentence embeddings."""
+
+
+@register_environment("text")
+class TextBandit(UserQueryLogging):
+    """``n_runs`` runs of HARE-Text over ``horizon`` rounds (module docstring); arms are pool items; its ``params`` are
+    a :class:`TextConfig`."""
+
+    config_class = TextConfig
+    serves_logs = True
 
     def __init__(
         self, config: TextConfig, n_runs: int, horizon: int, keys: torch.Tensor, device: str | torch.device = "cpu"
@@ -283,6 +295,28 @@ class TextBandit(BanditEnvironment):
         centroids = torch.stack([items[topics == c].mean(0) for c in range(config.n_topics)]).to(self.device)  # (C, d)
         self.preferences = F.normalize(self.users @ centroids, dim=-1)  # (n_users, d)
         self.rng = CounterRNG(keys.to(self.device))
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: dict[str, Any],
+        n_runs: int,
+        keys: torch.Tensor,
+        device: str | torch.device = "cpu",
+        dataset_path: str | Path | None = None,
+    ) -> TextBandit:
+        """HARE-Text of the entry's ``params`` over its ``horizon`` (no dataset)."""
+        return cls(cls.make_config(entry["params"]), n_runs, entry["horizon"], keys, device)
+
+    @classmethod
+    def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
+        """``n_items`` arms of ``d + n_users`` features (``d``: ``hash_dim``, or 384 for MiniLM) and ``n_topics``
+        clusters, no rows; shared: the pool, the query bank and their cached copies, float64."""
+        c = cls.make_config(entry["params"])
+        d = c.hash_dim if c.encoder == "hashing" else MINILM_DIM
+        return EnvironmentShape(
+            c.n_items, d + c.n_users, int(entry["horizon"]), 0, c.n_topics, 16 * (c.n_items + c.n_queries) * d
+        )
 
     def encode(self, texts: list[str]) -> torch.Tensor:
         """Embeddings of arbitrary texts with the environment's encoder, ``(len(texts), d)``."""
@@ -327,31 +361,13 @@ class TextBandit(BanditEnvironment):
         """:meth:`synthesis_outcome` of generated texts (one per run), scored through their embeddings."""
         return self.synthesis_outcome(t, self.encode(texts))
 
-    def sample_logged(self, n_samples: int, keys: torch.Tensor) -> LoggedInteractions:
-        """``n_samples`` interactions of the uniform logging policy per key ``(n_sets,)`` int64."""
-        self.check_log_access()
-        c = self.config
-        rng = CounterRNG(keys.to(self.device))
-        queries = self.query_bank[rng.randint("logged-query", 0, c.n_queries, (n_samples,))]  # (n_sets, M, d)
-        users = rng.randint("logged-user", 0, c.n_users, (n_samples,))
-        items = rng.randint("logged-item", 0, c.n_items, (n_samples,))
-        mean = torch.stack(
-            [
-                self.scores(self.pool.embeddings[items[s]][:, None, :], queries[s], users[s])[:, 0]
-                for s in range(len(keys))
-            ]
-        )
-        rewards = mean + c.noise_sigma * rng.normal("logged-noise", 0, (n_samples,))
-        return LoggedInteractions(queries, users, items, rewards)
+    def logged_queries(self, rng: CounterRNG, n_samples: int) -> torch.Tensor:
+        """Logged queries from the bank, ``(n_sets, n_samples, d)`` (:class:`hare.envs.logged.UserQueryLogging`)."""
+        return self.query_bank[rng.randint("logged-query", 0, self.config.n_queries, (n_samples,))]
 
-    def logged(self, n_logged: int) -> LoggedRounds:
-        """``n_logged`` interactions of the uniform logging policy (see :meth:`BanditEnvironment.logged`)."""
-        return user_query_logs(self, n_logged)
-
-    def mean_reward_all_rounds(self) -> torch.Tensor:
-        """:meth:`BanditEnvironment.mean_reward_all_rounds`: the realised rewards of :meth:`round` over the whole
-        horizon (:func:`hare.envs.base.mean_of_round_rewards`), ``(n_runs,)``."""
-        return mean_of_round_rewards(self)
+    def logged_means(self, queries: torch.Tensor, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        """``mu(e)`` of the logged items ``(M,)`` of one set (:class:`hare.envs.logged.UserQueryLogging`)."""
+        return self.scores(self.pool.embeddings[items][:, None, :], queries, users)[:, 0]
 
     def round(self, t: int) -> BanditRound:
         x, users = self.queries(t), self.active_users(t)

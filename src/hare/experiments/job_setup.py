@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hare.data.prepare import preparation_of
 from hare.envs.base import BanditEnvironment, LoggedRounds
+from hare.envs.registry import build_environment as build_entry_environment
 from hare.io import config_hash, git_commit, package_versions
 from hare.policies.base import tunable_values
 from hare.random import run_keys
@@ -65,51 +65,15 @@ def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
     )
 
 
-def check_preparation(env: dict[str, Any], dataset_path: str | Path) -> None:
-    """The prepared dataset at ``dataset_path`` was made with the environment's ``preparation``.
-
-    A reference-protocol file carries a ``protocol`` member (``"reference"``); a project-protocol
-    file has none. A mismatch (e.g. the project file given to a ``preparation: reference``
-    environment) is a ValueError naming the environment, the file and both protocols.
-    """
-    with np.load(dataset_path, allow_pickle=False) as data:
-        found = str(data["protocol"]) if "protocol" in data.files else "project"
-    wanted = preparation_of(env)
-    if found != wanted:
-        raise ValueError(
-            f"environment {env['name']!r} declares preparation {wanted!r}, "
-            f"but {dataset_path} was prepared with {found!r}"
-        )
-
-
 def build_environment(
     spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1
 ) -> BanditEnvironment:
-    """The environment of a job specification; ``copies > 1`` repeats its runs that many times (``copies n_runs``
-    runs, run ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one batch."""
-    env = spec["environment"]
+    """The environment of a job specification, built by its kind's class (:func:`hare.envs.registry.build_environment`;
+    a kind that reads a prepared dataset reads ``dataset_path``); ``copies > 1`` repeats its runs that many times
+    (``copies n_runs`` runs, run ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one
+    batch."""
     keys = environment_keys(spec).repeat(copies)  # (copies n_runs,)
-    spec = {**spec, "n_runs": spec["n_runs"] * copies}
-    if env["kind"] == "synthetic":
-        from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-
-        return SyntheticBandit(SyntheticConfig(**env["params"]), spec["n_runs"], env["horizon"], keys, device)
-    if env["kind"] == "classification":
-        from hare.envs.classification import ClassificationBandit
-
-        if dataset_path is None:
-            raise ValueError(f"environment {env['name']!r} needs its prepared dataset (--dataset)")
-        check_preparation(env, dataset_path)
-        return ClassificationBandit.from_npz(
-            dataset_path, spec["n_runs"], env["horizon"], keys, device, **env["params"]
-        )
-    if env["kind"] == "replay":
-        from hare.envs.replay import ReplayBandit
-
-        if dataset_path is None:
-            raise ValueError(f"environment {env['name']!r} needs its prepared logged dataset (--dataset)")
-        return ReplayBandit.from_npz(dataset_path, spec["n_runs"], env["horizon"], keys, device)
-    raise ValueError(f"environment {env['name']!r}: unknown kind {env['kind']!r}")
+    return build_entry_environment(spec["environment"], spec["n_runs"] * copies, keys, device, dataset_path)
 
 
 REGIMES = ("cold", "warm")

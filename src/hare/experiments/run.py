@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hare.envs.registry import environment_class
 from hare.experiments.job_setup import (
     build_environment,
     deterministic_kernels,
@@ -73,11 +74,11 @@ def run_job(
     """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
 
     A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
-    Jobs on logged data (environment kind ``replay``) go to
+    Jobs that replay logged data (an environment class with ``replays_logged_data``: kind ``replay``) go to
     :func:`hare.experiments.replay_job.run_replay_job`, which writes the replay arrays instead.
     """
     spec = apply_selection(spec, selected)
-    if spec["environment"]["kind"] == "replay":
+    if environment_class(spec["environment"]["kind"]).replays_logged_data:
         from hare.experiments.replay_job import run_replay_job
 
         return run_replay_job(spec, out, dataset_path, progress)
@@ -273,7 +274,11 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     groups: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
         spec = entry["job"]
-        if spec["role"] != "tuning" or entry.get("selected") or spec["environment"]["kind"] == "replay":
+        if (
+            spec["role"] != "tuning"
+            or entry.get("selected")
+            or environment_class(spec["environment"]["kind"]).replays_logged_data
+        ):
             groups[f"alone-{i}"] = [i]
             continue
         per_run = set(policy_class(spec["policy"]).per_run_hyperparameters)

@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hare.envs.registry import environment_class
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset
 from hare.experiments.job_setup import (
     build_environment,
@@ -143,9 +144,14 @@ def measured_entries(jobs: list[Job]) -> dict[tuple[str, str], Job]:
     """One representative job per :func:`entry_key`, the reported job where there is one; replays left out."""
     entries: dict[tuple[str, str], Job] = {}
     for job in sorted(jobs, key=lambda j: (j.role != "report", j.stem)):
-        if job.spec["environment"]["kind"] != "replay":
+        if not replays_logged_data(job):
             entries.setdefault(entry_key(job), job)
     return entries
+
+
+def replays_logged_data(job: Job) -> bool:
+    """Whether the job's environment replays logged data (its class's ``replays_logged_data``): not modelled."""
+    return environment_class(job.spec["environment"]["kind"]).replays_logged_data
 
 
 def needs_warm_start(job: Job) -> bool:
@@ -298,7 +304,7 @@ def plays(jobs: list[Job]) -> list[tuple[list[Job], list[int]]]:
     tuning grid's points together, ``P n`` runs), a job alone in the chunks of its ``max_runs_per_simulation``
     (:func:`hare.experiments.run.run_chunks`). Replays are left out (not modelled)."""
     simulations = []
-    for batch in batches([job for job in jobs if job.spec["environment"]["kind"] != "replay"]).values():
+    for batch in batches([job for job in jobs if not replays_logged_data(job)]).values():
         entries = [{"job": job.spec, "selected": job.selection} for job in batch]
         for group in simulation_groups(entries):
             members = [batch[i] for i in group]
@@ -333,7 +339,7 @@ def predict(
         by_experiment[experiment] = by_experiment.get(experiment, 0.0) + seconds
 
     for job in jobs:
-        if job.spec["environment"]["kind"] == "replay":
+        if replays_logged_data(job):
             unmodelled.append(job.stem)
             reasons["replay of logged data (not measured)"] = reasons.get("replay of logged data (not measured)", 0) + 1
     for members, run_counts in plays(jobs):

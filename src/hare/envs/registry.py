@@ -1,0 +1,69 @@
+"""The environment registry: a config's environment ``kind`` -> the :class:`~hare.envs.base.BanditEnvironment` class
+that answers for it, as :mod:`hare.policies.base` does for policies.
+
+Each environment module registers its class under its kind (:func:`register_environment`); the class carries its
+config handling (:meth:`~hare.envs.base.BanditEnvironment.make_config`, a typed dataclass of the entry's ``params``),
+how it is built from a job's ``environment`` entry (:meth:`~hare.envs.base.BanditEnvironment.from_entry`), its memory
+estimate (:meth:`~hare.envs.base.BanditEnvironment.memory_shape`) and the facts the rest of the package asks of a
+kind (class attributes: :attr:`~hare.envs.base.BanditEnvironment.needs_dataset`, ``has_preparation``,
+``serves_logs``, ``has_oracle``, ``has_reward_matrix``, ``replays_logged_data``). Code outside the environments asks
+the class (:func:`environment_class`) instead of comparing the kind with a name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hare.envs.base import BanditEnvironment, EnvironmentShape
+
+_REGISTRY: dict[str, type[BanditEnvironment]] = {}
+
+
+def register_environment(kind: str) -> Callable[[type[BanditEnvironment]], type[BanditEnvironment]]:
+    """Class decorator: make an environment constructible by its config ``kind`` (sets ``cls.kind``)."""
+
+    def decorate(cls: type[BanditEnvironment]) -> type[BanditEnvironment]:
+        if kind in _REGISTRY:
+            raise ValueError(f"environment kind {kind!r} registered twice")
+        cls.kind = kind
+        _REGISTRY[kind] = cls
+        return cls
+
+    return decorate
+
+
+def environment_kinds() -> list[str]:
+    """Every registered environment kind, sorted."""
+    import hare.envs  # noqa: F401  (registers every environment)
+
+    return sorted(_REGISTRY)
+
+
+def environment_class(kind: str) -> type[BanditEnvironment]:
+    """The environment class registered under ``kind``; ``KeyError`` lists the valid kinds."""
+    kinds = environment_kinds()
+    if kind not in _REGISTRY:
+        raise KeyError(f"unknown environment kind {kind!r}; known kinds: {', '.join(kinds)}")
+    return _REGISTRY[kind]
+
+
+def build_environment(
+    entry: dict[str, Any],
+    n_runs: int,
+    keys: torch.Tensor,
+    device: str | torch.device = "cpu",
+    dataset_path: str | Path | None = None,
+) -> BanditEnvironment:
+    """The environment of a job specification's ``environment`` entry, ``n_runs`` runs with keys ``(n_runs,)``
+    (:meth:`~hare.envs.base.BanditEnvironment.from_entry` of its kind's class)."""
+    return environment_class(entry["kind"]).from_entry(entry, n_runs, keys, device, dataset_path)
+
+
+def environment_shape(entry: dict[str, Any]) -> EnvironmentShape:
+    """The memory estimate's :class:`~hare.envs.base.EnvironmentShape` of an ``environment`` entry, from its kind's
+    class (:meth:`~hare.envs.base.BanditEnvironment.memory_shape`)."""
+    return environment_class(entry["kind"]).memory_shape(entry)
