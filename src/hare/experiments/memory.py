@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from hare.envs.base import EnvironmentShape
+from hare.envs.registry import environment_class
 from hare.experiments.grid import ConfigError, Job, expand_jobs
 from hare.experiments.plan import batches
 
@@ -33,19 +35,6 @@ RECORD_RUN_BYTES = 80
 """Bytes per recorded round and run: the float64 curves of regret and reward, cloned, stacked, and copied into the
 ``.npz`` buffer (76 measured at 64 runs and 20,000 recorded rounds)."""
 
-DATASET_SHAPES: dict[str, tuple[int, int, int]] = {
-    "mushroom": (8124, 117, 2),
-    "adult": (48842, 108, 2),
-    "magic": (19020, 10, 2),
-    "shuttle": (58000, 9, 7),
-    "mnist": (70000, 784, 10),
-    "covertype": (581012, 54, 7),
-    "open_bandit": (10000, 26, 34),
-}
-"""``(rows, features, arms)`` of every dataset, the larger of its two preparations (:mod:`hare.data.prepare`), so that
-the estimate reads no file; the online horizon of a dataset's environment is at most its rows."""
-
-
 @dataclass(frozen=True)
 class Simulation:
     """One simulation of a batch: ``env_runs`` runs of the environment (all the runs of its jobs), ``policy_runs`` of
@@ -54,19 +43,6 @@ class Simulation:
     spec: dict[str, Any]
     env_runs: int
     policy_runs: int
-
-
-@dataclass(frozen=True)
-class EnvironmentShape:
-    """What the estimate needs of a job's environment: ``arms`` of ``dim`` features, ``rounds`` played, the dataset's
-    ``rows`` (0 for HARE-Sim), the item ``clusters`` and the ``shared_bytes`` held once whatever the runs."""
-
-    arms: int
-    dim: int
-    rounds: int
-    rows: int
-    clusters: int
-    shared_bytes: int
 
 
 def batch_simulations(jobs: list[Job]) -> list[Simulation]:
@@ -86,7 +62,7 @@ def batch_simulations(jobs: list[Job]) -> list[Simulation]:
                 Simulation(spec, len(group[j : j + size]) * n, len(group[j : j + size]) * n)
                 for j in range(0, len(group), size)
             )
-        elif spec["environment"]["kind"] == "replay":
+        elif environment_class(spec["environment"]["kind"]).replays_logged_data:
             simulations.append(Simulation(spec, n, n))
         else:
             simulations.append(Simulation(spec, n, max(r1 - r0 for r0, r1 in run_chunks(n, limit))))
@@ -94,21 +70,10 @@ def batch_simulations(jobs: list[Job]) -> list[Simulation]:
 
 
 def environment_shape(environment: dict[str, Any]) -> EnvironmentShape:
-    """The :class:`EnvironmentShape` of a job's environment: HARE-Sim's from its
-    :class:`hare.envs.synthetic.SyntheticConfig` (shared: the pool and the nonlinear interaction matrices); a dataset's
-    from :data:`DATASET_SHAPES`, its horizon
-    capped by its online rows, one cluster per arm (shared: the features, float32 cached and float64)."""
-    horizon = int(environment["horizon"])
-    if environment["kind"] == "synthetic":
-        from hare.envs.synthetic import SyntheticConfig
-
-        c = SyntheticConfig(**environment["params"])
-        return EnvironmentShape(
-            c.n_items, c.query_dim + c.n_users, horizon, 0, c.n_clusters, 8 * c.n_items * (c.item_dim + c.query_dim**2)
-        )
-    rows, dim, arms = DATASET_SHAPES[environment["dataset"]]
-    online = rows - int((environment.get("params") or {}).get("logged_rows", 0))
-    return EnvironmentShape(arms, dim, max(0, min(horizon, online)), rows, arms, 12 * rows * dim)
+    """The :class:`~hare.envs.base.EnvironmentShape` of a job's environment, answered by its kind's class
+    (:meth:`hare.envs.base.BanditEnvironment.memory_shape`: HARE-Sim's from its config, a dataset's from its
+    :mod:`hare.data.registry` record, so that the estimate reads no file)."""
+    return environment_class(environment["kind"]).memory_shape(environment)
 
 
 def ridge_bytes(groups: int, dim: int) -> int:
@@ -206,7 +171,7 @@ def simulation_memory(simulation: Simulation) -> tuple[int, int]:
         rest  = shared + 24 N rows + 64 N A                        the environment (the rows' permutation, a round)
               + R fixed(policy) + 32 R A d                         the policy's state, a round's products
               + a neural posterior's round                         :func:`posterior_round_bytes`
-              + 8 N rows A d                                       a replay's greedy read of every logged event
+              + N run_bytes                              each run's own (a replay's greedy read: 8 rows A d)
 
     with ``grows(policy, length)`` and ``fixed(policy)`` of :func:`policy_state_bytes`. It counts what dominates
     (arrays that scale with the runs, the rounds, the arms and the features), not the allocator's slack or small
@@ -220,8 +185,7 @@ def simulation_memory(simulation: Simulation) -> tuple[int, int]:
     recorded = shape.rounds // max(1, int(spec.get("record_every") or 1)) + 2
     horizon_bytes = recorded * (RECORD_BYTES + RECORD_RUN_BYTES * n) + 8 * n * shape.rounds + r * grows
     rest = shape.shared_bytes + 24 * n * shape.rows + 64 * n * shape.arms + r * fixed + 32 * r * shape.arms * shape.dim
-    if spec["environment"]["kind"] == "replay":
-        rest += 8 * n * shape.rows * shape.arms * shape.dim
+    rest += n * shape.run_bytes
     return horizon_bytes, rest + posterior_round_bytes(config, shape, r)
 
 

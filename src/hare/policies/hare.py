@@ -263,7 +263,7 @@ _FIT_CACHE: dict[tuple, tuple[Projections, FitReport]] = {}
 def logged_interactions(logs: LoggedRounds):
     """The warm start's logs as the one logged set (leading dim 1, on the CPU) that :func:`fit_projections` expects:
     queries, users (zeros when the logs carry none), items = the logged arms, rewards."""
-    from hare.envs.synthetic import LoggedInteractions
+    from hare.envs.logged import LoggedInteractions
 
     if logs.queries is None:
         raise ValueError("learned projections and log prototypes need logged queries (the environment logs none)")
