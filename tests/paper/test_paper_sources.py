@@ -2,7 +2,7 @@
 
 * every ``\\claimref{key}``, ``\\claimverdict{key}`` and ``\\asserts{key}`` names a key of ``paper/claims.yaml``, and
   claims are cited in no other way;
-* every ``\\seedissue{key}`` names a key of ``hare.theory.bounds.SEED_ISSUES``;
+* every ``\\seedissue{key}`` names a key of ``hare.theory.seed_issues.SEED_ISSUES``;
 * every ``\\cite...{keys}`` key exists in ``paper/refs.bib``;
 * no number of two or more digits is typed in prose (outside macros, comments, labels,
   references, citations, URLs and the small explicit allowlist below);
@@ -119,7 +119,7 @@ def test_claims_are_cited_only_with_their_status(sources):
 
 
 def test_seed_issue_keys_exist(sources):
-    from hare.theory.bounds import SEED_ISSUES
+    from hare.theory.seed_issues import SEED_ISSUES
 
     used = {key for text in sources.values() for key in re.findall(r"\\seedissue\{([^}\\]*)\}", text)}
     assert used <= set(SEED_ISSUES), f"unknown seed issues: {sorted(used - set(SEED_ISSUES))}"

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from hare.report.bounds import bound_macro, bounds_tex, write_bounds_tex
-from hare.theory.bounds import bound_latex
+from hare.theory.bound_table import bound_latex
 
 TODAY = {
     "linucb_oful": "boundLinucbOful",

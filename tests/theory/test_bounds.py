@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from hare.theory import bounds
-from hare.theory.bounds import BOUNDS, SEED_ISSUES, SYMBOLS
+from hare.theory import bound_table, bounds
+from hare.theory.bound_table import BOUNDS
+from hare.theory.bounds import SYMBOLS
+from hare.theory.seed_issues import SEED_ISSUES
 
 T, C, d, d_k, d_u = (SYMBOLS[k] for k in ("T", "C", "d", "d_k", "d_u"))
 sigma, alpha, p, L_u, kappa_u = (SYMBOLS[k] for k in ("sigma", "alpha", "p", "L_u", "kappa_u"))
@@ -364,7 +366,7 @@ def test_oful_radius_step_matches_bound():
 
 
 def test_bound_latex_is_sympys_latex_of_every_bound_in_order():
-    latex = bounds.bound_latex()
+    latex = bound_table.bound_latex()
     assert list(latex) == list(BOUNDS)
     assert all(text == sp.latex(BOUNDS[key].expr) for key, text in latex.items())
     assert latex["hare_approx"] == r"L_{f} T \epsilon_{attn}"

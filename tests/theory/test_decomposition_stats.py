@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from hare.policies.hare import HAREConfig
-from hare.theory.bounds import BOUNDS, user_regret_sum
+from hare.theory.bound_table import BOUNDS
+from hare.theory.bounds import user_regret_sum
 from hare.theory.decomposition_stats import S_FLOOR, bound_rows, explore_constants, warm_bound, warm_user_regret_sum
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def cmd_bounds(args: argparse.Namespace) -> int:
     from hare.report.bounds import write_bounds_tex
-    from hare.theory.bounds import bound_latex
+    from hare.theory.bound_table import bound_latex
 
     write_bounds_tex(Path(args.out), bound_latex())
     return 0

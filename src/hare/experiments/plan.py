@@ -128,7 +128,8 @@ def availability_record(config: dict[str, Any], raw_root: Path = Path("results/d
 
 def job_table(config: dict[str, Any]) -> dict[str, Any]:
     """The job table of a validated ``config`` (module docstring) but its ``claims``, which the command line adds
-    from the register (:func:`hare.theory.claims.register.load_register` over ``config``). Reads no file and no network."""
+    from the register (:func:`hare.theory.claims.register.load_register` over ``config``). Reads no file and no
+    network."""
     jobs = expand_jobs(config)
     rows = []
     for job in jobs:

@@ -1,8 +1,8 @@
 """The regret bounds as LaTeX macros: ``\\newcommand{\\boundXxx}{<latex>}``, one per bound of
-:data:`hare.theory.bounds.BOUNDS`.
+:data:`hare.theory.bound_table.BOUNDS`.
 
 The theory side hands over plain data, ``{bound key: LaTeX of its expression}``
-(:func:`hare.theory.bounds.bound_latex`, the strings ``sympy.latex`` produced), so this module needs neither sympy
+(:func:`hare.theory.bound_table.bound_latex`, the strings ``sympy.latex`` produced), so this module needs neither sympy
 nor the bounds' symbols; it names each macro (:func:`hare.report.latex.macro_name` of ``("bound", key)``, e.g.
 ``hare_approx`` -> ``boundHareApprox``), refuses a non-finite expression and writes the file.
 """

@@ -88,7 +88,6 @@ from hare.policies.base import build_policy
 from hare.policies.hare import MEANS
 from hare.random import run_keys
 from hare.report.decomposition import write_arrays, write_checks
-from hare.theory.bounds import SEED_ISSUES
 from hare.theory.decomposition_comparisons import baseline_checks, explore_split, mean_ablation, user_vs_explore
 from hare.theory.decomposition_observer import instance_constants, measure_epsilon_attn, simulate_variants
 from hare.theory.decomposition_stats import (
@@ -103,6 +102,7 @@ from hare.theory.decomposition_stats import (
     term_bounds,
     term_rows,
 )
+from hare.theory.seed_issues import SEED_ISSUES
 
 __all__ = ["decomposition_check", "run_decomposition"]
 

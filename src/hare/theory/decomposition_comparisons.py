@@ -18,7 +18,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, linear_parameters
 from hare.statistics import t_interval
-from hare.theory.bounds import BOUNDS
+from hare.theory.bound_table import BOUNDS
 from hare.theory.decomposition_stats import bound_rows, run_std, warm_bound
 
 __all__ = ["baseline_checks", "explore_split", "mean_ablation", "user_vs_explore"]

@@ -42,7 +42,8 @@ import numpy as np
 
 from hare.policies.hare import HAREConfig
 from hare.statistics import fit_exponent, is_vacuous, slope, t_interval
-from hare.theory.bounds import BOUNDS, user_regret_sum
+from hare.theory.bound_table import BOUNDS
+from hare.theory.bounds import user_regret_sum
 
 __all__ = [
     "APPROX_MIN_EXPONENT",

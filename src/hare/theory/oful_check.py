@@ -36,7 +36,8 @@ from hare.envs.synthetic import SyntheticBandit, linear_parameters
 from hare.io import read_npz
 from hare.report.theory_tables import write_oful
 from hare.statistics import t_interval
-from hare.theory.bounds import BOUNDS, Bound
+from hare.theory.bound_table import BOUNDS
+from hare.theory.bounds import Bound
 from hare.theory.decomposition_stats import warm_bound
 
 RESIMULATION_TOLERANCE = 1e-9
