@@ -39,7 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from hare.io import read_npz
+from hare.report.decomposition import BOUND_LABELS, TERM_LABELS
 from hare.report.style import OKABE_ITO, apply_style, color_for, figure, save
+from hare.statistics import loglog_slope
 
 apply_style()
 if not terms_json:
@@ -48,30 +50,10 @@ result = json.loads(Path(terms_json).read_text())
 arrays = read_npz(terms_npz) if terms_npz else {}
 
 # %%
-TERMS = {
-    "approx": r"$R_{\mathrm{approx}}$",
-    "explore": r"$R_{\mathrm{explore}}$",
-    "user": r"$R_{\mathrm{user}}$",
-    "total": r"total $R$",
-}
+PANELS = ("approx", "explore", "user", "total")
+"""The terms drawn, one panel each, labelled as the report's table labels them."""
 PER_RUN = {"approx": "term_approx", "explore": "term_explore", "user": "term_user", "total": "regret_full"}
-BOUND_NAMES = {
-    "hare_approx": r"$L_f T \epsilon_{\mathrm{attn}}$",
-    "hare_explore_oful": "OFUL, derived",
-    "hare_explore": "notes, as stated",
-    "user_regret_sum": r"notes' form, factor $\sigma$",
-    "user_regret_sum_rescaled": "notes' form, factor 1",
-    "hare_approx + hare_explore_oful + user_regret_sum_rescaled": "sum of the three",
-}
 BOUND_COLORS = [OKABE_ITO[0], OKABE_ITO[2], OKABE_ITO[3]]
-
-
-def slope(T: np.ndarray, values: np.ndarray) -> float:
-    """Least-squares slope of log values on log T over the points where values > 0 (NaN with fewer than two)."""
-    keep = values > 0
-    if keep.sum() < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(T[keep]), np.log(values[keep]), 1)[0])
 
 
 rows = defaultdict(lambda: defaultdict(list))  # rows[term][bound_key] = [row, ...] sorted by T
@@ -86,7 +68,7 @@ n_runs = int(result["config"]["n_runs"])
 # %%
 fig, axes = figure(n_cols=2, n_rows=2, height_in=4.2)
 measured_color = color_for("hare")
-for ax, term in zip(axes.flat, TERMS, strict=False):
+for ax, term in zip(axes.flat, PANELS, strict=False):
     first = next(iter(rows[term].values()))
     T = np.array([row["T"] for row in first], dtype=float)
     mean = np.array([row["mean"] for row in first])
@@ -96,7 +78,7 @@ for ax, term in zip(axes.flat, TERMS, strict=False):
         interval = f" [{fit['ci_low']:.2f}, {fit['ci_high']:.2f}]" if fit.get("ci_low") is not None else ""
         exponent = f"{fit['estimate']:.2f}{interval}"
     else:
-        exponent = f"{slope(T, mean):.2f}"
+        exponent = f"{loglog_slope(T, mean):.2f}"
     per_run = arrays.get(PER_RUN[term])
     if per_run is not None:
         for run in np.atleast_2d(per_run):  # (n_runs, n_horizons)
@@ -116,7 +98,7 @@ for ax, term in zip(axes.flat, TERMS, strict=False):
     )
     for color, (key, bound_rows) in zip(BOUND_COLORS, sorted(rows[term].items()), strict=False):
         bound = np.array([row["bound"] for row in bound_rows])
-        bound_exponent = (fit or {}).get("bound_exponents", {}).get(key, slope(T, bound))
+        bound_exponent = (fit or {}).get("bound_exponents", {}).get(key, loglog_slope(T, bound))
         ax.plot(
             T,
             bound,
@@ -124,7 +106,7 @@ for ax, term in zip(axes.flat, TERMS, strict=False):
             marker="s",
             markersize=2.5,
             color=color,
-            label=f"{BOUND_NAMES.get(key, key)}, slope {bound_exponent:.2f}",
+            label=f"{BOUND_LABELS.get(key, key)}, slope {bound_exponent:.2f}",
         )
     ax.plot(T, T * max_gap, linestyle=":", color="#7F7F7F", linewidth=0.9, label=r"$T\Delta$ (trivial)")
     ax.set_xscale("log")
@@ -132,7 +114,7 @@ for ax, term in zip(axes.flat, TERMS, strict=False):
     ax.set_xticks(T, [f"{t:g}" for t in T])
     ax.minorticks_off()
     dropped = int((~positive).sum())
-    ax.set_title(TERMS[term] + (f" ({dropped} of {len(T)} means $\\leq 0$ not shown)" if dropped else ""))
+    ax.set_title(TERM_LABELS[term] + (f" ({dropped} of {len(T)} means $\\leq 0$ not shown)" if dropped else ""))
     ax.legend(frameon=False, loc="upper left", fontsize=6, handlelength=1.8)
     ax.set_ylim(top=ax.get_ylim()[1] * 30)
 for ax in axes[-1]:
@@ -142,7 +124,7 @@ for row in axes:
 save(fig, figures[0])
 
 # %%
-for term in TERMS:
+for term in PANELS:
     for key, bound_rows in sorted(rows[term].items()):
         print(
             term,

@@ -88,3 +88,13 @@ def test_t_interval_matches_the_closed_form():
     assert interval["estimate"] == pytest.approx(1.3)
     assert (interval["ci_low"], interval["ci_high"]) == pytest.approx((1.3 - half, 1.3 + half))
     assert t_interval([2.0])["estimate"] == 2.0 and t_interval([2.0])["ci_low"] is None
+
+
+def test_loglog_slope_fits_the_positive_points_only():
+    """The growth exponent of one curve (the decomposition figure's fallback): points at or below zero left out."""
+    from hare.statistics import loglog_slope
+
+    T = np.array([10.0, 100.0, 1000.0, 10000.0])
+    assert loglog_slope(T, 3 * T**0.5) == pytest.approx(0.5)
+    assert loglog_slope(T, np.array([-1.0, 20.0, 200.0, 2000.0])) == pytest.approx(1.0)
+    assert math.isnan(loglog_slope(T, np.array([-1.0, 0.0, 0.0, 5.0])))

@@ -19,6 +19,16 @@ def slope(log_t: np.ndarray, log_r: np.ndarray) -> np.ndarray:
     return ((log_r - log_r.mean(-1, keepdims=True)) * centred).sum(-1) / (centred**2).sum()
 
 
+def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """The growth exponent of one curve: the least-squares :func:`slope` of ``log y`` on ``log x`` (both ``(n,)``) over
+    the points where ``y > 0``; NaN with fewer than two such points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = y > 0
+    if keep.sum() < 2:
+        return math.nan
+    return float(slope(np.log(x[keep]), np.log(y[keep])))
+
+
 def fit_exponent(
     horizons: Sequence[int], curves: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95
 ) -> dict[str, Any]:

@@ -53,14 +53,14 @@ def test_regret_markdown_bolds_the_best_mean_per_column(results):
     assert "| LinUCB | **120.5 ± 3.2** | 30.0 ± 2.0 |" in table
     assert "| Random | 250.0 ± 10.0 | **20.0 ± 1.0** |" in table
     assert "5 runs of T = 500" in table
-    assert "Regime: cold, no policy saw a logged interaction." in table
+    assert "Regime: cold, no policy sees a logged interaction." in table
 
 
 def test_regret_markdown_names_the_warm_start(results):
     warm = results / "tables" / "warm.csv"
     lines = CSV.splitlines()
     warm.write_text("\n".join([lines[0] + ",regime,n_logged", *(line + ",warm,1000" for line in lines[1:])]) + "\n")
-    assert "Regime: warm, every policy first learned from the same M = 1000 logged interactions." in regret_markdown(
+    assert "Regime: warm, every policy first learns from the same M = 1000 logged interactions." in regret_markdown(
         warm
     )
 

@@ -99,10 +99,6 @@ def _policy_totals(source: dict[str, str | None], root: Path) -> dict[str, Any]:
     return {"label": label, "source": str(runs), "totals": [float(v) for v in totals], "mean": float(totals.mean())}
 
 
-def margin_path(experiment: str, environment: str) -> str:
-    return f"results/checks/margins/{experiment}/{environment}.json"
-
-
 def batch_input_files(config: dict[str, Any], experiment: str, environment: str) -> list[str]:
     """The files :func:`batch_margins` reads for one batch: its selections and tuning runs."""
     jobs = [job for job in expand_jobs(config) if job.experiment == experiment and job.environment == environment]

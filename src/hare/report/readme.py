@@ -32,14 +32,14 @@ from pathlib import Path
 from hare.io import write_text
 from hare.report.names import display_name
 from hare.report.readme_claims import ClaimLine, Claims, load_claims
+from hare.report.table_cells import regime_sentence as table_regime_sentence
+from hare.verdicts import status_counts
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 SUMMARY_BEGIN, SUMMARY_END = "<!-- results-summary:begin -->", "<!-- results-summary:end -->"
 RESULTS_PAGE = Path("docs") / "results.md"
 """Where the full results block lives, relative to the README's folder."""
 
-STATUS_ORDER = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
-"""The order counts are listed in; a status outside it follows, in order of appearance."""
 NOT_LISTED = ("PASS", "NOT RUN")
 """Verdicts of claims the summaries do not list one by one."""
 MAX_HEADLINE = 12
@@ -78,30 +78,25 @@ def regret_markdown(csv_path: Path) -> str:
 
 
 def regime_sentence(rows: list[dict[str, str]]) -> str:
-    """What every policy of the table knew before round 1, from the CSV's ``regime`` and ``n_logged`` columns
-    (tables of files without them are cold)."""
-    regimes = sorted({(r.get("regime") or "cold", int(r.get("n_logged") or 0)) for r in rows})
-    parts = [
-        f"warm, every policy first learned from the same M = {m} logged interactions"
-        if regime == "warm"
-        else "cold, no policy saw a logged interaction"
-        for regime, m in regimes
-    ]
-    return ("Regime: " if len(parts) == 1 else "Regimes: ") + "; ".join(parts) + "."
+    """What every policy of the table knew before round 1 (:func:`hare.report.table_cells.regime_sentence`, the
+    tables' caption sentence, without math markup), from the CSV's ``regime`` and ``n_logged`` columns (tables of
+    files without them are cold)."""
+    regimes = [{"regime": r.get("regime") or "cold", "n_logged": int(r.get("n_logged") or 0)} for r in rows]
+    return table_regime_sentence(regimes).replace("$", "")
 
 
-def status_counts(statuses: list[str]) -> str:
-    """``3 PASS, 1 FAIL, ...`` in :data:`STATUS_ORDER`, zero counts left out."""
-    order = list(STATUS_ORDER) + [s for s in dict.fromkeys(statuses) if s not in STATUS_ORDER]
-    return ", ".join(f"{statuses.count(s)} {s}" for s in order if statuses.count(s))
+def counts_text(statuses: list[str]) -> str:
+    """``3 PASS, 1 FAIL, ...`` in the order of :data:`hare.verdicts.STATUSES` (:func:`hare.verdicts.status_counts`),
+    zero counts left out."""
+    return ", ".join(f"{n} {status}" for status, n in status_counts(statuses).items() if n)
 
 
 def claims_headline(claims: Claims) -> str:
     """``Claims: **N/M PASS** (counts)``, with the adjusted counts when the build adjusted its verdicts."""
     statuses = [c.status for c in claims.lines]
-    text = f"Claims: **{statuses.count('PASS')}/{len(statuses)} PASS** ({status_counts(statuses)})"
+    text = f"Claims: **{statuses.count('PASS')}/{len(statuses)} PASS** ({counts_text(statuses)})"
     if any(c.adjusted for c in claims.lines):
-        text += f"; family-adjusted: {status_counts([c.verdict for c in claims.lines])}"
+        text += f"; family-adjusted: {counts_text([c.verdict for c in claims.lines])}"
     return text
 
 
