@@ -1,5 +1,5 @@
-"""Subcommands of the studies of scale: ``hare pool-scaling`` (seed 000, section 5, third question; paper,
-sec:scale) and ``hare cost-growth`` (how every policy family's cost per round grows; paper, sec:cost-growth).
+"""Subcommands of the studies of scale: ``hare pool-scaling`` (the source notes' third open question;
+paper, sec:scale) and ``hare cost-growth`` (how every policy family's cost per round grows; paper, sec:cost-growth).
 Each computes with :mod:`hare.experiments.studies` and writes through a :mod:`hare.report` writer."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "pool-scaling",
         help="HARE's select and update latency and memory against the pool size, per covariance kind",
         description="Can the per-cluster covariance be approximated efficiently for very large item pools? "
-        "(Seed 000, section 5, third open question; paper, sec:scale.) Per pool size, cluster-count rule and "
+        "(The source notes' third open question; paper, sec:scale.) Per pool size, cluster-count rule and "
         "covariance kind (full, diagonal, low-rank): select and update latency and memory; the per-item "
         "covariance as a cost line; the regret each kind costs on HARE-Sim.",
     )

@@ -1,4 +1,4 @@
-"""Cheaper per-cluster covariances for very large pools (seed 000, section 5, third open question).
+"""Cheaper per-cluster covariances for very large pools (the source notes' third open question; paper, sec:scale).
 
 :class:`~hare.model.covariance.RidgeState` keeps, per group ``g`` (a (head, cluster) pair of HARE) of every run,
 the full ``A = lam I + sum_s w_s x_s x_s^T`` and its inverse: ``O(dim^2)`` memory and ``O(dim^2)`` per bonus. The

@@ -1,5 +1,5 @@
-"""HARE's bonus weights ``alpha_h`` learned online, per head, two ways (paper, sec:learned-alpha; seed 000,
-§5, question 4).
+"""HARE's bonus weights ``alpha_h`` learned online, per head, two ways (paper, sec:learned-alpha: the source
+notes' fourth open question).
 
 Both start from the config's ``alpha`` and spend no tuning run; both learn from the online rounds only (a logged
 interaction of the warm start was not chosen through ``alpha``).

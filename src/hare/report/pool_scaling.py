@@ -1,4 +1,4 @@
-"""The pool-scaling study's table and macros (paper, sec:scale; seed 000, section 5, third open question).
+"""The pool-scaling study's table and macros (paper, sec:scale: the source notes' third open question).
 
 ``result`` is the plain data of :func:`hare.experiments.studies.pool_scaling.run_pool_scaling`: ``cells`` (one per
 pool size ``N``, cluster rule and covariance kind: ``status`` measured or skipped, ``select_ms``, ``update_ms``,

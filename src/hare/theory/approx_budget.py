@@ -11,7 +11,7 @@ the term play the same runs of linear HARE-Sim:
 * ``pi_W*``    HARE with the oracle projections ``W*``;
 
 both warm-started with the same ``M`` logged interactions
-(:func:`hare.experiments.run.simulate` with ``logs``: online rounds shown as ``M + t``), so
+(:func:`hare.experiments.simulation.simulate` with ``logs``: online rounds shown as ``M + t``), so
 
     R_approx(M) = R_T(pi_full; M) - R_T(pi_W*; M)        per run, at the horizon T.
 

@@ -11,7 +11,7 @@ the heads differ: with oracle projections every head holds ``W*`` and ``H`` chan
 plays every cell ``(H, alpha)`` of the grid on the same environment object, so the queries,
 active users and reward noise of every run are the same in every cell (paired comparisons),
 each policy warm-started with the same ``n_logged`` logged interactions
-(:func:`hare.experiments.run.simulate` with ``logs``). ``R_T(H, alpha)`` is the total online
+(:func:`hare.experiments.simulation.simulate` with ``logs``). ``R_T(H, alpha)`` is the total online
 pseudo-regret of a run, an array ``(n_runs, n_H, n_alpha)``.
 
 Exponents (each the least-squares slope of ``log mean_runs R_T`` on the log of the regressor,

@@ -90,7 +90,7 @@ def confidence_membership(
     after the update of every online round of every run (module docstring).
 
     Returns ``inside`` ``(n_runs, T)`` bool, ``norm`` ``(n_runs, T)``, ``radius`` ``(T,)``, ``n_observations`` ``(T,)``,
-    ``n_logged`` and the re-simulated ``arrays`` of :func:`hare.experiments.run.simulate`.
+    ``n_logged`` and the re-simulated ``arrays`` of :func:`hare.experiments.simulation.simulate`.
     ``radius_scale`` below 1 shrinks the radius (a premise that must then fail more often).
     """
     from hare.experiments.job_setup import policy_keys, warm_start_logs

@@ -1,4 +1,4 @@
-"""Can the per-cluster covariance be approximated efficiently for very large item pools? (Seed 000, section 5, third
+"""Can the per-cluster covariance be approximated efficiently for very large item pools? (The source notes' third
 open question; paper, sec:scale.)
 
 **Cost per round.** For every pool size ``N`` of the grid, every cluster-count rule ``N -> C``
