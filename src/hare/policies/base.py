@@ -111,7 +111,7 @@ class Policy(nn.Module, ABC):
 
         Each logged interaction ``m`` goes through :meth:`update` in logged order as round ``t = m``,
         so the state equals that of a policy that played those arms online; the online rounds then
-        continue at ``t = M`` (:func:`hare.experiments.run.simulate`). Override only where feeding
+        continue at ``t = M`` (:func:`hare.experiments.simulation.simulate`). Override only where feeding
         ``update`` would be wrong or incomplete (HARE also fits its projections from the logs).
         """
         for m in range(len(logs)):

@@ -28,7 +28,7 @@ run per variant, two signs of convergence:
 
 Every variant plays on its own environment object built from the same keys (identical queries,
 users and reward noise in every round) with the same policy keys. ``regime: warm`` variants first
-learn from the environment's ``n_logged`` logged interactions (:func:`hare.experiments.run.simulate`
+learn from the environment's ``n_logged`` logged interactions (:func:`hare.experiments.simulation.simulate`
 with ``logs``), ``cold`` variants never see them. Probing calls ``select`` only, which leaves the
 policy's state as it was (HARE caches an attention pass keyed on the observation object, and the
 next round's observation is a new object), so the measured trajectory is the unprobed one (tested).
