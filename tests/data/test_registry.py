@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from hare.data.encoding import PREPARATIONS, encode
 from hare.data.fetch import DEFAULT_MIRROR
-from hare.data.registry import DATASETS, DatasetSpec, RemoteFile, get_dataset
+from hare.data.registry import DATASETS, DatasetShape, DatasetSpec, RemoteFile, get_dataset
 
 ALL_FILES = [(name, f) for name, spec in DATASETS.items() for f in spec.files]
 
@@ -82,3 +83,68 @@ def test_unknown_name_lists_valid_names():
     with pytest.raises(KeyError, match="mushroom") as info:
         get_dataset("iris")
     assert "iris" in str(info.value) and "open_bandit" in str(info.value)
+
+
+def incomplete_fields(spec: DatasetSpec) -> list[str]:
+    """The fields of a record that are missing or malformed: its provenance, its display name, its shape (the memory
+    estimate's) and its readers (a classification dataset's two, a logged dataset's one)."""
+    shape_ok = isinstance(spec.shape, DatasetShape) and all(isinstance(n, int) and n >= 1 for n in spec.shape)
+    checks = {
+        "files": bool(spec.files),
+        "licence": bool(spec.licence),
+        "citation": bool(spec.citation),
+        "homepage": bool(spec.homepage),
+        "kind": spec.kind in ("classification", "logged"),
+        "display_name": isinstance(spec.display_name, str) and bool(spec.display_name.strip()),
+        "shape": shape_ok and (spec.kind != "classification" or spec.shape.arms >= 2),
+        "reader": callable(spec.reader),
+        "reference_reader": callable(spec.reference_reader)
+        if spec.kind == "classification"
+        else spec.reference_reader is None,
+    }
+    return [field for field, ok in checks.items() if not ok]
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_every_record_is_complete(name):
+    """Adding a dataset is one record plus its reader (docs/adding_a_dataset.md): the record says all of it."""
+    assert DATASETS[name].name == name
+    assert incomplete_fields(DATASETS[name]) == []
+
+
+def test_an_incomplete_record_is_caught():
+    planted = dataclasses.replace(get_dataset("magic"), display_name="", shape=None, reference_reader=None)
+    assert incomplete_fields(planted) == ["display_name", "shape", "reference_reader"]
+    assert incomplete_fields(dataclasses.replace(get_dataset("open_bandit"), reader=None)) == ["reader"]
+
+
+def _read_shape(spec: DatasetSpec, raw: Path) -> DatasetShape:
+    """The shape of a dataset's prepared files, from its readers (no file written): the most rows, features and arms
+    over its preparations."""
+    if spec.kind == "logged":
+        arrays, _ = spec.reader(raw)
+        features = arrays["contexts"].shape[1] + arrays["item_features"].shape[1]
+        return DatasetShape(len(arrays["actions"]), features, int(arrays["n_actions"]))
+    features, labels, classes = spec.reader(raw)
+    table = spec.reference_reader(raw)
+    widths = [encode(table, preparation).shape[1] for preparation in PREPARATIONS]
+    return DatasetShape(
+        max(len(labels), len(table.labels)), max(features.shape[1], *widths), max(len(classes), len(table.classes))
+    )
+
+
+@pytest.mark.parametrize("name", [name for name, spec in DATASETS.items() if all(f.mirror_path for f in spec.files)])
+def test_recorded_shapes_match_the_vendored_files(name, raw_dir):
+    """The shape a record states (read by the memory estimate instead of the file) is that of its prepared files, for
+    every dataset the mirror holds (Covertype, download-only, is checked when it is prepared)."""
+    assert _read_shape(DATASETS[name], raw_dir) == DATASETS[name].shape
+
+
+def test_display_names_agree_with_the_report():
+    """The report's display names of the dataset environments are the records' (the report layer imports the base
+    only, so it keeps its own copy: tests/test_architecture.py)."""
+    from hare.report.names import DISPLAY_NAMES
+
+    assert {name: DISPLAY_NAMES.get(name) for name in DATASETS} == {
+        name: spec.display_name for name, spec in DATASETS.items()
+    }
