@@ -1,7 +1,9 @@
 """Display names of methods, environments and hyperparameters: the one registry every table, figure and legend reads.
 
 A config label (an experiment's policy key, an environment's name) is shown as ``DISPLAY_NAMES[label]``;
-``tests/report/test_names.py`` requires a name for every label each config uses.
+``tests/report/test_names.py`` requires a name for every label each config uses. An environment named after its
+dataset shows the dataset record's ``display_name`` (``hare.data.registry``); this layer imports the base only, so it
+keeps a copy, which ``tests/data/test_registry.py`` checks against the records.
 """
 
 from __future__ import annotations
