@@ -1,0 +1,131 @@
+"""The sections after the experiments: ``personalization``, ``theory``, ``tables``, ``pool_scaling`` and
+``cost_growth``.
+
+Each section is read by its own settings (the dataclasses of :mod:`hare.experiments.settings`: every field's type and
+declared bound, and the rules between fields) and by the cross-references the schema cannot express (a table's
+experiment and policies, the OFUL bound's LinUCB run). A refusal is a :class:`ConfigError` in one line that starts
+with the section's key path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hare.envs.synthetic import SyntheticConfig
+from hare.envs.text import TextConfig
+from hare.experiments.settings import convergence, cost_growth, pool_scaling
+from hare.experiments.settings.errors import ConfigError, dataclass_from, reading
+from hare.experiments.settings.personalization import PersonalizationConfig
+from hare.experiments.settings.theory import check_approx_budget, check_heads_alpha, check_settings
+
+THEORY_CHECKS = {
+    "decomposition": lambda section: check_settings(section),
+    "decomposition_grid": lambda section: check_settings(section, grid=True),
+    "approx_budget": check_approx_budget,
+    "heads_alpha": check_heads_alpha,
+}
+"""The ``theory`` sections checked by :mod:`hare.experiments.settings.theory`, whose messages name the key inside
+the section."""
+
+STUDY_SETTINGS = {
+    convergence.WHERE: convergence.settings_from_config,
+    pool_scaling.WHERE: pool_scaling.settings_from_config,
+    cost_growth.WHERE: cost_growth.settings_from_config,
+}
+"""Key path of a study's section -> the reader of its settings (messages start with the key path)."""
+
+
+def check_sections(config: dict[str, Any]) -> None:
+    """Every section after ``environments`` and ``experiments`` that ``config`` has (module docstring)."""
+    if "personalization" in config:
+        settings = dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
+        dataclass_from(TextConfig, settings.text or {}, "personalization.text")
+    theory = config.get("theory", {})
+    if "decomposition_grid" in theory:
+        _check_decomposition_grid(theory["decomposition_grid"], "theory.decomposition_grid")
+    for name, check in THEORY_CHECKS.items():
+        if name in theory:
+            try:
+                check(theory[name])
+            except ValueError as error:
+                raise ConfigError(f"theory.{name}.{error}") from error
+    if "oful" in theory:
+        _check_oful(config, theory["oful"])
+    _check_tables(config)
+    for path, read in STUDY_SETTINGS.items():
+        section = _section(config, path)
+        if section is not None:
+            reading(path, path, lambda read=read, section=section: read(section))
+
+
+def _section(config: dict[str, Any], path: str) -> Any:
+    """The section at the dotted ``path`` of ``config``, or ``None`` where the config has none."""
+    for key in path.split("."):
+        if not isinstance(config, dict) or key not in config:
+            return None
+        config = config[key]
+    return config
+
+
+def _check_tables(config: dict[str, Any]) -> None:
+    """Each table names experiments of the config (or ``all``), and policies that are labels or policies of them."""
+    for name, table in config.get("tables", {}).items():
+        named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
+        for experiment in named:
+            if experiment != "all" and experiment not in config["experiments"]:
+                raise ConfigError(
+                    f"tables.{name}.experiment: unknown experiment {experiment!r}; "
+                    f"defined: {sorted(config['experiments'])}"
+                )
+        entries = [
+            (label, entry)
+            for experiment, exp in config["experiments"].items()
+            if "all" in named or experiment in named
+            for label, entry in exp["policies"].items()
+        ]
+        labels = {label for label, _ in entries} | {entry.get("policy", label) for label, entry in entries}
+        unknown = [p for p in table.get("policies") or [] if p not in labels]
+        if unknown:
+            raise ConfigError(
+                f"tables.{name}.policies: {unknown} are neither policy labels nor policies of experiment(s) "
+                f"{', '.join(named)}; "
+                f"they have: {', '.join(sorted(labels))}"
+            )
+
+
+def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
+    """``theory.oful`` names a LinUCB report run this config produces: experiment, one of its environments, a label."""
+    experiment = config["experiments"].get(oful["experiment"])
+    if experiment is None:
+        raise ConfigError(
+            f"theory.oful.experiment: unknown experiment {oful['experiment']!r}; "
+            f"defined: {sorted(config['experiments'])}"
+        )
+    if oful["environment"] not in experiment["environments"]:
+        raise ConfigError(
+            f"theory.oful.environment: {oful['environment']!r} is not an environment of experiment "
+            f"{oful['experiment']!r} ({experiment['environments']})"
+        )
+    entry = experiment["policies"].get(oful["policy"])
+    if entry is None:
+        raise ConfigError(
+            f"theory.oful.policy: {oful['policy']!r} is not a policy label of experiment {oful['experiment']!r} "
+            f"({sorted(experiment['policies'])})"
+        )
+    if entry.get("policy", oful["policy"]) != "linucb":
+        raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
+    if config["environments"][oful["environment"]]["kind"] != "synthetic":
+        raise ConfigError(
+            f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)"
+        )
+
+
+def _check_decomposition_grid(grid: dict[str, Any], where: str) -> None:
+    """Every ``(C, d_k)`` cell of the grid must be a valid HARE-Sim instance (``C <= n_items``)."""
+    base = dataclass_from(SyntheticConfig, grid.get("env_params", {}), f"{where}.env_params")
+    for key in ("n_clusters", "key_dims"):
+        if not grid.get(key) or any(not isinstance(v, int) or v < 1 for v in grid[key]):
+            raise ConfigError(f"{where}.{key}: must be a non-empty list of positive integers (got {grid.get(key)!r})")
+    too_many = [c for c in grid["n_clusters"] if c > base.n_items]
+    if too_many:
+        raise ConfigError(f"{where}.n_clusters: {too_many} exceed the {base.n_items} items of env_params.n_items")
