@@ -467,7 +467,7 @@ def test_the_published_comparison_restated_on_planted_numbers(tmp_path):
     five draws, 2,000 - 1,100 = 900 exactly (equal spreads): PASS. Under the one-hot preparation no baseline ran, so
     no row; Magic has no published baseline, so no comparison."""
     from hare.experiments.tables.aggregate import summarise_runs
-    from hare.experiments.tables.reproduction import comparison_rows
+    from hare.experiments.tables.comparison import comparison_rows
 
     runs, published = _planted(tmp_path)
     rows = comparison_rows(summarise_runs(runs), published)
@@ -490,7 +490,7 @@ def test_the_comparison_with_each_policy_under_its_closest_preparation(tmp_path)
     """LNUCB-TA one-hot (1,005) is closer to its published 1,000 than under the reference preparation (1,100); LinUCB
     ran under the reference preparation only: the mixed row sets them against each other, runs independent."""
     from hare.experiments.tables.aggregate import summarise_runs
-    from hare.experiments.tables.reproduction import comparison_rows
+    from hare.experiments.tables.comparison import comparison_rows
 
     published = tmp_path / "published.csv"
     published.write_text(PUBLISHED)

@@ -23,13 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hare.experiments.tables.reproduction import (
-    READINGS,
-    REPRODUCTION_FIELDS,
-    comparison_rows,
-    published_rows,
-    reproduction_rows,
-)
+from hare.experiments.tables.comparison import comparison_rows
+from hare.experiments.tables.reproduction import READINGS, REPRODUCTION_FIELDS, published_rows, reproduction_rows
 from hare.io import read_npz, write_text
 from hare.report.table_cells import regime_sentence
 from hare.report.tables import write_table_tex
@@ -292,7 +287,7 @@ def write_table(
     the regime sentence of the runs (:func:`hare.report.table_cells.regime_sentence`). A ``reproduction`` table
     (:func:`hare.experiments.tables.reproduction.reproduction_rows`) also writes its generated paragraphs
     (:func:`hare.report.reproduction.reproduction_text`) to ``text_path`` when given, with Table 2's comparison
-    restated (:func:`hare.experiments.tables.reproduction.comparison_rows`); other kinds take none.
+    restated (:func:`hare.experiments.tables.comparison.comparison_rows`); other kinds take none.
     """
     if kind not in TABLE_KINDS:
         raise ValueError(f"table kind must be one of {TABLE_KINDS}, got {kind!r}")
