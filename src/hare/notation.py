@@ -104,7 +104,7 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     _entry(
         "c(n)",
         "cluster of item n",
-        code=("hare.envs.base:ItemPool.clusters", "hare.policies.hare:pool_clusters"),
+        code=("hare.envs.base:ItemPool.clusters", "hare.policies.hare_projections:pool_clusters"),
     ),
     _entry(
         "C",
@@ -370,51 +370,51 @@ GLOSSARY: tuple[GlossaryEntry, ...] = (
     _entry(
         "\\alpha_0",
         "LNUCB-TA's initial exploration rate",
-        code=("hare.policies.neighbors:LNUCBTAConfig.alpha_0",),
+        code=("hare.policies.lnucb_ta:LNUCBTAConfig.alpha_0",),
         results=(f"{RUN_SIDECAR}: tunable.alpha_0",),
     ),
     _entry(
         "\\kappa",
         "LNUCB-TA's global/local attention weight",
-        code=("hare.policies.neighbors:LNUCBTAConfig.kappa", "hare.policies.hare:HAREConfig.kappa"),
+        code=("hare.policies.lnucb_ta:LNUCBTAConfig.kappa", "hare.policies.hare:HAREConfig.kappa"),
     ),
     _entry(
         "\\theta_{\\min}, \\theta_{\\max}",
         "LNUCB-TA's range of the adaptive k",
-        code=("hare.policies.neighbors:LNUCBTAConfig.theta_min", "hare.policies.neighbors:LNUCBTAConfig.theta_max"),
+        code=("hare.policies.lnucb_ta:LNUCBTAConfig.theta_min", "hare.policies.lnucb_ta:LNUCBTAConfig.theta_max"),
     ),
     _entry(
         "k_a",
         "LNUCB-TA's adaptive number of neighbours of arm a",
-        code=("hare.policies.neighbors:adaptive_k",),
+        code=("hare.policies.adaptive_knn:adaptive_k",),
     ),
     _entry(
         "f_a",
         "LNUCB-TA's kNN reward adjustment of arm a",
         code=(
-            "hare.policies.neighbors:AdaptiveNeighborMixin.knn_adjustment",
-            "hare.policies.neighbors:LNUCBTAConfig.adaptive_knn",
+            "hare.policies.adaptive_knn:AdaptiveNeighborMixin.knn_adjustment",
+            "hare.policies.lnucb_ta:LNUCBTAConfig.adaptive_knn",
         ),
     ),
     _entry(
         "\\ell_a",
         "LNUCB-TA's linear estimate of arm a",
-        code=("hare.policies.neighbors:LNUCBTA.select", "hare.policies.neighbors:LNUCBTAConfig.theta_init"),
+        code=("hare.policies.lnucb_ta:LNUCBTA.select", "hare.policies.lnucb_ta:LNUCBTAConfig.theta_init"),
     ),
     _entry(
         "g",
         "LNUCB-TA's global mean reward",
-        code=("hare.policies.neighbors:LNUCBTA.global_attention", "hare.policies.neighbors:LNUCBTAConfig.global_mean"),
+        code=("hare.policies.lnucb_ta:LNUCBTA.global_attention", "hare.policies.lnucb_ta:LNUCBTAConfig.global_mean"),
     ),
     _entry(
         "n_a, N_a",
         "LNUCB-TA's local mean reward and pulls of arm a",
-        code=("hare.policies.neighbors:LNUCBTA.select",),
+        code=("hare.policies.lnucb_ta:LNUCBTA.select",),
     ),
     _entry(
         "\\alpha_a",
         "LNUCB-TA's temporal-attention exploration rate",
-        code=("hare.policies.neighbors:LNUCBTA.select", "hare.policies.neighbors:LNUCBTAConfig.attention"),
+        code=("hare.policies.lnucb_ta:LNUCBTA.select", "hare.policies.lnucb_ta:LNUCBTAConfig.attention"),
     ),
     _entry(
         "b",

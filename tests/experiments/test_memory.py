@@ -45,7 +45,8 @@ def _linucb_spec(n_runs: int, horizon: int = 20, **env) -> dict:
 
 
 def test_the_estimate_is_linear_in_the_runs_and_counts_linucbs_covariances():
-    from hare.experiments.memory import Simulation, ridge_bytes, simulation_memory
+    from hare.experiments.memory import Simulation, simulation_memory
+    from hare.model.covariance import ridge_bytes
 
     totals = [sum(simulation_memory(Simulation(_linucb_spec(n), n, n))) for n in (8, 16, 24)]
     assert totals[2] - totals[1] == totals[1] - totals[0]

@@ -8,18 +8,8 @@ import torch
 
 from hare.envs.text import TextBandit, TextConfig
 from hare.model.adam import Adam
-from hare.model.decoder import (
-    Decoder,
-    DecoderConfig,
-    RunDecoders,
-    WordTokenizer,
-    perplexity,
-    reward_weighted_step,
-    run_forward,
-    run_perplexity,
-    single_threaded,
-    train_run_decoders,
-)
+from hare.model.decoder import Decoder, DecoderConfig, WordTokenizer, perplexity, reward_weighted_step, single_threaded
+from hare.model.run_decoders import RunDecoders, run_forward, run_perplexity, train_run_decoders
 from hare.random import CounterRNG, run_keys
 
 TINY = dict(d_model=32, n_layers=1, n_heads=2, prefix_len=2)

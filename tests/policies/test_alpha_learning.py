@@ -108,8 +108,8 @@ def test_meta_gradient_at_learning_rate_zero_is_fixed_alpha_bit_for_bit():
     state = learned.state_dict()
     for name, value in fixed.state_dict().items():
         assert torch.equal(value, state[name]), name
-    assert torch.equal(learned.learned_alpha, torch.full((3, 2), 0.3, dtype=torch.float64))
-    assert learned.alpha_gradient_square.gt(0).all()  # the gradient was computed, and not applied
+    assert torch.equal(learned.alpha_schedule.learned_alpha, torch.full((3, 2), 0.3, dtype=torch.float64))
+    assert learned.alpha_schedule.alpha_gradient_square.gt(0).all()  # the gradient was computed, and not applied
 
 
 def test_learned_alpha_moves_per_head_and_run_and_batched_equals_alone():
@@ -133,7 +133,9 @@ def test_exp3_learns_online_only_and_reports_its_probabilities():
     probabilities = policy.trajectories()["alpha_grid_probabilities"]
     assert probabilities.shape == (3, 2, 3)
     torch.testing.assert_close(probabilities.sum(-1), torch.ones(3, 2, dtype=torch.float64))
-    assert not torch.equal(policy.exp3_log_weights, torch.zeros_like(policy.exp3_log_weights))
+    assert not torch.equal(
+        policy.alpha_schedule.exp3_log_weights, torch.zeros_like(policy.alpha_schedule.exp3_log_weights)
+    )
     # an update without a select of the same observation (a logged interaction) leaves the learner as it is
     env = SyntheticBandit(SMALL, 2, 5, run_keys(0, [0, 1], "env"))
     fresh = build_policy(
@@ -146,7 +148,7 @@ def test_exp3_learns_online_only_and_reports_its_probabilities():
     fresh.update(
         round_.observation, torch.zeros(2, dtype=torch.int64), round_.reward(torch.zeros(2, dtype=torch.int64))
     )
-    assert torch.equal(fresh.exp3_log_weights, torch.zeros_like(fresh.exp3_log_weights))
+    assert torch.equal(fresh.alpha_schedule.exp3_log_weights, torch.zeros_like(fresh.alpha_schedule.exp3_log_weights))
 
 
 @pytest.mark.parametrize(

@@ -176,6 +176,7 @@ from hare.envs.classification import ClassificationBandit  # noqa: E402
 from hare.experiments.simulation import SimulationOptions, simulate  # noqa: E402
 from hare.model.projections import fit_projections  # noqa: E402
 from hare.policies import hare as hare_module  # noqa: E402
+from hare.policies import hare_projections  # noqa: E402
 from hare.policies.base import upper_confidence_bound  # noqa: E402
 
 LOGISTIC = SyntheticConfig(n_items=24, n_clusters=4, n_users=3, link="logistic", reward_scale=3.0)
@@ -344,7 +345,7 @@ def test_logs_dependent_policies_build_without_touching_a_cold_environment(name,
     env.logs_allowed = False
     policy = build_policy(name, params, env, run_keys(0, [0, 1], "p"))
     assert env.logged_reads == 0
-    with pytest.raises(hare_module.WarmStartRequired, match="warm_start"):
+    with pytest.raises(hare_projections.WarmStartRequired, match="warm_start"):
         policy.select(env.round(0).observation)
     with pytest.raises(ValueError, match="projections: random"):
         make_config(name, params).check_regime("cold")
@@ -360,11 +361,11 @@ def test_learned_warm_start_equals_fit_then_the_logs_through_update():
     params = {"projections": "learned", "fit_steps": 30, "n_heads": 2, "key_dim": 4}
     warm = build_policy("hare", params, env, run_keys(0, [0, 1], "p"))
     random_start = warm.projections.query_context.clone()
-    hare_module._FIT_CACHE.clear()
+    hare_projections._FIT_CACHE.clear()
     warm.warm_start(logs)
     assert env.logged_reads == reads  # the policy read the logs it was given, never the environment's
     # the projections: an independent fit on the same logs
-    logged = hare_module.logged_interactions(logs)
+    logged = hare_projections.logged_interactions(logs)
     fitted, report = fit_projections(
         logged, env.pool.embeddings, env.n_users, env.user_dim, 2, 4, steps=30, lr=0.03, seed=0
     )
@@ -424,7 +425,7 @@ def classification_environment(n_runs=2, horizon=10, logged_rows=120):
 def test_log_prototypes_are_class_means_of_the_logs():
     env = classification_environment()
     logs = env.logged(100)
-    prototypes = hare_module.log_prototypes(logs, env.n_arms)
+    prototypes = hare_projections.log_prototypes(logs, env.n_arms)
     for a in range(env.n_arms):
         rows = (logs.arms == a) & (logs.rewards > 0)
         source = logs.queries[rows] if rows.any() else logs.queries
@@ -448,23 +449,12 @@ def test_log_prototypes_are_class_means_of_the_logs():
     assert learned.fit_report is not None and torch.equal(learned.attention.keys, learned.projections.keys(prototypes))
 
 
-def test_rag_cosine_fits_its_learned_projections_in_the_warm_start():
-    env = environment(SMALL, [0, 1], horizon=5)
-    logs = env.logged(150)
-    rag = build_policy("rag_cosine", {"projections": "learned", "fit_steps": 20}, env, run_keys(0, [0, 1], "p"))
-    rag.warm_start(logs)
-    fitted, _ = hare_module.learned_projections(logs, env.pool.embeddings, env.n_users, env.user_dim, 1, 8, 20, 0.03, 0)
-    assert torch.equal(rag.query_to_item, torch.einsum("hke,hkd->ed", fitted.key, fitted.query_context))
-    assert rag.select(env.round(0).observation).shape == (2,)
-
-
 def test_hare_config_tunes_alpha_only_and_has_no_n_logged():
     from dataclasses import fields
 
     assert hare_module.HAREConfig.tunable == ("alpha",)
     names = {f.name for f in fields(hare_module.HAREConfig)}
     assert "tunable" not in names and "n_logged" not in names and {"mean", "pool"} <= names
-    assert "n_logged" not in {f.name for f in fields(hare_module.RAGCosineConfig)}
 
 
 def test_full_covariance_is_todays_ridge_state():

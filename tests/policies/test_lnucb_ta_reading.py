@@ -1,4 +1,4 @@
-"""LNUCB-TA's public-code reading: the four switches of :class:`hare.policies.neighbors.LNUCBTA` (``knn_weights``,
+"""LNUCB-TA's public-code reading: the four switches of :class:`hare.policies.lnucb_ta.LNUCBTA` (``knn_weights``,
 ``global_mean: all_rewards``, ``k_rounding``, ``theta_init``) against brute-force loops over runs and arms, the
 defaults against the algorithm as written, and batching with all four on."""
 
@@ -15,8 +15,9 @@ from conftest_neural import GaussianContextBandit, batched_matches_alone
 from hare.envs.base import BanditEnvironment, BanditRound, Observation
 from hare.envs.classification import ClassificationBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.policies.adaptive_knn import AdaptiveNeighborMixin, adaptive_k
 from hare.policies.base import build_policy, make_config
-from hare.policies.neighbors import PUBLIC_CODE_READING, AdaptiveNeighborMixin, adaptive_k
+from hare.policies.lnucb_ta import PUBLIC_CODE_READING
 from hare.random import CounterRNG, run_keys
 
 SMALL_SIM = SyntheticConfig(n_items=4, n_clusters=2, n_users=2, query_dim=4)

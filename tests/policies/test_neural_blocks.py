@@ -11,8 +11,9 @@ from conftest_neural import GaussianContextBandit, batched_matches_alone
 from hare.envs.base import Observation
 from hare.envs.classification import disjoint_encoding
 from hare.policies.base import make_config
-from hare.policies.neural import BootstrapNN, NeuralTS, NeuralUCB
+from hare.policies.neural import BootstrapNN
 from hare.policies.neural_dense import DenseBootstrapNN, DenseNeuralTS, DenseNeuralUCB
+from hare.policies.neural_posterior import NeuralTS, NeuralUCB
 from hare.random import CounterRNG, run_keys
 
 CLASSES = {

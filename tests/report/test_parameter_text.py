@@ -22,7 +22,7 @@ def test_a_setting_reads_as_the_paper_writes_it():
 
 
 def test_every_categorical_value_of_the_policies_has_a_name():
-    from hare.policies import hare, neighbors, neural
+    from hare.policies import hare, lnucb_ta, neural
 
     known = {
         "projections": hare.PROJECTION_KINDS,
@@ -31,10 +31,10 @@ def test_every_categorical_value_of_the_policies_has_a_name():
         "alpha_schedule": hare.ALPHA_SCHEDULES,
         "covariance_update": hare.COVARIANCE_UPDATES,
         "pool": hare.POOLS,
-        "knn_weights": neighbors.KNN_WEIGHTS,
-        "global_mean": neighbors.GLOBAL_MEANS,
-        "k_rounding": neighbors.K_ROUNDINGS,
-        "theta_init": neighbors.THETA_INITS,
+        "knn_weights": lnucb_ta.KNN_WEIGHTS,
+        "global_mean": lnucb_ta.GLOBAL_MEANS,
+        "k_rounding": lnucb_ta.K_ROUNDINGS,
+        "theta_init": lnucb_ta.THETA_INITS,
         "exploration": neural.EXPLORATION_MODES,
         "encoding": neural.ENCODINGS,
     }

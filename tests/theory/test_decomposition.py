@@ -12,7 +12,7 @@ from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.simulation import SimulationOptions, simulate
 from hare.experiments.theory_settings import VARIANTS, check_settings
 from hare.io import read_npz
-from hare.policies import hare as hare_policies
+from hare.policies import hare_projections as hare_policies
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.report.decomposition import write_checks

@@ -76,90 +76,23 @@ def environment_shape(environment: dict[str, Any]) -> EnvironmentShape:
     return environment_class(environment["kind"]).memory_shape(environment)
 
 
-def ridge_bytes(groups: int, dim: int) -> int:
-    """One run's :class:`hare.model.covariance.RidgeState` of ``groups`` groups over ``dim`` features: ``A`` and
-    ``A^{-1}`` (``dim x dim`` each), the response and the estimate (``dim``), the count; float64."""
-    return 8 * groups * (2 * dim * dim + 2 * dim + 1)
-
-
 def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length: int) -> tuple[int, int]:
     """One run's state of ``policy`` (its validated hyperparameters ``config``) on an environment of ``shape``, as
     ``(bytes that grow with the rounds, the other bytes)``; ``length`` is its history capacity (rounds plus warm
-    start). What dominates, by family (float64 = 8 bytes; ``A`` arms of ``d`` features):
-
-    * every policy: per-arm counts and sums, ``16 A``;
-    * a disjoint ridge model (LinUCB, LinTS, (Lin+kNN)-UCB, LNUCB-TA): :func:`ridge_bytes` over the arms, plus the
-      ``d x d`` rank-one scratch;
-    * a neighbour history (kNN-UCB, LNUCB-TA, the enhanced policies): ``8 length (d + 6)`` (contexts, norms, rewards,
-      arms, the search's distances), plus ``8 length A`` of foreign-pull masks up to
-      :data:`hare.policies.neighbors.SELECTION_MAX_ARMS` arms;
-    * a kernel dictionary of ``n = min(max_points, length)`` points in per-arm blocks of capacity ``C`` (about
-      ``n / A`` when arms are pulled evenly): ``24 A C^2 + 8 A C d`` (the block inverses, and the Gram blocks and their
-      Cholesky factors at a refactorisation; the points), :func:`hare.model.kernel_dictionary.peak_bytes`;
-    * a neural policy of ``p = width d_in + width`` parameters per network (``d_in = A d`` disjoint, else ``d``;
-      stored as ``n_blocks = A`` or ``1`` blocks, :class:`hare.model.relu_network.BlockReLUNetwork`): the float32
-      history ``length (4 d + 12)`` (and the bootstrap's inclusion flags), ``4 p`` per network of weights and ``4 p``
-      more of initial weights when ``lam > 0`` (the SGD step is in place, no gradient arrays), the step's workspace
-      ``4 n_blocks batch (d + 2 q width)`` for ``q`` networks, and the posterior: ``8 p`` diagonal (``1 / Z_ii``),
-      else :func:`ridge_bytes` of ``p`` features (``16 p^2``);
-    * HARE: the covariance state of its ``heads x clusters`` groups over ``key_dim``: :func:`ridge_bytes` for the full
-      covariance, :func:`hare.model.covariance_approx.covariance_bytes` for the diagonal and low-rank ones.
-    """
-    from hare.model.kernel_dictionary import peak_bytes as kernel_peak_bytes
+    start). The policy's class answers (:meth:`hare.policies.base.Policy.memory_bytes`: per-arm counts and sums for
+    every policy, and each family adds the state it holds, documented with its shapes on the class)."""
     from hare.policies.base import policy_class
-    from hare.policies.hare import HARE
-    from hare.policies.kernel import KernelPolicy
-    from hare.policies.linear import DisjointRidgePolicy
-    from hare.policies.neighbors import SELECTION_MAX_ARMS, LinearNeighborPolicy, NeighborPolicy
-    from hare.policies.neural import BootstrapNN, GradientPosteriorPolicy, NeuralPolicy
 
-    cls = policy_class(policy)
-    arms, dim = shape.arms, shape.dim
-    grows, fixed = 0, 16 * arms
-    if issubclass(cls, (DisjointRidgePolicy, LinearNeighborPolicy)):
-        fixed += ridge_bytes(arms, dim) + 8 * dim * dim
-    if issubclass(cls, NeighborPolicy):
-        grows += 8 * length * (dim + 6 + (arms if arms <= SELECTION_MAX_ARMS else 0))
-    if issubclass(cls, KernelPolicy):
-        fixed += kernel_peak_bytes(arms, dim, config.max_points, length)
-    if issubclass(cls, NeuralPolicy):
-        networks = config.n_networks if issubclass(cls, BootstrapNN) else 1
-        n_blocks = arms if config.encoding == "disjoint" else 1
-        n_parameters = config.width * n_blocks * dim + config.width
-        grows += length * (4 * dim + 12 + (4 * networks if networks > 1 else 0))
-        fixed += (8 if config.lam > 0 else 4) * n_parameters * networks
-        fixed += 4 * n_blocks * config.batch_size * (dim + 2 * networks * config.width)
-        if issubclass(cls, GradientPosteriorPolicy):
-            fixed += 8 * n_parameters if config.exploration == "diagonal" else ridge_bytes(1, n_parameters)
-    if issubclass(cls, HARE):
-        groups = config.n_heads * (config.n_clusters or shape.clusters)
-        if config.covariance == "full":
-            fixed += ridge_bytes(groups, config.key_dim)
-        else:
-            from hare.model.covariance_approx import covariance_bytes
-
-            fixed += covariance_bytes(config.covariance, groups, config.key_dim, config.covariance_rank)
-    return grows, fixed
+    return policy_class(policy).memory_bytes(config, shape.arms, shape.dim, length, shape.clusters)
 
 
-def posterior_round_bytes(config: Any, shape: EnvironmentShape, runs: int) -> int:
-    """A neural policy's temporaries of one round over ``runs`` runs: for a gradient posterior
-    (:meth:`hare.policies.neural.GradientPosteriorPolicy.posterior`), float64, the per-arm vectors of the diagonal's
-    closed form (``8 R A (3 m + d)``), the copied blocks of ``Z^{-1}`` (``2 R (m d)^2`` per arm, disjoint) or the
-    Jacobian (``28 R p`` bytes per arm), in chunks of arms kept within ``memory_budget_mb``; for BootstrapNN the copy
-    of the round's network (``4 R p``); 0 for other policies (``config``: the policy's hyperparameters)."""
-    if hasattr(config, "n_networks"):
-        n_blocks = shape.arms if config.encoding == "disjoint" else 1
-        return 4 * runs * (config.width * n_blocks * shape.dim + config.width)
-    if not hasattr(config, "memory_budget_mb") or config.exploration == "loop":
-        return 0
-    block = config.width * shape.dim
-    if config.exploration == "diagonal":
-        return 8 * runs * shape.arms * (3 * config.width + shape.dim)
-    per_arm = (
-        16 * runs * block**2 if config.encoding == "disjoint" else 28 * runs * (config.width * shape.dim + config.width)
-    )
-    return min(shape.arms * per_arm, max(per_arm, int(config.memory_budget_mb * 2**20)))
+def policy_round_bytes(policy: str, config: Any, shape: EnvironmentShape, runs: int) -> int:
+    """The temporaries of one round of ``policy`` (its hyperparameters ``config``) over ``runs`` runs beyond its
+    state, as its class answers (:meth:`hare.policies.base.Policy.round_bytes`: a neural posterior's or the
+    bootstrap's round, 0 for other policies)."""
+    from hare.policies.base import policy_class
+
+    return policy_class(policy).round_bytes(config, shape.arms, shape.dim, runs)
 
 
 def simulation_memory(simulation: Simulation) -> tuple[int, int]:
@@ -170,7 +103,7 @@ def simulation_memory(simulation: Simulation) -> tuple[int, int]:
         grows = C (RECORD_BYTES + RECORD_RUN_BYTES N) + 8 N T + R grows(policy, T + M)    curves, row order, history
         rest  = shared + 24 N rows + 64 N A                        the environment (the rows' permutation, a round)
               + R fixed(policy) + 32 R A d                         the policy's state, a round's products
-              + a neural posterior's round                         :func:`posterior_round_bytes`
+              + the policy's round (a neural posterior's)          :func:`policy_round_bytes`
               + N run_bytes                              each run's own (a replay's greedy read: 8 rows A d)
 
     with ``grows(policy, length)`` and ``fixed(policy)`` of :func:`policy_state_bytes`. It counts what dominates
@@ -186,7 +119,7 @@ def simulation_memory(simulation: Simulation) -> tuple[int, int]:
     horizon_bytes = recorded * (RECORD_BYTES + RECORD_RUN_BYTES * n) + 8 * n * shape.rounds + r * grows
     rest = shape.shared_bytes + 24 * n * shape.rows + 64 * n * shape.arms + r * fixed + 32 * r * shape.arms * shape.dim
     rest += n * shape.run_bytes
-    return horizon_bytes, rest + posterior_round_bytes(config, shape, r)
+    return horizon_bytes, rest + policy_round_bytes(spec["policy"], config, shape, r)
 
 
 @dataclass(frozen=True)

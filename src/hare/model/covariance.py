@@ -41,6 +41,13 @@ def shared_vector(x: torch.Tensor, group_shape: tuple[int, ...]) -> torch.Tensor
     return x[(slice(None), *(0,) * n_group_dims)]
 
 
+def ridge_bytes(groups: int, dim: int) -> int:
+    """Bytes of one run's :class:`RidgeState` of ``groups`` groups over ``dim`` features, float64: per group ``A`` and
+    ``A^{-1}`` ``(dim, dim)`` each, the response ``b`` and the estimate ``theta`` ``(dim,)`` each and the count,
+    ``8 groups (2 dim^2 + 2 dim + 1)`` (the state's shared step counter aside)."""
+    return 8 * groups * (2 * dim * dim + 2 * dim + 1)
+
+
 class RidgeState(nn.Module):
     """Ridge state of shape ``(n_runs, *group_shape)`` over ``dim`` features.
 

@@ -98,6 +98,22 @@ class Policy(nn.Module, ABC):
             return getattr(self.config, name)
         return values.to(like.dtype).view(-1, *([1] * (like.dim() - 1)))
 
+    @classmethod
+    def memory_bytes(cls, config: PolicyConfig, arms: int, dim: int, length: int, clusters: int) -> tuple[int, int]:
+        """Estimated bytes of one run's state of this policy, ``(bytes that grow with the rounds, the other bytes)``,
+        before it is built (the pre-flight memory check, :mod:`hare.experiments.memory`): hyperparameters ``config``,
+        ``arms`` arms of ``dim`` features, ``length`` interactions fed (the history capacity: rounds plus warm start)
+        and ``clusters`` clusters in the environment's pool. It counts what dominates, arrays that scale with the
+        arms, the features and the rounds. Here, what every policy holds: per-arm counts and sums, ``(arms,)`` float64
+        each, ``16 arms``; a family adds its own state to ``super()``'s."""
+        return 0, 16 * arms
+
+    @classmethod
+    def round_bytes(cls, config: PolicyConfig, arms: int, dim: int, runs: int) -> int:
+        """Estimated bytes of the temporaries of one round over ``runs`` runs beyond the state (:meth:`memory_bytes`);
+        none here."""
+        return 0
+
     @abstractmethod
     def select(self, observation: Observation) -> torch.Tensor:
         """Arms to pull, ``(n_runs,)`` int64."""

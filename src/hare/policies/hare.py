@@ -42,34 +42,20 @@ are computed once. The online mean combines with it: ``q`` changes from round to
 ``Sigma`` and ``b`` accumulate the ``q`` of the round in which each reward was observed (a ridge
 fit on the queries as they were played; the projection step comes after the round's update).
 
-Information (paper: the regimes): the constructor never reads the environment's logs.
-``projections: learned`` means fitted on the logs HARE is warm-started with: the constructor
-starts from the random projections of ``projection_seed``, and :meth:`HARE.warm_start` fits them
-on the logs (memoised per fit inputs and settings), rebuilds the attention, and then feeds every
-logged interaction through :meth:`HARE.update` like every other policy. ``pool: log_prototypes``
-(classification, whose pool is one uninformative one-hot item per class) replaces the pool by
-class prototypes of the logs in the warm start (:func:`log_prototypes`). Both need the warm
-regime; ``check_regime('cold')`` rejects them, and selecting before the warm start is an error.
+Information (paper: the regimes): the constructor never reads the environment's logs; ``projections: learned`` and
+``pool: log_prototypes`` are built from the logs HARE is warm-started with, in :meth:`HARE.warm_start`
+(:mod:`hare.policies.hare_projections`), need the warm regime, and selecting before the warm start is an error.
 
-Alpha schedules: ``fixed`` (``alpha``), ``inverse_sqrt`` (``alpha / sqrt(t)``, ``t`` the 1-based
-round), ``per_head`` (``alphas[h]``), ``lnucb_ta`` (LNUCB-TA (Khosravi et al., 2025), Algorithm 3, with clusters as
-arms:
-``alpha_j = alpha / (N_j + 1) * (kappa g + (1 - kappa) n_j)``, ``N_j`` pulls of cluster ``j``,
-``n_j`` its mean reward (0 before its first pull), ``g`` the mean reward so far; clamped at 0,
-since a bonus weight is non-negative), and two that learn ``alpha_h`` online from ``alpha`` with no tuning run
-(paper, sec:learned-alpha; :mod:`hare.policies.alpha_learning`): ``meta_gradient`` (after each online round's update,
-a step on ``log alpha_h`` of the surrogate of paper eq:alpha-surrogate, normalised by the running RMS of its
-gradient) and ``exp3`` (per head, EXP3 over ``alpha_grid`` drawn each round, stream ``"alpha_grid"``, counter ``t``).
-Both learn from the online rounds only: an update not preceded by a ``select`` of the same observation (a logged
-interaction of the warm start) leaves them as they are. :meth:`HARE.trajectories` reports ``alpha_h`` (for
+Alpha schedules (``alpha_schedule``, paper eq:select and sec:learned-alpha): one strategy each, chosen once at
+construction, in :mod:`hare.policies.alpha_schedules`. :meth:`HARE.trajectories` reports a learned ``alpha_h`` (for
 ``exp3`` its mean under the draw probabilities, and the probabilities) for the run files' per-round series.
 
+The projections and the pool HARE starts from, and their fit on the warm start's logs, are in
+:mod:`hare.policies.hare_projections` (shared with the RAG-cosine baseline, :mod:`hare.policies.rag_cosine`).
+
 Length: one module because the policy's state (``Sigma``, ``b``, ``theta0``, the user posterior, the
-projections) and its select, synthesize and update equations above are one algorithm, :class:`HARESynthesize`
-is a mode of it, and RAG-cosine is the same attention's projections with the user term and the bonus dropped,
-built, fitted on the logs and checked against the regime by the same :func:`build_projections`,
-:func:`learned_projections` and ``check_projections_*``, so that the baseline cannot drift from HARE's
-projections.
+projections) and its select, synthesize and update equations above are one algorithm, and :class:`HARESynthesize`
+is a mode of it.
 """
 
 from __future__ import annotations
@@ -81,26 +67,25 @@ from typing import Annotated, ClassVar
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditEnvironment, LoggedRounds, Observation, tensor_digest
+from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.attention import AttentionOutput, UncertaintyAttention
-from hare.model.clustering import kmeans
-from hare.model.covariance_approx import COVARIANCE_KINDS
-from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
+from hare.model.covariance import ridge_bytes
+from hare.model.covariance_approx import COVARIANCE_KINDS, covariance_bytes
+from hare.model.projections import FitReport, Projections
 from hare.model.user_state import UserPosterior
-from hare.policies.alpha_learning import (
-    exp3_draw,
-    exp3_probabilities,
-    exp3_update,
-    meta_gradient_step,
-    surrogate_log_alpha_gradient,
-    unit_rewards,
+from hare.policies.alpha_schedules import ALPHA_SCHEDULES, build_alpha_schedule
+from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.hare_projections import (
+    PROJECTION_KINDS,
+    WarmStartRequired,
+    check_projections_environment,
+    check_projections_regime,
+    initial_pool,
+    pool_from_logs,
+    reward_link,
 )
-from hare.policies.base import Policy, PolicyConfig, register_policy, temporal_attention_rate, upper_confidence_bound
 from hare.typed import at_least, each, nonnegative, one_of, positive, unit_interval
 
-ALPHA_SCHEDULES = ("fixed", "inverse_sqrt", "per_head", "lnucb_ta", "meta_gradient", "exp3")
-LEARNED_ALPHA_SCHEDULES = ("meta_gradient", "exp3")
-PROJECTION_KINDS = ("random", "learned", "oracle")
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
 MODES = ("select", "synthesize")
@@ -112,23 +97,6 @@ LOGISTIC_SLOPE_FLOOR = 0.05
 ``sigmoid' >= eps`` for ``|s0| <= 2.9``, and the correction never exceeds ``1/eps = 20``."""
 
 COLD_REGIME_ADVICE = "use projections: random with online learning (online_lr > 0, mean: online) in the cold regime"
-
-
-def check_projections_environment(config: PolicyConfig, kind: str) -> None:
-    """Oracle projections ``W*`` exist only where the environment has them (HARE-Sim)."""
-    if config.projections == "oracle" and kind != "synthetic":
-        raise ValueError(
-            f"{type(config).__name__}.projections: 'oracle' exists only for synthetic environments, not {kind!r}"
-        )
-
-
-def check_projections_regime(config: PolicyConfig, regime: str, advice: str) -> None:
-    """Learned projections are fitted on the warm start's logs, which the cold regime withholds."""
-    if regime == "cold" and config.projections == "learned":
-        raise ValueError(
-            f"{type(config).__name__}.projections: 'learned' projections are fitted on the warm start's logs, which "
-            f"the cold regime withholds; {advice}"
-        )
 
 
 @dataclass(frozen=True)
@@ -253,128 +221,6 @@ class HAREConfig(PolicyConfig):
             )
 
 
-# --------------------------------------------------------------------------
-# Projections and pools from the warm start's logs
-# --------------------------------------------------------------------------
-
-_FIT_CACHE: dict[tuple, tuple[Projections, FitReport]] = {}
-
-
-def logged_interactions(logs: LoggedRounds):
-    """The warm start's logs as the one logged set (leading dim 1, on the CPU) that :func:`fit_projections` expects:
-    queries, users (zeros when the logs carry none), items = the logged arms, rewards."""
-    from hare.envs.logged import LoggedInteractions
-
-    if logs.queries is None:
-        raise ValueError("learned projections and log prototypes need logged queries (the environment logs none)")
-    queries = logs.queries.detach().cpu().to(torch.float64)
-    users = (
-        torch.zeros(len(logs), dtype=torch.int64) if logs.users is None else logs.users.detach().cpu().to(torch.int64)
-    )
-    return LoggedInteractions(
-        queries[None],
-        users[None],
-        logs.arms.detach().cpu().to(torch.int64)[None],
-        logs.rewards.detach().cpu().to(torch.float64)[None],
-    )
-
-
-def learned_projections(
-    logs: LoggedRounds,
-    items: torch.Tensor,
-    n_users: int,
-    user_dim: int,
-    n_heads: int,
-    key_dim: int,
-    steps: int,
-    lr: float,
-    seed: int,
-    link: str = "identity",
-) -> tuple[Projections, FitReport]:
-    """Projections fitted on the logged interactions ``logs`` over the pool ``items`` ``(N, d_e)``
-    (see :mod:`hare.model.projections`), on the CPU, float64.
-
-    Fits are memoised per (digest of the fit's inputs: logged queries, users, arms, rewards and the
-    pool; the settings), so every policy and every run warm-started with the same logs shares one fit.
-    """
-    logged = logged_interactions(logs)
-    items = items.detach().cpu().to(torch.float64)
-    cache_key = (
-        tensor_digest(logged.queries, logged.users, logged.items, logged.rewards, items),
-        n_users,
-        user_dim,
-        n_heads,
-        key_dim,
-        steps,
-        lr,
-        seed,
-        link,
-    )
-    if cache_key not in _FIT_CACHE:
-        # The offline fit runs on the CPU whatever the device: it is small, and float64 fits are then
-        # device-independent.
-        _FIT_CACHE[cache_key] = fit_projections(
-            logged, items, n_users, user_dim, n_heads, key_dim, steps=steps, lr=lr, seed=seed, link=link
-        )
-    return _FIT_CACHE[cache_key]
-
-
-def log_prototypes(logs: LoggedRounds, n_items: int) -> torch.Tensor:
-    """Class prototypes of the logs, ``(n_items, query_dim)`` float64, rows unit-norm.
-
-    Item ``a`` is the L2-normalised mean of the logged queries whose logged arm was ``a`` and whose
-    reward was > 0 (classification: the class mean of the rows logged with their own label). An item
-    with no such row falls back to the normalised mean of all logged queries (it then carries no
-    class information, and the online rounds learn about it through the covariance and the mean).
-    """
-    if logs.queries is None:
-        raise ValueError("pool='log_prototypes' needs logged queries (the environment logs none)")
-    x = logs.queries.to(torch.float64)
-    positive = (logs.rewards > 0).to(torch.float64)
-    membership = F.one_hot(logs.arms, n_items).to(torch.float64) * positive[:, None]  # (M, N)
-    sums = membership.T @ x  # (N, d_x)
-    counts = membership.sum(0)  # (N,)
-    fallback = x.mean(0, keepdim=True).expand_as(sums)
-    prototypes = torch.where(counts[:, None] > 0, sums / counts.clamp_min(1.0)[:, None], fallback)
-    return F.normalize(prototypes, dim=-1)
-
-
-def build_projections(config, env: BanditEnvironment, item_dim: int | None = None) -> Projections:
-    """The projections a config starts from, on the pool's device: ``oracle``, or ``random`` of
-    ``projection_seed`` for ``random`` and for ``learned`` (fitted later, in the warm start; the
-    constructor reads no log). item_dim: the item dimension (default: the pool's)."""
-    device = env.pool.embeddings.device
-    if config.projections == "oracle":
-        return oracle_projections(env, config.n_heads).to(device)
-    item_dim = env.pool.embeddings.shape[1] if item_dim is None else item_dim
-    return random_projections(
-        config.n_heads,
-        config.key_dim,
-        env.query_dim,
-        env.user_dim,
-        item_dim,
-        seed=config.projection_seed,
-        init_std=getattr(config, "random_init_std", None),
-    ).to(device)
-
-
-def pool_clusters(env: BanditEnvironment, n_clusters: int) -> torch.Tensor:
-    """Cluster of every item ``(N,)``: the environment's (``n_clusters = 0``) or k-means with ``n_clusters``."""
-    if n_clusters == 0:
-        return env.pool.clusters.clone()
-    if n_clusters > env.n_arms:
-        raise ValueError(f"HAREConfig.n_clusters: {n_clusters} exceeds the pool size {env.n_arms}")
-    return kmeans(env.pool.embeddings.to(torch.float64), n_clusters)[0]
-
-
-def _link(env: BanditEnvironment) -> str:
-    return getattr(getattr(env, "config", None), "link", "identity")
-
-
-class WarmStartRequired(RuntimeError):
-    """A policy whose projections or pool come from the warm start's logs was asked to act before its warm start."""
-
-
 @register_policy("hare")
 class HARE(Policy):
     """HARE over the environment's item pool (arms are items); select or synthesize mode."""
@@ -386,20 +232,11 @@ class HARE(Policy):
         super().__init__(config, env, keys)
         if env.pool is None:
             raise ValueError("HARE needs an environment with an item pool")
-        self.link = _link(env)
+        self.link = reward_link(env)
         self.n_users, self.user_dim = env.n_users, env.user_dim
         self.needs_warm_start = config.projections == "learned" or config.pool == "log_prototypes"
         self.fit_report: FitReport | None = None
-        if config.pool == "log_prototypes":
-            # Placeholders of the final shapes (one cluster per item, item_dim = query_dim); the warm start builds the
-            # pool.
-            items = torch.zeros(env.n_arms, env.query_dim, dtype=torch.float64, device=env.pool.embeddings.device)
-            clusters = torch.arange(env.n_arms, device=env.pool.embeddings.device)
-            projections = build_projections(config, env, item_dim=env.query_dim)
-        else:
-            items = env.pool.embeddings.to(torch.float64)
-            clusters = pool_clusters(env, config.n_clusters)
-            projections = build_projections(config, env)
+        items, clusters, projections = initial_pool(config, env)
         # The pool a learned fit needs (plain attribute, not state: the fit runs on the CPU).
         self._pool_items = (
             items.detach().cpu() if config.projections == "learned" and config.pool == "environment" else None
@@ -413,32 +250,21 @@ class HARE(Policy):
             self.user_posterior = UserPosterior(
                 env.n_runs, env.n_users, env.user_dim, config.user_prior, config.noise_sigma
             )
-        if config.alpha_schedule == "per_head":
-            self.register_buffer("head_alpha", torch.tensor(config.alphas, dtype=torch.float64))
-        self._init_learned_alpha(env.n_runs)
+        self._played: Observation | None = None
+        self.alpha_schedule = build_alpha_schedule(config, self, env.n_runs, self.n_heads, self.run_keys.device)
         self.register_buffer("cluster_pulls", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
         self.register_buffer("cluster_reward_sum", torch.zeros(env.n_runs, self.n_clusters, dtype=torch.float64))
 
-    def _init_learned_alpha(self, n_runs: int) -> None:
-        """State of a learned ``alpha_h`` (module docstring): ``learned_alpha`` ``(n_runs, H)`` from ``alpha`` and the
-        running mean square of its gradient (``meta_gradient``), or EXP3's log-weights ``(n_runs, H, K)`` over
-        ``alpha_grid`` and the observed reward range per run (``exp3``)."""
-        config, device = self.config, self.run_keys.device
-        self._played: Observation | None = None
-        if config.alpha_schedule == "meta_gradient":
-            like = torch.zeros(n_runs, 1, dtype=torch.float64, device=device)
-            start = torch.as_tensor(self.hyperparameter("alpha", like), dtype=torch.float64, device=device)
-            self.register_buffer("learned_alpha", start.expand(n_runs, self.n_heads).clone())
-            self.register_buffer("alpha_gradient_square", torch.zeros(n_runs, self.n_heads, dtype=torch.float64))
-            self.register_buffer("alpha_steps", torch.zeros((), dtype=torch.float64))
-        elif config.alpha_schedule == "exp3":
-            grid = torch.tensor(config.alpha_grid, dtype=torch.float64, device=device)
-            self.register_buffer("alpha_grid_values", grid)
-            self.register_buffer(
-                "exp3_log_weights", torch.zeros(n_runs, self.n_heads, grid.numel(), dtype=torch.float64)
-            )
-            self.register_buffer("reward_low", torch.full((n_runs,), math.inf, dtype=torch.float64))
-            self.register_buffer("reward_high", torch.full((n_runs,), -math.inf, dtype=torch.float64))
+    @classmethod
+    def memory_bytes(cls, config: HAREConfig, arms: int, dim: int, length: int, clusters: int) -> tuple[int, int]:
+        """:meth:`Policy.memory_bytes` plus the covariances of ``G = n_heads C`` groups over ``key_dim`` (``C``:
+        ``n_clusters``, or the environment's ``clusters`` at 0): full, :func:`hare.model.covariance.ridge_bytes`;
+        diagonal or low-rank, :func:`hare.model.covariance_approx.covariance_bytes`."""
+        grows, fixed = super().memory_bytes(config, arms, dim, length, clusters)
+        groups = config.n_heads * (config.n_clusters or clusters)
+        if config.covariance == "full":
+            return grows, fixed + ridge_bytes(groups, config.key_dim)
+        return grows, fixed + covariance_bytes(config.covariance, groups, config.key_dim, config.covariance_rank)
 
     def _build(self, projections: Projections, items: torch.Tensor, clusters: torch.Tensor) -> None:
         """Attention, per-run query projections and cluster map from ``projections`` over ``items`` ``(N, d_e)``."""
@@ -482,35 +308,24 @@ class HARE(Policy):
         attention is rebuilt from them. Then every logged interaction goes through :meth:`update`
         in logged order (covariances, ``b``, user posterior), as for every policy.
         """
-        if (
-            self.needs_warm_start
-        ):  # no update can have happened yet: attend refuses until the pool and projections exist
+        if self.needs_warm_start:  # no update yet: attend refuses until the pool and projections exist
             self._fit_on_logs(logs)
         super().warm_start(logs)
 
     def _fit_on_logs(self, logs: LoggedRounds) -> None:
-        config = self.config
+        """The pool and projections of the warm start (:func:`hare.policies.hare_projections.pool_from_logs`)."""
         device = self.run_keys.device
-        if config.pool == "log_prototypes":
-            items = log_prototypes(logs, self.n_arms)
-            clusters = torch.arange(self.n_arms)
-        else:
-            items = self._pool_items
-            clusters = self.clusters.cpu()
-        projections = self.projections
-        if config.projections == "learned":
-            projections, self.fit_report = learned_projections(
-                logs,
-                items,
-                self.n_users,
-                self.user_dim,
-                config.n_heads,
-                config.key_dim,
-                config.fit_steps,
-                config.fit_lr,
-                config.projection_seed,
-                self.link,
-            )
+        projections, items, clusters, self.fit_report = pool_from_logs(
+            self.config,
+            logs,
+            self.n_arms,
+            self._pool_items,
+            self.clusters.cpu(),
+            self.projections,
+            self.n_users,
+            self.user_dim,
+            self.link,
+        )
         self._build(projections.to(device), items.to(device), clusters.to(device))
         self.needs_warm_start = False
 
@@ -533,80 +348,20 @@ class HARE(Policy):
         return q
 
     def exploration_weights(self, t: int) -> torch.Tensor:
-        """The bonus weights ``alpha_h`` of paper eq:select at round ``t`` under the config's ``alpha_schedule``,
-        broadcastable to
-        ``(n_runs, H, C)``."""
-        c = self.config
-        pulls = self.cluster_pulls  # (n_runs, C)
-        if c.alpha_schedule in ("fixed", "inverse_sqrt"):
-            alpha = torch.as_tensor(
-                self.hyperparameter("alpha", pulls[:, None, :]), dtype=torch.float64, device=pulls.device
-            )  # () or (n_runs, 1, 1)
-            return alpha if c.alpha_schedule == "fixed" else alpha / math.sqrt(t + 1)
-        if c.alpha_schedule == "per_head":
-            return self.head_alpha[:, None]  # (H, 1)
-        if c.alpha_schedule == "meta_gradient":
-            return self.learned_alpha[:, :, None]  # (n_runs, H, 1)
-        if c.alpha_schedule == "exp3":
-            _, drawn = self._exp3_draw(t)
-            return self.alpha_grid_values[drawn][:, :, None]  # (n_runs, H, 1)
-        local = self.cluster_reward_sum / pulls.clamp_min(1.0)  # (n_runs, C)
-        overall = self.cluster_reward_sum.sum(1, keepdim=True) / pulls.sum(1, keepdim=True).clamp_min(
-            1.0
-        )  # (n_runs, 1)
-        factor = temporal_attention_rate(self.hyperparameter("alpha", pulls), pulls, overall, local, c.kappa).clamp_min(
-            0.0
-        )
-        return factor[:, None, :]  # (n_runs, 1, C)
-
-    def _exp3_draw(self, t: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """EXP3's probabilities ``(n_runs, H, K)`` and the grid point each head draws at round ``t`` ``(n_runs, H)``
-        (the same draw every time it is asked within a round: the weights change only in the update)."""
-        probabilities = exp3_probabilities(self.exp3_log_weights, self.config.exp3_gamma)
-        return probabilities, exp3_draw(probabilities, self.rng.uniform("alpha_grid", t, (self.n_heads,)))
+        """The bonus weights ``alpha_h`` of paper eq:select at round ``t`` under the config's ``alpha_schedule``
+        (:mod:`hare.policies.alpha_schedules`), broadcastable to ``(n_runs, H, C)``."""
+        return self.alpha_schedule.weights(self, t)
 
     def learn_alpha(self, observation: Observation, out: AttentionOutput, rewards: torch.Tensor) -> None:
-        """The learned ``alpha_h``'s step after round ``observation.t``'s update (module docstring; paper,
-        eq:alpha-surrogate). ``meta_gradient``: ``g_h = dJ/dlog alpha_h`` with the critic ``m`` after the update, then
-        ``alpha_h <- alpha_h exp(eta g_h / sqrt(mean_s g_{h,s}^2))``; ``exp3``: the drawn grid point's weight, with the
-        reward rescaled to [0, 1] by the run's observed range."""
-        schedule = self.config.alpha_schedule
-        if schedule == "meta_gradient":
-            gradient = surrogate_log_alpha_gradient(
-                out.weights, out.bonuses, self.clusters, self.learned_alpha, self.cluster_means(out)
-            )  # (n_runs, H)
-            self.alpha_steps += 1.0
-            self.alpha_gradient_square += (gradient.square() - self.alpha_gradient_square) / self.alpha_steps
-            rms = self.alpha_gradient_square.sqrt()
-            normalised = torch.where(rms > 0, gradient / torch.where(rms > 0, rms, 1.0), torch.zeros_like(gradient))
-            self.learned_alpha = meta_gradient_step(self.learned_alpha, normalised, self.config.alpha_lr)
-        elif schedule == "exp3":
-            rewards = rewards.to(torch.float64)
-            self.reward_low = torch.minimum(self.reward_low, rewards)
-            self.reward_high = torch.maximum(self.reward_high, rewards)
-            probabilities, drawn = self._exp3_draw(observation.t)
-            self.exp3_log_weights = exp3_update(
-                self.exp3_log_weights,
-                probabilities,
-                drawn,
-                unit_rewards(rewards, self.reward_low, self.reward_high),
-                self.config.exp3_gamma,
-            )
+        """A learned ``alpha_h``'s step after round ``observation.t``'s update (paper, eq:alpha-surrogate;
+        :meth:`hare.policies.alpha_schedules.AlphaSchedule.learn`)."""
+        self.alpha_schedule.learn(self, observation, out, rewards)
 
     def trajectories(self) -> dict[str, torch.Tensor]:
         """The per-round series of a learned ``alpha_h`` (:meth:`Policy.trajectories`): ``alpha_trajectory``
         ``(n_runs, H)`` (for ``exp3`` its mean under the draw probabilities) and, for ``exp3``,
         ``alpha_grid_probabilities`` ``(n_runs, H, K)``; nothing for the other schedules."""
-        schedule = self.config.alpha_schedule
-        if schedule == "meta_gradient":
-            return {"alpha_trajectory": self.learned_alpha.clone()}
-        if schedule == "exp3":
-            probabilities = exp3_probabilities(self.exp3_log_weights, self.config.exp3_gamma)
-            return {
-                "alpha_trajectory": (probabilities * self.alpha_grid_values).sum(-1),
-                "alpha_grid_probabilities": probabilities,
-            }
-        return {}
+        return self.alpha_schedule.trajectories()
 
     def attend(self, observation: Observation) -> AttentionOutput:
         """The attention pass of round ``observation.t`` (memoised until the matching update)."""
@@ -653,7 +408,7 @@ class HARE(Policy):
         self._learn(
             observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
         )  # keys (n_runs, H, d_k)
-        if self._played is observation and self.config.alpha_schedule in LEARNED_ALPHA_SCHEDULES:
+        if self._played is observation and self.alpha_schedule.learns:
             self.learn_alpha(observation, out, rewards)
         self._played = None
 
@@ -742,84 +497,3 @@ class HARESynthesize(HARE):
 
     config_class = HARESynthesizeConfig
     per_run_hyperparameters = ()
-
-
-@dataclass(frozen=True)
-class RAGCosineConfig(PolicyConfig):
-    """RAG-cosine hyperparameters: the projections that map the query into item space
-    (``random | learned | oracle``, as for HARE; ``learned`` is fitted in the warm start, warm
-    regime only) and their settings."""
-
-    projections: Annotated[str, one_of(PROJECTION_KINDS)] = "oracle"
-    n_heads: Annotated[int, at_least(1)] = 1
-    key_dim: Annotated[int, at_least(1)] = 8
-    projection_seed: int = 0
-    fit_steps: Annotated[int, at_least(1)] = 600
-    fit_lr: Annotated[float, positive] = 0.03
-
-    def check_environment(self, kind: str) -> None:
-        check_projections_environment(self, kind)
-
-    def check_regime(self, regime: str) -> None:
-        check_projections_regime(self, regime, "use projections: random in the cold regime")
-
-
-@register_policy("rag_cosine")
-class RAGCosine(Policy):
-    """Retrieval baseline: the top-1 pool item by cosine to the query mapped into item space.
-
-    The query is mapped by the attention's own projections with the user term dropped,
-    ``p(x) = mean_h W_K^{hT} W_Qx^h x`` (``d_e``), so ``<p(x), e_n>`` is the user-free attention
-    score up to ``sqrt(d_k)``; the item is ``argmax_n cos(p(x), e_n)``. No user state, no
-    exploration, nothing learned online. Learned projections are fitted in :meth:`warm_start`.
-    """
-
-    config_class = RAGCosineConfig
-
-    def __init__(self, config: RAGCosineConfig, env: BanditEnvironment, keys: torch.Tensor):
-        super().__init__(config, env, keys)
-        if env.pool is None:
-            raise ValueError("rag_cosine needs an environment with an item pool")
-        self.needs_warm_start = config.projections == "learned"
-        self.link = _link(env)
-        self.n_users, self.user_dim = env.n_users, env.user_dim
-        self._pool_items = env.pool.embeddings.detach().cpu().to(torch.float64) if self.needs_warm_start else None
-        projections = build_projections(config, env)
-        self.register_buffer("query_to_item", self._mapping(projections))
-        self.register_buffer("items", F.normalize(env.pool.embeddings.to(torch.float64), dim=-1))
-
-    @staticmethod
-    def _mapping(projections: Projections) -> torch.Tensor:
-        return torch.einsum("hke,hkd->ed", projections.key, projections.query_context) / projections.n_heads
-
-    def warm_start(self, logs: LoggedRounds) -> None:
-        """Fit learned projections on the logs (as HARE does), then the logged rounds (nothing to learn from them)."""
-        if self.needs_warm_start:
-            c = self.config
-            projections, _ = learned_projections(
-                logs,
-                self._pool_items,
-                self.n_users,
-                self.user_dim,
-                c.n_heads,
-                c.key_dim,
-                c.fit_steps,
-                c.fit_lr,
-                c.projection_seed,
-                self.link,
-            )
-            self.query_to_item = self._mapping(projections).to(self.run_keys.device)
-            self.needs_warm_start = False
-        super().warm_start(logs)
-
-    def select(self, observation: Observation) -> torch.Tensor:
-        if self.needs_warm_start:
-            raise WarmStartRequired(
-                "rag_cosine with projections: learned is fitted on the warm start's logs: call warm_start(logs) "
-                "before the first round (in the cold regime use projections: random)"
-            )
-        projected = F.normalize(observation.queries.to(torch.float64) @ self.query_to_item.T, dim=-1)  # (n_runs, d_e)
-        return self.tie_break(projected @ self.items.T, observation.t)
-
-    def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        """Nothing to learn."""

@@ -35,7 +35,7 @@ from typing import Annotated, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.model.kernel_dictionary import KernelDictionary, rbf_kernel
+from hare.model.kernel_dictionary import KernelDictionary, peak_bytes, rbf_kernel
 from hare.policies.base import (
     Policy,
     PolicyConfig,
@@ -111,6 +111,17 @@ class KernelPolicy(Policy):
             config.when_full,
             config.refactor_every,
         )
+
+    @classmethod
+    def memory_bytes(
+        cls, config: KernelModelConfig, arms: int, dim: int, length: int, clusters: int
+    ) -> tuple[int, int]:
+        """:meth:`Policy.memory_bytes` plus the dictionary of ``n = min(max_points, length)`` points in per-arm blocks
+        of capacity ``C`` (about ``n / arms`` when arms are pulled evenly): ``24 arms C^2 + 8 arms C dim`` (the block
+        inverses, and the Gram blocks and their Cholesky factors at a refactorisation; the points),
+        :func:`hare.model.kernel_dictionary.peak_bytes`."""
+        grows, fixed = super().memory_bytes(config, arms, dim, length, clusters)
+        return grows, fixed + peak_bytes(arms, dim, config.max_points, length)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
         self.dictionary.add(pulled_contexts(observation.contexts, arms), arms, rewards, observation.contexts)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.model.covariance import RidgeState, shared_vector
+from hare.model.covariance import RidgeState, ridge_bytes, shared_vector
 from hare.policies.base import (
     Policy,
     PolicyConfig,
@@ -54,6 +54,13 @@ class DisjointRidgePolicy(Policy):
         super().__init__(config, env, keys)
         self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)
         self.selection: dict[str, Any] = {}
+
+    @classmethod
+    def memory_bytes(cls, config: Any, arms: int, dim: int, length: int, clusters: int) -> tuple[int, int]:
+        """:meth:`Policy.memory_bytes` plus ``ridge``, one :class:`RidgeState` group per arm
+        (:func:`hare.model.covariance.ridge_bytes`), and the ``(dim, dim)`` float64 rank-one scratch of an update."""
+        grows, fixed = super().memory_bytes(config, arms, dim, length, clusters)
+        return grows, fixed + ridge_bytes(arms, dim) + 8 * dim * dim
 
     def widths_and_products(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``w_a`` ``(n_runs, n_arms)`` for contexts ``x`` ``(n_runs, n_arms, dim)`` float64 and, from

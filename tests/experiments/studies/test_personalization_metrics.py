@@ -22,7 +22,7 @@ from hare.experiments.studies.personalization_metrics import (
     window_means,
 )
 from hare.model.projections import random_projections
-from hare.policies.hare import learned_projections
+from hare.policies.hare_projections import learned_projections
 from hare.random import run_keys
 
 TEXT = {"n_topics": 4, "items_per_topic": 20, "n_queries": 10, "n_users": 3}

@@ -425,7 +425,7 @@ def test_the_cli_writes_table_csv_and_text_and_keeps_text_to_this_kind(tmp_path,
 
 def test_the_public_values_are_the_policys_and_a_table_process_does_not_import_torch(tmp_path, repository):
     """The table knows the public code's values without importing the policies (torch): its copy must be theirs."""
-    from hare.policies.neighbors import PUBLIC_CODE_READING
+    from hare.policies.lnucb_ta import PUBLIC_CODE_READING
 
     assert PUBLIC_VALUES == PUBLIC_CODE_READING == PUBLIC
     runs, published = _planted(tmp_path)

@@ -22,7 +22,7 @@
   count are trained with the same budget (initialisation and minibatches of seed ``seed + r``, steps,
   batch, learning rate, texts): the conditioned decoder reads each text's own embedding, the
   unconditioned baseline reads the constant ``z ⊕ u = 0`` in training and evaluation
-  (:func:`~hare.model.decoder.train_run_decoders`). Reported: both perplexities per run and the paired
+  (:func:`~hare.model.run_decoders.train_run_decoders`). Reported: both perplexities per run and the paired
   difference conditioned − unconditioned. ``conditioned_at_zero_condition`` is the conditioned decoder
   fed ``z = 0, u = 0`` (an input it never saw in training), kept for reference only.
 
@@ -63,8 +63,9 @@ from hare.experiments.studies.personalization_metrics import (
     window_means,
 )
 from hare.io import write_json
-from hare.model.decoder import Decoder, RunDecoders, WordTokenizer, run_perplexity, single_threaded, train_run_decoders
+from hare.model.decoder import Decoder, WordTokenizer, single_threaded
 from hare.model.projections import random_projections
+from hare.model.run_decoders import RunDecoders, run_perplexity, train_run_decoders
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -182,7 +183,8 @@ def _decode(decoder: Decoder, z: torch.Tensor, u: torch.Tensor) -> list[str]:
 
 def personalization_report(config: PersonalizationConfig, out_json: str | None = None) -> dict:
     """Run the experiment of the module docstring and return (and write to ``out_json``) its numbers."""
-    from hare.policies.hare import HARESynthesize, HARESynthesizeConfig, learned_projections
+    from hare.policies.hare import HARESynthesize, HARESynthesizeConfig
+    from hare.policies.hare_projections import learned_projections
 
     c = config
     text_config = TextConfig(**c.text)

@@ -101,7 +101,7 @@ PUBLIC_VALUES = {
     "theta_init": "uniform",
 }
 """LNUCB-TA's hyperparameters where the public code departs from the algorithm as written, at the public code's value
-(``hare.policies.neighbors.PUBLIC_CODE_READING``, repeated here so that a table process does not import torch)."""
+(``hare.policies.lnucb_ta.PUBLIC_CODE_READING``, repeated here so that a table process does not import torch)."""
 SWITCHES = tuple(PUBLIC_VALUES)
 PRIVILEGED_SWITCH = "global_mean"
 """The switch whose public value (``all_rewards``) reads information a bandit does not have."""
