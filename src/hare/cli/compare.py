@@ -67,4 +67,3 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="write the Markdown page here (e.g. docs/scale_agreement.md)")
     p.add_argument("--note", action="append", default=[], help="a line of provenance added to the page (repeatable)")
     p.set_defaults(func=cmd_compare_claims)
-
