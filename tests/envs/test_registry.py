@@ -9,7 +9,6 @@ from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
 from hare.envs.base import BanditEnvironment, EnvironmentShape
 from hare.envs.registry import (
-    build_environment,
     environment_class,
     environment_kinds,
     environment_shape,
@@ -18,6 +17,10 @@ from hare.envs.registry import (
 from hare.random import run_keys
 
 KEYS = run_keys(0, range(3), "registry-test")
+
+
+def build_environment(spec: dict, n_runs: int, keys, dataset_path=None) -> BanditEnvironment:
+    return environment_class(spec["kind"]).from_entry(spec, n_runs, keys, dataset_path=dataset_path)
 
 
 def entry(kind: str, params: dict | None = None, dataset: str | None = None, horizon: int = 20, **extra) -> dict:

@@ -2,7 +2,7 @@
 
 import torch
 
-from hare.envs.registry import build_environment
+from hare.envs.registry import environment_class
 from hare.experiments.job_setup import build_environment as job_environment
 from hare.experiments.job_setup import environment_keys
 
@@ -14,7 +14,7 @@ def test_a_job_builds_its_environment_through_the_registry():
     spec = {"base_seed": 1, "n_runs": 2, "role": "report", "experiment": "e", "environment": environment}
     once = job_environment(spec, torch.device("cpu"))
     twice = job_environment(spec, torch.device("cpu"), copies=2)
-    direct = build_environment(environment, 2, environment_keys(spec))
+    direct = environment_class("synthetic").from_entry(environment, 2, environment_keys(spec))
     assert torch.equal(once.round(3).rewards, direct.round(3).rewards)
     first, copied = once.round(3), twice.round(3)
     assert twice.n_runs == 4 and torch.equal(copied.observation.users, first.observation.users.repeat(2))

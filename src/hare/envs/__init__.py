@@ -3,7 +3,7 @@ registers every kind (:mod:`hare.envs.registry`)."""
 
 from hare.envs import classification, replay, synthetic, text  # noqa: F401
 from hare.envs.base import BanditEnvironment, BanditRound, EnvironmentShape, ItemPool, Observation
-from hare.envs.registry import build_environment, environment_class, environment_kinds
+from hare.envs.registry import environment_class, environment_kinds, environment_shape
 
 __all__ = [
     "BanditEnvironment",
@@ -11,7 +11,7 @@ __all__ = [
     "EnvironmentShape",
     "ItemPool",
     "Observation",
-    "build_environment",
     "environment_class",
     "environment_kinds",
+    "environment_shape",
 ]

@@ -160,6 +160,8 @@ class BanditEnvironment(ABC):
     """The typed dataclass of its ``params`` (:meth:`make_config`)."""
     needs_dataset: ClassVar[bool] = False
     """Whether an entry names a prepared dataset (``dataset``) and a job reads its file (``--dataset``)."""
+    dataset_noun: ClassVar[str] = "dataset"
+    """What a kind that :attr:`needs_dataset` reads, in the error that asks for it."""
     has_preparation: ClassVar[bool] = False
     """Whether an entry may name a ``preparation`` of its dataset (:data:`hare.data.encoding.PROTOCOLS`)."""
     serves_logs: ClassVar[bool] = False
@@ -208,13 +210,25 @@ class BanditEnvironment(ABC):
         entry: dict[str, Any],
         n_runs: int,
         keys: torch.Tensor,
-        device: str | torch.device = "cpu",
+        device="cpu",
         dataset_path: str | Path | None = None,
     ) -> BanditEnvironment:
         """The environment of a job specification's ``environment`` entry (``name``, ``kind``, ``params``,
-        ``dataset``, ``horizon``, ``preparation``), ``n_runs`` runs drawing from ``keys`` ``(n_runs,)``; a kind
-        that reads a prepared dataset reads ``dataset_path``. A registered kind implements it."""
-        raise NotImplementedError(f"{cls.__name__} is not built from a config entry")
+        ``dataset``, ``horizon``, ``preparation``), ``n_runs`` runs drawing from ``keys`` ``(n_runs,)``: built from its
+        typed ``params`` (:meth:`make_config`) and horizon, or, for a kind that :attr:`needs_dataset`, from the
+        prepared file at ``dataset_path`` (:meth:`from_dataset`; without one, a ValueError naming the environment)."""
+        config = cls.make_config(entry["params"])
+        if not cls.needs_dataset:
+            return cls(config, n_runs, entry["horizon"], keys, device)
+        if dataset_path is None:
+            raise ValueError(f"environment {entry['name']!r} needs its prepared {cls.dataset_noun} (--dataset)")
+        return cls.from_dataset(entry, config, dataset_path, n_runs, keys, device)
+
+    @classmethod
+    def from_dataset(cls, entry: dict[str, Any], config: Any, path, n_runs: int, keys: torch.Tensor, device):
+        """The environment of ``entry`` (typed ``config``) over the prepared file at ``path``; a kind that
+        :attr:`needs_dataset` implements it."""
+        raise NotImplementedError(f"{cls.__name__} reads no dataset")
 
     @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:

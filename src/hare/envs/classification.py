@@ -161,21 +161,11 @@ class ClassificationBandit(BanditEnvironment):
         )
 
     @classmethod
-    def from_entry(
-        cls,
-        entry: dict[str, Any],
-        n_runs: int,
-        keys: torch.Tensor,
-        device: str | torch.device = "cpu",
-        dataset_path: str | Path | None = None,
-    ) -> ClassificationBandit:
-        """The entry's prepared dataset at ``dataset_path`` (checked to be of its ``preparation``:
-        :func:`check_preparation`), ``params.logged_rows`` set aside."""
-        if dataset_path is None:
-            raise ValueError(f"environment {entry['name']!r} needs its prepared dataset (--dataset)")
-        check_preparation(entry, dataset_path)
-        params = cls.make_config(entry["params"])
-        return cls.from_npz(dataset_path, n_runs, entry["horizon"], keys, device, logged_rows=params.logged_rows)
+    def from_dataset(cls, entry: dict[str, Any], config: Any, path, n_runs: int, keys: torch.Tensor, device):
+        """The entry's prepared dataset at ``path`` (checked to be of its ``preparation``: :func:`check_preparation`),
+        ``config.logged_rows`` set aside."""
+        check_preparation(entry, path)
+        return cls.from_npz(path, n_runs, entry["horizon"], keys, device, logged_rows=config.logged_rows)
 
     @classmethod
     def logged_capacity(cls, config: ClassificationParams) -> int:

@@ -13,10 +13,7 @@ the class (:func:`environment_class`) instead of comparing the kind with a name.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-import torch
 
 from hare.envs.base import BanditEnvironment, EnvironmentShape
 
@@ -49,18 +46,6 @@ def environment_class(kind: str) -> type[BanditEnvironment]:
     if kind not in _REGISTRY:
         raise KeyError(f"unknown environment kind {kind!r}; known kinds: {', '.join(kinds)}")
     return _REGISTRY[kind]
-
-
-def build_environment(
-    entry: dict[str, Any],
-    n_runs: int,
-    keys: torch.Tensor,
-    device: str | torch.device = "cpu",
-    dataset_path: str | Path | None = None,
-) -> BanditEnvironment:
-    """The environment of a job specification's ``environment`` entry, ``n_runs`` runs with keys ``(n_runs,)``
-    (:meth:`~hare.envs.base.BanditEnvironment.from_entry` of its kind's class)."""
-    return environment_class(entry["kind"]).from_entry(entry, n_runs, keys, device, dataset_path)
 
 
 def environment_shape(entry: dict[str, Any]) -> EnvironmentShape:

@@ -164,6 +164,7 @@ class ReplayBandit(BanditEnvironment):
 
     config_class = ReplayParams
     needs_dataset = True
+    dataset_noun = "logged dataset"
     has_reward_matrix = False
     replays_logged_data = True
     n_users = 1
@@ -193,18 +194,9 @@ class ReplayBandit(BanditEnvironment):
         return cls(logged, n_runs, min(horizon or logged.n_rows, logged.n_rows), keys, device)
 
     @classmethod
-    def from_entry(
-        cls,
-        entry: dict[str, Any],
-        n_runs: int,
-        keys: torch.Tensor,
-        device: str | torch.device = "cpu",
-        dataset_path: str | Path | None = None,
-    ) -> ReplayBandit:
-        """The entry's prepared logged dataset at ``dataset_path``."""
-        if dataset_path is None:
-            raise ValueError(f"environment {entry['name']!r} needs its prepared logged dataset (--dataset)")
-        return cls.from_npz(dataset_path, n_runs, entry["horizon"], keys, device)
+    def from_dataset(cls, entry: dict[str, Any], config: Any, path, n_runs: int, keys: torch.Tensor, device):
+        """The entry's prepared logged dataset at ``path``."""
+        return cls.from_npz(path, n_runs, entry["horizon"], keys, device)
 
     @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:

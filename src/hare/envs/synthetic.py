@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -111,18 +110,6 @@ class SyntheticBandit(UserQueryLogging):
         self.device = torch.device(device)
         self._build_instance()
         self.rng = CounterRNG(keys.to(self.device))
-
-    @classmethod
-    def from_entry(
-        cls,
-        entry: dict[str, Any],
-        n_runs: int,
-        keys: torch.Tensor,
-        device: str | torch.device = "cpu",
-        dataset_path: str | Path | None = None,
-    ) -> SyntheticBandit:
-        """HARE-Sim of the entry's ``params`` over its ``horizon`` (no dataset)."""
-        return cls(cls.make_config(entry["params"]), n_runs, entry["horizon"], keys, device)
 
     @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:

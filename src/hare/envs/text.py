@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -295,18 +294,6 @@ class TextBandit(UserQueryLogging):
         centroids = torch.stack([items[topics == c].mean(0) for c in range(config.n_topics)]).to(self.device)  # (C, d)
         self.preferences = F.normalize(self.users @ centroids, dim=-1)  # (n_users, d)
         self.rng = CounterRNG(keys.to(self.device))
-
-    @classmethod
-    def from_entry(
-        cls,
-        entry: dict[str, Any],
-        n_runs: int,
-        keys: torch.Tensor,
-        device: str | torch.device = "cpu",
-        dataset_path: str | Path | None = None,
-    ) -> TextBandit:
-        """HARE-Text of the entry's ``params`` over its ``horizon`` (no dataset)."""
-        return cls(cls.make_config(entry["params"]), n_runs, entry["horizon"], keys, device)
 
     @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:

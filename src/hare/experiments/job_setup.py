@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from hare.envs.base import BanditEnvironment, LoggedRounds
-from hare.envs.registry import build_environment as build_entry_environment
+from hare.envs.registry import environment_class
 from hare.io import config_hash, git_commit, package_versions
 from hare.policies.base import tunable_values
 from hare.random import run_keys
@@ -68,12 +68,13 @@ def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
 def build_environment(
     spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1
 ) -> BanditEnvironment:
-    """The environment of a job specification, built by its kind's class (:func:`hare.envs.registry.build_environment`;
-    a kind that reads a prepared dataset reads ``dataset_path``); ``copies > 1`` repeats its runs that many times
-    (``copies n_runs`` runs, run ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one
-    batch."""
+    """The environment of a job specification, built by its kind's class
+    (:meth:`hare.envs.base.BanditEnvironment.from_entry`; a kind that reads a prepared dataset reads ``dataset_path``);
+    ``copies > 1`` repeats its runs that many times (``copies n_runs`` runs, run ``i n + r`` drawing what run ``r``
+    draws), for a grid of policy points played as one batch."""
+    env = spec["environment"]
     keys = environment_keys(spec).repeat(copies)  # (copies n_runs,)
-    return build_entry_environment(spec["environment"], spec["n_runs"] * copies, keys, device, dataset_path)
+    return environment_class(env["kind"]).from_entry(env, spec["n_runs"] * copies, keys, device, dataset_path)
 
 
 REGIMES = ("cold", "warm")
