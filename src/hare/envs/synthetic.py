@@ -23,8 +23,8 @@ combination of pool items (HARE's identity values) the best value is the best it
 synthesis regret is ``max_n mu_t(e_n) - mu_t(z)`` with the linear-variant item rewards.
 
 The logged-data sampler draws ``M`` interactions of the uniform logging policy (query, user
-and item uniform, reward with noise; :class:`hare.envs.logged.UserQueryLogging`) from its own keys, for fitting
-projections offline.
+and item uniform, reward with noise; :class:`hare.envs.shared_context.SharedContextBandit`) from
+its own keys, for fitting projections offline.
 
 Arm features for context-only baselines are ``[x_t, onehot(i_t)]`` shared by all arms,
 which makes the linear variant exactly realisable by disjoint-arm linear models.
@@ -39,9 +39,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditRound, EnvironmentShape, ItemPool, Observation
-from hare.envs.logged import UserQueryLogging
+from hare.envs.base import EnvironmentShape, ItemPool
 from hare.envs.registry import register_environment
+from hare.envs.shared_context import SharedContextBandit
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -89,7 +89,7 @@ class OracleProjections:
 
 
 @register_environment("synthetic")
-class SyntheticBandit(UserQueryLogging):
+class SyntheticBandit(SharedContextBandit):
     """``n_runs`` runs of HARE-Sim over ``horizon`` rounds; its ``params`` are a :class:`SyntheticConfig`."""
 
     config_class = SyntheticConfig
@@ -151,10 +151,6 @@ class SyntheticBandit(UserQueryLogging):
         """Unit-norm queries ``x_t``, ``(n_runs, query_dim)``."""
         return F.normalize(self.rng.normal("query", t, (self.config.query_dim,)), dim=-1)
 
-    def active_users(self, t: int) -> torch.Tensor:
-        """Active user ``i_t`` of every run, ``(n_runs,)`` int64."""
-        return self.rng.randint("user", t, self.config.n_users)
-
     def true_scores(self, queries: torch.Tensor, user_states: torch.Tensor) -> torch.Tensor:
         """``s*_n`` for queries ``(n_runs, query_dim)`` and user states ``(n_runs, user_dim)``:
         ``(n_runs, n_items)``."""
@@ -202,22 +198,12 @@ class SyntheticBandit(UserQueryLogging):
         return reward, mean, (best - mean).clamp_min(0.0)
 
     def logged_queries(self, rng: CounterRNG, n_samples: int) -> torch.Tensor:
-        """Unit-norm logged queries ``(n_sets, n_samples, query_dim)`` (:class:`hare.envs.logged.UserQueryLogging`)."""
+        """Unit-norm logged queries ``(n_sets, n_samples, query_dim)``."""
         return F.normalize(rng.normal("logged-query", 0, (n_samples, self.config.query_dim)), dim=-1)
 
     def logged_means(self, queries: torch.Tensor, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
-        """``mu(n)`` of the logged items ``(M,)`` of one set (:class:`hare.envs.logged.UserQueryLogging`)."""
+        """``mu(n)`` of the logged items ``(M,)`` of one set."""
         return self.mean_rewards(queries, users).gather(1, items[:, None]).squeeze(1)
-
-    def round(self, t: int) -> BanditRound:
-        x = self.queries(t)
-        users = self.active_users(t)
-        mean = self.mean_rewards(x, users)
-        rewards = mean + self.config.noise_sigma * self.rng.normal("noise", t, (self.n_arms,))
-        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return BanditRound(
-            Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards
-        )
 
 
 def linear_parameters(env: SyntheticBandit) -> torch.Tensor:

@@ -45,9 +45,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from hare.envs.base import BanditRound, EnvironmentShape, ItemPool, Observation
-from hare.envs.logged import UserQueryLogging
+from hare.envs.base import EnvironmentShape, ItemPool
 from hare.envs.registry import register_environment
+from hare.envs.shared_context import SharedContextBandit
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
 
@@ -263,7 +263,7 @@ MINILM_DIM = 384
 
 
 @register_environment("text")
-class TextBandit(UserQueryLogging):
+class TextBandit(SharedContextBandit):
     """``n_runs`` runs of HARE-Text over ``horizon`` rounds (module docstring); arms are pool items; its ``params`` are
     a :class:`TextConfig`."""
 
@@ -317,10 +317,6 @@ class TextBandit(UserQueryLogging):
         """Query embeddings ``x_t``, ``(n_runs, d)``."""
         return self.query_bank[self.query_indices(t)]
 
-    def active_users(self, t: int) -> torch.Tensor:
-        """Active user ``i_t`` of every run, ``(n_runs,)`` int64."""
-        return self.rng.randint("user", t, self.config.n_users)
-
     def user_states(self, users: torch.Tensor) -> torch.Tensor:
         """True topic weights ``u*`` of ``users`` ``(...)`` -> ``(..., n_topics)``."""
         return self.users[users]
@@ -349,18 +345,9 @@ class TextBandit(UserQueryLogging):
         return self.synthesis_outcome(t, self.encode(texts))
 
     def logged_queries(self, rng: CounterRNG, n_samples: int) -> torch.Tensor:
-        """Logged queries from the bank, ``(n_sets, n_samples, d)`` (:class:`hare.envs.logged.UserQueryLogging`)."""
+        """Logged queries from the bank, ``(n_sets, n_samples, d)``."""
         return self.query_bank[rng.randint("logged-query", 0, self.config.n_queries, (n_samples,))]
 
     def logged_means(self, queries: torch.Tensor, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
-        """``mu(e)`` of the logged items ``(M,)`` of one set (:class:`hare.envs.logged.UserQueryLogging`)."""
+        """``mu(e)`` of the logged items ``(M,)`` of one set."""
         return self.scores(self.pool.embeddings[items][:, None, :], queries, users)[:, 0]
-
-    def round(self, t: int) -> BanditRound:
-        x, users = self.queries(t), self.active_users(t)
-        mean = self.mean_rewards(x, users)
-        rewards = mean + self.config.noise_sigma * self.rng.normal("noise", t, (self.n_arms,))
-        contexts = torch.cat([x, F.one_hot(users, self.n_users).to(x.dtype)], dim=1)
-        return BanditRound(
-            Observation(t, contexts[:, None, :].expand(self.n_runs, self.n_arms, self.dim), users, x), mean, rewards
-        )

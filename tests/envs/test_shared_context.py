@@ -1,5 +1,5 @@
-"""The shared logged-data module: the type every environment's sampler returns, and the uniform logging of the
-environments whose arms share the context ``[x, onehot(user)]``."""
+"""The environments whose arms share the context ``[x, onehot(user)]``: their rounds and their uniform logging, which
+returns the one logged type every environment returns (:mod:`hare.envs.logged`)."""
 
 import pytest
 import torch
@@ -8,13 +8,14 @@ import hare.envs.classification
 import hare.envs.synthetic
 import hare.envs.text
 from hare.envs.base import BanditRound, LoggedDataUnavailable, Observation
-from hare.envs.logged import LoggedInteractions, UserQueryLogging
+from hare.envs.logged import LoggedInteractions
+from hare.envs.shared_context import SharedContextBandit
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.envs.text import TextBandit, TextConfig
 from hare.random import CounterRNG, run_keys
 
 
-class Planted(UserQueryLogging):
+class Planted(SharedContextBandit):
     """Two users, three items: item ``n`` has mean ``n + 10 user`` whatever the query; queries are constant."""
 
     def __init__(self, noise_sigma: float):
@@ -37,7 +38,7 @@ def test_the_environments_share_one_type_from_one_module():
     """No environment defines its own logged type or imports another environment to get it."""
     for module in (hare.envs.synthetic, hare.envs.text, hare.envs.classification):
         assert "LoggedInteractions" not in vars(module) or module.LoggedInteractions is LoggedInteractions
-    assert issubclass(SyntheticBandit, UserQueryLogging) and issubclass(TextBandit, UserQueryLogging)
+    assert issubclass(SyntheticBandit, SharedContextBandit) and issubclass(TextBandit, SharedContextBandit)
 
 
 def test_uniform_logging_draws_users_and_items_and_adds_noise_to_the_mean():
@@ -59,6 +60,16 @@ def test_the_warm_start_shares_the_context_and_counts_as_served():
     env.logs_allowed = False
     with pytest.raises(LoggedDataUnavailable):
         env.logged(5)
+
+
+def test_a_round_shares_the_context_and_adds_noise():
+    env = SyntheticBandit(SyntheticConfig(n_items=5, n_clusters=1, n_users=3), 2, 4, run_keys(0, range(2), "e"))
+    r = env.round(1)
+    x, users = env.queries(1), env.active_users(1)
+    assert torch.equal(r.observation.queries, x) and torch.equal(r.observation.users, users)
+    assert r.observation.contexts.shape == (2, 5, env.dim) and torch.equal(r.mean_rewards, env.mean_rewards(x, users))
+    assert torch.equal(r.observation.contexts[:, 3], torch.cat([x, torch.nn.functional.one_hot(users, 3)], 1))
+    assert torch.equal(r.rewards, r.mean_rewards + 0.1 * env.rng.normal("noise", 1, (5,)))
 
 
 def test_the_mean_of_the_whole_reward_matrix_is_the_rounds_mean():
