@@ -142,3 +142,5 @@ def test_a_replay_environment_is_built_from_its_logged_file(prepared):
     assert shape.run_bytes == 8 * shape.rows * shape.arms * shape.dim
     with pytest.raises(ValueError, match="needs its prepared logged dataset"):
         build_environment(spec, 3, KEYS)
+    without_params = {key: value for key, value in spec.items() if key != "params"}  # a replay job's entry
+    assert build_environment(without_params, 3, KEYS, dataset_path=prepared["open_bandit_project"]).n_arms == 34

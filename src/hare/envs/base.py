@@ -217,7 +217,7 @@ class BanditEnvironment(ABC):
         ``dataset``, ``horizon``, ``preparation``), ``n_runs`` runs drawing from ``keys`` ``(n_runs,)``: built from its
         typed ``params`` (:meth:`make_config`) and horizon, or, for a kind that :attr:`needs_dataset`, from the
         prepared file at ``dataset_path`` (:meth:`from_dataset`; without one, a ValueError naming the environment)."""
-        config = cls.make_config(entry["params"])
+        config = cls.make_config(entry.get("params"))
         if not cls.needs_dataset:
             return cls(config, n_runs, entry["horizon"], keys, device)
         if dataset_path is None:

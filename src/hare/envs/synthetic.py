@@ -115,7 +115,7 @@ class SyntheticBandit(SharedContextBandit):
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
         """``n_items`` arms of ``query_dim + n_users`` features and ``n_clusters`` clusters, no rows; shared: the pool
         and the nonlinear interaction matrices, float64."""
-        c = cls.make_config(entry["params"])
+        c = cls.make_config(entry.get("params"))
         return EnvironmentShape(
             c.n_items,
             c.query_dim + c.n_users,

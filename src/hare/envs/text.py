@@ -299,7 +299,7 @@ class TextBandit(SharedContextBandit):
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
         """``n_items`` arms of ``d + n_users`` features (``d``: ``hash_dim``, or 384 for MiniLM) and ``n_topics``
         clusters, no rows; shared: the pool, the query bank and their cached copies, float64."""
-        c = cls.make_config(entry["params"])
+        c = cls.make_config(entry.get("params"))
         d = c.hash_dim if c.encoder == "hashing" else MINILM_DIM
         return EnvironmentShape(
             c.n_items, d + c.n_users, int(entry["horizon"]), 0, c.n_topics, 16 * (c.n_items + c.n_queries) * d
