@@ -185,3 +185,19 @@ def test_the_limit_is_the_configured_devices_and_a_missing_gpu_skips_the_check(m
         1000 * 2**20,
         "resources.experiment_batches.mem_mb gives it",
     )
+
+
+def test_the_environment_part_is_the_environment_class_answer():
+    """The estimate asks the environment's class (hare.envs.registry): a dataset's shape is its record's (the horizon
+    capped by the online rows), and a replay adds its greedy read of every logged event for each environment run."""
+    from hare.data.registry import get_dataset
+    from hare.envs.registry import environment_class
+    from hare.experiments.memory import Simulation, environment_shape, simulation_memory
+
+    environment = {"name": "obd", "kind": "replay", "params": {}, "dataset": "open_bandit", "horizon": 10**6}
+    replay = {**_linucb_spec(4), "environment": environment}
+    shape = environment_shape(environment)
+    assert shape == environment_class("replay").memory_shape(environment)
+    assert (shape.rows, shape.dim, shape.arms, shape.rounds) == (*get_dataset("open_bandit").shape, 10000)
+    four, eight = (sum(simulation_memory(Simulation(replay, n, n))) for n in (4, 8))
+    assert eight - four > 4 * shape.run_bytes > 0
