@@ -35,9 +35,15 @@ def _set(config, path, value):
     [
         (
             ["experiments", "classification", "policies", "linucb"],
-            {"params": {"alpha": -1.0}},
+            {"params": {"alpha": "big"}},
             r"experiments\.classification\.policies\.linucb \(linucb\): LinUCBConfig\.alpha: "
-            r"must be >= 0 \(got -1\.0\)$",
+            r"must be float \(got 'big', a str\)$",
+        ),
+        (
+            ["experiments", "classification", "policies", "linucb"],
+            {"params": {"alpha": -1.0}},
+            r"^invalid config: experiments\.classification\.policies\.linucb\.params\.alpha: -1\.0 is less than the "
+            r"minimum of 0$",
         ),
         (
             ["experiments", "classification", "policies", "bogus"],
@@ -55,7 +61,12 @@ def _set(config, path, value):
         (
             ["experiments", "classification", "policies", "linucb", "grid"],
             {"alpha": [1.0, -2.0]},
-            r"experiments\.classification\.policies\.linucb \(linucb@alpha=-2\.0\).*alpha",
+            r"^experiments\.classification\.policies\.linucb\.grid\.alpha\[1\]: -2\.0 is less than the minimum of 0$",
+        ),
+        (
+            ["experiments", "classification", "policies", "linucb", "grid"],
+            {"alpha": [1.0, "x"]},
+            r"experiments\.classification\.policies\.linucb \(linucb@alpha=x\): LinUCBConfig\.alpha: must be float",
         ),
         (
             ["tables", "classification", "experiment"],
@@ -166,7 +177,9 @@ def test_cli_reports_bad_config_in_one_line(repository, smoke_config, tmp_path):
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert "experiments.classification.policies.linucb (linucb): LinUCBConfig.alpha: must be >= 0" in result.stderr
+    assert (
+        "experiments.classification.policies.linucb.params.alpha: -1.0 is less than the minimum of 0" in result.stderr
+    )
 
 
 def test_invalid_yaml_names_the_file_and_line(tmp_path):
@@ -184,7 +197,9 @@ def test_experiment_scope_checks_what_a_batch_reads(smoke_config):
         ["experiments", "classification", "policies", "linucb"],
         {"params": {"alpha": -1.0}},
     )
-    with pytest.raises(ConfigError, match=r"experiments\.classification\.policies\.linucb \(linucb\): .*alpha"):
+    with pytest.raises(
+        ConfigError, match=r"experiments\.classification\.policies\.linucb\.params\.alpha: -1\.0 is less"
+    ):
         check_config(bad_policy, scope="experiments")
     bad_theory = _set(copy.deepcopy(smoke_config), ["theory", "decomposition_grid", "n_clusters"], [2, 25])
     check_config(copy.deepcopy(bad_theory), scope="experiments")
