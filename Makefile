@@ -54,7 +54,7 @@ report: workflow
 # config validated first, as for workflow).
 claim: setup
 	@test -n "$(KEY)" || { echo "usage: make claim KEY=<claim key of results/claims.md or paper/claims.yaml>"; exit 2; }
-	@$(HARE) validate-config $(CONFIG) > /dev/null
+	@table=$$($(HARE) jobs --table $(CONFIG)) && printf '%s' "$$table" | $(BIN)/python -c "import json, sys; keys = [c['key'] for c in json.load(sys.stdin)['claims']]; sys.argv[1] in keys or (print(f'make claim: error: no claim {sys.argv[1]!r} in the register of $(CONFIG) ({len(keys)} claims; see results/claims.md)', file=sys.stderr), sys.exit(2))" '$(KEY)'
 	$(SNAKEMAKE) results/claims/$(KEY).md --cores $(CORES) --configfile $(CONFIG)
 	@cat results/claims/$(KEY).md
 

@@ -228,6 +228,22 @@ BAD_VARIANTS = {
         "not valid YAML at line 4, column 1: duplicate key 'base_seed' (first at line 3)",
     ),
     "latin1": ("# Smoke", "# Sm\udce9ke", "not UTF-8 text: byte 0xe9 at byte offset 4 (line 1)"),
+    "long_environment_name": (
+        "  synthetic_linear:\n    kind: synthetic",
+        "  " + "e" * 300 + ":\n    kind: synthetic",
+        "invalid config: environments: '" + "e" * 300 + "' is too long",
+    ),
+    "alpha_1e308": (
+        SMOKE_HARE,
+        SMOKE_HARE.replace("[0.01, 0.1]", "[0.01, 1.0e308]"),
+        "experiments.classification.policies.hare.grid.alpha[1]: 1e+308 is greater than the maximum of 1000000",
+    ),
+    "lam_subnormal": (
+        "linucb: {params: {lam: 1.0}",
+        "linucb: {params: {lam: 1e-320}",
+        "experiments.classification.policies.linucb.params.lam: 1e-320 is less than the minimum of 1e-12",
+    ),
+    "deep": ("base_seed: 7\n", "base_seed: 7\ndeep: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 32 levels"),
 }
 
 
@@ -267,3 +283,60 @@ def test_jobs_datasets_lists_every_preparation_a_config_reads_and_no_optional_da
         "results/data/prepared_onehot_standardised/adult.npz",
     } <= set(lines)
     assert not any("covertype" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["cost-model", "config/smoke.yaml", "--out", "x.json", "--runs", "-1"],
+            "argument --runs: must be an integer >= 1",
+        ),
+        (
+            ["cost-model", "config/smoke.yaml", "--out", "x.json", "--budget", "nan"],
+            "argument --budget: must be a finite",
+        ),
+        (["calibrate", "--json", "/no/such/dir/x.json"], "folder /no/such/dir does not exist"),
+        (["calibrate", "--repeats", "0"], "argument --repeats: must be an integer >= 1"),
+        (["bench-hare", "--out", "x.json", "--rounds", "0"], "argument --rounds: must be an integer >= 1"),
+        (
+            ["check-oful", "--run", "r.npz", "--delta", "1.5", "--out-json", "a", "--out-tex", "b"],
+            "must be a number in",
+        ),
+    ],
+)
+def test_a_bad_argument_is_refused_in_one_line_before_any_work(capsys, argv, expected):
+    """``hare cost-model --runs -1 --budget nan`` exited 0 with "predicted 0.00 CPU-hours"; ``hare calibrate --json
+    /no/such/dir/x.json`` created the folders."""
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv)
+    assert caught.value.code == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"hare {argv[0]}: error: ") and expected in line, line
+    assert not Path("/no/such/dir").exists()
+
+
+def test_table_names_a_file_that_is_not_an_npz_as_such(tmp_path, capsys):
+    """It blamed a missing sidecar."""
+    text = tmp_path / "run.npz"
+    text.write_text("not a zip archive\n")
+    with pytest.raises(SystemExit) as caught:
+        cli.main(
+            [
+                "table",
+                str(text),
+                "--csv",
+                str(tmp_path / "t.csv"),
+                "--tex",
+                str(tmp_path / "t.tex"),
+                "--caption",
+                "c",
+                "--label",
+                "l",
+            ]
+        )
+    assert caught.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("hare table: error: argument runs: ") and "not an .npz file" in line, line
+    assert "sidecar" not in line

@@ -15,6 +15,7 @@ import yaml
 
 from hare.allocator import keep_freed_memory
 from hare.cli import bench, calibrate, compare, report, studies, theory, workflow
+from hare.cli.arguments import OneLineParser
 
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
@@ -49,7 +50,7 @@ def one_line(error: BaseException) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``hare`` parser with every subcommand; each parsed namespace carries its handler as ``func``."""
-    parser = argparse.ArgumentParser(prog="hare", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="hare", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument(
         DEBUG_FLAG,

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hare.cli.arguments import nonnegative_int, positive_float, positive_int
+
 
 def parse_dataset(text: str) -> tuple[str, Path]:
     """``name=path.npz`` as ``(name, path)``."""
@@ -163,9 +165,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
     p.add_argument(
-        "--batch-sizes", type=int, nargs="+", default=[1, 20], help="numbers of runs B each policy is timed at, batched"
+        "--batch-sizes",
+        type=positive_int,
+        nargs="+",
+        default=[1, 20],
+        help="numbers of runs B each policy is timed at, batched",
     )
-    p.add_argument("--horizon", type=int, default=1000)
+    p.add_argument("--horizon", type=positive_int, default=1000)
     p.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
     p.add_argument(
         "--param",
@@ -174,22 +180,31 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         default=[],
         help="policy.key=json_value, e.g. kernel_ucb.max_points=200",
     )
-    p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     p.add_argument(
-        "--max-seconds", type=float, default=60.0, help="stop an entry after this long and report the rounds played"
+        "--threads", type=positive_int, default=None, help="torch intra-op threads (default: torch's choice)"
     )
-    p.add_argument("--repeats", type=int, default=1, help="timings per entry; the median is kept")
+    p.add_argument(
+        "--max-seconds",
+        type=positive_float,
+        default=60.0,
+        help="stop an entry after this long and report the rounds played",
+    )
+    p.add_argument("--repeats", type=positive_int, default=1, help="timings per entry; the median is kept")
     p.add_argument(
         "--comparison-repeats",
-        type=int,
+        type=positive_int,
         default=None,
         help="back-to-back repeats of batched LinUCB, its state read and the peers",
     )
     p.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
     p.add_argument("--tex", type=Path, default=None, help="also write the ceiling and batching tables (LaTeX) here")
     p.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
-    p.add_argument("--neural-rounds", type=int, default=30, help="timed rounds per NeuralUCB mode (0: skip)")
-    p.add_argument("--neural-repeats", type=int, default=3, help="repeats of the three NeuralUCB modes in turn")
+    p.add_argument(
+        "--neural-rounds", type=nonnegative_int, default=30, help="timed rounds per NeuralUCB mode (0: skip)"
+    )
+    p.add_argument(
+        "--neural-repeats", type=positive_int, default=3, help="repeats of the three NeuralUCB modes in turn"
+    )
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(
@@ -198,13 +213,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         description="Benchmark (not a test): rounds per second of NeuralUCB's exploration modes.",
     )
     p.add_argument("--out", required=True)
-    p.add_argument("--width", type=int, default=20)
-    p.add_argument("--runs", type=int, default=1)
-    p.add_argument("--rounds", type=int, default=30)
-    p.add_argument("--arms", type=int, default=10)
-    p.add_argument("--dim", type=int, default=20)
+    p.add_argument("--width", type=positive_int, default=20)
+    p.add_argument("--runs", type=positive_int, default=1)
+    p.add_argument("--rounds", type=positive_int, default=30)
+    p.add_argument("--arms", type=positive_int, default=10)
+    p.add_argument("--dim", type=positive_int, default=20)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=positive_int, default=3)
     p.set_defaults(func=cmd_bench_neural)
 
     p = sub.add_parser(
@@ -214,9 +229,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--rounds", type=positive_int, default=20)
     p.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
-    p.add_argument("--max-items", type=int, default=None, help="largest pool size")
+    p.add_argument("--max-items", type=positive_int, default=None, help="largest pool size")
     p.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
     p.add_argument(
         "--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)"
@@ -237,12 +252,16 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--policies", nargs="+", default=None, help="default: every neural and kernel bandit")
     for flag, field, text in BASELINE_SIZE_FLAGS:
-        p.add_argument(flag, dest=field, type=float if field == "max_seconds" else int, default=None, help=text)
+        p.add_argument(
+            flag, dest=field, type=positive_float if field == "max_seconds" else positive_int, default=None, help=text
+        )
     p.add_argument(
         "--no-warmup", action="store_true", help="no untimed training before the first repeat (for minutes-long ones)"
     )
     p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
+    p.add_argument(
+        "--threads", type=positive_int, default=None, help="torch intra-op threads (default: torch's choice)"
+    )
     p.set_defaults(func=cmd_bench_baselines)
 
     p = sub.add_parser(
@@ -251,6 +270,6 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         description="Same jobs on CPU and CUDA: do they pick the same arms, and how fast is each?",
     )
     p.add_argument("--out", required=True)
-    p.add_argument("--n-runs", type=int, default=20)
-    p.add_argument("--horizon", type=int, default=2000)
+    p.add_argument("--n-runs", type=positive_int, default=20)
+    p.add_argument("--horizon", type=positive_int, default=2000)
     p.set_defaults(func=cmd_device_check)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from hare.cli.arguments import output_file, positive_int
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from hare.experiments.studies.calibration import calibrate, format_calibration
     from hare.io import write_text
 
-    if args.repeats < 1:
-        raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
     facts = calibrate(repeats=args.repeats)
     print("\n".join(format_calibration(facts)))
     if args.json is not None:
@@ -30,6 +29,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "float64 batched products (LinUCB's and HARE's per-round algebra), one thread and default threads, "
         "as reference seconds / measured seconds (1.00 = the machine that measured the README's build time).",
     )
-    p.add_argument("--json", type=Path, default=None, help="also write the facts as JSON to this path")
-    p.add_argument("--repeats", type=int, default=5, help="timed plays per thread setting (the median is taken)")
+    p.add_argument("--json", type=output_file, default=None, help="also write the facts as JSON to this path")
+    p.add_argument(
+        "--repeats", type=positive_int, default=5, help="timed plays per thread setting (the median is taken)"
+    )
     p.set_defaults(func=cmd_calibrate)

@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from hare.cli.arguments import positive_float, positive_int
+
 
 def cmd_macros(args: argparse.Namespace) -> int:
     from hare.experiments.tables.paper_macros import write_paper_macros
@@ -146,10 +148,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--main", required=True)
     p.add_argument("--outdir", required=True)
     p.add_argument("--pdf", required=True)
-    p.add_argument("--max-pages", type=int, default=None, help="fail when the PDF has more pages (paper.max_pages)")
+    p.add_argument(
+        "--max-pages", type=positive_int, default=None, help="fail when the PDF has more pages (paper.max_pages)"
+    )
     p.add_argument(
         "--max-body-pages",
-        type=int,
+        type=positive_int,
         default=None,
         help="fail when the body (up to its label body:end) ends on a later page (paper.max_body_pages)",
     )
@@ -215,7 +219,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
     p.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
-    p.add_argument("--wall-seconds", type=float, required=True)
+    p.add_argument("--wall-seconds", type=positive_float, required=True)
     p.add_argument("--machine", required=True)
     p.add_argument("--config", default="config/default.yaml")
     p.set_defaults(func=cmd_readme)

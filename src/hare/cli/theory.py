@@ -8,6 +8,8 @@ import argparse
 import json
 from pathlib import Path
 
+from hare.cli.arguments import probability
+
 
 def cmd_bounds(args: argparse.Namespace) -> int:
     from hare.report.bounds import write_bounds_tex
@@ -105,7 +107,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("check-oful", help="measured LinUCB regret against the OFUL bound")
     p.add_argument("--run", required=True)
-    p.add_argument("--delta", type=float, default=0.05)
+    p.add_argument("--delta", type=probability, default=0.05)
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-tex", required=True)
     p.set_defaults(func=cmd_check_oful)

@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from hare.cli.arguments import npz_file, positive_float, positive_int
+
 
 def _load_config(paths: list[str], scope: str = "all") -> dict:
     """Merge YAML configs left to right (later files override top-level keys) and validate them (``scope``:
@@ -162,11 +164,18 @@ def cmd_margins(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from hare.experiments.tables.aggregate import write_table
 
-    missing = [p for p in args.runs if not Path(p).exists()]
-    if missing:
-        raise FileNotFoundError(f"run file(s) missing: {', '.join(missing)}")
     policies = [p for p in args.policies.split(",") if p] if args.policies else None
-    write_table(args.kind, args.runs, args.csv, args.tex, args.caption, args.label, policies, args.published, args.text)
+    write_table(
+        args.kind,
+        [str(p) for p in args.runs],
+        args.csv,
+        args.tex,
+        args.caption,
+        args.label,
+        policies,
+        args.published,
+        args.text,
+    )
     return 0
 
 
@@ -356,7 +365,10 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
     p.add_argument(
-        "runs", nargs="+", help="report run files of one experiment or several (e.g. its cold and warm variants)"
+        "runs",
+        nargs="+",
+        type=npz_file,
+        help="report run files of one experiment or several (e.g. its cold and warm variants)",
     )
     p.add_argument(
         "--kind",
@@ -416,17 +428,20 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="JSON: per-entry costs, the model and the predictions")
     p.add_argument(
         "--runs",
-        type=int,
+        type=positive_int,
         nargs="+",
         default=[5, 20],
         help="run counts B at which every entry is measured (two or more: a cost line in B; one: proportional to B)",
     )
     p.add_argument(
-        "--at", type=int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported"
+        "--at", type=positive_int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported"
     )
-    p.add_argument("--window", type=int, default=20, help="rounds averaged into each cost")
+    p.add_argument("--window", type=positive_int, default=20, help="rounds averaged into each cost")
     p.add_argument(
-        "--budget", type=float, default=20.0, help="seconds of play per entry and run count; later rounds are modelled"
+        "--budget",
+        type=positive_float,
+        default=20.0,
+        help="seconds of play per entry and run count; later rounds are modelled",
     )
     p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
