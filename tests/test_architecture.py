@@ -15,6 +15,7 @@ re-exporting its own submodules is not a cycle.
 from __future__ import annotations
 
 import ast
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -250,3 +251,119 @@ def test_report_imports_only_the_base():
         }
     )
     assert reached == []
+
+
+SUBPACKAGE_LAYERS: dict[str, int] = {
+    "experiments.settings": 0,
+    "experiments": 1,
+    "experiments.studies": 2,
+    "experiments.tables": 2,
+    "theory": 0,
+    "theory.claims": 1,
+}
+"""Ranks inside a top-level package, lowest first: a module imports modules of its own sub-package's rank or a lower
+one. ``experiments.settings`` (the config boundary) reads no other module of ``experiments``; the running modules of
+``experiments`` read their settings from it; the studies and the tables build on both and never the other way. In
+``theory`` the claims register builds on the studies of the theory."""
+
+
+def unit(name: str, packages: frozenset[str]) -> str:
+    """The sub-package (or top-level package, or base module) a module belongs to, without ``hare.``: the longest
+    package among ``packages`` that contains it."""
+    parts = name.split(".")
+    for end in range(len(parts), 2, -1):
+        if ".".join(parts[:end]) in packages:
+            return ".".join(parts[1:end])
+    return parts[1] if len(parts) > 1 else ""
+
+
+def subpackages(sources: dict[str, tuple[str, bool]]) -> frozenset[str]:
+    """Every package of ``hare`` below a top-level one (``hare.experiments.studies``)."""
+    return frozenset(name for name, (_, is_package) in sources.items() if is_package and name.count(".") >= 2)
+
+
+def unit_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """The import graph (:func:`import_graph`) contracted onto units (:func:`unit`), without a unit's own imports."""
+    packages = subpackages(sources)
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, targets in import_graph(sources).items():
+        graph[unit(name, packages)].update(
+            unit(target, packages) for target in targets if unit(target, packages) != unit(name, packages)
+        )
+    return graph
+
+
+def upward_subpackage_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:
+    """``(module, imported module)`` of every import, within one top-level package, of a higher-ranked sub-package
+    (:data:`SUBPACKAGE_LAYERS`), sorted."""
+    packages = subpackages(sources)
+    found = set()
+    for name, targets in import_graph(sources).items():
+        source = unit(name, packages)
+        for target in targets:
+            goal = unit(target, packages)
+            if source in SUBPACKAGE_LAYERS and goal in SUBPACKAGE_LAYERS and source.split(".")[0] == goal.split(".")[0]:
+                if SUBPACKAGE_LAYERS[goal] > SUBPACKAGE_LAYERS[source]:
+                    found.add((name, target))
+    return sorted(found)
+
+
+def test_every_subpackage_has_a_rank():
+    sources = package_sources()
+    named = {name.removeprefix("hare.") for name in subpackages(sources)}
+    assert sorted(named - set(SUBPACKAGE_LAYERS)) == []
+    assert {name.split(".")[0] for name in named} <= set(SUBPACKAGE_LAYERS)
+
+
+def test_subpackages_import_downward_only():
+    """``experiments`` never imports ``experiments.studies`` or ``experiments.tables`` (it did: the config check
+    imported the personalization and convergence studies inside a function while the cost model imported the grid)."""
+    assert upward_subpackage_imports(package_sources()) == []
+
+
+def test_no_loops_between_subpackages():
+    assert cycles(unit_graph(package_sources())) == []
+
+
+def _plant(tree, module: str, text: str) -> None:
+    path = tree / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text() + text)
+
+
+def test_a_planted_loop_between_subpackages_fails_the_checks(tmp_path):
+    """A copy of the real tree with one import added inside a function of the grid (the running modules of
+    ``experiments``) from a study that imports the grid: both the rank check and the loop check report it; the real
+    tree is not touched."""
+    shutil.copytree(SOURCE / "hare", tmp_path / "hare", ignore=shutil.ignore_patterns("__pycache__"))
+    assert upward_subpackage_imports(package_sources(tmp_path)) == []
+    assert cycles(unit_graph(package_sources(tmp_path))) == []
+    _plant(
+        tmp_path, "hare.experiments.grid", "\n\ndef _planted():\n    from hare.experiments.studies import cost_model\n"
+    )
+    _plant(tmp_path, "hare.experiments.studies.cost_model", "\n\nfrom hare.experiments.grid import expand_jobs\n")
+    sources = package_sources(tmp_path)
+    assert ("hare.experiments.grid", "hare.experiments.studies.cost_model") in upward_subpackage_imports(sources)
+    assert ["experiments", "experiments.studies"] in cycles(unit_graph(sources))
+    assert cycles(import_graph(sources))  # the module graph sees this one too; a loop through two modules of each
+    # side, which the module graph does not see, is the next case
+
+
+def test_a_loop_the_module_graph_does_not_see_is_found_between_subpackages(tmp_path):
+    """grid -> studies.a and studies.b -> config: no module imports one that imports it back, yet the sub-packages
+    ``experiments`` and ``experiments.studies`` import each other."""
+    files = {
+        "hare/__init__.py": "",
+        "hare/experiments/__init__.py": "",
+        "hare/experiments/grid.py": "def f():\n    from hare.experiments.studies import a\n",
+        "hare/experiments/config.py": "",
+        "hare/experiments/studies/__init__.py": "",
+        "hare/experiments/studies/a.py": "",
+        "hare/experiments/studies/b.py": "from hare.experiments import config\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    sources = package_sources(tmp_path)
+    assert cycles(import_graph(sources)) == []
+    assert cycles(unit_graph(sources)) == [["experiments", "experiments.studies"]]
+    assert ("hare.experiments.grid", "hare.experiments.studies.a") in upward_subpackage_imports(sources)
