@@ -1,5 +1,6 @@
-"""The environment registry: every kind builds from a job's entry, and its class answers the config, the memory shape
-and the facts other modules ask of a kind."""
+"""The environment registry (``hare.envs.registry``; the file is named apart from ``tests/data/test_registry.py``,
+as pytest needs): every kind builds from a job's entry, and its class answers the config, the memory shape and the
+facts other modules ask of a kind."""
 
 from pathlib import Path
 
