@@ -69,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory()
     debug = DEBUG_FLAG in argv
     argv = [arg for arg in argv if arg != DEBUG_FLAG]
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # a refused argument (its one line already printed: exit 2) or --help (exit 0)
+        return stop.code if isinstance(stop.code, int) else 2
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",

@@ -35,6 +35,7 @@ RECORD_RUN_BYTES = 80
 """Bytes per recorded round and run: the float64 curves of regret and reward, cloned, stacked, and copied into the
 ``.npz`` buffer (76 measured at 64 runs and 20,000 recorded rounds)."""
 
+
 @dataclass(frozen=True)
 class Simulation:
     """One simulation of a batch: ``env_runs`` runs of the environment (all the runs of its jobs), ``policy_runs`` of
