@@ -118,7 +118,7 @@ def _set(config, path, value):
         (
             ["environments", "mushroom", "params", "logged_rows"],
             "300",
-            r"environments\.mushroom\.params\.logged_rows: must be an integer >= 0 \(got '300'\)",
+            r"environments\.mushroom\.params\.logged_rows: must be int \(got '300', a str\)",
         ),
         (
             ["environments", "mushroom", "params", "rows"],

@@ -231,6 +231,13 @@ class BanditEnvironment(ABC):
         raise NotImplementedError(f"{cls.__name__} reads no dataset")
 
     @classmethod
+    def mistake_cost(cls, entry: dict[str, Any], random_mean: float | None) -> float | None:
+        """The cost of one mistake in the whole horizon of ``entry`` (``kind``, ``horizon``, ``params``), the floor
+        of an equivalence margin (:func:`hare.experiments.margins.resolution`), given Random's mean total regret on
+        the tuning runs (``None`` without them); ``None`` where the kind has no such resolution."""
+        return None
+
+    @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
         """The :class:`EnvironmentShape` of an ``environment`` entry (as :meth:`from_entry` takes), from its config
         alone: no file is read and nothing is built. A registered kind implements it."""

@@ -168,6 +168,11 @@ class ClassificationBandit(BanditEnvironment):
         return cls.from_npz(path, n_runs, entry["horizon"], keys, device, logged_rows=config.logged_rows)
 
     @classmethod
+    def mistake_cost(cls, entry: dict[str, Any], random_mean: float | None) -> float:
+        """1: rewards are 0 or 1 with one correct arm, so one mistake costs one unit of regret."""
+        return 1.0
+
+    @classmethod
     def logged_capacity(cls, config: ClassificationParams) -> int:
         """The rows set aside (``logged_rows``): a warm start serves at most that many."""
         return config.logged_rows

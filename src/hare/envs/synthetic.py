@@ -112,6 +112,16 @@ class SyntheticBandit(SharedContextBandit):
         self.rng = CounterRNG(keys.to(self.device))
 
     @classmethod
+    def mistake_cost(cls, entry: dict[str, Any], random_mean: float | None) -> float | None:
+        """The mean gap between the best arm and another, ``random_mean / T * K / (K - 1)`` with ``K = n_items``
+        arms (Random's expected regret per round is ``(K - 1) / K`` times that gap); ``None`` without Random's tuning
+        runs."""
+        if random_mean is None or not math.isfinite(random_mean):
+            return None
+        n_arms = cls.make_config(entry.get("params")).n_items
+        return float(random_mean) / int(entry["horizon"]) * n_arms / (n_arms - 1)
+
+    @classmethod
     def memory_shape(cls, entry: dict[str, Any]) -> EnvironmentShape:
         """``n_items`` arms of ``query_dim + n_users`` features and ``n_clusters`` clusters, no rows; shared: the pool
         and the nonlinear interaction matrices, float64."""

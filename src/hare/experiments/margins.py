@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from hare.envs.registry import environment_class
 from hare.experiments.grid import expand_jobs
 from hare.io import read_npz
 
@@ -113,17 +114,7 @@ def resolution(environment: dict[str, Any], random_mean: float | None) -> float 
     ``horizon``, ``params``): 1 on a classification dataset (0/1 rewards, one correct arm); on HARE-Sim the mean gap
     between the best arm and another, ``random_mean / T * K / (K - 1)`` with ``K`` arms (``n_items``), from Random's
     mean total regret on the tuning runs; ``None`` elsewhere, or on HARE-Sim without Random's tuning runs."""
-    kind = environment.get("kind")
-    if kind == "classification":
-        return 1.0
-    if kind != "synthetic" or random_mean is None or not math.isfinite(random_mean):
-        return None
-    n_arms = (environment.get("params") or {}).get("n_items")
-    if n_arms is None:
-        from hare.envs.synthetic import SyntheticConfig
-
-        n_arms = SyntheticConfig.n_items
-    return float(random_mean) / int(environment["horizon"]) * n_arms / (n_arms - 1)
+    return environment_class(environment["kind"]).mistake_cost(environment, random_mean)
 
 
 def comparison_margin(comparator_mean: float, floor: float | None) -> float | None:

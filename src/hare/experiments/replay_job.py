@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from hare.envs.base import Observation
+from hare.envs.registry import environment_class
 from hare.envs.replay import LoggedData, ReplayBandit, ReplayRound
 from hare.experiments import off_policy
 from hare.experiments.job_setup import (
@@ -215,7 +216,7 @@ def run_replay_job(
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
-    if spec["environment"]["kind"] != "replay":
+    if not environment_class(spec["environment"]["kind"]).replays_logged_data:
         raise ValueError(
             f"environment {spec['environment']['name']!r}: kind must be 'replay', got {spec['environment']['kind']!r}"
         )

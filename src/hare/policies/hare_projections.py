@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from hare.envs.base import BanditEnvironment, LoggedRounds, tensor_digest
+from hare.envs.registry import environment_class
 from hare.model.clustering import kmeans
 from hare.model.projections import FitReport, Projections, fit_projections, oracle_projections, random_projections
 from hare.policies.base import PolicyConfig
@@ -29,7 +30,7 @@ PROJECTION_KINDS = ("random", "learned", "oracle")
 
 def check_projections_environment(config: PolicyConfig, kind: str) -> None:
     """Oracle projections ``W*`` exist only where the environment has them (HARE-Sim)."""
-    if config.projections == "oracle" and kind != "synthetic":
+    if config.projections == "oracle" and not environment_class(kind).has_oracle:
         raise ValueError(
             f"{type(config).__name__}.projections: 'oracle' exists only for synthetic environments, not {kind!r}"
         )

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
+from hare.envs.registry import environment_class
 from hare.policies.adaptive_knn import K_ROUNDINGS, AdaptiveNeighborMixin, check_neighbor_range, mean_of_first_k
 from hare.policies.base import (
     PolicyConfig,
@@ -129,7 +130,7 @@ class LNUCBTAConfig(PolicyConfig):
     def check_environment(self, kind: str) -> None:
         """``global_mean: all_rewards`` needs the whole reward matrix, which a replay environment (logged data: the
         reward of the logged arm only) does not have."""
-        if self.global_mean == "all_rewards" and kind == "replay":
+        if self.global_mean == "all_rewards" and not environment_class(kind).has_reward_matrix:
             raise ValueError(
                 "LNUCBTAConfig.global_mean: 'all_rewards' needs the whole reward matrix, which a replay environment "
                 "does not have (its logs hold the reward of the logged arm only)"

@@ -18,6 +18,7 @@ point it yields, and :func:`hare.experiments.grid.expand_jobs` turns the same po
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -25,12 +26,11 @@ from collections import Counter
 from typing import Any
 
 from hare.data.prepare import PROTOCOLS
-from hare.envs.synthetic import SyntheticConfig
+from hare.envs.registry import environment_class
 from hare.experiments.settings.errors import ConfigError, dataclass_from
 from hare.experiments.settings.schema import point_errors
 from hare.policies.base import make_config, policy_class, policy_names
 
-LOGGED_KINDS = ("synthetic", "classification")
 """Environment kinds that hold logged interactions (a warm experiment runs only on these)."""
 
 MAX_LABEL_LENGTH = 128
@@ -60,7 +60,7 @@ def check_experiments(config: dict[str, Any]) -> None:
     """The ``environments`` and ``experiments`` sections of a config that passed the schema (module docstring);
     :class:`ConfigError` naming the key path at fault."""
     for name, env in config["environments"].items():
-        if env["kind"] in ("classification", "replay") and not env.get("dataset"):
+        if environment_class(env["kind"]).needs_dataset and not env.get("dataset"):
             raise ConfigError(f"environments.{name}.dataset: required for kind {env['kind']!r}")
         _check_preparation(name, env)
         _check_environment_params(name, env)
@@ -152,25 +152,17 @@ def _refuse_privileged_settings(entry: dict[str, Any], where: str) -> None:
                 )
 
 
-CLASSIFICATION_PARAMS = ("logged_rows",)
-"""Parameters of a classification environment (:meth:`hare.envs.classification.ClassificationBandit.from_npz`)."""
-
-
 def _check_environment_params(name: str, env: dict[str, Any]) -> None:
-    """``environments.<name>.params`` by kind: HARE-Sim's are a typed :class:`SyntheticConfig`, a classification
-    environment takes ``logged_rows`` (an integer >= 0), a replay environment none."""
-    where = f"environments.{name}.params"
-    params = env.get("params") or {}
-    if env["kind"] == "synthetic":
-        dataclass_from(SyntheticConfig, params, where)
-        return
-    known = CLASSIFICATION_PARAMS if env["kind"] == "classification" else ()
+    """``environments.<name>.params``: the typed config of the entry's kind (its class's ``config_class``, e.g.
+    HARE-Sim's :class:`~hare.envs.synthetic.SyntheticConfig`, a classification environment's ``logged_rows >= 0``, a
+    replay environment's none), refused with the key path at fault."""
+    where, params = f"environments.{name}.params", env.get("params") or {}
+    cls = environment_class(env["kind"])
+    known = [field.name for field in dataclasses.fields(cls.config_class)]
     unknown = sorted(set(params) - set(known))
     if unknown:
-        raise ConfigError(f"{where}.{unknown[0]}: unknown setting of a {env['kind']} environment; known: {list(known)}")
-    rows = params.get("logged_rows", 0)
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-        raise ConfigError(f"{where}.logged_rows: must be an integer >= 0 (got {rows!r})")
+        raise ConfigError(f"{where}.{unknown[0]}: unknown setting of a {env['kind']} environment; known: {known}")
+    dataclass_from(cls.config_class, params, where)
 
 
 def _check_preparation(name: str, env: dict[str, Any]) -> None:
@@ -180,7 +172,7 @@ def _check_preparation(name: str, env: dict[str, Any]) -> None:
     where = f"environments.{name}.preparation"
     if env["preparation"] not in PROTOCOLS:
         raise ConfigError(f"{where}: unknown preparation {env['preparation']!r}; valid: {', '.join(PROTOCOLS)}")
-    if env["kind"] != "classification":
+    if not environment_class(env["kind"]).has_preparation:
         raise ConfigError(f"{where}: only a classification environment has a preparation (kind is {env['kind']!r})")
 
 
@@ -260,13 +252,14 @@ def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> No
         )
     for env_name in exp["environments"]:
         env = config["environments"][env_name]
-        if env["kind"] not in LOGGED_KINDS:
+        cls = environment_class(env["kind"])
+        if not cls.serves_logs:
             raise ConfigError(
                 f"{where}.regime: 'warm' needs logged interactions, which environment {env_name!r} "
                 f"(kind {env['kind']!r}) does not have"
             )
-        rows = (env.get("params") or {}).get("logged_rows", 0)
-        if env["kind"] == "classification" and n_logged > rows:
+        rows = cls.logged_capacity(cls.make_config(env.get("params")))
+        if rows is not None and n_logged > rows:
             raise ConfigError(
                 f"{where}.n_logged: {n_logged} exceeds the {rows} rows environment {env_name!r} sets aside "
                 f"(environments.{env_name}.params.logged_rows)"

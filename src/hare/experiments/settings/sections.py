@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hare.envs.registry import environment_class
 from hare.envs.synthetic import SyntheticConfig
 from hare.envs.text import TextConfig
 from hare.experiments.settings import convergence, cost_growth, pool_scaling
@@ -114,7 +115,7 @@ def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:
         )
     if entry.get("policy", oful["policy"]) != "linucb":
         raise ConfigError(f"theory.oful.policy: {oful['policy']!r} must be a LinUCB entry (the OFUL bound is LinUCB's)")
-    if config["environments"][oful["environment"]]["kind"] != "synthetic":
+    if not environment_class(config["environments"][oful["environment"]]["kind"]).has_oracle:
         raise ConfigError(
             f"theory.oful.environment: {oful['environment']!r} must be synthetic (the bound needs the true parameters)"
         )
