@@ -92,3 +92,32 @@ def test_a_file_that_is_not_a_register_is_refused(tmp_path, capsys, bad):
     (tmp_path / "claims.json").write_text(bad)
     assert main(["compare-claims", str(tmp_path), str(tmp_path)]) == 2
     assert "not a claims register" in capsys.readouterr().err
+
+
+def test_scale_reference_keeps_the_second_builds_readings_and_differences_find_the_changed_verdicts():
+    from hare.report.claims_comparison import scale_differences, scale_reference
+
+    reference = scale_reference(compare_registers(OLD, NEW), "paper-core", "config/paper-core.yaml at T = 10,000")
+    assert reference["label"] == "paper-core" and reference["description"].startswith("config/paper-core")
+    assert reference["claims"]["flips"]["low"] == -81.4 and reference["claims"]["flips"]["adjusted_status"] == "PASS"
+    changed = scale_differences(OLD["claims"], reference)
+    # the undecided "open" claim differs too (INCONCLUSIVE here, PASS there); "missing" did not run here
+    assert [claim["key"] for claim, _ in changed] == ["flips", "open", "tie"]
+    assert scale_differences(NEW["claims"], reference) == []
+
+
+def test_headline_table_marks_a_verdict_that_differs_at_scale_and_sets_both_readings_under_it():
+    from hare.report.claims_comparison import scale_reference
+    from hare.report.register_headline import headline_tex
+
+    claims = [
+        {**entry("flips", "FAIL", measured=11.1, low=7.74, high=14.4, n_runs=30), "statement": "s", "label": "l"},
+        {**entry("same", "PASS"), "statement": "t", "label": "m"},
+    ]
+    reference = scale_reference(compare_registers(OLD, NEW), "paper-core", "paper-core (T = 10,000)")
+    tex = headline_tex(claims, "95", reference)
+    assert tex.count(r"$^{\dagger}$") == 2  # the marked verdict and the paragraph's mark
+    paragraph = tex.split(r"\emph{Verdict at the paper's scale.}")[1]
+    assert "paper-core (T = 10,000) decides 1 of these claims otherwise" in paragraph
+    assert "FLIPS:" in paragraph and "here" in paragraph and "there (20 runs)" in paragraph
+    assert r"\emph{Verdict at the paper's scale.}" not in headline_tex(claims, "95", None)

@@ -30,8 +30,9 @@ def cmd_compare_claims(args: argparse.Namespace) -> int:
     from hare.report.claims_comparison import agreement_page, compare_registers, load_register, summary_line
 
     old_results, new_results = Path(args.old), Path(args.new)
-    if args.out is not None and not Path(args.out).parent.is_dir():
-        raise FileNotFoundError(f"--out {args.out}: its folder does not exist")
+    for option, path in (("--out", args.out), ("--json", args.json)):
+        if path is not None and not Path(path).parent.is_dir():
+            raise FileNotFoundError(f"{option} {path}: its folder does not exist")
     pairs = compare_registers(load_register(old_results), load_register(new_results), headline_only=not args.all)
     print(summary_line(pairs, args.old_label, args.new_label))
     for pair in pairs:
@@ -40,6 +41,7 @@ def cmd_compare_claims(args: argparse.Namespace) -> int:
     if args.out is not None:
         words = [args.old, args.new, "--old-label", args.old_label, "--new-label", args.new_label, "--out", args.out]
         words += ["--all"] if args.all else []
+        words += ["--json", args.json, "--description", args.description] if args.json else []
         command = "hare compare-claims " + " ".join(shlex.quote(str(word)) for word in words)
         provenance = [
             f"Command: `{command}`",
@@ -65,5 +67,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--new-label", default="paper-core", help="the second build's name on the page")
     p.add_argument("--all", action="store_true", help="every claim, not only the headline claims")
     p.add_argument("--out", default=None, help="write the Markdown page here (e.g. docs/scale_agreement.md)")
+    p.add_argument(
+        "--json",
+        default=None,
+        help="write the second build's readings of the compared claims here (paper/scale_agreement.json, which "
+        "hare claims --scale-reference sets beside the first build's verdicts)",
+    )
+    p.add_argument("--description", default=None, help="the second build in words, for the paper (with --json)")
     p.add_argument("--note", action="append", default=[], help="a line of provenance added to the page (repeatable)")
     p.set_defaults(func=cmd_compare_claims)

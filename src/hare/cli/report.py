@@ -56,7 +56,8 @@ def cmd_claims(args: argparse.Namespace) -> int:
         args.register, args.root, args.markdown, args.json, not_produced(args.register, configs), configs, keys
     )
     if args.tex:
-        write_register_tex(args.tex, claims_document(results))
+        scale = json.loads(Path(args.scale_reference).read_text()) if args.scale_reference else None
+        write_register_tex(args.tex, claims_document(results), scale)
     counts: dict[str, int] = {}
     for r in results:
         status = r.adjusted_status or r.status
@@ -176,6 +177,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN",
     )
     p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
+    p.add_argument(
+        "--scale-reference",
+        default=None,
+        help="another build's readings of the headline claims (paper/scale_agreement.json, hare compare-claims "
+        "--json): a headline verdict that differs there is marked and both readings are printed under the table",
+    )
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")

@@ -146,6 +146,39 @@ def agreement_page(
     return "\n".join(lines)
 
 
+READING_FIELDS = ("id", "adjusted_status", "status", "measured", "low", "high", "n_runs", "margin")
+"""What :func:`scale_reference` keeps of each claim of the second build."""
+
+
+def scale_reference(pairs: list[ClaimPair], new_label: str, description: str) -> dict[str, Any]:
+    """The second build's readings of the compared claims, for another build's paper to set beside its own verdicts
+    (``paper/scale_agreement.json``, read by ``hare claims --scale-reference``): ``{"label", "description",
+    "claims": {key: {id, adjusted_status, status, measured, low, high, n_runs, margin}}}``."""
+    return {
+        "label": new_label,
+        "description": description,
+        "claims": {
+            pair.key: {field: pair.new.get(field) for field in READING_FIELDS}
+            for pair in pairs
+            if pair.new is not None and status_of(pair.new) != "NOT RUN"
+        },
+    }
+
+
+def scale_differences(claims: list[dict[str, Any]], reference: dict[str, Any]) -> list[tuple[dict, dict]]:
+    """``(claim, reading)`` for each headline claim of this build that ran here and whose verdict differs from the
+    reference build's reading of it (:func:`scale_reference`), in the claims' order."""
+    readings = reference.get("claims", {})
+    return [
+        (claim, readings[claim["key"]])
+        for claim in claims
+        if claim.get("headline")
+        and claim["key"] in readings
+        and status_of(claim) != "NOT RUN"
+        and status_of(claim) != status_of(readings[claim["key"]])
+    ]
+
+
 def table(pairs: list[ClaimPair], old_label: str, new_label: str) -> list[str]:
     """A Markdown table of ``pairs``: id, key, both readings."""
     rows = [f"| id | claim | {old_label} | {new_label} |", "|---|---|---|---|"]

@@ -102,8 +102,9 @@ def _row(claim: Mapping[str, Any], statement: str) -> str:
     return " & ".join(cells) + r" \\"
 
 
-def register_tex(document: Mapping[str, Any]) -> str:
-    """Everything ``paper/generated/claims.tex`` defines, from a claims document (see the module docstring)."""
+def register_tex(document: Mapping[str, Any], scale: Mapping[str, Any] | None = None) -> str:
+    """Everything ``paper/generated/claims.tex`` defines, from a claims document (see the module docstring);
+    ``scale``: another build's readings of the headline claims, set beside them (:func:`headline_tex`)."""
     claims = check_document(document)
     level = f"{100 * float(document.get('level', 0.95)):g}"
     single = [c for c in claims if not c.get("headline") and not c.get("family") and status_of(c) != "NOT RUN"]
@@ -156,10 +157,13 @@ def register_tex(document: Mapping[str, Any]) -> str:
         + "\n\\newcommand{\\claimsTable}{%\n"
         + table
         + "%\n}\n"
-        + headline_tex(claims, level)
+        + headline_tex(claims, level, scale)
     )
 
 
-def write_register_tex(path: str | os.PathLike, document: Mapping[str, Any]) -> None:
-    """Write :func:`register_tex` of ``document`` to ``path`` (``paper/generated/claims.tex``), atomically."""
-    write_text(path, register_tex(document))
+def write_register_tex(
+    path: str | os.PathLike, document: Mapping[str, Any], scale: Mapping[str, Any] | None = None
+) -> None:
+    """Write :func:`register_tex` of ``document`` (and ``scale``) to ``path`` (``paper/generated/claims.tex``),
+    atomically."""
+    write_text(path, register_tex(document, scale))

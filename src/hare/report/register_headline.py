@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hare.report.claims_comparison import scale_differences
 from hare.report.latex import escape
 from hare.report.register_cells import (
     TABCOLSEP,
@@ -74,14 +75,40 @@ def _runs_cell(claim: Mapping[str, Any]) -> str:
     return f"{ran}" + (f" / {planned}" if planned is not None else "")
 
 
-def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
+def scale_paragraph(
+    claims: Sequence[Mapping[str, Any]], readings: Mapping[str, Mapping[str, Any]], scale: Mapping[str, Any]
+) -> str:
+    """The paragraph under the headline table for the claims (dagger) whose verdict differs in the ``scale`` build:
+    each with this build's verdict and interval and the other build's."""
+    items = [
+        f"{c['id']}: {status_tex(status_of(c))} {interval_tex(c)} here, "
+        f"{status_tex(status_of(readings[c['key']]))} {interval_tex(readings[c['key']])} there"
+        + (f" ({readings[c['key']]['n_runs']} runs)" if readings[c["key"]].get("n_runs") else "")
+        for c in claims
+    ]
+    return (
+        "\n\\par\\noindent$^{\\dagger}$\\emph{Verdict at the paper's scale.} "
+        + escape(str(scale.get("description") or scale.get("label") or "the paper's scale"))
+        + f" decides {len(items)} of these claims otherwise: "
+        + "; ".join(items)
+        + ".\\par"
+    )
+
+
+def headline_tex(claims: Sequence[Mapping[str, Any]], level: str, scale: Mapping[str, Any] | None = None) -> str:
     r"""``\claimsHeadlineTable``: the headline claims, one row each (:data:`HEADLINE_COLUMNS`), with their statements in
-    readable names; the rows carry the claims' ``\hypertarget``s."""
+    readable names; the rows carry the claims' ``\hypertarget``s.
+
+    ``scale``: another build's readings of the same claims (:func:`hare.report.claims_comparison.scale_reference`,
+    the paper-core build at the paper's scale); a verdict that differs there is marked with a dagger and both
+    readings are set out under the table (:func:`scale_paragraph`)."""
     headline = [c for c in claims if c.get("headline")]
+    differing = {claim["key"]: reading for claim, reading in scale_differences(list(headline), scale or {})}
     body = []
     for c in (c for c in headline if status_of(c) != "NOT RUN"):
         before, after = c.get("status") or status_of(c), status_of(c)
         verdict = status_tex(after) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
+        verdict += r"$^{\dagger}$" if c["key"] in differing else ""
         body.append(
             " & ".join(
                 [
@@ -124,6 +151,8 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str) -> str:
             )
             + ".\\par"
         )
+    if differing:
+        table += scale_paragraph([c for c in headline if c["key"] in differing], differing, scale or {})
     return (
         rf"\newcommand{{\claimsHeadlineTable}}{{{{\footnotesize\setlength{{\tabcolsep}}{{{TABCOLSEP}}}"
         rf"\setlength{{\LTcapwidth}}{{\linewidth}}" + "\n" + table + "\n}}\n"
