@@ -184,3 +184,25 @@ def test_run_files_yields_run_files_with_sidecars_and_says_what_it_skips(tmp_pat
         f"skipped {orphan}: no such run file or sidecar",
         f"skipped {tmp_path / 'missing.npz'}: no such run file or sidecar",
     ]
+
+
+def test_read_yaml_reads_with_the_loader_it_is_given_and_keeps_its_messages(tmp_path):
+    """A subclass of :class:`UniqueKeyLoader` (the config boundary's) reads the file; errors name the file as before."""
+    import yaml
+
+    from hare.io import UniqueKeyLoader, UnreadableYAMLError, read_yaml
+
+    class UpperLoader(UniqueKeyLoader):
+        pass
+
+    UpperLoader.add_constructor("!upper", lambda loader, node: loader.construct_scalar(node).upper())
+    path = tmp_path / "tagged.yaml"
+    path.write_text("a: !upper word\n")
+    assert read_yaml(path, UpperLoader) == {"a": "WORD"}
+    with pytest.raises(yaml.constructor.ConstructorError):
+        yaml.load(path.read_text(), Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not valid YAML at line 1, column 4: "):
+        read_yaml(path)
+    path.write_text("a: 1\na: 2\n")
+    with pytest.raises(UnreadableYAMLError, match=rf"^{path}: not valid YAML at line 2, column 1: duplicate key 'a'"):
+        read_yaml(path, UpperLoader)

@@ -168,8 +168,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return node
 
 
-def read_yaml(path: str | os.PathLike) -> Any:
-    """The YAML document of ``path``, read with :class:`UniqueKeyLoader`.
+def read_yaml(path: str | os.PathLike, loader: type[yaml.SafeLoader] = UniqueKeyLoader) -> Any:
+    """The YAML document of ``path``, read with ``loader`` (:class:`UniqueKeyLoader`, or a subclass of it such as the
+    config boundary's loader).
 
     Raises :class:`UnreadableYAMLError` in one line naming the file: a byte that is not UTF-8 (its byte offset and
     line), a syntax error or a duplicate key (line and column). A missing file stays a ``FileNotFoundError``.
@@ -184,7 +185,7 @@ def read_yaml(path: str | os.PathLike) -> Any:
             f"(line {line}): {error.reason}"
         ) from error
     try:
-        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

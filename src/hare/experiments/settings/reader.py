@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from hare.experiments.settings.errors import ConfigError
-from hare.io import UniqueKeyLoader, refuse_nonfinite
+from hare.io import UniqueKeyLoader, UnreadableYAMLError, read_yaml, refuse_nonfinite
 
 MAX_DEPTH = 32
 """Most levels of nested mappings and lists a config file may have (the configs of ``config/`` have at most 8)."""
@@ -80,23 +80,11 @@ ConfigLoader.add_implicit_resolver(FLOAT_TAG, FLOAT_PATTERN, list("-+0123456789.
 def read_config_yaml(path: Path) -> Any:
     """The YAML document of ``path`` read with :class:`ConfigLoader`; :class:`ConfigError` in one line naming the file
     for a byte that is not UTF-8 (its offset and line), a syntax error, a duplicate key or too deep a nesting (line
-    and column). A missing file stays a ``FileNotFoundError``."""
-    data = Path(path).read_bytes()
+    and column), the messages of :func:`hare.io.read_yaml`. A missing file stays a ``FileNotFoundError``."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise ConfigError(
-            f"{path}: not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} "
-            f"(line {line}): {error.reason}"
-        ) from error
-    try:
-        return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ConfigError(f"{path}: not valid YAML{where}: {' '.join(str(problem).split())}") from error
+        return read_yaml(path, ConfigLoader)
+    except UnreadableYAMLError as error:
+        raise ConfigError(str(error)) from error.__cause__
 
 
 def refuse_nonfinite_numbers(config: Any, where: str = "invalid config: ") -> None:
