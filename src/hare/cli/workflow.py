@@ -226,12 +226,8 @@ def cmd_compare_builds(args: argparse.Namespace) -> int:
 
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.cost_model import (
-        check_arguments,
-        measured_job_seconds,
-        predict_config,
-        run_cost_model,
-    )
+    from hare.experiments.studies.cost_model import check_arguments, run_cost_model
+    from hare.experiments.studies.cost_prediction import measured_job_seconds, predict_config
     from hare.io import write_json
 
     try:

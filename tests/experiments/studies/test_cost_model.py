@@ -1,6 +1,6 @@
-"""The cost model (hare.experiments.studies.cost_model): the training schedule's count, the line, a planted cost
-table predicted by hand, the run-count dependence, the grouping of jobs into plays, measured runs, and the refusal
-of bad arguments."""
+"""The cost model (hare.experiments.studies.cost_model, with its cost_schedule, cost_measurement and
+cost_prediction): the training schedule's count, the line, a planted cost table predicted by hand, the run-count
+dependence, the grouping of jobs into plays, measured runs, and the refusal of bad arguments."""
 
 from __future__ import annotations
 
@@ -12,19 +12,17 @@ import pytest
 
 from hare.cli import main
 from hare.experiments.grid import expand_jobs
-from hare.experiments.studies.cost_model import (
+from hare.experiments.studies.cost_measurement import entry_key, measure_entry
+from hare.experiments.studies.cost_model import run_cost_model
+from hare.experiments.studies.cost_prediction import (
     cost_at,
     cost_line,
-    entry_key,
-    measure_entry,
     play_seconds,
-    plays,
     predict,
     rounds_seconds,
-    run_cost_model,
     runs_line,
-    trainings_in,
 )
+from hare.experiments.studies.cost_schedule import plays, trainings_in
 
 
 def brute_force_trainings(first, last, dense, every, steps=1):
@@ -236,7 +234,7 @@ def test_bad_arguments_are_refused_in_one_line_naming_them_before_any_work(argum
 def test_measured_job_seconds_sums_each_batch_benchmark_cpu_time(tmp_path):
     """The measured side of the check: the ``cpu_time`` column of the batches' Snakemake benchmark files, summed per
     experiment, the other columns and the ``--experiments`` filter respected."""
-    from hare.experiments.studies.cost_model import measured_job_seconds
+    from hare.experiments.studies.cost_prediction import measured_job_seconds
 
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
     batches = [("published", "adult", 12.5), ("published", "magic", 7.25), ("synthetic", "x", 3.0)]
@@ -251,6 +249,6 @@ def test_measured_job_seconds_sums_each_batch_benchmark_cpu_time(tmp_path):
 def test_startup_seconds_counts_the_child_process_cpu_time():
     """The process start is counted from the child's resource usage: positive (an import of torch costs CPU time)
     and bounded."""
-    from hare.experiments.studies.cost_model import startup_seconds
+    from hare.experiments.studies.cost_measurement import startup_seconds
 
     assert 0.0 < startup_seconds() < 30.0

@@ -1,0 +1,172 @@
+"""Measuring one entry of the cost model (:mod:`hare.experiments.studies.cost_model`): which jobs share a per-round
+cost, and the phases of one representative job's work timed as the job plays them.
+
+* :func:`entry_key`, :func:`measured_entries`: the jobs that share a per-round cost (an *entry*) and the one job
+  measured for each;
+* :func:`measure_entry`: ``setup(B)``, ``warm(B)``, ``c(t, B)`` and ``tau(B)`` of the cost model's formula at one run
+  count ``B``, in CPU seconds of this process (a training timed apart from its round by :class:`TrainingTimer`);
+* :func:`recording_seconds`, :func:`startup_seconds`: a job's recording and a batch process's start.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hare.experiments.grid import Job, prepared_dataset
+from hare.experiments.job_setup import (
+    build_environment,
+    checkpoints,
+    policy_keys,
+    provenance,
+    regime_record,
+    resolve_device,
+    warm_start_logs,
+)
+from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
+from hare.experiments.studies.cost_schedule import replays_logged_data, schedule_of
+from hare.io import write_result
+from hare.policies.base import build_policy, make_config, policy_class
+
+TRAINING_METHOD = "train_network"
+"""The method of a policy on a training schedule that one training is (timed apart from its round)."""
+
+
+def entry_key(job: Job) -> tuple[str, str]:
+    """Jobs that share a per-round cost: (policy with its hyperparameters but those a grid point sets per run, as
+    JSON; environment but its horizon, as JSON). Experiments that run the same policy on the same environment share
+    it, in either regime: a warm start of ``M`` logs feeds the policy's update ``M`` times, counted as ``M`` rounds
+    played before the first online one."""
+    per_run = set(policy_class(job.spec["policy"]).per_run_hyperparameters)
+    params = {key: value for key, value in job.spec["params"].items() if key not in per_run}
+    environment = {key: value for key, value in job.spec["environment"].items() if key != "horizon"}
+    return f"{job.spec['policy']} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True)
+
+
+def measured_entries(jobs: list[Job]) -> dict[tuple[str, str], Job]:
+    """One representative job per :func:`entry_key`, the reported job where there is one; replays left out."""
+    entries: dict[tuple[str, str], Job] = {}
+    for job in sorted(jobs, key=lambda j: (j.role != "report", j.stem)):
+        if not replays_logged_data(job):
+            entries.setdefault(entry_key(job), job)
+    return entries
+
+
+def needs_warm_start(job: Job) -> bool:
+    """Whether the job's policy cannot play without the warm start's logs (HARE with learned projections)."""
+    try:
+        make_config(job.spec["policy"], job.spec["params"]).check_regime("cold")
+    except ValueError:
+        return True
+    return False
+
+
+class TrainingTimer:
+    """Wall times of every call of a policy's training method (:data:`TRAINING_METHOD`), wrapped on the instance,
+    ``{round: seconds}`` by the round counter of the :class:`RoundTimer` beside it (``-1``: the warm start's, which
+    its ``warm_start_seconds`` hold)."""
+
+    def __init__(self, policy: Any, rounds: RoundTimer, clock: Callable[[], float]):
+        method = getattr(policy, TRAINING_METHOD, None)
+        if method is None:
+            raise ValueError(f"{type(policy).__name__} has a training schedule but no {TRAINING_METHOD}() to time")
+        self.seconds: dict[int, float] = {}
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = clock()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                index = len(rounds.round_seconds) if not math.isnan(rounds.first_round_at) else -1
+                self.seconds[index] = self.seconds.get(index, 0.0) + clock() - start
+
+        setattr(policy, TRAINING_METHOD, timed)
+
+
+def measure_entry(
+    job: Job,
+    results: Path,
+    n_runs: int,
+    horizon: int,
+    budget_s: float,
+    clock: Callable[[], float] = time.process_time,
+) -> dict[str, Any]:
+    """The phases of ``job``'s work at ``n_runs`` runs (:mod:`.cost_model`), its environment played up to ``horizon``
+    rounds or ``budget_s`` seconds (at least one round), cold unless the policy needs its logs:
+    ``{"runs", "setup_s", "warm_start_s", "round_seconds" (each round without its training), "training_seconds"
+    (each training), "rounds_played", "regime"}``. A training's seconds are taken out of its round's."""
+    spec = {
+        **job.spec,
+        "n_runs": n_runs,
+        "device": "cpu",
+        "environment": {**job.spec["environment"], "horizon": horizon},
+    }
+    if not needs_warm_start(job):
+        spec.update(regime="cold", n_logged=0)
+    dataset = prepared_dataset(job.spec["environment"])
+    path = results / dataset if dataset else None
+    if path is not None and not path.exists():
+        raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
+    start = clock()
+    env = build_environment(spec, resolve_device("cpu"), path)
+    logs = warm_start_logs(spec, env)
+    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
+    setup = clock() - start
+    timer = RoundTimer(budget_s=budget_s, clock=clock)
+    training = TrainingTimer(policy, timer, clock) if schedule_of(spec) is not None else None
+    simulate(env, policy, SimulationOptions(progress=None, observer=timer, stop=timer.over_budget), logs=logs)
+    trained = training.seconds if training is not None else {}
+    rounds = [seconds - trained.get(t, 0.0) for t, seconds in enumerate(timer.round_seconds)]
+    return {
+        "runs": n_runs,
+        "setup_s": setup,
+        "warm_start_s": timer.warm_start_seconds,
+        "round_seconds": rounds,
+        "training_seconds": [trained[t] for t in sorted(trained) if 0 <= t < len(rounds)],
+        "rounds_played": len(rounds),
+        "regime": spec.get("regime", "cold"),
+    }
+
+
+def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time.process_time) -> float:
+    """Seconds a job of ``job``'s shape spends recording: its sidecar's provenance (specification hash, commit,
+    versions) and its ``.npz`` and sidecar written (:func:`hare.io.write_result`) with curves of its ``n_runs`` runs
+    at its recorded rounds."""
+    spec = job.spec
+    n, horizon = spec["n_runs"], int(spec["environment"]["horizon"])
+    recorded = checkpoints(horizon, spec.get("record_every") or horizon)
+    arrays = {
+        "rounds": recorded,
+        "cumulative_regret": np.zeros((n, recorded.size)),
+        "cumulative_reward": np.zeros((n, recorded.size)),
+        "total_regret": np.zeros(n),
+        "total_reward": np.zeros(n),
+    }
+    env_spec = {**spec, "environment": {**spec["environment"], "horizon": 1}, "regime": "cold", "n_logged": 0}
+    dataset = prepared_dataset(spec["environment"])
+    env = build_environment(env_spec, resolve_device("cpu"), results / dataset if dataset else None)
+    with tempfile.TemporaryDirectory() as folder:
+        start = clock()
+        sidecar = {**provenance(spec, env, torch.device("cpu"), 0.0), **regime_record(spec, None)}
+        write_result(Path(folder) / "job.npz", arrays, sidecar)
+        return clock() - start
+
+
+def startup_seconds() -> float:
+    """CPU seconds (user and system) a batch's process takes to start and import the package's job runner
+    (``python -c "import hare.experiments.run"``), the interpreter this one."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import hare.experiments.run"], check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -1,0 +1,238 @@
+"""The prediction of the cost model (:mod:`hare.experiments.studies.cost_model`) from its measured entries, and the
+measured build it is compared with.
+
+* :func:`cost_line`, :func:`cost_at`, :func:`rounds_seconds`: the line ``c(t) = a + b min(t, cap)`` through the
+  measured rounds and the rounds' seconds it gives;
+* :func:`play_seconds`, :func:`runs_line`: ``S_B`` of one simulation at a measured run count, and ``S(B)`` across
+  run counts;
+* :func:`predict`, :func:`predict_config`: the CPU seconds of a config's jobs, in total and per experiment;
+* :func:`held_out_check`, :func:`coverage`: how far an entry was measured, and the check of its model against a
+  longer held-out measurement;
+* :func:`measured_job_seconds`: the CPU seconds a finished build's experiment batches took, to set beside the
+  prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hare.experiments.grid import Job, expand_jobs
+from hare.experiments.studies.cost_measurement import entry_key
+from hare.experiments.studies.cost_schedule import plays, replays_logged_data, saturation_of, schedule_of, trainings_in
+
+
+def cost_line(round_seconds: list[float], window: int, cap: float = math.inf) -> tuple[float, float]:
+    """``(a, b)`` of the least-squares line ``c(t) = a + b min(t, cap)`` through the means of the measured rounds'
+    windows (at their centres), ``b >= 0``; fewer than two windows: their mean, flat."""
+    seconds = np.asarray(round_seconds, dtype=np.float64)
+    if seconds.size < 2 * window:
+        return float(seconds.mean()) if seconds.size else 0.0, 0.0
+    starts = np.arange(0, seconds.size - window + 1, window)
+    means = np.array([seconds[s : s + window].mean() for s in starts])
+    centres = np.minimum(starts + (window - 1) / 2, cap)
+    if np.ptp(centres) == 0:
+        return float(means.mean()), 0.0
+    slope, intercept = np.polyfit(centres, means, 1)
+    if slope <= 0:
+        return float(means.mean()), 0.0
+    return float(intercept), float(slope)
+
+
+def cost_at(round_seconds: list[float], line: tuple[float, float], t: int, window: int, cap: float = math.inf):
+    """Seconds of round ``t`` (1-based) without training: the mean of the ``window`` measured rounds before it, or the
+    line's value when those rounds were not played (``measured`` False)."""
+    if t <= len(round_seconds):
+        return float(np.mean(round_seconds[max(0, t - window) : t])), True
+    return line[0] + line[1] * min(t - 1, cap), False
+
+
+def rounds_seconds(round_seconds: list[float], line: tuple[float, float], n_rounds: int, cap: float = math.inf):
+    """``sum_{t < n_rounds} c(t)``: the measured rounds as measured, the rest ``a + b min(t, cap)``."""
+    measured = float(np.sum(round_seconds[:n_rounds]))
+    rest = np.arange(len(round_seconds), n_rounds, dtype=np.float64)
+    return measured + float(np.sum(line[0] + line[1] * np.minimum(rest, cap)))
+
+
+def play_seconds(
+    measurement: dict[str, Any],
+    line: tuple[float, float],
+    n_logged: int,
+    horizon: int,
+    schedule: tuple[int, int, int] | None,
+    cap: float = math.inf,
+) -> float:
+    """``S_B`` of :mod:`.cost_model`: one simulation at the measurement's run count ``B`` playing a warm start of
+    ``n_logged`` logs and ``horizon`` rounds."""
+    warm = measurement["regime"] == "warm"
+    first = n_logged if warm else 0
+    last = n_logged + horizon
+    training = float(np.mean(measurement["training_seconds"])) if measurement["training_seconds"] else 0.0
+    trainings = trainings_in(first, last, *schedule) if schedule is not None else 0
+    return (
+        measurement["setup_s"]
+        + (measurement["warm_start_s"] if warm else 0.0)
+        + rounds_seconds(measurement["round_seconds"], line, last - first, cap)
+        + trainings * training
+    )
+
+
+def runs_line(points: list[tuple[int, float]]) -> Callable[[int], float]:
+    """``S(B)`` from the measured ``(B_i, S_{B_i})``: the least-squares line in ``B`` with slope ``>= 0``, never below
+    0; one run count: ``S_{B_1} B / B_1``."""
+    runs = np.array([b for b, _ in points], dtype=np.float64)
+    seconds = np.array([s for _, s in points], dtype=np.float64)
+    if np.unique(runs).size < 2:
+        per_run = float(seconds.mean() / runs.mean())
+        return lambda b: per_run * b
+    slope = max(float(np.polyfit(runs, seconds, 1)[0]), 0.0)
+    intercept = float(seconds.mean() - slope * runs.mean())
+    return lambda b: max(intercept + slope * b, 0.0)
+
+
+def predict(
+    jobs: list[Job],
+    model: dict[tuple[str, str], dict[str, Any]],
+    recording_s: float = 0.0,
+    startup_s: float = 0.0,
+    not_measured: dict[tuple[str, str], str] | None = None,
+) -> dict[str, Any]:
+    """Predicted CPU seconds of ``jobs`` from the per-entry models ``{entry_key: {"measurements": [...], "lines":
+    [...], "recording_s"}}``: every simulation of :func:`.cost_schedule.plays` at its run counts, plus each job's
+    recording (its entry's, else ``recording_s``) and each batch's ``startup_s``; in total and per experiment. Jobs
+    without a model are listed under ``unmodelled`` and counted by reason under ``unmodelled_reasons``
+    (``not_measured``: the reason of each entry that could not be measured)."""
+    not_measured = not_measured or {}
+    total, by_experiment, unmodelled, reasons = 0.0, {}, [], {}
+    modelled_batches: dict[str, str] = {}
+
+    def add(experiment: str, seconds: float) -> None:
+        nonlocal total
+        total += seconds
+        by_experiment[experiment] = by_experiment.get(experiment, 0.0) + seconds
+
+    for job in jobs:
+        if replays_logged_data(job):
+            unmodelled.append(job.stem)
+            reasons["replay of logged data (not measured)"] = reasons.get("replay of logged data (not measured)", 0) + 1
+    for members, run_counts in plays(jobs):
+        job = members[0]
+        key = entry_key(job)
+        entry = model.get(key)
+        if entry is None:
+            unmodelled.extend(member.stem for member in members)
+            reason = not_measured.get(key, "entry not measured")
+            reasons[reason] = reasons.get(reason, 0) + len(members)
+            continue
+        n_logged, horizon = int(job.spec.get("n_logged", 0)), int(job.spec["environment"]["horizon"])
+        schedule, cap = schedule_of(job.spec), saturation_of(job.spec)
+        points = [
+            (m["runs"], play_seconds(m, tuple(line), n_logged, horizon, schedule, cap))
+            for m, line in zip(entry["measurements"], entry["lines"], strict=True)
+        ]
+        seconds_at = runs_line(points)
+        seconds = sum(seconds_at(b) for b in run_counts) + len(members) * entry.get("recording_s", recording_s)
+        modelled_batches[f"{job.experiment}/{job.environment}"] = job.experiment
+        add(job.experiment, seconds)
+    for experiment in modelled_batches.values():
+        add(experiment, startup_s)
+    return {
+        "cpu_seconds": total,
+        "cpu_hours": total / 3600,
+        "by_experiment": by_experiment,
+        "unmodelled": unmodelled,
+        "unmodelled_reasons": reasons,
+    }
+
+
+def held_out_check(
+    measurement: dict[str, Any], window: int, schedule: tuple[int, int, int] | None, cap: float
+) -> dict[str, Any] | None:
+    """The model fitted on the first half of the measured rounds (and trainings), predicting the whole measured play:
+    ``{"fitted_rounds", "checked_rounds", "predicted_s", "measured_s", "ratio"}``; None with fewer than ``4 window``
+    rounds."""
+    n = measurement["rounds_played"]
+    if n < 4 * window:
+        return None
+    half = n // 2
+    rounds = measurement["round_seconds"][:half]
+    offset = measurement.get("n_logged", 0) if measurement["regime"] == "warm" else 0
+    trainings = measurement["training_seconds"][: trainings_in(offset, offset + half, *schedule)] if schedule else []
+    fitted = {**measurement, "round_seconds": rounds, "training_seconds": trainings, "setup_s": 0.0}
+    line = cost_line(rounds, window, cap)
+    predicted = play_seconds({**fitted, "warm_start_s": 0.0}, line, offset, n, schedule, cap)
+    measured = float(np.sum(measurement["round_seconds"]) + np.sum(measurement["training_seconds"]))
+    return {
+        "fitted_rounds": half,
+        "checked_rounds": n,
+        "predicted_s": predicted,
+        "measured_s": measured,
+        "ratio": predicted / measured if measured > 0 else math.nan,
+    }
+
+
+def coverage(measurement: dict[str, Any], schedule: tuple[int, int, int] | None, cap: float, rounds_needed: int) -> str:
+    """How far the entry was measured (:mod:`.cost_model`), from its measurement at the largest run count."""
+    played = measurement["rounds_played"]
+    if schedule is not None and schedule[2] > 0:
+        if measurement["training_seconds"] and played:
+            return "past its most expensive phase: the training and the round without it timed apart"
+        return "held-out check: no training timed"
+    if played >= min(cap, rounds_needed):
+        return "past its most expensive phase: " + (
+            "the dictionary full" if math.isfinite(cap) and cap <= rounds_needed else "its whole play"
+        )
+    return "held-out check: later rounds on the line"
+
+
+def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
+    """The prediction of :func:`predict` for another config from a saved cost model (its ``model`` and
+    ``startup_s``)."""
+    model = {tuple(key.split("\t")): value for key, value in cost_model["model"].items()}
+    jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
+    return predict(jobs, model, startup_s=cost_model.get("startup_s", 0.0))
+
+
+def measured_job_seconds(results: Path, experiments: list[str] | None = None) -> dict[str, float]:
+    """CPU seconds (user and system) a finished build's experiment batches took, per experiment: the ``cpu_time``
+    column of each batch's Snakemake benchmark file (``logs/experiments/<experiment>/<environment>.benchmark.tsv``:
+    the whole batch process, its start, set-up, plays and recording, as the model predicts it). A build without
+    benchmark files (older than them) falls back to its sidecars' ``wall_time_s`` (the plays only; a grid simulation
+    counted once, from its ``grid_simulation``)."""
+    benchmarks = sorted((results / "logs" / "experiments").glob("*/*.benchmark.tsv"))
+    if benchmarks:
+        totals: dict[str, float] = {}
+        for path in benchmarks:
+            experiment = path.parent.name
+            if experiments is not None and experiment not in experiments:
+                continue
+            header, *rows = (line.split("\t") for line in path.read_text().splitlines() if line.strip())
+            column = header.index("cpu_time")
+            totals[experiment] = totals.get(experiment, 0.0) + sum(float(row[column]) for row in rows)
+        return totals
+    totals = {}
+    seen = set()
+    for sidecar in sorted(results.glob("*/*/*/*.json")):
+        if sidecar.parts[-4] not in ("runs", "tuning"):
+            continue
+        data = json.loads(sidecar.read_text())
+        job = data.get("job") or {}
+        experiment = job.get("experiment")
+        if experiment is None or (experiments is not None and experiment not in experiments):
+            continue
+        grid = data.get("grid_simulation")
+        if grid is not None:
+            key = (experiment, job["environment"]["name"], tuple(grid["labels"]))
+            if key in seen:
+                continue
+            seen.add(key)
+            seconds = grid["wall_time_s"]
+        else:
+            seconds = data.get("wall_time_s", 0.0)
+        totals[experiment] = totals.get(experiment, 0.0) + seconds
+    return totals
