@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "statistics": 0,
     "verdicts": 0,
     "notation": 0,
+    "registry": 0,
     "data": 1,
     "envs": 2,
     "model": 3,

@@ -1,5 +1,5 @@
 """The environment registry: a config's environment ``kind`` -> the :class:`~hare.envs.base.BanditEnvironment` class
-that answers for it, as :mod:`hare.policies.base` does for policies.
+that answers for it, as :mod:`hare.policies.base` does for policies (both a :class:`hare.registry.Registry`).
 
 Each environment module registers its class under its kind (:func:`register_environment`); the class carries its
 config handling (:meth:`~hare.envs.base.BanditEnvironment.make_config`, a typed dataclass of the entry's ``params``),
@@ -16,36 +16,31 @@ from collections.abc import Callable
 from typing import Any
 
 from hare.envs.base import BanditEnvironment, EnvironmentShape
+from hare.registry import Registry
 
-_REGISTRY: dict[str, type[BanditEnvironment]] = {}
+
+def _load_environments() -> None:
+    import hare.envs  # noqa: F401  (registers every environment)
+
+
+_REGISTRY: Registry[type[BanditEnvironment]] = Registry(
+    "environment kind", "environment kind", "kinds", "kind", _load_environments
+)
 
 
 def register_environment(kind: str) -> Callable[[type[BanditEnvironment]], type[BanditEnvironment]]:
     """Class decorator: make an environment constructible by its config ``kind`` (sets ``cls.kind``)."""
-
-    def decorate(cls: type[BanditEnvironment]) -> type[BanditEnvironment]:
-        if kind in _REGISTRY:
-            raise ValueError(f"environment kind {kind!r} registered twice")
-        cls.kind = kind
-        _REGISTRY[kind] = cls
-        return cls
-
-    return decorate
+    return _REGISTRY.register(kind)
 
 
 def environment_kinds() -> list[str]:
     """Every registered environment kind, sorted."""
-    import hare.envs  # noqa: F401  (registers every environment)
-
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def environment_class(kind: str) -> type[BanditEnvironment]:
     """The environment class registered under ``kind``; ``KeyError`` lists the valid kinds."""
-    kinds = environment_kinds()
-    if kind not in _REGISTRY:
-        raise KeyError(f"unknown environment kind {kind!r}; known kinds: {', '.join(kinds)}")
-    return _REGISTRY[kind]
+    return _REGISTRY.get(kind)
 
 
 def environment_shape(entry: dict[str, Any]) -> EnvironmentShape:

@@ -26,6 +26,7 @@ from torch import nn
 from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
 from hare.model.covariance import shared_vector
 from hare.random import CounterRNG
+from hare.registry import Registry
 from hare.typed import TypedFields
 
 
@@ -242,35 +243,26 @@ def temporal_attention_rate(
     return alpha_0 / (pulls + 1.0) * (kappa * global_mean + (1.0 - kappa) * local_mean)
 
 
-_REGISTRY: dict[str, type[Policy]] = {}
+def _load_policies() -> None:
+    import hare.policies  # noqa: F401  (registers all families)
+
+
+_REGISTRY: Registry[type[Policy]] = Registry("policy name", "policy", "policies", "policy_name", _load_policies)
 
 
 def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
     """Class decorator: make a policy constructible by its config name."""
-
-    def decorate(cls: type[Policy]) -> type[Policy]:
-        if name in _REGISTRY:
-            raise ValueError(f"policy name {name!r} registered twice")
-        cls.policy_name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return decorate
+    return _REGISTRY.register(name)
 
 
 def policy_names() -> list[str]:
     """Every registered policy name, sorted."""
-    import hare.policies  # noqa: F401  (registers all families)
-
-    return sorted(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def policy_class(name: str) -> type[Policy]:
     """The policy registered under ``name``; ``KeyError`` lists the valid names."""
-    names = policy_names()
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown policy {name!r}; known policies: {', '.join(names)}")
-    return _REGISTRY[name]
+    return _REGISTRY.get(name)
 
 
 def make_config(name: str, params: dict[str, Any]) -> PolicyConfig:
