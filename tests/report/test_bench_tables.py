@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hare.experiments.studies.bench import ceiling_entry, peer_ratio_entry
+from hare.experiments.studies.bench_linucb import ceiling_entry, peer_ratio_entry
 from hare.report.bench_tables import (
     bench_baselines_table_tex,
     bench_hare_table_tex,

@@ -11,8 +11,8 @@ from scipy import stats
 
 from hare.experiments.config import REPOSITORY, check_config, schema_errors
 from hare.experiments.grid import ConfigError
-from hare.experiments.studies.bench import (
-    bench_policies,
+from hare.experiments.studies.bench import bench_policies
+from hare.experiments.studies.bench_linucb import (
     ceiling_entry,
     ceiling_fraction,
     linucb_speedups,

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from hare.cli import main
-from hare.experiments.studies.bench import make_environment
 from hare.experiments.studies.bench_baselines import (
     KERNEL,
     NEURAL,
@@ -23,6 +22,7 @@ from hare.experiments.studies.bench_baselines import (
     random_arms,
     run_bench_baselines,
 )
+from hare.experiments.studies.bench_harness import make_environment
 
 TINY = BaselineSizes(
     n_runs=3, width=4, train_steps=2, batch_size=4, n_networks=2, max_points=6, history=5, rounds=2, repeats=3

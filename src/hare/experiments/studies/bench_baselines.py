@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from hare.envs.base import BanditEnvironment, BanditRound
-from hare.experiments.studies.bench import TIMING_ERRORS, DatasetSpec, device_name, make_environment, skipped
+from hare.experiments.studies.bench_harness import TIMING_ERRORS, DatasetSpec, device_name, make_environment, skipped
 from hare.experiments.studies.timing import PAIRED_METHOD, synchronise, t_summary
 from hare.io import write_json
 from hare.policies.base import Policy, build_policy, make_config

@@ -1,6 +1,7 @@
-"""Timing statistics shared by the benchmarks (:mod:`hare.experiments.studies.bench`,
-:mod:`hare.experiments.studies.bench_neural`): device synchronisation before a clock is read, and the
-geometric-mean ratio with its t interval over repeats."""
+"""Timing statistics shared by the benchmarks (:mod:`hare.experiments.studies.bench` and its harness
+:mod:`hare.experiments.studies.bench_harness`, :mod:`hare.experiments.studies.bench_linucb`,
+:mod:`hare.experiments.studies.bench_baselines`, :mod:`hare.experiments.studies.bench_neural`): device
+synchronisation before a clock is read, and the geometric-mean ratio with its t interval over repeats."""
 
 from __future__ import annotations
 
