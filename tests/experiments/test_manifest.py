@@ -20,6 +20,7 @@ from hare.experiments.manifest import (
     verify,
     write_manifest,
 )
+from hare.experiments.studies.outputs import PROVENANCE_FILES, TIMED_OUTPUTS
 
 GENERATED = {
     "results/tables/synthetic.csv": "policy,regret\nlinucb,1.5\n",
@@ -115,9 +116,9 @@ def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(reposi
         for name, table in (resolve_config_file(config).get("tables") or {}).items():
             timed = table["kind"] in ("compute", "scaling", "replay")
             assert (
-                is_provenance_file(f"../paper/generated/table_{name}.tex")
+                is_provenance_file(f"../paper/generated/table_{name}.tex", PROVENANCE_FILES)
                 == timed
-                == is_provenance_file(f"tables/{name}.csv")
+                == is_provenance_file(f"tables/{name}.csv", PROVENANCE_FILES)
             ), f"{config.name}: {name}"
     timed = [
         "../paper/generated/claims.tex",
@@ -133,7 +134,9 @@ def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(reposi
         "../paper/figures/regret_curves.pdf",
         "../paper/figures/claims_matrix.pdf",
     ]
-    assert reproducible_part(dict.fromkeys(timed + steady, "0" * 64)) == dict.fromkeys(steady, "0" * 64)
+    assert reproducible_part(dict.fromkeys(timed + steady, "0" * 64), PROVENANCE_FILES) == dict.fromkeys(
+        steady, "0" * 64
+    )
 
 
 def test_the_covered_paper_folders_hold_only_workflow_outputs(repository):
@@ -175,14 +178,19 @@ def _build_copy(tmp_path, name, edits):
 
 def test_compare_builds_tells_a_change_of_results_from_a_change_of_notebook_code_only(tmp_path):
     old = _build_copy(tmp_path, "old", {})
-    assert compare_builds(old, _build_copy(tmp_path, "same", {})) == []
+    assert compare_builds(old, _build_copy(tmp_path, "same", {}), PROVENANCE_FILES) == []
     # a timed file (provenance) may differ
-    assert compare_builds(old, _build_copy(tmp_path, "timed", {"results/bench/linucb.json": '{"seconds": 2.0}'})) == []
+    assert (
+        compare_builds(
+            old, _build_copy(tmp_path, "timed", {"results/bench/linucb.json": '{"seconds": 2.0}'}), PROVENANCE_FILES
+        )
+        == []
+    )
     recoded = {
         "results/notebooks/curves.ipynb": _notebook("plot(\n    x\n)", "R = 1.5"),
         "results/notebooks/curves.html": "<pre>plot(\n    x\n)</pre><pre>R = 1.5</pre>",
     }
-    assert compare_builds(old, _build_copy(tmp_path, "recoded", recoded)) == [
+    assert compare_builds(old, _build_copy(tmp_path, "recoded", recoded), PROVENANCE_FILES) == [
         "sources only: notebooks/curves.html",
         "sources only: notebooks/curves.ipynb",
     ]
@@ -191,7 +199,7 @@ def test_compare_builds_tells_a_change_of_results_from_a_change_of_notebook_code
         "paper/generated/macros.tex": "\\newcommand{\\nruns}{21}\n",
         "results/tables/synthetic.csv": None,
     }
-    assert compare_builds(old, _build_copy(tmp_path, "changed", changed)) == [
+    assert compare_builds(old, _build_copy(tmp_path, "changed", changed), PROVENANCE_FILES) == [
         "only in old: tables/synthetic.csv",
         "differs: ../paper/generated/macros.tex",
         "differs: notebooks/curves.ipynb",
@@ -204,3 +212,60 @@ def test_compare_builds_on_the_command_line_exits_one_on_a_difference(tmp_path, 
     new = _build_copy(tmp_path, "new", {"results/tables/synthetic.csv": "policy,regret\nlinucb,1.6\n"})
     assert cli.main(["compare-builds", str(old), str(new)]) == 1
     assert "differs: tables/synthetic.csv" in capsys.readouterr().out
+
+
+PROVENANCE_FILES_BEFORE_THE_DECLARATIONS = (
+    "runs/*.json",
+    "tuning/*.json",
+    "notebooks/runtime.ipynb",
+    "notebooks/runtime.html",
+    "bench/*",
+    "tables/compute.csv",
+    "tables/scaling.csv",
+    "tables/exploration_sweep.csv",
+    "tables/replay.csv",
+    "checks/personalization.json",
+    "checks/cost_growth.json",
+    "checks/pool_scaling.json",
+    "claims.md",
+    "claims.json",
+    "paper.pdf",
+    "../paper/generated/table_bench*.tex",
+    "../paper/generated/table_compute.tex",
+    "../paper/generated/table_scaling.tex",
+    "../paper/generated/table_exploration_sweep.tex",
+    "../paper/generated/table_replay.tex",
+    "../paper/generated/claims.tex",
+    "../paper/generated/pool_scaling.tex",
+    "../paper/figures/runtime.pdf",
+    "../paper/figures/pool_scaling.pdf",
+    "notebooks/pool_scaling.ipynb",
+    "notebooks/pool_scaling.html",
+    "../paper/generated/cost_growth.tex",
+    "../paper/figures/cost_growth.pdf",
+    "notebooks/cost_growth.ipynb",
+    "notebooks/cost_growth.html",
+)
+"""The hand-kept list the manifest held before each producer declared its timed files."""
+
+
+def test_the_declared_timed_files_are_the_hand_kept_list_they_replace():
+    assert len(PROVENANCE_FILES) == len(set(PROVENANCE_FILES))
+    assert set(PROVENANCE_FILES) == set(PROVENANCE_FILES_BEFORE_THE_DECLARATIONS)
+
+
+def test_every_producer_declares_why_and_what():
+    for outputs in TIMED_OUTPUTS:
+        assert outputs.producer and outputs.why and outputs.patterns, outputs
+    patterns = [pattern for outputs in TIMED_OUTPUTS for pattern in outputs.patterns]
+    assert len(patterns) == len(set(patterns)), "a timed file declared by two producers"
+
+
+def test_the_manifest_compares_with_the_patterns_it_is_given(tmp_path):
+    """The manifest holds no list of timed files: a build differing in a file outside ``timed`` differs."""
+    assert is_provenance_file("bench/linucb.json", PROVENANCE_FILES)
+    assert not is_provenance_file("bench/linucb.json", ())
+    old = _build_copy(tmp_path, "old", {})
+    new = _build_copy(tmp_path, "timed", {"results/bench/linucb.json": '{"seconds": 2.0}'})
+    assert compare_builds(old, new, PROVENANCE_FILES) == []
+    assert compare_builds(old, new, ()) == ["differs: bench/linucb.json"]

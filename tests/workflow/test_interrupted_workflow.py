@@ -13,6 +13,7 @@ from conftest import FAULTS_GROUP
 from hare.experiments.config import resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.manifest import is_provenance_file, read_manifest, reproducible_part, verify
+from hare.experiments.studies.outputs import PROVENANCE_FILES
 from repository_copy import SNAKEMAKE, copy_repository, job_stats
 
 pytestmark = [pytest.mark.workflow, pytest.mark.xdist_group(FAULTS_GROUP)]
@@ -107,15 +108,16 @@ def test_interrupted_and_uninterrupted_runs_are_byte_identical(interrupted_run, 
     ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     assert sorted(ours) == sorted(reference)
-    assert reproducible_part(ours) == reproducible_part(reference)
+    assert reproducible_part(ours, PROVENANCE_FILES) == reproducible_part(reference, PROVENANCE_FILES)
     assert (
-        any(p.endswith(".npz") for p in reproducible_part(ours))
+        any(p.endswith(".npz") for p in reproducible_part(ours, PROVENANCE_FILES))
         and "tables/classification.csv" in ours
         and "checks/oful.json" in ours
     )
     for relative in ["paper/generated", "paper/figures"]:
         for path in sorted((reference_run / relative).iterdir()):
-            if is_provenance_file(f"../{relative}/{path.name}"):  # timed: differs between runs by design
+            # timed: differs between runs by design
+            if is_provenance_file(f"../{relative}/{path.name}", PROVENANCE_FILES):
                 continue
             assert (workdir / relative / path.name).read_bytes() == path.read_bytes(), f"{relative}/{path.name}"
     # The PDF is not compared: its compute, benchmark and runtime tables and figure carry measured wall times.
@@ -127,4 +129,4 @@ def test_provenance_files_are_the_only_differences(interrupted_run, reference_ru
     ours = read_manifest(workdir / "results" / "MANIFEST.sha256")
     reference = read_manifest(reference_run / "results" / "MANIFEST.sha256")
     differing = sorted(p for p in ours if ours[p] != reference.get(p))
-    assert differing and all(is_provenance_file(p) for p in differing)
+    assert differing and all(is_provenance_file(p, PROVENANCE_FILES) for p in differing)

@@ -212,8 +212,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_compare_builds(args: argparse.Namespace) -> int:
     from hare.experiments.manifest import compare_builds
+    from hare.experiments.studies.outputs import PROVENANCE_FILES
 
-    lines = compare_builds(Path(args.old), Path(args.new))
+    lines = compare_builds(Path(args.old), Path(args.new), PROVENANCE_FILES)
     for line in lines:
         print(line)
     different = [line for line in lines if not line.startswith("sources only: ")]

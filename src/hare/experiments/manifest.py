@@ -34,10 +34,11 @@ two agree unless ``results`` is a symbolic link to another place.
 The manifest records what one run produced, so :func:`verify` detects any later
 change (a flipped byte, a deleted or an added file), and ``verify(repair=True)`` deletes a changed file, in
 ``results/`` or in ``paper/``, so that the next ``snakemake`` rebuilds it. Which files a *second* run
-reproduces byte for byte is a different question, answered by
-:data:`PROVENANCE_FILES`: files that carry wall times, memory peaks, commits or
-execution timestamps by design; every other file is bit-reproducible on the same
-device and software versions.
+reproduces byte for byte is a different question, answered by the timed files: files that carry wall times, memory
+peaks, commits or execution timestamps by design; every other file is bit-reproducible on the same device and
+software versions. Each producer declares its timed files where it is defined; their union
+(:data:`hare.experiments.studies.outputs.PROVENANCE_FILES`) sits above this module, which is handed the patterns
+(``timed``) by its callers and never imports the producers.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,60 +57,6 @@ EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
 EXCLUDED_FILES = (MANIFEST_NAME, "report.html")
 PAPER_DIRS = ("../paper/generated", "../paper/figures")
 """Folders of generated paper files, relative to the results directory: every file in them is listed."""
-
-PROVENANCE_FILES = (
-    "runs/*.json",
-    "tuning/*.json",
-    "notebooks/runtime.ipynb",
-    "notebooks/runtime.html",
-    "bench/*",
-    "tables/compute.csv",
-    "tables/scaling.csv",
-    "tables/exploration_sweep.csv",
-    "tables/replay.csv",
-    "checks/personalization.json",
-    "checks/cost_growth.json",
-    "checks/pool_scaling.json",
-    "claims.md",
-    "claims.json",
-    "paper.pdf",
-    "../paper/generated/table_bench*.tex",
-    "../paper/generated/table_compute.tex",
-    "../paper/generated/table_scaling.tex",
-    "../paper/generated/table_exploration_sweep.tex",
-    "../paper/generated/table_replay.tex",
-    "../paper/generated/claims.tex",
-    "../paper/generated/pool_scaling.tex",
-    "../paper/figures/runtime.pdf",
-    "../paper/figures/pool_scaling.pdf",
-    "notebooks/pool_scaling.ipynb",
-    "notebooks/pool_scaling.html",
-    "../paper/generated/cost_growth.tex",
-    "../paper/figures/cost_growth.pdf",
-    "notebooks/cost_growth.ipynb",
-    "notebooks/cost_growth.html",
-)
-"""Covered files (glob patterns relative to ``results/``; ``*`` crosses folders) that differ between two runs.
-
-* ``runs/**.json`` sidecars: wall time and peak memory (and the git commit, if it moved);
-* ``notebooks/runtime.ipynb`` and its HTML, and its figure ``paper/figures/runtime.pdf``: the notebook prints and
-  plots wall times. The other notebooks, their HTML, their figures and every ``.source.ipynb`` are byte-identical:
-  cell ids are fixed and execution timestamps dropped (:mod:`hare.report.notebooks`);
-* the benchmarks (``bench/``, ``table_bench*.tex``) and the tables of the timed kinds (compute, scaling, replay: the
-  compute, scaling, exploration-sweep and replay tables, CSV and LaTeX), which print ms per round or compute used;
-* ``claims.md``, ``claims.json`` and the claims table ``paper/generated/claims.tex``: the claims on LNUCB-TA's
-  Table 7 quote measured wall-time ratios;
-* the pool-scaling study (``checks/pool_scaling.json``, its table and macros ``paper/generated/pool_scaling.tex``,
-  its notebook, HTML and figure ``paper/figures/pool_scaling.pdf``): select and update latencies per round;
-* ``paper.pdf``: it prints the measured tables and claims;
-* the cost-growth study (``checks/cost_growth.json``, its table and macros ``paper/generated/cost_growth.tex``, its
-  notebook and figure ``paper/figures/cost_growth.pdf``): seconds per round.
-
-Everything else (``runs/**.npz``, ``data/``, ``tables/`` but the timed ones, ``checks/`` but the
-personalization and pool-scaling timings, ``paper/generated/`` but the timed tables and the claims table,
-``paper/figures/`` but the runtime and pool-scaling figures) is byte-identical between two runs on the same device
-and software versions.
-"""
 
 
 def _excluded(relative: str) -> bool:
@@ -231,14 +179,18 @@ def with_sidecar(relative: str) -> set[str]:
     return {relative, relative[: -len(".npz")] + ".json"} if relative.endswith(".npz") else {relative}
 
 
-def is_provenance_file(relative: str) -> bool:
-    """Whether ``relative`` (a manifest entry: a path relative to ``results/``) is one of :data:`PROVENANCE_FILES`."""
-    return any(fnmatch.fnmatch(relative, pattern) for pattern in PROVENANCE_FILES)
+def is_provenance_file(relative: str, timed: Iterable[str]) -> bool:
+    """Whether ``relative`` (a manifest entry: a path relative to ``results/``) matches one of the patterns ``timed``
+    (globs relative to ``results/``, ``*`` crossing folders: the timed files,
+    :data:`hare.experiments.studies.outputs.PROVENANCE_FILES`)."""
+    return any(fnmatch.fnmatch(relative, pattern) for pattern in timed)
 
 
-def reproducible_part(manifest: dict[str, str]) -> dict[str, str]:
-    """The entries of ``manifest`` that two runs on the same device must share byte for byte."""
-    return {relative: digest for relative, digest in manifest.items() if not is_provenance_file(relative)}
+def reproducible_part(manifest: dict[str, str], timed: Iterable[str]) -> dict[str, str]:
+    """The entries of ``manifest`` that two runs on the same device must share byte for byte: all but the timed
+    files (:func:`is_provenance_file`)."""
+    timed = tuple(timed)
+    return {relative: digest for relative, digest in manifest.items() if not is_provenance_file(relative, timed)}
 
 
 def notebook_outputs(path: str | os.PathLike) -> list[Any]:
@@ -257,14 +209,15 @@ def _sources_only(old: Path, new: Path, relative: str) -> bool:
     return all(path.is_file() for path in paths) and notebook_outputs(paths[0]) == notebook_outputs(paths[1])
 
 
-def compare_builds(old_dir: str | os.PathLike, new_dir: str | os.PathLike) -> list[str]:
+def compare_builds(old_dir: str | os.PathLike, new_dir: str | os.PathLike, timed: Iterable[str]) -> list[str]:
     """How two finished builds differ, one line each, from their manifests' reproducible entries
-    (:func:`reproducible_part`: the timed files aside): ``only in old``, ``only in new``, ``differs``, and
+    (:func:`reproducible_part`: the timed files ``timed`` aside): ``only in old``, ``only in new``, ``differs``, and
     ``sources only`` for a notebook whose code changed while everything it printed and drew stayed the same (a
     refactoring moves imports and rewraps lines). Empty when the builds agree byte for byte.
     """
     old, new = require_results_dir(old_dir), require_results_dir(new_dir)
-    before, after = (reproducible_part(read_manifest(root / MANIFEST_NAME)) for root in (old, new))
+    timed = tuple(timed)
+    before, after = (reproducible_part(read_manifest(root / MANIFEST_NAME), timed) for root in (old, new))
     lines = [f"only in old: {relative}" for relative in sorted(set(before) - set(after))]
     lines += [f"only in new: {relative}" for relative in sorted(set(after) - set(before))]
     for relative in sorted(set(before) & set(after)):
