@@ -47,7 +47,7 @@ RUN_SIDECARS = TimedOutputs(
 )
 
 BENCHMARKS = TimedOutputs(
-    "the benchmarks (hare.experiments.studies.bench, bench_baselines, bench_hare, bench_neural)",
+    "the benchmarks (hare.experiments.studies.bench and the bench_* modules of its families)",
     "milliseconds per round",
     ("bench/*", "../paper/generated/table_bench*.tex"),
 )
