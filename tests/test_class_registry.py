@@ -1,4 +1,5 @@
-"""The registry of classes by name behind the policies' and the environments' registries."""
+"""The registry of classes by name (hare.registry) behind the policies' and the environments' registries (named apart
+from the dataset registry's tests: pytest needs distinct test module names)."""
 
 import pytest
 
