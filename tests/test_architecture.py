@@ -239,8 +239,13 @@ def test_layers_import_downward_only():
     assert upward_imports(package_sources()) == []
 
 
+REPORT_READS = ("hare.data.registry",)
+"""What ``report`` may import above the base: the dataset records, for their display names (one record per dataset)."""
+
+
 def test_report_imports_only_the_base():
-    """``report`` renders numbers it is given: below the layers that compute, it imports none of the others either."""
+    """``report`` renders numbers it is given: below the layers that compute, it imports none of the others either,
+    but the dataset records (:data:`REPORT_READS`)."""
     sources = package_sources()
     reached = sorted(
         {
@@ -251,7 +256,7 @@ def test_report_imports_only_the_base():
             if target.startswith("hare.") and not target.startswith("hare.report") and layer(target) > 0
         }
     )
-    assert reached == []
+    assert [target for target in reached if not target.startswith(REPORT_READS)] == []
 
 
 SUBPACKAGE_LAYERS: dict[str, int] = {

@@ -15,13 +15,14 @@ level, inside functions and through ``importlib`` alike (``tests/test_architectu
 6. ``report``: rendering of the numbers it is given (LaTeX tables and macros, Markdown, figures, notebooks, the PDF
    build); it imports the base only, and it is the only package that formats LaTeX;
 7. ``experiments``: config -> jobs, running and simulating them, tables and macros from the run files, plans,
-   benchmarks, and the checks of every config section (the ``theory`` sections' too:
-   :mod:`hare.experiments.theory_settings`);
+   benchmarks, and the config boundary that reads every config section into its settings (the ``theory``
+   sections' too: :mod:`hare.experiments.settings`);
 8. ``theory``: the bounds, the regret decomposition and its companion studies, the claims register;
 9. ``cli`` (with ``__main__``): the command line, the only layer that may reach all the others.
 
 ``report`` sits below the layers that compute: they call it to render what they computed, and it never calls them
-(computing modules return numbers, ``hare.report`` writes the text; it reads results as plain data). Theory uses
+(computing modules return numbers, ``hare.report`` writes the text; it reads results as plain data, and the dataset
+records of ``hare.data.registry`` for their display names). Theory uses
 experiments, and experiments never use theory.
 """
 

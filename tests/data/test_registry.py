@@ -140,11 +140,10 @@ def test_recorded_shapes_match_the_vendored_files(name, raw_dir):
     assert _read_shape(DATASETS[name], raw_dir) == DATASETS[name].shape
 
 
-def test_display_names_agree_with_the_report():
-    """The report's display names of the dataset environments are the records' (the report layer imports the base
-    only, so it keeps its own copy: tests/test_architecture.py)."""
-    from hare.report.names import DISPLAY_NAMES
+def test_the_report_shows_each_dataset_by_its_record():
+    """The report's display name of a dataset environment is its record's, read from the record (no copy)."""
+    from hare.report.names import display_name
 
-    assert {name: DISPLAY_NAMES.get(name) for name in DATASETS} == {
+    assert {name: display_name(name) for name in DATASETS} == {
         name: spec.display_name for name, spec in DATASETS.items()
     }

@@ -2,14 +2,15 @@
 
 A config label (an experiment's policy key, an environment's name) is shown as ``DISPLAY_NAMES[label]``;
 ``tests/report/test_names.py`` requires a name for every label each config uses. An environment named after its
-dataset shows the dataset record's ``display_name`` (``hare.data.registry``); this layer imports the base only, so it
-keeps a copy, which ``tests/data/test_registry.py`` checks against the records.
+dataset shows the dataset record's ``display_name`` (``hare.data.registry``, the one place a dataset is described;
+the only module above the base this layer reads, for its records' names).
 """
 
 from __future__ import annotations
 
 import re
 
+from hare.data.registry import DATASETS
 from hare.report.latex import escape
 
 DISPLAY_NAMES = {
@@ -20,12 +21,6 @@ DISPLAY_NAMES = {
     "hare_random": "HARE (random W)",
     "synthetic_linear": "HARE-Sim (linear)",
     "synthetic_nonlinear": "HARE-Sim (nonlinear)",
-    "mushroom": "Mushroom",
-    "adult": "Adult",
-    "magic": "Magic",
-    "shuttle": "Shuttle",
-    "mnist": "MNIST",
-    "covertype": "Covertype",
     "rag_cosine": "RAG-cosine",
     "lnucb_ta": "LNUCB-TA",
     "lin_ts": "LinTS",
@@ -71,7 +66,6 @@ DISPLAY_NAMES = {
     "lnucb_ta_uniform_theta": "LNUCB-TA, uniform initial theta",
     "shuttle_reference": "Shuttle (reference preparation)",
     "covertype_reference": "Covertype (reference preparation)",
-    "open_bandit": "Open Bandit",
     "adult_reference": "Adult (reference preparation)",
     "adult_onehot": "Adult (one-hot preparation)",
     "adult_standardised": "Adult (standardised preparation)",
@@ -84,6 +78,8 @@ DISPLAY_NAMES = {
     "mnist_reference": "MNIST (reference preparation)",
     "mnist_standardised": "MNIST (standardised preparation)",
 }
+DISPLAY_NAMES.update({name: spec.display_name for name, spec in DATASETS.items()})
+"""An environment named after its dataset shows the dataset record's name."""
 
 PARAMETER_SYMBOLS = {
     "alpha": r"$\alpha$",
