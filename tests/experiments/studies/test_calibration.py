@@ -139,6 +139,7 @@ def test_hare_calibrate_prints_and_writes_the_facts(tmp_path, capsys, monkeypatc
         lambda repeats: calibrate(SMALL, repeats, reference_seconds=4.0, clock=fake_clock(1.0), budget_seconds=100.0),
     )
     out = tmp_path / "logs" / "calibration.json"
+    out.parent.mkdir()  # the command creates no folder
     assert cli.main(["calibrate", "--json", str(out), "--repeats", "2"]) == 0
     printed = capsys.readouterr().out
     facts = json.loads(out.read_text())
@@ -164,4 +165,4 @@ def test_hare_calibrate_prints_and_writes_the_facts(tmp_path, capsys, monkeypatc
 
 def test_hare_calibrate_refuses_zero_repeats(capsys):
     assert cli.main(["calibrate", "--repeats", "0"]) == 2
-    assert "--repeats must be at least 1" in capsys.readouterr().err
+    assert "argument --repeats: must be an integer >= 1" in capsys.readouterr().err
