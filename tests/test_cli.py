@@ -142,7 +142,8 @@ def test_a_bad_config_section_is_one_line_or_with_debug_its_traceback(tmp_path, 
     else:
         assert cli.main(argv) == 2
         assert capsys.readouterr().err.strip().splitlines() == [
-            "hare approx-budget: error: budgets: an exponent needs a list of at least 4 values (got [1])"
+            "hare approx-budget: error: theory.approx_budget.budgets: an exponent needs a list of at least 4 values "
+            "(got [1])"
         ]
     assert not list(tmp_path.iterdir())
 

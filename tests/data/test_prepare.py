@@ -641,7 +641,7 @@ def _smoke_with(smoke_config: dict, env: str, **values) -> dict:
 
 def test_config_preparation_is_validated(smoke_config):
     from hare.experiments.config import check_config
-    from hare.experiments.grid import ConfigError, validate_config
+    from hare.experiments.settings import ConfigError, validate_config
 
     with pytest.raises(ConfigError, match=r"environments\.mushroom\.preparation"):
         check_config(_smoke_with(smoke_config, "mushroom", preparation="bogus"))

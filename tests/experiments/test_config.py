@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from hare.experiments.config import SCHEMA_PATH, check_config, load_config, resolve_config_file
-from hare.experiments.grid import ConfigError, expand_jobs
+from hare.experiments.grid import expand_jobs
+from hare.experiments.settings import ConfigError
 from hare.io import read_yaml
 
 

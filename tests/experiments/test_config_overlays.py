@@ -26,7 +26,7 @@ import yaml
 
 from hare import cli
 from hare.experiments.config import load_config, merge_overlay, resolve_config_file
-from hare.experiments.grid import ConfigError
+from hare.experiments.settings import ConfigError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "data" / "config_overlays.json"

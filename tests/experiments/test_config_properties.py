@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from hare import cli
 from hare.experiments.config import check_config, resolve_config_file
-from hare.experiments.grid import ConfigError
+from hare.experiments.settings import ConfigError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SMOKE = resolve_config_file(REPOSITORY / "config" / "smoke.yaml")

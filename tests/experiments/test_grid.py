@@ -2,7 +2,8 @@ import copy
 
 import pytest
 
-from hare.experiments.grid import ConfigError, expand_jobs, policy_points
+from hare.experiments.grid import expand_jobs
+from hare.experiments.settings import ConfigError, policy_points
 
 
 @pytest.fixture
@@ -121,7 +122,7 @@ def _budget_config(**policies):
 
 
 def _validate(config):
-    from hare.experiments.grid import validate_config
+    from hare.experiments.settings import validate_config
 
     validate_config(config)
 
@@ -269,7 +270,7 @@ def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):
 
 
 def test_a_table_naming_a_policy_its_experiment_lacks_is_refused(smoke_config):
-    from hare.experiments.grid import validate_config
+    from hare.experiments.settings import validate_config
 
     smoke_config["tables"] = {
         "regret": {
@@ -295,7 +296,7 @@ def test_a_table_naming_a_policy_its_experiment_lacks_is_refused(smoke_config):
     ],
 )
 def test_the_oful_check_names_a_run_the_config_produces(smoke_config, key, value, message):
-    from hare.experiments.grid import validate_config
+    from hare.experiments.settings import validate_config
 
     smoke_config["theory"] = {
         "oful": {"experiment": "regret", "environment": "synthetic_linear", "policy": "linucb", "delta": 0.05}

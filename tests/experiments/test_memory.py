@@ -150,7 +150,7 @@ def test_too_many_runs_at_once_are_refused_naming_n_runs_and_max_runs_per_simula
     do."""
     from hare.experiments import memory
     from hare.experiments.config import check_config
-    from hare.experiments.grid import ConfigError
+    from hare.experiments.settings import ConfigError
 
     config = _one_experiment({"linucb": {"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}}, n_runs=20)
     config["environments"]["synthetic_linear"]["params"]["n_items"] = 1_000_000

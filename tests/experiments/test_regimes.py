@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 import hare.experiments.run as run_module
-from hare.experiments.grid import ConfigError, expand_jobs, validate_config
+from hare.experiments.grid import expand_jobs
 from hare.experiments.run import run_batch, run_job
+from hare.experiments.settings import ConfigError, validate_config
 
 
 def _spec(policy="linucb", params=None, regime="cold", n_logged=0, label=None):

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from hare.experiments.config import check_config
-from hare.experiments.grid import ConfigError, expand_jobs, validate_config
+from hare.experiments.grid import expand_jobs
 from hare.experiments.run import run_batch, run_chunks, run_job, run_simulations, simulation_groups
+from hare.experiments.settings import ConfigError, validate_config
 from hare.io import config_hash
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from hare.experiments.settings.pool_scaling import settings_from_config
 from hare.experiments.studies.pool_scaling import measure_cell, run_pool_scaling
-from hare.experiments.studies.pool_scaling_settings import settings_from_config
 from hare.io import write_json
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "pool_scaling.py"

@@ -13,7 +13,7 @@ import yaml
 
 from hare.data.registry import DATASETS
 from hare.experiments.config import check_config
-from hare.experiments.grid import ConfigError
+from hare.experiments.settings import ConfigError
 from repository_copy import SNAKEMAKE, copy_repository
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hare import cli
-from hare.theory.approx_budget import check_approx_budget, exponent_record
+from hare.experiments.settings.theory import check_approx_budget
+from hare.theory.approx_budget import exponent_record
 
 TINY = {
     "budgets": [60, 120, 240, 480],
@@ -93,7 +94,7 @@ def test_bad_config_names_the_key(change, key):
 
 def test_workflow_validation_names_the_section():
     from hare.experiments.config import resolve_config_file
-    from hare.experiments.grid import ConfigError, validate_config
+    from hare.experiments.settings import ConfigError, validate_config
 
     config = resolve_config_file(Path(__file__).parents[2] / "config" / "smoke.yaml")
     config["theory"] = {"approx_budget": {**config["theory"]["approx_budget"], "budgets": [1, 2, 3]}}

@@ -9,8 +9,8 @@ import pytest
 
 from hare import cli
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.settings.theory import VARIANTS, check_settings
 from hare.experiments.simulation import SimulationOptions, simulate
-from hare.experiments.theory_settings import VARIANTS, check_settings
 from hare.io import read_npz
 from hare.policies import hare_projections as hare_policies
 from hare.policies.base import build_policy

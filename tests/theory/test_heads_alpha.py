@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from hare import cli
-from hare.theory.heads_alpha import alpha_factor, check_heads_alpha
+from hare.experiments.settings.theory import check_heads_alpha
+from hare.theory.heads_alpha import alpha_factor
 
 TINY = {
     "heads": [1, 2],
@@ -50,7 +51,7 @@ def test_bad_config_names_the_key(change, key):
 
 def test_workflow_validation_names_the_section():
     from hare.experiments.config import resolve_config_file
-    from hare.experiments.grid import ConfigError, validate_config
+    from hare.experiments.settings import ConfigError, validate_config
 
     config = resolve_config_file(Path(__file__).parents[2] / "config" / "smoke.yaml")
     config["theory"] = {"heads_alpha": {**config["theory"]["heads_alpha"], "heads": [0, 2]}}

@@ -1,6 +1,10 @@
 """Subcommands of the studies of scale: ``hare pool-scaling`` (the source notes' third open question;
 paper, sec:scale) and ``hare cost-growth`` (how every policy family's cost per round grows; paper, sec:cost-growth).
-Each computes with :mod:`hare.experiments.studies` and writes through a :mod:`hare.report` writer."""
+Each computes with :mod:`hare.experiments.studies` and writes through a :mod:`hare.report` writer.
+
+Each reads the section given as ``--config-json`` into its typed settings at the config boundary
+(:func:`hare.experiments.settings.study_settings`): a bad value is one line naming its key path (``pool_scaling.rank:
+...``, exit status 2), and the study takes the settings without checking them again."""
 
 from __future__ import annotations
 
@@ -10,12 +14,13 @@ import time
 
 
 def cmd_pool_scaling(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.pool_scaling import pool_scaling
+    from hare.experiments.settings import pool_scaling, study_settings
+    from hare.experiments.studies.pool_scaling import run_pool_scaling
     from hare.io import write_json
     from hare.report.pool_scaling import write_pool_scaling_tex
 
     start = time.perf_counter()
-    result = pool_scaling(json.loads(args.config_json))
+    result = run_pool_scaling(study_settings(pool_scaling.WHERE, json.loads(args.config_json)))
     write_json(args.out_json, result, allow_nan=False)
     write_pool_scaling_tex(args.out_tex, result)
     measured = sum(cell["status"] == "measured" for cell in result["cells"])
@@ -27,10 +32,11 @@ def cmd_pool_scaling(args: argparse.Namespace) -> int:
 
 
 def cmd_cost_growth(args: argparse.Namespace) -> int:
+    from hare.experiments.settings import cost_growth, study_settings
     from hare.experiments.studies.cost_growth import cost_growth_check
     from hare.report.cost_growth import write_cost_growth_tex
 
-    result = cost_growth_check(json.loads(args.config_json), out_json=args.out_json)
+    result = cost_growth_check(study_settings(cost_growth.WHERE, json.loads(args.config_json)), out_json=args.out_json)
     write_cost_growth_tex(args.out_tex, result)
     for name, policy in result["policies"].items():
         fits = {axis: (data["exponent"] or {}).get("estimate") for axis, data in policy["axes"].items()}

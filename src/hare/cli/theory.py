@@ -1,12 +1,19 @@
 """Subcommands of the theory checks: the bounds, OFUL, the regret decomposition and its scaling, convergence and
 personalization. Each computes with :mod:`hare.theory` (or :mod:`hare.experiments`) and writes through a
-:mod:`hare.report` writer."""
+:mod:`hare.report` writer.
+
+A check driven by one config section (``--config-json``) reads it through the config boundary, as the workflow's
+whole config is read (:func:`hare.experiments.settings.theory_section`,
+:func:`hare.experiments.settings.study_settings`): a bad value is one line naming its key path
+(``theory.approx_budget.budgets: ...``, exit status 2), and the study runs on the checked section without checking it
+again."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from hare.cli.arguments import probability
 
@@ -33,46 +40,50 @@ def cmd_check_oful(args: argparse.Namespace) -> int:
     return 0
 
 
+def _theory_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The ``theory.<name>`` section given as ``--config-json``, checked at the config boundary."""
+    from hare.experiments.settings import theory_section
+
+    return theory_section(name, json.loads(args.config_json))
+
+
 def cmd_decomposition(args: argparse.Namespace) -> int:
     from hare.theory.decomposition import decomposition_check
 
-    decomposition_check(
-        json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz
-    )
+    section = _theory_section("decomposition", args)
+    decomposition_check(section, out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
     return 0
 
 
 def cmd_decomposition_grid(args: argparse.Namespace) -> int:
     from hare.theory.decomposition_grid import decomposition_grid_check
 
-    decomposition_grid_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex)
+    decomposition_grid_check(_theory_section("decomposition_grid", args), out_json=args.out_json, out_tex=args.out_tex)
     return 0
 
 
 def cmd_approx_budget(args: argparse.Namespace) -> int:
     from hare.theory.approx_budget import approx_budget_check, exponent_summary
 
-    print(
-        exponent_summary(
-            approx_budget_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex)
-        )
-    )
+    section = _theory_section("approx_budget", args)
+    print(exponent_summary(approx_budget_check(section, out_json=args.out_json, out_tex=args.out_tex)))
     return 0
 
 
 def cmd_heads_alpha(args: argparse.Namespace) -> int:
     from hare.theory.heads_alpha import exponent_summary, heads_alpha_check
 
-    print(
-        exponent_summary(heads_alpha_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex))
-    )
+    section = _theory_section("heads_alpha", args)
+    print(exponent_summary(heads_alpha_check(section, out_json=args.out_json, out_tex=args.out_tex)))
     return 0
 
 
 def cmd_convergence(args: argparse.Namespace) -> int:
+    from hare.experiments.settings import convergence, study_settings
     from hare.experiments.studies.convergence import convergence_check
 
-    convergence_check(json.loads(args.config_json), out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
+    settings = study_settings(convergence.WHERE, json.loads(args.config_json))
+    convergence_check(settings, out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
     return 0
 
 

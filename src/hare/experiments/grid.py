@@ -32,9 +32,8 @@ A tuned experiment gives every tunable entry a grid of the same number of points
 (:func:`hare.experiments.settings.experiments.check_tuning_budget`); the reason travels in its job specification and
 the tables show it.
 
-This module expands jobs only; it reads a config the boundary has validated and checks nothing. It re-exports
-:class:`ConfigError`, :func:`policy_points` (the one reading of a grid, shared with the boundary's checks) and
-:func:`validate_config` from the boundary, where callers have long imported them.
+This module expands jobs only; it reads a config the boundary has validated and checks nothing. A grid is read by
+the boundary's :func:`hare.experiments.settings.policy_points`, the one reading of a grid its checks share.
 """
 
 from __future__ import annotations
@@ -43,18 +42,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from hare.data.prepare import DEFAULT_PREPARATION, preparation_of
-from hare.experiments.settings import ConfigError, policy_points, validate_config
+from hare.experiments.settings import policy_points
 
 __all__ = [
-    "ConfigError",
     "Job",
     "environment_spec",
     "expand_jobs",
-    "policy_points",
     "prepared_dataset",
     "regime_of",
     "tuning_jobs_of",
-    "validate_config",
 ]
 
 

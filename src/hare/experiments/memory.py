@@ -18,8 +18,9 @@ from typing import Any
 
 from hare.envs.base import EnvironmentShape
 from hare.envs.registry import environment_class
-from hare.experiments.grid import ConfigError, Job, expand_jobs
+from hare.experiments.grid import Job, expand_jobs
 from hare.experiments.plan import batches
+from hare.experiments.settings import ConfigError
 
 GIB = 2**30
 

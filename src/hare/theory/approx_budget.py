@@ -41,8 +41,8 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
+from hare.experiments.settings.theory import variant_params
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
-from hare.experiments.theory_settings import check_approx_budget, check_hare_sim, variant_params
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.report.theory_tables import write_approx_budget
@@ -51,8 +51,6 @@ from hare.theory.decomposition_observer import measure_epsilon_attn
 
 __all__ = [
     "approx_budget_check",
-    "check_approx_budget",
-    "check_hare_sim",
     "exponent_record",
     "exponent_summary",
     "run_approx_budget",
@@ -216,13 +214,13 @@ def run_approx_budget(
 
 
 def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Validate a ``theory.approx_budget`` section (:func:`check_approx_budget`), run :func:`run_approx_budget` on it
-    and write ``approx_budget.json`` and its LaTeX fragment; returns the result.
+    """Run :func:`run_approx_budget` on a ``theory.approx_budget`` section the config boundary has checked
+    (:func:`hare.experiments.settings.theory_section`) and write ``approx_budget.json`` and its LaTeX fragment;
+    returns the result.
 
     The section holds ``budgets`` (the ``M`` grid), ``horizon``, ``n_runs`` and optionally ``base_seed``,
     ``env_params``, ``hare_params``, ``n_boot``, ``n_eps_queries``, ``device``.
     """
-    check_approx_budget(config)
     options = {k: config[k] for k in ("n_boot", "n_eps_queries") if k in config}
     result = run_approx_budget(
         config.get("env_params") or {},

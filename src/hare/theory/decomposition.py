@@ -62,7 +62,8 @@ and ``d_k sqrt(C)`` (the notes expect ``R_user <= R_explore`` when ``d_u << d_k 
 Every
 interval follows the same mapping ``estimate, ci_low, ci_high, level, n, method`` (``None`` where
 undefined). The horizons of ``theory.decomposition`` must span a factor of at least
-:data:`hare.experiments.theory_settings.MIN_HORIZON_SPAN` (:func:`check_settings`).
+:data:`hare.experiments.settings.theory.MIN_HORIZON_SPAN` (checked at the config boundary,
+:func:`hare.experiments.settings.theory.check_settings`).
 
 LinUCB and LNUCB-TA play the same runs (:func:`hare.theory.decomposition_comparisons.baseline_checks`).
 
@@ -83,7 +84,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.theory_settings import VARIANTS, check_settings, variant_params
+from hare.experiments.settings.theory import VARIANTS, variant_params
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS
 from hare.random import run_keys
@@ -348,14 +349,14 @@ def run_decomposition(
 def decomposition_check(
     config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
 ) -> dict[str, Any]:
-    """Validate a ``theory.decomposition`` section (:func:`check_settings`), run :func:`run_decomposition` on it and
-    write the JSON, the LaTeX fragment and, if ``out_npz`` is given, the per-run arrays; returns the result.
+    """Run :func:`run_decomposition` on a ``theory.decomposition`` section the config boundary has checked
+    (:func:`hare.experiments.settings.theory_section`) and write the JSON, the LaTeX fragment and, if ``out_npz`` is
+    given, the per-run arrays; returns the result.
 
     The section holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
     optionally ``n_logged`` (the warm start's ``M``), ``device``, ``delta``, ``tolerance``, ``n_boot``,
     ``baselines``, ``baseline_params``, ``n_eps_queries``.
     """
-    check_settings(config)
     options = {
         k: config[k]
         for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged")

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hare.experiments.theory_settings import check_settings
 from hare.report.theory_tables import write_grid
 from hare.theory.decomposition import run_decomposition
 
@@ -87,16 +86,15 @@ def run_decomposition_grid(
 
 
 def decomposition_grid_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Validate a ``theory.decomposition_grid`` section, run :func:`run_decomposition_grid` on it (without the
-    baselines) and write ``regret_terms_grid.json`` (with the section under ``config``) and its LaTeX fragment;
-    returns the grid.
+    """Run :func:`run_decomposition_grid` on a ``theory.decomposition_grid`` section the config boundary has checked
+    (:func:`hare.experiments.settings.theory_section`), without the baselines, and write ``regret_terms_grid.json``
+    (with the section under ``config``) and its LaTeX fragment; returns the grid.
 
     The section holds ``n_clusters``, ``key_dims``, ``horizons``, ``n_runs``, ``base_seed`` and
     optionally ``n_logged`` (the warm start's ``M``, every policy of every cell learns from the same
     environment's logs), ``env_params``, ``hare_params``, ``device``, ``delta``, ``tolerance``, ``n_boot``,
     ``n_eps_queries``. The LinUCB and LNUCB-TA baselines are not played in the grid.
     """
-    check_settings(config, grid=True)
     options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged") if k in config}
     grid = run_decomposition_grid(
         config.get("env_params", {}),

@@ -52,8 +52,8 @@ import torch
 
 from hare.envs.base import LoggedRounds
 from hare.envs.synthetic import SyntheticBandit
+from hare.experiments.settings.theory import VARIANTS
 from hare.experiments.simulation import RoundObserver, SimulationOptions, prebuilt_rounds, simulate
-from hare.experiments.theory_settings import VARIANTS
 from hare.model.projections import attention_error, oracle_projections
 from hare.random import CounterRNG, run_keys
 

@@ -38,8 +38,8 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
+from hare.experiments.settings.theory import cell_params
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
-from hare.experiments.theory_settings import cell_params, check_heads_alpha
 from hare.policies.base import build_policy
 from hare.random import run_keys
 from hare.report.theory_tables import fit_text, write_heads_alpha
@@ -47,7 +47,6 @@ from hare.theory.approx_budget import exponent_record
 
 __all__ = [
     "alpha_factor",
-    "check_heads_alpha",
     "exponent_summary",
     "heads_alpha_check",
     "run_heads_alpha",
@@ -153,13 +152,13 @@ def run_heads_alpha(
 
 
 def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Validate a ``theory.heads_alpha`` section (:func:`check_heads_alpha`), run :func:`run_heads_alpha` on it and
-    write ``heads_alpha.json`` and its LaTeX fragment; returns the result.
+    """Run :func:`run_heads_alpha` on a ``theory.heads_alpha`` section the config boundary has checked
+    (:func:`hare.experiments.settings.theory_section`) and write ``heads_alpha.json`` and its LaTeX fragment; returns
+    the result.
 
     The section holds ``heads``, ``alphas``, ``horizon``, ``n_runs`` and optionally ``base_seed``, ``n_logged``,
     ``env_params``, ``hare_params`` (without ``n_heads`` and ``alpha``), ``n_boot``, ``device``.
     """
-    check_heads_alpha(config)
     options = {k: config[k] for k in ("n_boot", "n_logged", "base_seed", "device") if k in config}
     result = run_heads_alpha(
         config.get("env_params") or {},

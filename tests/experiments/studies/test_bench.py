@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from hare.experiments.config import REPOSITORY, check_config, schema_errors
-from hare.experiments.grid import ConfigError
+from hare.experiments.settings import ConfigError
 from hare.experiments.studies.bench import bench_policies
 from hare.experiments.studies.bench_linucb import (
     ceiling_entry,

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.settings.convergence import DEFAULT_VARIANTS, ConvergenceSettings, settings_from_config
 from hare.experiments.studies import convergence
 from hare.experiments.studies.convergence import (
-    DEFAULT_VARIANTS,
-    ConvergenceSettings,
     agreement,
     coarse_slopes,
     last_half_slope,
@@ -23,7 +22,6 @@ from hare.experiments.studies.convergence import (
     measure,
     run_convergence,
     run_variant,
-    settings_from_config,
     stability,
     write_outputs,
 )

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from hare.experiments.settings.cost_growth import DEFAULT_POLICIES, settings_from_config
 from hare.experiments.studies import cost_growth
 from hare.experiments.studies.cost_growth import (
     AXES,
@@ -21,7 +22,6 @@ from hare.experiments.studies.cost_growth import (
     sweep_policy,
     window_cell,
 )
-from hare.experiments.studies.cost_growth_settings import DEFAULT_POLICIES, settings_from_config
 
 TINY = {
     "base": {"horizon": 4, "n_arms": 3, "dim": 3, "n_runs": 1},
@@ -146,7 +146,7 @@ def _refuse_constant(name):
 
 def test_tiny_sweep_writes_strict_json_of_every_axis(tmp_path):
     out = tmp_path / "cost_growth.json"
-    result = cost_growth_check(TINY, out_json=out)
+    result = cost_growth_check(settings_from_config(TINY), out_json=out)
     data = json.loads(out.read_text(), parse_constant=_refuse_constant)
     assert data["axes"] == list(AXES)
     assert data["order"] == ["ucb1", "linucb"]  # family order; the keys are sorted

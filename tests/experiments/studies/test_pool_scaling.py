@@ -15,7 +15,14 @@ from scipy.stats import t
 
 from hare.cli import main
 from hare.experiments.config import REPOSITORY, check_config, resolve_config_file
-from hare.experiments.grid import ConfigError
+from hare.experiments.settings import ConfigError
+from hare.experiments.settings.pool_scaling import (
+    CLUSTER_RULES,
+    COVARIANCE_KINDS,
+    PoolScalingSettings,
+    cluster_count,
+    settings_from_config,
+)
 from hare.experiments.studies.pool_scaling import (
     measure_cell,
     per_item_line,
@@ -23,13 +30,6 @@ from hare.experiments.studies.pool_scaling import (
     round_bytes,
     run_pool_scaling,
     synthetic_pool,
-)
-from hare.experiments.studies.pool_scaling_settings import (
-    CLUSTER_RULES,
-    COVARIANCE_KINDS,
-    PoolScalingSettings,
-    cluster_count,
-    settings_from_config,
 )
 from hare.io import write_json
 from hare.model.attention import UncertaintyAttention

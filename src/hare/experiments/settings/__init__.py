@@ -16,6 +16,10 @@ In order, each stopping at the first problem (the entry point is :func:`hare.exp
 5. then, for the whole config, the entry point's resource check: no experiment batch may need more memory than its
    device has (:func:`hare.experiments.memory.check_memory`).
 
+A command given one section (``hare decomposition --config-json ...``, ``hare pool-scaling``, ...) reads it through
+the same checks: :func:`theory_section` for a ``theory`` section of :mod:`hare.theory`, :func:`study_settings` for a
+study's section (its typed settings).
+
 Nothing after the boundary checks a config value again. The package sits below the rest of
 :mod:`hare.experiments`: the job expansion (:mod:`hare.experiments.grid`) and the studies read their settings from
 it, and it reads no module of theirs.
@@ -27,9 +31,16 @@ from typing import Any
 
 from hare.experiments.settings.errors import ConfigError
 from hare.experiments.settings.experiments import check_experiments, policy_points
-from hare.experiments.settings.sections import check_sections
+from hare.experiments.settings.sections import check_sections, study_settings, theory_section
 
-__all__ = ["CONFIG_SCOPES", "ConfigError", "policy_points", "validate_config"]
+__all__ = [
+    "CONFIG_SCOPES",
+    "ConfigError",
+    "policy_points",
+    "study_settings",
+    "theory_section",
+    "validate_config",
+]
 
 CONFIG_SCOPES = ("all", "experiments")
 """What :func:`validate_config` checks: the whole config, or only what an experiment batch reads (environments,

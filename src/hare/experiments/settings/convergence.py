@@ -197,4 +197,5 @@ def settings_from_config(section: Mapping[str, Any]) -> ConvergenceSettings:
         TypeError,
         ValueError,
     ) as error:  # the dataclass names its field as ConvergenceSettings.<field>: the config's key path instead
-        raise ValueError(f"{WHERE}.{str(error).removeprefix(ConvergenceSettings.__name__ + '.')}") from error
+        message = str(error).removeprefix(ConvergenceSettings.__name__ + ".")
+        raise ValueError(message if message.startswith(f"{WHERE}.") else f"{WHERE}.{message}") from error

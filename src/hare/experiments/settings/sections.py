@@ -44,19 +44,62 @@ def check_sections(config: dict[str, Any]) -> None:
     theory = config.get("theory", {})
     if "decomposition_grid" in theory:
         _check_decomposition_grid(theory["decomposition_grid"], "theory.decomposition_grid")
-    for name, check in THEORY_CHECKS.items():
+    for name in THEORY_CHECKS:
         if name in theory:
-            try:
-                check(theory[name])
-            except ValueError as error:
-                raise ConfigError(f"theory.{name}.{error}") from error
+            _check_theory(name, theory[name])
     if "oful" in theory:
         _check_oful(config, theory["oful"])
     _check_tables(config)
-    for path, read in STUDY_SETTINGS.items():
+    for path in STUDY_SETTINGS:
         section = _section(config, path)
         if section is not None:
-            reading(path, path, lambda read=read, section=section: read(section))
+            study_settings(path, section)
+
+
+def theory_section(name: str, section: Any) -> dict[str, Any]:
+    """The ``theory.<name>`` section (a key of :data:`THEORY_CHECKS`) checked as :func:`check_sections` checks it in
+    a whole config, and returned as it is; a :class:`ConfigError` in one line naming its key path otherwise.
+
+    The theory commands (``hare decomposition``, ``decomposition-grid``, ``approx-budget``, ``heads-alpha``) read the
+    section they are given through it; the studies of :mod:`hare.theory` take the section it returns and check
+    nothing again.
+    """
+    where = f"theory.{name}"
+    if name not in THEORY_CHECKS:
+        raise ValueError(f"{where}: not a theory section checked here; known: {sorted(THEORY_CHECKS)}")
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: must be a mapping, got {type(section).__name__}")
+    if name == "decomposition_grid":
+        _check_decomposition_grid(section, where)
+    _check_theory(name, section)
+    return section
+
+
+def study_settings(path: str, section: Any) -> Any:
+    """The settings of the study section at key path ``path`` (a key of :data:`STUDY_SETTINGS`: a
+    :class:`~hare.experiments.settings.convergence.ConvergenceSettings`,
+    :class:`~hare.experiments.settings.pool_scaling.PoolScalingSettings` or
+    :class:`~hare.experiments.settings.cost_growth.CostGrowthSettings`), read as :func:`check_sections` reads it in a
+    whole config; a :class:`ConfigError` in one line that starts with the key path otherwise.
+
+    The study commands (``hare convergence``, ``pool-scaling``, ``cost-growth``) read the section they are given
+    through it, and the studies take the settings it returns.
+    """
+    if path not in STUDY_SETTINGS:
+        raise ValueError(f"{path}: not a study section read here; known: {sorted(STUDY_SETTINGS)}")
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: must be a mapping, got {type(section).__name__}")
+    read = STUDY_SETTINGS[path]
+    return reading(path, path, lambda: read(section))
+
+
+def _check_theory(name: str, section: dict[str, Any]) -> None:
+    """:data:`THEORY_CHECKS` of ``theory.<name>``, its ``ValueError`` (naming the key inside the section) raised again
+    as a :class:`ConfigError` naming the key path."""
+    try:
+        THEORY_CHECKS[name](section)
+    except ValueError as error:
+        raise ConfigError(f"theory.{name}.{error}") from error
 
 
 def _section(config: dict[str, Any], path: str) -> Any:

@@ -3,10 +3,11 @@
 heads x bonus-weight grid (:func:`check_heads_alpha`).
 
 Pure checks of a settings mapping, each raising ``ValueError`` naming the key at fault, which the config boundary
-(:func:`hare.experiments.settings.sections.check_sections`) prefixes with the section's path. Each study
-(:mod:`hare.theory.decomposition`, :mod:`hare.theory.approx_budget`, :mod:`hare.theory.heads_alpha`) builds its
-policies from the same :data:`VARIANTS` (:func:`variant_params`) and grid cells (:func:`cell_params`) that were
-checked (it reads them through :mod:`hare.experiments.theory_settings`).
+prefixes with the section's path, in a whole config (:func:`hare.experiments.settings.sections.check_sections`) and
+in the one section a theory command is given (:func:`hare.experiments.settings.sections.theory_section`). Each study
+(:mod:`hare.theory.decomposition`, :mod:`hare.theory.approx_budget`, :mod:`hare.theory.heads_alpha`) takes the
+checked section and builds its policies from the same :data:`VARIANTS` (:func:`variant_params`) and grid cells
+(:func:`cell_params`) that were checked, imported from here.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ each rule would sit apart from its reason. The macros the paper quotes from it a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -57,12 +57,7 @@ import torch.nn.functional as F
 from hare.envs.base import LoggedRounds, Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels, resolve_device
-from hare.experiments.settings.convergence import (
-    DEFAULT_VARIANTS,
-    ConvergenceSettings,
-    settings_from_config,
-    variant_params,
-)
+from hare.experiments.settings.convergence import ConvergenceSettings, variant_params
 from hare.experiments.simulation import SimulationOptions, simulate
 from hare.io import write_json, write_npz
 from hare.policies.base import Policy, build_policy
@@ -70,8 +65,6 @@ from hare.random import CounterRNG, run_keys
 from hare.report.convergence import write_convergence_macros
 
 __all__ = [
-    "DEFAULT_VARIANTS",
-    "ConvergenceSettings",
     "ProbeSet",
     "agreement",
     "coarse_slopes",
@@ -83,7 +76,6 @@ __all__ = [
     "probe_choices",
     "run_convergence",
     "run_variant",
-    "settings_from_config",
     "stability",
     "write_outputs",
 ]
@@ -374,10 +366,11 @@ def write_outputs(result: dict[str, Any], out_json, out_tex, out_npz=None) -> No
 
 
 def convergence_check(
-    config: Mapping[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
+    settings: ConvergenceSettings, *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
 ) -> dict[str, Any]:
-    """Every variant of a ``theory.convergence`` section (:func:`settings_from_config`, :func:`run_convergence`),
-    written by :func:`write_outputs`; returns the result."""
-    result = run_convergence(settings_from_config(config))
+    """Every variant of a ``theory.convergence`` section, its settings read at the config boundary
+    (:func:`hare.experiments.settings.study_settings`), run (:func:`run_convergence`) and written by
+    :func:`write_outputs`; returns the result."""
+    result = run_convergence(settings)
     write_outputs(result, out_json, out_tex, out_npz)
     return result

@@ -7,7 +7,7 @@ onehot(user)]`` every arm shares; HARE's items get ``item_dim = d``), ``B`` and 
 regime, through the one round loop (:func:`hare.experiments.simulation.simulate`), every round timed by its
 :class:`~hare.experiments.simulation.RoundTimer` as a job spends it (the environment's round, the input check, the
 choice, the update, the sums). Four one-factor sweeps around the base point ``(T, K, d, B)`` of
-:class:`~hare.experiments.studies.cost_growth_settings.CostGrowthSettings`:
+:class:`~hare.experiments.settings.cost_growth.CostGrowthSettings`:
 
 * ``t``: one play of ``max(rounds)`` rounds at the base point; the cell at ``t`` holds rounds ``t - w + 1 .. t``
   (``w = window``);
@@ -35,8 +35,8 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.settings.cost_growth import CostGrowthSettings
 from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
-from hare.experiments.studies.cost_growth_settings import CostGrowthSettings, settings_from_config
 from hare.io import write_json
 from hare.policies.base import build_policy
 from hare.random import run_keys
@@ -224,9 +224,10 @@ def run_cost_growth(settings: CostGrowthSettings, clock: Callable[[], float] = t
     }
 
 
-def cost_growth_check(section: Mapping[str, Any], *, out_json: str | Path) -> dict[str, Any]:
-    """The ``cost_growth`` config section measured (:func:`run_cost_growth`) and written to ``out_json`` (strict
-    JSON); returns the result."""
-    result = run_cost_growth(settings_from_config(section))
+def cost_growth_check(settings: CostGrowthSettings, *, out_json: str | Path) -> dict[str, Any]:
+    """The ``cost_growth`` section's settings (read at the config boundary,
+    :func:`hare.experiments.settings.study_settings`) measured (:func:`run_cost_growth`) and written to ``out_json``
+    (strict JSON); returns the result."""
+    result = run_cost_growth(settings)
     write_json(out_json, result)
     return result

@@ -2,7 +2,7 @@
 open question; paper, sec:scale.)
 
 **Cost per round.** For every pool size ``N`` of the grid, every cluster-count rule ``N -> C``
-(:func:`~hare.experiments.studies.pool_scaling_settings.cluster_count`: fixed, sqrt, linear) and every covariance
+(:func:`~hare.experiments.settings.pool_scaling.cluster_count`: fixed, sqrt, linear) and every covariance
 kind (``full``, ``diagonal``, ``low_rank`` of rank ``r``: :func:`hare.model.covariance_approx.make_cluster_covariance`),
 a synthetic pool (keys and values ``(H, N, d_k)`` standard normal, output ``(H d_k, d_k)``, cluster labels
 ``randperm(N) mod C``, so every cluster holds ``floor(N/C)`` or ``ceil(N/C)`` items) is served to ``B`` runs by the
@@ -49,14 +49,8 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels, resolve_device
+from hare.experiments.settings.pool_scaling import ITEMS_PER_CLUSTER, PoolScalingSettings, cluster_count, hare_params
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
-from hare.experiments.studies.pool_scaling_settings import (
-    ITEMS_PER_CLUSTER,
-    PoolScalingSettings,
-    cluster_count,
-    hare_params,
-    settings_from_config,
-)
 from hare.experiments.studies.timing import synchronise
 from hare.model.attention import UncertaintyAttention
 from hare.model.covariance_approx import covariance_bytes
@@ -69,7 +63,6 @@ __all__ = [
     "measure_cell",
     "per_item_line",
     "pool_bytes",
-    "pool_scaling",
     "regret_comparison",
     "round_bytes",
     "run_pool_scaling",
@@ -280,8 +273,3 @@ def run_pool_scaling(settings: PoolScalingSettings) -> dict[str, Any]:
         "per_item": per_item_line(settings, device),
         "regret": regret_comparison(settings, device),
     }
-
-
-def pool_scaling(section: dict[str, Any]) -> dict[str, Any]:
-    """:func:`run_pool_scaling` on a config section (checked by :func:`settings_from_config`)."""
-    return run_pool_scaling(settings_from_config(section))
