@@ -17,7 +17,7 @@ from hare.cli.arguments import npz_file, positive_float, positive_int
 
 def _load_config(paths: list[str], scope: str = "all") -> dict:
     """Merge YAML configs left to right (later files override top-level keys) and validate them (``scope``:
-    :func:`hare.experiments.grid.validate_config`)."""
+    :func:`hare.experiments.settings.validate_config`)."""
     from hare.experiments.config import load_config
 
     return load_config([Path(p) for p in paths], scope=scope)
