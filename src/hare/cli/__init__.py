@@ -34,8 +34,8 @@ USER_ERRORS = (
 """What a bad argument, config, file or permission, or a job too large for its machine, raises: one line
 ``hare <command>: error: ...``, exit 2 (``--debug`` shows the traceback). OSError covers a missing file and a denied
 permission; RuntimeError covers torch's (a CUDA out-of-memory error, a failed factorisation of a bad matrix);
-ValueError numpy's ``LinAlgError``, a decoding error and a :class:`hare.experiments.settings.errors.ConfigError`; ArithmeticError
-an overflow; MemoryError an allocation the machine cannot satisfy."""
+ValueError numpy's ``LinAlgError``, a decoding error and a :class:`hare.experiments.settings.errors.ConfigError`;
+ArithmeticError an overflow; MemoryError an allocation the machine cannot satisfy."""
 
 
 def one_line(error: BaseException) -> str:
