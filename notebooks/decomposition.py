@@ -114,7 +114,8 @@ for ax, term in zip(axes.flat, PANELS, strict=False):
     ax.set_xticks(T, [f"{t:g}" for t in T])
     ax.minorticks_off()
     dropped = int((~positive).sum())
-    ax.set_title(TERM_LABELS[term] + (f" ({dropped} of {len(T)} means $\\leq 0$ not shown)" if dropped else ""))
+    title = ("total " if term == "total" else "") + TERM_LABELS[term]  # the panel of R itself reads "total R"
+    ax.set_title(title + (f" ({dropped} of {len(T)} means $\\leq 0$ not shown)" if dropped else ""))
     ax.legend(frameon=False, loc="upper left", fontsize=6, handlelength=1.8)
     ax.set_ylim(top=ax.get_ylim()[1] * 30)
 for ax in axes[-1]:
