@@ -252,3 +252,21 @@ def test_startup_seconds_counts_the_child_process_cpu_time():
     from hare.experiments.studies.cost_measurement import startup_seconds
 
     assert 0.0 < startup_seconds() < 30.0
+
+
+def test_a_job_is_priced_at_the_rounds_its_environment_plays_not_its_nominal_horizon():
+    """Mushroom has 8,124 rows; with 1,000 set aside for logs a horizon of 10,000 plays 7,124 rounds (the measured
+    paper-core sidecars say 7,124), and HARE-Sim plays its whole horizon."""
+    from pathlib import Path
+
+    from hare.experiments.config import load_config
+    from hare.experiments.studies.cost_prediction import played_rounds
+
+    jobs = {
+        (job.experiment, job.environment): job
+        for job in expand_jobs(load_config([Path("config/paper-core.yaml")]))
+        if job.role == "report"
+    }
+    assert int(jobs["classification", "mushroom"].spec["environment"]["horizon"]) == 10000
+    assert played_rounds(jobs["classification", "mushroom"]) == 7124
+    assert played_rounds(jobs["synthetic", "synthetic_linear"]) == 10000
