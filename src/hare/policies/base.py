@@ -66,6 +66,11 @@ class Policy(nn.Module, ABC):
     per_run_hyperparameters: ClassVar[tuple[str, ...]] = ()
     """Tunable hyperparameters whose value may differ between the runs of one simulation, so that a tuning
     grid plays as one batch (:func:`build_grid_policy`); the policy reads each through :meth:`hyperparameter`."""
+    round_cost_grows: ClassVar[bool] = True
+    """Whether the work of a round grows with the rounds played (a policy that reads its history, a kernel
+    dictionary filling up); False for a family whose state has a fixed size (the cost model then carries the measured
+    rounds' mean cost over the horizon instead of a fitted slope, :func:`hare.experiments.studies.cost_schedule.
+    saturation_of`)."""
 
     def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__()

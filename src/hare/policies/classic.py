@@ -29,6 +29,7 @@ class RandomPolicy(Policy):
     """Pulls an arm uniformly at random each round (the regret reference)."""
 
     config_class = RandomConfig
+    round_cost_grows = False
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.rng.randint("random-arm", observation.t, self.n_arms)
@@ -42,6 +43,8 @@ class ArmStatistics(Policy):
 
     Buffers ``counts`` (pulls ``n_a``) and ``reward_sums`` (``S_a``), both ``(n_runs, n_arms)`` float64.
     """
+
+    round_cost_grows = False
 
     def __init__(self, config: PolicyConfig, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)

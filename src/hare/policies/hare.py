@@ -226,6 +226,7 @@ class HARE(Policy):
     """HARE over the environment's item pool (arms are items); select or synthesize mode."""
 
     config_class = HAREConfig
+    round_cost_grows = False
     per_run_hyperparameters = ("alpha",)
 
     def __init__(self, config: HAREConfig, env: BanditEnvironment, keys: torch.Tensor):

@@ -50,6 +50,8 @@ class DisjointRidgePolicy(Policy):
     ``v`` in its Sherman–Morrison step instead of reading that arm's inverse again.
     """
 
+    round_cost_grows = False
+
     def __init__(self, config, env: BanditEnvironment, keys: torch.Tensor):
         super().__init__(config, env, keys)
         self.ridge = RidgeState(env.n_runs, (env.n_arms,), env.dim, config.lam, config.refactor_every)

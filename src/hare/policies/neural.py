@@ -147,6 +147,8 @@ class NeuralPolicy(Policy):
     horizon plus any warm start), ``n_observed`` (scalar).
     """
 
+    round_cost_grows = False
+
     networks_per_run = 1
 
     def __init__(self, config: NeuralNetworkConfig, env: BanditEnvironment, keys: torch.Tensor):

@@ -54,6 +54,8 @@ class RAGCosine(Policy):
     exploration, nothing learned online. Learned projections are fitted in :meth:`warm_start`.
     """
 
+    round_cost_grows = False
+
     config_class = RAGCosineConfig
 
     def __init__(self, config: RAGCosineConfig, env: BanditEnvironment, keys: torch.Tensor):

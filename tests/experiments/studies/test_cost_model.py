@@ -270,3 +270,22 @@ def test_a_job_is_priced_at_the_rounds_its_environment_plays_not_its_nominal_hor
     assert int(jobs["classification", "mushroom"].spec["environment"]["horizon"]) == 10000
     assert played_rounds(jobs["classification", "mushroom"]) == 7124
     assert played_rounds(jobs["synthetic", "synthetic_linear"]) == 10000
+
+
+def test_a_round_that_does_not_grow_with_history_is_carried_flat_and_one_that_does_on_its_line():
+    """A family whose state has a fixed size (LinUCB, HARE, the networks) carries its measured rounds' mean over the
+    horizon (cap 0), whatever slope noise gives the first rounds; LNUCB-TA reads its history (no cap) and a kernel
+    dictionary grows until ``max_points``."""
+    from hare.experiments.studies.cost_prediction import flat_line, rounds_seconds
+    from hare.experiments.studies.cost_schedule import saturation_of
+
+    assert saturation_of({"policy": "linucb", "params": {}}) == 0.0
+    assert saturation_of({"policy": "hare", "params": {}}) == 0.0
+    assert saturation_of({"policy": "neural_ucb", "params": {}}) == 0.0
+    assert saturation_of({"policy": "lnucb_ta", "params": {}}) == math.inf
+    assert saturation_of({"policy": "kernel_ucb", "params": {"max_points": 300}}) == 300.0
+    rising = [0.001 + 1e-6 * t for t in range(200)]  # a slope a fitted line would carry over 10,000 rounds
+    line = flat_line({"round_seconds": rising}, (0.5, 1.0))
+    assert line == (pytest.approx(sum(rising) / 200), 0.0)
+    assert rounds_seconds(rising, line, 10_000, cap=0.0) == pytest.approx(sum(rising) + 9_800 * line[0])
+    assert flat_line({"round_seconds": []}, (0.5, 1.0)) == (0.5, 0.0)

@@ -96,6 +96,14 @@ def runs_line(points: list[tuple[int, float]]) -> Callable[[int], float]:
     return lambda b: max(intercept + slope * b, 0.0)
 
 
+def flat_line(measurement: dict[str, Any], line: tuple[float, float]) -> tuple[float, float]:
+    """``(a, 0)``: the measured rounds' mean cost (the fitted line's intercept where no round was measured), the line
+    of a policy whose round does not grow with the rounds played (:func:`.cost_schedule.saturation_of` 0), so that
+    no slope fitted to noise over the first measured rounds is carried over the horizon."""
+    seconds = measurement.get("round_seconds") or []
+    return (float(np.mean(seconds)) if len(seconds) else float(line[0])), 0.0
+
+
 def played_rounds(job: Job) -> int:
     """The rounds a job's environment plays: its horizon, capped where the environment runs out of rows (a
     classification dataset plays each online row once: Mushroom's 8,124 rows less the 1,000 set aside for logs play
@@ -140,7 +148,10 @@ def predict(
         n_logged, horizon = int(job.spec.get("n_logged", 0)), played_rounds(job)
         schedule, cap = schedule_of(job.spec), saturation_of(job.spec)
         points = [
-            (m["runs"], play_seconds(m, tuple(line), n_logged, horizon, schedule, cap))
+            (
+                m["runs"],
+                play_seconds(m, flat_line(m, line) if cap == 0 else tuple(line), n_logged, horizon, schedule, cap),
+            )
             for m, line in zip(entry["measurements"], entry["lines"], strict=True)
         ]
         seconds_at = runs_line(points)

@@ -19,7 +19,7 @@ from hare.envs.registry import environment_class
 from hare.experiments.grid import Job
 from hare.experiments.plan import batches
 from hare.experiments.run import run_chunks, runs_per_simulation, simulation_groups
-from hare.policies.base import make_config
+from hare.policies.base import make_config, policy_class
 
 
 def trainings_in(first: int, last: int, dense_training_rounds: int, train_every: int, train_steps: int = 1) -> int:
@@ -48,8 +48,11 @@ def schedule_of(spec: dict[str, Any]) -> tuple[int, int, int] | None:
 
 
 def saturation_of(spec: dict[str, Any]) -> float:
-    """The history size at which the job's per-round cost stops growing: ``max_points`` of a policy with a bounded
-    dictionary, else infinity."""
+    """The history size at which the job's per-round cost stops growing: 0 for a policy whose round does not grow
+    with the rounds played (its class's ``round_cost_grows`` false: the line is the measured mean), ``max_points`` of a
+    policy with a bounded dictionary, else infinity."""
+    if not policy_class(spec["policy"]).round_cost_grows:
+        return 0.0
     return float(getattr(make_config(spec["policy"], spec["params"]), "max_points", math.inf))
 
 
