@@ -82,6 +82,11 @@ def test_command_writes_the_page_and_refuses_a_folder_without_register(tmp_path,
     out = tmp_path / "page.md"
     assert main(["compare-claims", str(tmp_path / "old"), str(tmp_path / "new"), "--out", str(out)]) == 0
     assert "2 differ" in capsys.readouterr().out and "## Claims whose verdict differs (2)" in out.read_text()
+    readings = tmp_path / "scale.json"
+    argv = ["compare-claims", str(tmp_path / "old"), str(tmp_path / "new"), "--json", str(readings)]
+    assert main([*argv, "--description", "paper-core at T = 10,000"]) == 0
+    written = json.loads(readings.read_text())
+    assert written["description"] == "paper-core at T = 10,000" and written["claims"]["flips"]["high"] == -58.1
     assert main(["compare-claims", str(tmp_path / "old"), str(tmp_path / "nowhere")]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert "claims.json: no claims register" in line

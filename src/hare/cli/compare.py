@@ -38,6 +38,11 @@ def cmd_compare_claims(args: argparse.Namespace) -> int:
     for pair in pairs:
         if pair.outcome == "differ":
             print(f"  differs: {pair.claim_id} {pair.key}")
+    if args.json is not None:
+        from hare.io import write_json
+        from hare.report.claims_comparison import scale_reference
+
+        write_json(args.json, scale_reference(pairs, args.new_label, args.description or args.new_label))
     if args.out is not None:
         words = [args.old, args.new, "--old-label", args.old_label, "--new-label", args.new_label, "--out", args.out]
         words += ["--all"] if args.all else []
