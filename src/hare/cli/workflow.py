@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from hare.cli.arguments import npz_file, positive_float, positive_int
+from hare.cli.arguments import input_file, npz_file, positive_float, positive_int
 
 
 def _load_config(paths: list[str], scope: str = "all") -> dict:
@@ -236,16 +236,21 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise ValueError(f"--{error}") from None
     config = _load_config(args.config)
-    result = run_cost_model(
-        config,
-        Path(args.results),
-        tuple(args.runs),
-        tuple(args.at),
-        args.window,
-        args.budget,
-        args.experiments,
-        on_entry=lambda partial: write_json(args.out, partial),
-    )
+    if args.model is not None:  # predict from an earlier measurement, measuring nothing
+        result = json.loads(Path(args.model).read_text())
+        result.pop("predictions", None)
+        result["prediction"] = predict_config(config, result, args.experiments)
+    else:
+        result = run_cost_model(
+            config,
+            Path(args.results),
+            tuple(args.runs),
+            tuple(args.at),
+            args.window,
+            args.budget,
+            args.experiments,
+            on_entry=lambda partial: write_json(args.out, partial),
+        )
     for i, path in enumerate(args.predict):
         other = _load_config([path])
         prediction = predict_config(other, result, args.experiments)
@@ -443,6 +448,15 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
     p.add_argument(
-        "--measured", help="a finished build's results folder: its sidecars' job time, beside the last prediction"
+        "--measured",
+        help="a finished build's results folder: its batches' CPU time (Snakemake benchmark files), beside the last "
+        "prediction",
+    )
+    p.add_argument(
+        "--model",
+        type=input_file,
+        default=None,
+        help="predict from this earlier output of hare cost-model instead of measuring (its entries, with this "
+        "version's prediction)",
     )
     p.set_defaults(func=cmd_cost_model)

@@ -5,6 +5,7 @@ dependence, the grouping of jobs into plays, measured runs, and the refusal of b
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import numpy as np
@@ -289,3 +290,15 @@ def test_a_round_that_does_not_grow_with_history_is_carried_flat_and_one_that_do
     assert line == (pytest.approx(sum(rising) / 200), 0.0)
     assert rounds_seconds(rising, line, 10_000, cap=0.0) == pytest.approx(sum(rising) + 9_800 * line[0])
     assert flat_line({"round_seconds": []}, (0.5, 1.0)) == (0.5, 0.0)
+
+
+def test_an_earlier_measurement_predicts_without_measuring(tmp_path, capsys):
+    """``--model``: the entries of an earlier run, this version's prediction; an empty model measures nothing and
+    leaves every job unmodelled, named."""
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"model": {}, "startup_s": 1.0, "not_measured": [], "predictions": {"stale": {}}}))
+    out = tmp_path / "cost.json"
+    assert main(["cost-model", "config/smoke.yaml", "--model", str(earlier), "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["prediction"]["cpu_seconds"] == 0.0 and written["prediction"]["unmodelled"]
+    assert "predictions" not in written and "predicted 0.00 CPU-hours" in capsys.readouterr().out
