@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 
+from hare.data.registry import DATASETS
 from hare.io import read_yaml
 
 REPOSITORY = Path(__file__).resolve().parents[4]
@@ -32,6 +33,11 @@ def _cached_validator(
     schema_path: Path, mtime_ns: int, size: int, definition: str | None
 ) -> jsonschema.Draft202012Validator:
     schema = read_yaml(schema_path)
+    schema["$defs"]["dataset"] = {**schema["$defs"].get("dataset", {}), "enum": sorted(DATASETS)}
+    schema["$defs"]["classification_dataset"] = {
+        **schema["$defs"].get("classification_dataset", {}),
+        "enum": sorted(name for name, spec in DATASETS.items() if spec.kind == "classification" and not spec.optional),
+    }
     if definition is not None:
         schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
     return jsonschema.Draft202012Validator(schema)
