@@ -123,6 +123,6 @@ def test_headline_table_marks_a_verdict_that_differs_at_scale_and_sets_both_read
     tex = headline_tex(claims, "95", reference)
     assert tex.count(r"$^{\dagger}$") == 2  # the marked verdict and the paragraph's mark
     paragraph = tex.split(r"\emph{Verdict at the paper's scale.}")[1]
-    assert "paper-core (T = 10,000) decides 1 of these claims otherwise" in paragraph
+    assert "paper-core (T = 10,000) reads 1 of these claims otherwise" in paragraph
     assert "FLIPS:" in paragraph and "here" in paragraph and "there (20 runs)" in paragraph
     assert r"\emph{Verdict at the paper's scale.}" not in headline_tex(claims, "95", None)

@@ -89,7 +89,7 @@ def scale_paragraph(
     return (
         "\n\\par\\noindent$^{\\dagger}$\\emph{Verdict at the paper's scale.} "
         + escape(str(scale.get("description") or scale.get("label") or "the paper's scale"))
-        + f" decides {len(items)} of these claims otherwise: "
+        + f" reads {len(items)} of these claims otherwise: "
         + "; ".join(items)
         + ".\\par"
     )
