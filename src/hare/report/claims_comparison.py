@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hare.report.register_cells import status_of as adjusted_status
+
 DECIDED = ("PASS", "FAIL", "EQUIVALENT")
 """Adjusted statuses that decide a claim; INCONCLUSIVE and VACUOUS leave it open, NOT RUN leaves it unmeasured."""
 
@@ -50,8 +52,9 @@ class ClaimPair:
 
 
 def status_of(entry: dict[str, Any] | None) -> str | None:
-    """The adjusted status of a register entry (the verdict the register reports), ``None`` without an entry."""
-    return None if entry is None else str(entry.get("adjusted_status") or entry.get("status"))
+    """The adjusted status of a register entry (the verdict the register reports, :func:`.register_cells.status_of`),
+    ``None`` without an entry."""
+    return None if entry is None else adjusted_status(entry)
 
 
 def load_register(results: Path) -> dict[str, Any]:
