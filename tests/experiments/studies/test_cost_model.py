@@ -302,3 +302,52 @@ def test_an_earlier_measurement_predicts_without_measuring(tmp_path, capsys):
     written = json.loads(out.read_text())
     assert written["prediction"]["cpu_seconds"] == 0.0 and written["prediction"]["unmodelled"]
     assert "predictions" not in written and "predicted 0.00 CPU-hours" in capsys.readouterr().out
+
+
+def test_a_probed_line_runs_through_the_late_rounds_not_the_first_rounds_transient():
+    """A round whose cost climbs fast over its first rounds (a neighbour search widening as the arms fill) and then
+    grows slowly with the history: the least-squares line over the first rounds carries the steep start over the
+    horizon; the probed line goes through the second half of the measured rounds and the probe's rounds."""
+    measured = [1e-3 + 2e-5 * min(t, 100) + 1e-7 * t for t in range(200)]  # steep up to t = 100, then 1e-7 a round
+    steep = cost_line(measured, window=20)
+    assert steep[1] > 1e-5
+    last, window = 5000, 20
+    late = [1e-3 + 2e-5 * 100 + 1e-7 * t for t in range(last - window, last)]
+    a, b = cost_line(measured, window=20, probe={"last": last, "round_seconds": late})
+    early_at, early = (100 + 199) / 2, float(np.mean(measured[100:]))
+    late_at = last - (window + 1) / 2
+    assert b == pytest.approx((np.mean(late) - early) / (late_at - early_at), rel=1e-12)
+    assert a + b * early_at == pytest.approx(early, rel=1e-12)
+    assert b == pytest.approx(1e-7, rel=1e-6)  # the slow growth, exactly: both points lie on the same line
+    assert cost_line(measured, window=20, probe={"last": last, "round_seconds": [1e-4] * window})[1] == 0.0
+
+
+def test_a_growing_entry_is_probed_at_the_last_round_its_jobs_play(smoke_config, tmp_path):
+    """LNUCB-TA's history grows by one pull per run and round through the probe's fed rounds, and the probe times
+    the ``window`` rounds before the last round; a policy whose round does not grow is not probed."""
+    from hare.experiments.job_setup import build_environment, policy_keys, resolve_device
+    from hare.experiments.studies.cost_measurement import probe_late_rounds
+    from hare.policies.base import build_policy
+
+    config = copy.deepcopy(smoke_config)
+    job = next(j for j in expand_jobs(config) if j.experiment == "synthetic" and j.role == "report")
+    spec = {**job.spec, "policy": "lnucb_ta", "params": {}, "n_runs": 2, "regime": "cold", "n_logged": 0}
+    spec["environment"] = {**spec["environment"], "horizon": 60}
+    env = build_environment(spec, resolve_device("cpu"), None)
+    policy = build_policy("lnucb_ta", {}, env, policy_keys(spec))
+    probe = probe_late_rounds(env, policy, first=0, last=60, window=5)
+    assert probe["last"] == 60 and probe["fed_rounds"] == 55 and len(probe["round_seconds"]) == 5
+    assert int(policy.history.size) == 60 and all(s > 0 for s in probe["round_seconds"])
+
+    synthetic = config["experiments"]["synthetic"]
+    config["experiments"] = {
+        "synthetic": {**synthetic, "policies": {"linucb": {"params": {}}, "lnucb_ta": {"params": {}}}}
+    }
+    result = run_cost_model(config, tmp_path, runs=(2,), at=(40,), window=5, budget_s=1e-9, only=["synthetic"])
+    rows = {row["policy"]: row for row in result["entries"]}
+    assert set(rows) == {"linucb", "lnucb_ta"}
+    probed = rows["lnucb_ta"]["measurements"][0]["probe"]
+    last = int(synthetic["horizon"])  # the last round its jobs play, beyond the rounds reported (40)
+    assert probed is not None and probed["last"] == last > 41 and probed["seconds"] > 0
+    assert rows["lnucb_ta"]["coverage"] == f"past its most expensive phase: its rounds before round {last} probed"
+    assert rows["linucb"]["measurements"][0]["probe"] is None

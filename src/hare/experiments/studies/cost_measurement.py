@@ -5,6 +5,7 @@ cost, and the phases of one representative job's work timed as the job plays the
   measured for each;
 * :func:`measure_entry`: ``setup(B)``, ``warm(B)``, ``c(t, B)`` and ``tau(B)`` of the cost model's formula at one run
   count ``B``, in CPU seconds of this process (a training timed apart from its round by :class:`TrainingTimer`);
+* :func:`probe_late_rounds`: the rounds of a growing cost timed where they cost most, at the end of the play;
 * :func:`recording_seconds`, :func:`startup_seconds`: a job's recording and a batch process's start.
 """
 
@@ -94,6 +95,35 @@ class TrainingTimer:
         setattr(policy, TRAINING_METHOD, timed)
 
 
+def probe_late_rounds(
+    env: Any, policy: Any, first: int, last: int, window: int, clock: Callable[[], float] = time.process_time
+) -> dict[str, Any]:
+    """The ``window`` rounds before round ``last`` (1-based) of a play that stopped after ``first`` rounds, timed.
+
+    Rounds ``first .. last - window - 1`` (0-based) are fed untimed, update only: each run pulls an arm drawn
+    uniformly (a fixed generator), so the policy's history grows by one pull per run and round as in the play, at
+    the cost of an update and no choice. Rounds ``last - window .. last - 1`` are then played in full (drawn, chosen,
+    rewarded, updated) and timed with ``clock``. For a policy whose round grows with its history (kNN, LNUCB-TA's
+    neighbours, a kernel dictionary), these are its most expensive rounds, which the budgeted play does not reach.
+
+    Returns ``{"last": last, "fed_rounds", "round_seconds": [window floats]}``.
+    """
+    generator = torch.Generator().manual_seed(0)
+    start_timed = max(first, last - window)
+    for t in range(first, start_timed):
+        bandit_round = env.round(t)
+        arms = torch.randint(env.n_arms, (env.n_runs,), generator=generator).to(bandit_round.rewards.device)
+        policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
+    seconds = []
+    for t in range(start_timed, last):
+        start = clock()
+        bandit_round = env.round(t)
+        arms = policy.select(bandit_round.observation)
+        policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
+        seconds.append(clock() - start)
+    return {"last": last, "fed_rounds": start_timed - first, "round_seconds": seconds}
+
+
 def measure_entry(
     job: Job,
     results: Path,
@@ -101,11 +131,17 @@ def measure_entry(
     horizon: int,
     budget_s: float,
     clock: Callable[[], float] = time.process_time,
+    probe_at: int = 0,
+    window: int = 20,
 ) -> dict[str, Any]:
     """The phases of ``job``'s work at ``n_runs`` runs (:mod:`.cost_model`), its environment played up to ``horizon``
     rounds or ``budget_s`` seconds (at least one round), cold unless the policy needs its logs:
     ``{"runs", "setup_s", "warm_start_s", "round_seconds" (each round without its training), "training_seconds"
-    (each training), "rounds_played", "regime"}``. A training's seconds are taken out of its round's."""
+    (each training), "rounds_played", "regime", "probe"}``. A training's seconds are taken out of its round's.
+
+    ``probe_at``: where the play stopped more than ``window`` rounds before round ``probe_at`` (capped by the rounds
+    the environment holds) in the cold regime, the ``window`` rounds before it are timed by
+    :func:`probe_late_rounds` (``probe``; None otherwise)."""
     spec = {
         **job.spec,
         "n_runs": n_runs,
@@ -128,6 +164,11 @@ def measure_entry(
     simulate(env, policy, SimulationOptions(progress=None, observer=timer, stop=timer.over_budget), logs=logs)
     trained = training.seconds if training is not None else {}
     rounds = [seconds - trained.get(t, 0.0) for t, seconds in enumerate(timer.round_seconds)]
+    last = min(probe_at, env.horizon)
+    cold = spec.get("regime", "cold") == "cold"
+    probe = None
+    if cold and last > len(rounds) + window:
+        probe = probe_late_rounds(env, policy, len(rounds), last, window, clock)
     return {
         "runs": n_runs,
         "setup_s": setup,
@@ -136,6 +177,7 @@ def measure_entry(
         "training_seconds": [trained[t] for t in sorted(trained) if 0 <= t < len(rounds)],
         "rounds_played": len(rounds),
         "regime": spec.get("regime", "cold"),
+        "probe": probe,
     }
 
 

@@ -20,12 +20,19 @@ the measuring process (user and system, ``time.process_time``), the unit in whic
   dense_training_rounds``, then every ``train_every``-th; :func:`.cost_schedule.trainings_in`), timed apart from its
   round.
 
-Rounds past the budget are modelled by a least-squares line through the means of the measured rounds' windows of
-``window`` rounds: ``c(t) = a + b min(t, cap)`` with ``b >= 0``, where ``cap`` is ``max_points`` for a policy whose
-dictionary saturates there (the kernel policies: the work of a round grows with the points held, then stays flat
-under the sliding window) and infinite otherwise (exact for a cost constant or linear in the history, kNN and
-LNUCB-TA's growing history). A simulation of ``B`` runs playing updates ``[t0, t1)`` (``t0 = 0``, ``t1 = M + T``;
-for an entry measured warm ``t0 = M``) then costs, at a measured ``B``,
+Rounds past the budget are modelled by a line ``c(t) = a + b min(t, cap)`` with ``b >= 0``, where ``cap`` is
+``max_points`` for a policy whose dictionary saturates there (the kernel policies: the work of a round grows with the
+points held, then stays flat under the sliding window), 0 for a policy whose round does not grow with the history
+(its class's ``round_cost_grows`` false: the measured mean, carried flat) and infinite otherwise (kNN and LNUCB-TA's
+growing history). A growing round is measured where it costs most: after the budgeted play, the history is fed up to
+the last round the entry's jobs play (or ``cap``), update only with uniform arms, and the ``window`` rounds before it
+are timed in full (:func:`.cost_measurement.probe_late_rounds`); the line then runs through the second half of the
+budgeted rounds and these late rounds (:func:`.cost_prediction.cost_line`), so that the first rounds' transients (a
+neighbour search that widens as the arms fill) are not carried over the horizon. Without a probe, the line is the
+least-squares line through the means of the measured rounds' windows of ``window`` rounds.
+
+A simulation of ``B`` runs playing updates ``[t0, t1)`` (``t0 = 0``, ``t1 = M + T``; for an entry measured warm
+``t0 = M``) then costs, at a measured ``B``,
 
     S_B = setup(B) + warm(B) + sum_{t in [0, t1 - t0)} c(t, B) + N_train(t0, t1) tau(B),
 
@@ -109,6 +116,7 @@ def run_cost_model(
     budget_s: float = 20.0,
     only: list[str] | None = None,
     on_entry: Callable[[dict[str, Any]], None] | None = None,
+    probe: bool = True,
 ) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) at each run count of ``runs`` and predict its
     jobs' CPU time (module docstring).
@@ -156,7 +164,11 @@ def run_cost_model(
     for key, job in sorted(measured_entries(jobs).items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
         name = f"{job.experiment}/{job.label}/{job.environment}"
         try:
-            measurements = [measure_entry(job, results, b, horizon, budget_s) for b in runs]
+            probe_at = int(min(longest[key], saturation_of(job.spec))) if probe else 0
+            measurements = [
+                measure_entry(job, results, b, max(horizon, probe_at), budget_s, probe_at=probe_at, window=window)
+                for b in runs
+            ]
             recording = recording_seconds(job, results)
         except (FileNotFoundError, ValueError, RuntimeError, MemoryError) as error:
             reason = str(error).split("\n", 1)[0]
@@ -168,7 +180,7 @@ def run_cost_model(
         schedule, cap = schedule_of(job.spec), saturation_of(job.spec)
         for m in measurements:
             m["n_logged"] = int(job.spec.get("n_logged", 0))
-        lines = [list(cost_line(m["round_seconds"], window, cap)) for m in measurements]
+        lines = [list(cost_line(m["round_seconds"], window, cap, m["probe"])) for m in measurements]
         model[key] = {"measurements": measurements, "lines": lines, "recording_s": recording}
         top, top_line = measurements[-1], tuple(lines[-1])
         costs = {t: cost_at(top["round_seconds"], top_line, t, window, cap) for t in at}
@@ -193,6 +205,11 @@ def run_cost_model(
                         "trainings": len(m["training_seconds"]),
                         "training_s": float(np.mean(m["training_seconds"])) if m["training_seconds"] else None,
                         "line": line,
+                        "probe": (
+                            None
+                            if m["probe"] is None
+                            else {"last": m["probe"]["last"], "seconds": float(np.mean(m["probe"]["round_seconds"]))}
+                        ),
                         "check": held_out_check(m, window, schedule, cap),
                     }
                     for m, line in zip(measurements, lines, strict=True)

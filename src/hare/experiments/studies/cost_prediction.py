@@ -28,10 +28,27 @@ from hare.experiments.studies.cost_measurement import entry_key
 from hare.experiments.studies.cost_schedule import plays, replays_logged_data, saturation_of, schedule_of, trainings_in
 
 
-def cost_line(round_seconds: list[float], window: int, cap: float = math.inf) -> tuple[float, float]:
-    """``(a, b)`` of the least-squares line ``c(t) = a + b min(t, cap)`` through the means of the measured rounds'
-    windows (at their centres), ``b >= 0``; fewer than two windows: their mean, flat."""
+def cost_line(
+    round_seconds: list[float], window: int, cap: float = math.inf, probe: dict[str, Any] | None = None
+) -> tuple[float, float]:
+    """``(a, b)`` of the line ``c(t) = a + b min(t, cap)``, ``b >= 0``.
+
+    Without ``probe``: the least-squares line through the means of the measured rounds' windows (at their centres);
+    fewer than two windows: their mean, flat. With ``probe`` (:func:`.cost_measurement.probe_late_rounds`: the
+    rounds before round ``probe["last"]`` timed): the line through two points, the mean of the second half of the
+    measured rounds at its centre and the probe's mean at its centre, so that the slope is the growth between the
+    measured rounds and the late ones, not that of the first rounds' transients (a neighbour search that widens to
+    ``k`` as the arms fill, allocations)."""
     seconds = np.asarray(round_seconds, dtype=np.float64)
+    if probe is not None and probe["round_seconds"] and seconds.size:
+        half = seconds.size // 2
+        early, early_at = float(seconds[half:].mean()), min((half + seconds.size - 1) / 2, cap)
+        late_seconds = probe["round_seconds"]
+        late, late_at = float(np.mean(late_seconds)), min(probe["last"] - (len(late_seconds) + 1) / 2, cap)
+        slope = (late - early) / (late_at - early_at) if late_at > early_at else 0.0
+        if slope <= 0:
+            return float(np.mean([early, late])), 0.0
+        return early - slope * early_at, slope
     if seconds.size < 2 * window:
         return float(seconds.mean()) if seconds.size else 0.0, 0.0
     starts = np.arange(0, seconds.size - window + 1, window)
@@ -198,10 +215,15 @@ def held_out_check(
 def coverage(measurement: dict[str, Any], schedule: tuple[int, int, int] | None, cap: float, rounds_needed: int) -> str:
     """How far the entry was measured (:mod:`.cost_model`), from its measurement at the largest run count."""
     played = measurement["rounds_played"]
+    probe = measurement.get("probe")
+    if probe is not None and probe["last"] >= min(cap, rounds_needed):
+        return f"past its most expensive phase: its rounds before round {probe['last']:,} probed"
     if schedule is not None and schedule[2] > 0:
         if measurement["training_seconds"] and played:
             return "past its most expensive phase: the training and the round without it timed apart"
         return "held-out check: no training timed"
+    if cap == 0 and played:
+        return "past its most expensive phase: a round that does not grow with the history, its measured mean"
     if played >= min(cap, rounds_needed):
         return "past its most expensive phase: " + (
             "the dictionary full" if math.isfinite(cap) and cap <= rounds_needed else "its whole play"
