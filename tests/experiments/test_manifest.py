@@ -206,6 +206,26 @@ def test_compare_builds_tells_a_change_of_results_from_a_change_of_notebook_code
     ]
 
 
+NOTATION = (
+    "# Notation\n\n| Symbol | Meaning | Config field | Code identifier | Result key |\n|---|---|---|---|---|\n"
+    "| $d$ | context dimension | -- | `{code}` | `oful.json: d` |\n| $\\|x\\|$ | norm | -- | `{code}.norm` | -- |\n"
+)
+
+
+def test_compare_builds_tells_a_moved_code_identifier_from_a_changed_symbol_in_the_notation_table(tmp_path, capsys):
+    """A refactoring that moves the code a symbol names changes the notation table's code column only: reported as
+    such, exit 0; a changed symbol, meaning or result key is a difference (exit 1)."""
+    old = _build_copy(tmp_path, "old", {"results/notation.md": NOTATION.format(code="hare.grid:dim")})
+    moved = _build_copy(tmp_path, "moved", {"results/notation.md": NOTATION.format(code="hare.settings:dim")})
+    assert compare_builds(old, moved, PROVENANCE_FILES) == ["code identifiers only: notation.md"]
+    assert cli.main(["compare-builds", str(old), str(moved)]) == 0
+    renamed = NOTATION.format(code="hare.settings:dim").replace("context dimension", "feature dimension")
+    changed = _build_copy(tmp_path, "changed", {"results/notation.md": renamed})
+    assert compare_builds(old, changed, PROVENANCE_FILES) == ["differs: notation.md"]
+    assert cli.main(["compare-builds", str(old), str(changed)]) == 1
+    capsys.readouterr()
+
+
 def test_compare_builds_on_the_command_line_exits_one_on_a_difference(tmp_path, capsys):
     old = _build_copy(tmp_path, "old", {})
     assert cli.main(["compare-builds", str(old), str(_build_copy(tmp_path, "same", {}))]) == 0

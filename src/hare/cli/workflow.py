@@ -217,10 +217,11 @@ def cmd_compare_builds(args: argparse.Namespace) -> int:
     lines = compare_builds(Path(args.old), Path(args.new), PROVENANCE_FILES)
     for line in lines:
         print(line)
-    different = [line for line in lines if not line.startswith("sources only: ")]
+    different = [line for line in lines if not line.startswith(("sources only: ", "code identifiers only: "))]
     print(
         f"{args.old} -> {args.new}: {len(different)} difference(s) outside the timed files, "
-        f"{len(lines) - len(different)} notebook(s) differing in their code only",
+        f"{len(lines) - len(different)} file(s) differing in their code only (a notebook's code cells, a table's code "
+        "identifiers)",
         file=sys.stderr,
     )
     return 1 if different else 0
@@ -414,7 +415,8 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare-builds",
         help="compare two finished builds (their results folders) byte for byte, timed files aside; a notebook whose "
-        "outputs agree differs in its code only (exit 1 on any other difference)",
+        "outputs agree, or a table whose code identifiers alone changed, differs in its code only (exit 1 on any other "
+        "difference)",
     )
     p.add_argument("old")
     p.add_argument("new")

@@ -46,6 +46,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -209,11 +210,45 @@ def _sources_only(old: Path, new: Path, relative: str) -> bool:
     return all(path.is_file() for path in paths) and notebook_outputs(paths[0]) == notebook_outputs(paths[1])
 
 
+CODE_COLUMN = "Code identifier"
+"""The column of a generated Markdown table (the notation table, ``hare notation``) that names where the code is."""
+
+
+def without_code_column(text: str) -> list[str]:
+    """The lines of a Markdown document with the :data:`CODE_COLUMN` cell taken out of every row of each table whose
+    header names that column (cells split at ``|`` not escaped by a backslash)."""
+    lines, column = [], None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            lines.append(line)
+            column = None
+            continue
+        cells = re.split(r"(?<!\\)\|", line)
+        if column is None:
+            names = [cell.strip() for cell in cells]
+            column = names.index(CODE_COLUMN) if CODE_COLUMN in names else -1
+        lines.append("|".join(cell for i, cell in enumerate(cells) if i != column))
+    return lines
+
+
+def _code_references_only(old: Path, new: Path, relative: str) -> bool:
+    """Whether ``relative`` differs between two builds in the code identifiers of its tables only (a Markdown file
+    whose tables have a :data:`CODE_COLUMN`: moving code moves them, the symbols, fields and result keys stay)."""
+    if not relative.endswith(".md"):
+        return False
+    texts = [locate(root, relative).read_text(encoding="utf-8") for root in (old, new)]
+    if not any(CODE_COLUMN in text for text in texts):
+        return False
+    return without_code_column(texts[0]) == without_code_column(texts[1])
+
+
 def compare_builds(old_dir: str | os.PathLike, new_dir: str | os.PathLike, timed: Iterable[str]) -> list[str]:
     """How two finished builds differ, one line each, from their manifests' reproducible entries
     (:func:`reproducible_part`: the timed files ``timed`` aside): ``only in old``, ``only in new``, ``differs``, and
     ``sources only`` for a notebook whose code changed while everything it printed and drew stayed the same (a
-    refactoring moves imports and rewraps lines). Empty when the builds agree byte for byte.
+    refactoring moves imports and rewraps lines), ``code identifiers only`` for a generated table whose code column
+    alone changed (:func:`_code_references_only`: a refactoring moves the code a symbol names). Empty when the builds
+    agree byte for byte.
     """
     old, new = require_results_dir(old_dir), require_results_dir(new_dir)
     timed = tuple(timed)
@@ -222,6 +257,11 @@ def compare_builds(old_dir: str | os.PathLike, new_dir: str | os.PathLike, timed
     lines += [f"only in new: {relative}" for relative in sorted(set(after) - set(before))]
     for relative in sorted(set(before) & set(after)):
         if before[relative] != after[relative]:
-            kind = "sources only" if _sources_only(old, new, relative) else "differs"
+            if _sources_only(old, new, relative):
+                kind = "sources only"
+            elif _code_references_only(old, new, relative):
+                kind = "code identifiers only"
+            else:
+                kind = "differs"
             lines.append(f"{kind}: {relative}")
     return lines
