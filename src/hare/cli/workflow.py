@@ -236,6 +236,8 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         check_arguments(tuple(args.runs), tuple(args.at), args.window, args.budget)
     except ValueError as error:
         raise ValueError(f"--{error}") from None
+    if args.model is not None and args.resume is not None:
+        raise ValueError("--resume: give --model (predict from it, measuring nothing) or --resume (measure the rest)")
     config = _load_config(args.config)
     if args.model is not None:  # predict from an earlier measurement, measuring nothing
         result = json.loads(Path(args.model).read_text())
@@ -251,6 +253,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             args.budget,
             args.experiments,
             on_entry=lambda partial: write_json(args.out, partial),
+            earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
         )
     for i, path in enumerate(args.predict):
         other = _load_config([path])
@@ -460,5 +463,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="predict from this earlier output of hare cost-model instead of measuring (its entries, with this "
         "version's prediction)",
+    )
+    p.add_argument(
+        "--resume",
+        type=input_file,
+        default=None,
+        help="an earlier output of hare cost-model at the same --runs, --window and --budget: its entries are kept and "
+        "only the others measured (an interrupted run; entries a newer version measures)",
     )
     p.set_defaults(func=cmd_cost_model)

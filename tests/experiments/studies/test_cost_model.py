@@ -351,3 +351,73 @@ def test_a_growing_entry_is_probed_at_the_last_round_its_jobs_play(smoke_config,
     assert probed is not None and probed["last"] == last > 41 and probed["seconds"] > 0
     assert rows["lnucb_ta"]["coverage"] == f"past its most expensive phase: its rounds before round {last} probed"
     assert rows["linucb"]["measurements"][0]["probe"] is None
+
+
+def write_logged(path, n=400, n_actions=5, d_user=3, d_item=2):
+    """A prepared logged data set (the fields of ``hare.envs.replay.LOGGED_FIELDS``) of uniform-random logs."""
+    rng = np.random.default_rng(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        path,
+        contexts=rng.normal(size=(n, d_user)),
+        actions=rng.integers(0, n_actions, n),
+        positions=np.zeros(n, dtype=np.int64),
+        rewards=(rng.random(n) < 0.3).astype(np.float64),
+        pscores=np.full(n, 1.0 / n_actions),
+        item_features=rng.normal(size=(n_actions, d_item)),
+    )
+
+
+def test_a_replay_is_measured_step_by_step_with_its_finish_and_priced_whole(smoke_config, tmp_path):
+    """A replay of logged data is an entry like any other: its steps timed as rounds, its finish (the greedy policy's
+    off-policy estimates) once a job; every replay job is priced, alone at its runs, none left unmodelled."""
+    from hare.experiments.grid import prepared_dataset
+    from hare.experiments.studies.cost_measurement import measure_replay_entry
+
+    job = next(j for j in expand_jobs(smoke_config) if j.experiment == "replay" and j.role == "report")
+    write_logged(tmp_path / prepared_dataset(job.spec["environment"]))
+    measured = measure_replay_entry(job, tmp_path, n_runs=3, budget_s=math.inf)
+    assert measured["rounds_played"] == int(job.spec["environment"]["horizon"]) == len(measured["round_seconds"])
+    assert measured["finish_s"] > 0 and measured["setup_s"] > 0 and measured["training_seconds"] == []
+    line = cost_line(measured["round_seconds"], window=5)
+    assert play_seconds(measured, line, 0, 100, None) == pytest.approx(
+        measured["setup_s"] + sum(measured["round_seconds"]) + measured["finish_s"]
+    )
+    result = run_cost_model(smoke_config, tmp_path, runs=(2,), at=(20,), window=5, budget_s=0.05, only=["replay"])
+    jobs = [j for j in expand_jobs(smoke_config) if j.experiment == "replay"]
+    assert result["not_measured"] == [] and result["prediction"]["unmodelled"] == []
+    assert {row["policy"] for row in result["entries"]} == {j.spec["policy"] for j in jobs}
+    assert all(entry["measurements"][0]["finish_s"] > 0 for entry in result["model"].values())
+    assert [runs for _, runs in plays(jobs)] == [[2]] * len(jobs)
+
+
+def test_a_resumed_measurement_keeps_the_earlier_entries_and_measures_the_rest(smoke_config, tmp_path, capsys):
+    """``--resume``: entries of the earlier output are kept as measured (not measured again); the rest are measured;
+    other settings or ``--model`` with it are refused in one line."""
+    config = copy.deepcopy(smoke_config)
+    synthetic = config["experiments"]["synthetic"]
+    config["experiments"] = {"synthetic": {**synthetic, "policies": {"linucb": {"params": {}}, "random": {}}}}
+    first = copy.deepcopy(config)
+    first["experiments"]["synthetic"]["policies"] = {"linucb": {"params": {}}}
+    earlier = run_cost_model(first, tmp_path, runs=(2,), at=(10,), window=5, budget_s=0.05)
+    resumed = run_cost_model(config, tmp_path, runs=(2,), at=(10,), window=5, budget_s=0.05, earlier=earlier)
+    assert {row["policy"] for row in resumed["entries"]} == {"linucb", "random"}
+    kept = next(row for row in resumed["entries"] if row["policy"] == "linucb")
+    assert kept == earlier["entries"][0] and resumed["startup_s"] == earlier["startup_s"]
+    with pytest.raises(ValueError, match=r"earlier: measured at other settings: budget_s 0\.05 \(here 0\.1\)"):
+        run_cost_model(config, tmp_path, runs=(2,), at=(10,), window=5, budget_s=0.1, earlier=earlier)
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(earlier))
+    code = main(
+        [
+            "cost-model",
+            "config/smoke.yaml",
+            "--out",
+            str(tmp_path / "o.json"),
+            "--model",
+            str(path),
+            "--resume",
+            str(path),
+        ]
+    )
+    assert code == 2 and "--resume: give --model" in capsys.readouterr().err

@@ -6,6 +6,8 @@ cost, and the phases of one representative job's work timed as the job plays the
 * :func:`measure_entry`: ``setup(B)``, ``warm(B)``, ``c(t, B)`` and ``tau(B)`` of the cost model's formula at one run
   count ``B``, in CPU seconds of this process (a training timed apart from its round by :class:`TrainingTimer`);
 * :func:`probe_late_rounds`: the rounds of a growing cost timed where they cost most, at the end of the play;
+* :func:`measure_replay_entry`: the same phases for a replay of logged data, whose steps the replay's feedback
+  accepts or not, plus its finish (the final greedy policy's off-policy estimates);
 * :func:`recording_seconds`, :func:`startup_seconds`: a job's recording and a batch process's start.
 """
 
@@ -36,7 +38,7 @@ from hare.experiments.job_setup import (
     warm_start_logs,
 )
 from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
-from hare.experiments.studies.cost_schedule import replays_logged_data, schedule_of
+from hare.experiments.studies.cost_schedule import schedule_of
 from hare.io import write_result
 from hare.policies.base import build_policy, make_config, policy_class
 
@@ -56,11 +58,10 @@ def entry_key(job: Job) -> tuple[str, str]:
 
 
 def measured_entries(jobs: list[Job]) -> dict[tuple[str, str], Job]:
-    """One representative job per :func:`entry_key`, the reported job where there is one; replays left out."""
+    """One representative job per :func:`entry_key`, the reported job where there is one."""
     entries: dict[tuple[str, str], Job] = {}
     for job in sorted(jobs, key=lambda j: (j.role != "report", j.stem)):
-        if not replays_logged_data(job):
-            entries.setdefault(entry_key(job), job)
+        entries.setdefault(entry_key(job), job)
     return entries
 
 
@@ -178,6 +179,59 @@ def measure_entry(
         "rounds_played": len(rounds),
         "regime": spec.get("regime", "cold"),
         "probe": probe,
+    }
+
+
+class TimedTally(RoundTimer):
+    """A :class:`RoundTimer` that also keeps a replay's accounts (:class:`hare.experiments.replay_job.ReplayTally`,
+    whose feedback needs them), as the replay job keeps them."""
+
+    def __init__(self, tally: Any, budget_s: float, clock: Callable[[], float]):
+        super().__init__(budget_s=budget_s, clock=clock)
+        self.tally = tally
+
+    def updated(self, t: int, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        self.tally.updated(t, arms, rewards)
+        super().updated(t, arms, rewards)
+
+
+def measure_replay_entry(
+    job: Job, results: Path, n_runs: int, budget_s: float, clock: Callable[[], float] = time.process_time
+) -> dict[str, Any]:
+    """The phases of a replay job's work at ``n_runs`` runs, as :func:`measure_entry` gives them (``round_seconds``:
+    each step, a logged event shown, the policy's choice, accepted or not, and the accepted runs' update), over its
+    horizon or ``budget_s`` seconds, and ``finish_s``: the final greedy policy chosen for every logged event and its
+    off-policy estimates (:func:`hare.experiments.replay_job.greedy_arms`, ``off_policy_estimates``), once a job."""
+    from hare.experiments.replay_job import ReplayTally, greedy_arms, off_policy_estimates
+
+    spec = {**job.spec, "n_runs": n_runs, "device": "cpu"}
+    path = results / prepared_dataset(job.spec["environment"])
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
+    start = clock()
+    env = build_environment(spec, resolve_device("cpu"), path)
+    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
+    setup = clock() - start
+    tally = ReplayTally(env.n_runs, env.horizon, None, torch.device("cpu"))
+    timer = TimedTally(tally, budget_s, clock)
+    options = SimulationOptions(
+        progress=None, observer=timer, stop=timer.over_budget, feedback=tally.feedback, account=False
+    )
+    simulate(env, policy, options)
+    start = clock()
+    arms, _ = greedy_arms(policy, env.logged)
+    off_policy_estimates(arms, env.logged)
+    finish = clock() - start
+    return {
+        "runs": n_runs,
+        "setup_s": setup,
+        "warm_start_s": 0.0,
+        "round_seconds": list(timer.round_seconds),
+        "training_seconds": [],
+        "rounds_played": len(timer.round_seconds),
+        "regime": "cold",
+        "probe": None,
+        "finish_s": finish,
     }
 
 

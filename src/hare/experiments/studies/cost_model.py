@@ -51,9 +51,12 @@ the round without it both timed; a saturating cost measured at its cap; any othe
 play) or, where not, the check of its model against a longer held-out measurement: the model fitted on the first
 half of its measured rounds predicts the whole measured play, and ``check`` gives the ratio of predicted to
 measured seconds. Not modelled, listed with their reasons under ``unmodelled``: the jobs of an entry that could not
-be measured (a prepared dataset this machine lacks, Covertype offline; an error building or playing it) and the
-replays of logged data. A periodic re-factorisation (``refactor_every``) is counted where the measured rounds hold
-one and carried by the line otherwise. The prediction assumes the measured machine and one thread per job.
+be measured (a prepared dataset this machine lacks, Covertype offline; an error building or playing it). A replay
+of logged data (:func:`.cost_measurement.measure_replay_entry`) counts its steps as rounds (a logged event shown, the
+choice accepted or not, the accepted runs updated) and adds its finish once a job (the final greedy policy's
+off-policy estimates over the whole log). A periodic re-factorisation (``refactor_every``) is counted where the
+measured rounds hold one and carried by the line otherwise. The prediction assumes the measured machine and one
+thread per job.
 
 The model in four modules, read against the formula above: the counts that multiply its phases (the training
 schedule, the simulations and their run counts, :mod:`.cost_schedule`), an entry measured (:mod:`.cost_measurement`),
@@ -77,13 +80,14 @@ from hare.experiments.grid import expand_jobs
 from hare.experiments.studies.cost_measurement import (
     entry_key,
     measure_entry,
+    measure_replay_entry,
     measured_entries,
     needs_warm_start,
     recording_seconds,
     startup_seconds,
 )
 from hare.experiments.studies.cost_prediction import cost_at, cost_line, coverage, held_out_check, predict
-from hare.experiments.studies.cost_schedule import saturation_of, schedule_of
+from hare.experiments.studies.cost_schedule import replays_logged_data, saturation_of, schedule_of
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +121,7 @@ def run_cost_model(
     only: list[str] | None = None,
     on_entry: Callable[[dict[str, Any]], None] | None = None,
     probe: bool = True,
+    earlier: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) at each run count of ``runs`` and predict its
     jobs' CPU time (module docstring).
@@ -128,7 +133,8 @@ def run_cost_model(
     missing (an optional dataset this machine cannot fetch) or that cannot be built or played on this machine (a
     memory budget it exceeds) is not measured, and its jobs are listed as unmodelled with the reason. ``on_entry``
     receives the result so far after every entry (the command line writes it, so an interrupted run keeps what it
-    measured).
+    measured). ``earlier``: an earlier output at the same ``runs``, ``window`` and ``budget_s`` (an interrupted run,
+    or one from a version that left some entries out) whose measured entries are kept and not measured again.
     """
     check_arguments(tuple(runs), tuple(at), window, budget_s)
     torch.set_num_threads(1)
@@ -136,7 +142,18 @@ def run_cost_model(
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
     horizon = max(at) + 1
     model, rows, not_measured, reasons = {}, [], [], {}
-    startup = startup_seconds()
+    if earlier is not None:
+        settings = {"runs": list(runs), "window": window, "budget_s": budget_s}
+        differing = [
+            f"{name} {earlier.get(name)!r} (here {value!r})"
+            for name, value in settings.items()
+            if earlier.get(name) != value
+        ]
+        if differing:
+            raise ValueError(f"earlier: measured at other settings: {', '.join(differing)}")
+        model = {tuple(key.split("\t")): value for key, value in earlier["model"].items()}
+        rows = list(earlier["entries"])
+    startup = startup_seconds() if earlier is None else earlier["startup_s"]
 
     def result() -> dict[str, Any]:
         return {
@@ -162,13 +179,18 @@ def run_cost_model(
         needed = int(job.spec["environment"]["horizon"]) + (0 if needs_warm_start(job) else job.spec.get("n_logged", 0))
         longest[entry_key(job)] = max(longest.get(entry_key(job), 0), needed)
     for key, job in sorted(measured_entries(jobs).items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
+        if key in model:
+            continue
         name = f"{job.experiment}/{job.label}/{job.environment}"
         try:
             probe_at = int(min(longest[key], saturation_of(job.spec))) if probe else 0
-            measurements = [
-                measure_entry(job, results, b, max(horizon, probe_at), budget_s, probe_at=probe_at, window=window)
-                for b in runs
-            ]
+            if replays_logged_data(job):
+                measurements = [measure_replay_entry(job, results, b, budget_s) for b in runs]
+            else:
+                measurements = [
+                    measure_entry(job, results, b, max(horizon, probe_at), budget_s, probe_at=probe_at, window=window)
+                    for b in runs
+                ]
             recording = recording_seconds(job, results)
         except (FileNotFoundError, ValueError, RuntimeError, MemoryError) as error:
             reason = str(error).split("\n", 1)[0]

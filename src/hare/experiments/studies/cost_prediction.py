@@ -25,7 +25,7 @@ import numpy as np
 from hare.envs.registry import environment_shape
 from hare.experiments.grid import Job, expand_jobs
 from hare.experiments.studies.cost_measurement import entry_key
-from hare.experiments.studies.cost_schedule import plays, replays_logged_data, saturation_of, schedule_of, trainings_in
+from hare.experiments.studies.cost_schedule import plays, saturation_of, schedule_of, trainings_in
 
 
 def cost_line(
@@ -86,7 +86,8 @@ def play_seconds(
     cap: float = math.inf,
 ) -> float:
     """``S_B`` of :mod:`.cost_model`: one simulation at the measurement's run count ``B`` playing a warm start of
-    ``n_logged`` logs and ``horizon`` rounds."""
+    ``n_logged`` logs and ``horizon`` rounds (a replay: ``horizon`` logged events), and a replay's finish
+    (``finish_s``)."""
     warm = measurement["regime"] == "warm"
     first = n_logged if warm else 0
     last = n_logged + horizon
@@ -97,6 +98,7 @@ def play_seconds(
         + (measurement["warm_start_s"] if warm else 0.0)
         + rounds_seconds(measurement["round_seconds"], line, last - first, cap)
         + trainings * training
+        + measurement.get("finish_s", 0.0)
     )
 
 
@@ -149,10 +151,6 @@ def predict(
         total += seconds
         by_experiment[experiment] = by_experiment.get(experiment, 0.0) + seconds
 
-    for job in jobs:
-        if replays_logged_data(job):
-            unmodelled.append(job.stem)
-            reasons["replay of logged data (not measured)"] = reasons.get("replay of logged data (not measured)", 0) + 1
     for members, run_counts in plays(jobs):
         job = members[0]
         key = entry_key(job)

@@ -7,7 +7,7 @@ its per-round cost stops growing, and how the workflow groups its jobs into simu
   round's work stops growing;
 * :func:`plays`: the simulations of a list of jobs as the workflow plays them, each with the run count ``B`` of each
   play (a tuning grid of ``P`` points as ``P n`` runs, a job in its chunks, every other job at its ``n`` runs);
-* :func:`replays_logged_data`: the jobs left out of the model (the replays of logged data).
+* :func:`replays_logged_data`: the jobs that replay logged data (measured with their finish, played whole).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def saturation_of(spec: dict[str, Any]) -> float:
 
 
 def replays_logged_data(job: Job) -> bool:
-    """Whether the job's environment replays logged data (its class's ``replays_logged_data``): not modelled."""
+    """Whether the job's environment replays logged data (its class's ``replays_logged_data``)."""
     return environment_class(job.spec["environment"]["kind"]).replays_logged_data
 
 
@@ -65,15 +65,17 @@ def plays(jobs: list[Job]) -> list[tuple[list[Job], list[int]]]:
     """The simulations of ``jobs`` as the workflow plays them, each ``(its jobs, the run count of each play)``: per
     batch (:func:`hare.experiments.plan.batches`), the groups of :func:`hare.experiments.run.simulation_groups` (a
     tuning grid's points together, ``P n`` runs), a job alone in the chunks of its ``max_runs_per_simulation``
-    (:func:`hare.experiments.run.run_chunks`). Replays are left out (not modelled)."""
+    (:func:`hare.experiments.run.run_chunks`); a replay of logged data plays whole, alone at its ``n`` runs."""
     simulations = []
-    for batch in batches([job for job in jobs if not replays_logged_data(job)]).values():
+    for batch in batches(jobs).values():
         entries = [{"job": job.spec, "selected": job.selection} for job in batch]
         for group in simulation_groups(entries):
             members = [batch[i] for i in group]
             spec = members[0].spec
             if len(members) > 1:
                 simulations.append((members, [len(members) * spec["n_runs"]]))
+            elif replays_logged_data(members[0]):
+                simulations.append((members, [spec["n_runs"]]))
             else:
                 chunks = run_chunks(spec["n_runs"], runs_per_simulation(spec))
                 simulations.append((members, [r1 - r0 for r0, r1 in chunks]))
