@@ -10,6 +10,7 @@ from hare import cli
 from hare.experiments.config import load_config, resolve_config_file
 from hare.experiments.grid import expand_jobs
 from hare.experiments.plan import batch_entries, job_table
+from hare.experiments.run import BATCH_CPU
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SMOKE = REPOSITORY / "config" / "smoke.yaml"
@@ -62,7 +63,7 @@ def test_the_command_writes_the_table_with_the_claims_of_the_config(capsys):
     assert table["claims"] and all(set(claim) == {"key", "inputs"} for claim in table["claims"])
 
 
-def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_path):
+def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_path, capsys):
     config_path = _synthetic_config(tmp_path)
     table = job_table(load_config([config_path]))
     batch = "synthetic/synthetic_linear"
@@ -90,6 +91,10 @@ def test_a_batch_runs_from_the_config_files_and_writes_what_the_table_names(tmp_
         with np.load(tmp_path / "results" / f"{stem}.npz") as result:
             assert result["cumulative_regret"].shape[1] == len(result["rounds"])
         assert json.loads((tmp_path / "results" / f"{stem}.json").read_text())["job"]["environment"]["horizon"] == 20
+    # its last line: the process's CPU seconds, which the cost model's check reads back
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    (match,) = BATCH_CPU.findall(last)
+    assert match[0] == batch and float(match[1]) > 0
 
 
 def test_a_batch_refuses_a_digest_the_config_no_longer_gives_before_any_compute(tmp_path, capsys):

@@ -109,7 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_run_batch(args: argparse.Namespace) -> int:
     from hare.experiments.plan import batch_entries
-    from hare.experiments.run import run_batch
+    from hare.experiments.run import batch_cpu_line, run_batch
 
     config = _load_config(args.config, scope="experiments")
     entries, dataset = batch_entries(config, args.batch, Path(args.results), args.digest)
@@ -120,6 +120,7 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
     run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")
     if args.margins:
         _write_margins(config, args.batch, Path(args.results).parent, args.margins)
+    print(batch_cpu_line(args.batch))
     return 0
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from dataclasses import replace
@@ -345,3 +346,20 @@ def run_batch(
         )
         sidecars.update(zip(group, written, strict=True))
     return [sidecars[i] for i in range(len(entries))]
+
+
+BATCH_CPU = re.compile(r"^batch (?P<batch>\S+): (?P<seconds>[0-9.]+) CPU-seconds", re.MULTILINE)
+"""The last line of a batch's log (:func:`batch_cpu_line`), read back by
+:func:`hare.experiments.studies.cost_prediction.measured_job_seconds`."""
+
+
+def batch_cpu_line(batch: str) -> str:
+    """``batch EXPERIMENT/ENVIRONMENT: S CPU-seconds (...)``: the user and system CPU time of this process and its
+    children so far, its whole life (start, imports, set-up, plays, recording), as the cost model predicts a batch."""
+    import resource
+
+    seconds = sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+    return f"batch {batch}: {seconds:.2f} CPU-seconds (user + system, the whole process)"

@@ -245,6 +245,16 @@ def test_measured_job_seconds_sums_each_batch_benchmark_cpu_time(tmp_path):
         (folder / f"{environment}.benchmark.tsv").write_text(header + f"99.0\t0:01:39\t1\t1\t1\t1\t0\t0\t50\t{cpu}\n")
     assert measured_job_seconds(tmp_path) == {"published": 19.75, "synthetic": 3.0}
     assert measured_job_seconds(tmp_path, ["synthetic"]) == {"synthetic": 3.0}
+    # the batch's own count at its end (the last line of its log) before Snakemake's last sample
+    from hare.experiments.run import batch_cpu_line
+
+    line = batch_cpu_line("published/adult")
+    seconds = float(line.split(": ")[1].split()[0])
+    assert seconds > 0 and line.startswith("batch published/adult: ")
+    (tmp_path / "logs" / "experiments" / "published" / "adult.log").write_text(f"progress\n{line}\n")
+    (tmp_path / "logs" / "experiments" / "replay" / "open_bandit.log").parent.mkdir()
+    (tmp_path / "logs" / "experiments" / "replay" / "open_bandit.log").write_text("batch replay/open_bandit: 4.5 CPU-s")
+    assert measured_job_seconds(tmp_path) == {"published": pytest.approx(seconds + 7.25), "synthetic": 3.0}
 
 
 def test_startup_seconds_counts_the_child_process_cpu_time():

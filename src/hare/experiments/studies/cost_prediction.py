@@ -24,6 +24,7 @@ import numpy as np
 
 from hare.envs.registry import environment_shape
 from hare.experiments.grid import Job, expand_jobs
+from hare.experiments.run import BATCH_CPU
 from hare.experiments.studies.cost_measurement import entry_key
 from hare.experiments.studies.cost_schedule import plays, saturation_of, schedule_of, trainings_in
 
@@ -238,21 +239,39 @@ def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: lis
 
 
 def measured_job_seconds(results: Path, experiments: list[str] | None = None) -> dict[str, float]:
-    """CPU seconds (user and system) a finished build's experiment batches took, per experiment: the ``cpu_time``
-    column of each batch's Snakemake benchmark file (``logs/experiments/<experiment>/<environment>.benchmark.tsv``:
-    the whole batch process, its start, set-up, plays and recording, as the model predicts it). A build without
-    benchmark files (older than them) falls back to its sidecars' ``wall_time_s`` (the plays only; a grid simulation
-    counted once, from its ``grid_simulation``)."""
-    benchmarks = sorted((results / "logs" / "experiments").glob("*/*.benchmark.tsv"))
-    if benchmarks:
+    """CPU seconds (user and system) a finished build's experiment batches took, per experiment, each batch (the whole
+    process: its start, set-up, plays and recording, as the model predicts it) read from
+
+    * the last line of its log (``logs/experiments/<experiment>/<environment>.log``, :func:`hare.experiments.run.
+      batch_cpu_line`: the process's own count at its end), else
+    * the ``cpu_time`` column of its Snakemake benchmark file (``<environment>.benchmark.tsv``; Snakemake samples it
+      every 30 s and keeps the last sample, so it misses up to the batch's last 30 s), else
+    * for a build without either (older than them), its sidecars' ``wall_time_s`` (the plays only; a grid simulation
+      counted once, from its ``grid_simulation``)."""
+    folder = results / "logs" / "experiments"
+    benchmarks = sorted(folder.glob("*/*.benchmark.tsv"))
+    logs = sorted(folder.glob("*/*.log"))
+    if benchmarks or logs:
         totals: dict[str, float] = {}
-        for path in benchmarks:
-            experiment = path.parent.name
+        batches = {path.with_suffix("").with_suffix("") for path in benchmarks} | {
+            path.with_suffix("") for path in logs
+        }
+        for batch in sorted(batches):
+            experiment = batch.parent.name
             if experiments is not None and experiment not in experiments:
                 continue
-            header, *rows = (line.split("\t") for line in path.read_text().splitlines() if line.strip())
-            column = header.index("cpu_time")
-            totals[experiment] = totals.get(experiment, 0.0) + sum(float(row[column]) for row in rows)
+            log = batch.with_name(batch.name + ".log")
+            counted = BATCH_CPU.findall(log.read_text(errors="replace")) if log.is_file() else []
+            benchmark = batch.with_name(batch.name + ".benchmark.tsv")
+            if counted:
+                seconds = float(counted[-1][1])
+            elif benchmark.is_file():
+                header, *rows = (line.split("\t") for line in benchmark.read_text().splitlines() if line.strip())
+                column = header.index("cpu_time")
+                seconds = sum(float(row[column]) for row in rows)
+            else:
+                continue
+            totals[experiment] = totals.get(experiment, 0.0) + seconds
         return totals
     totals = {}
     seen = set()
