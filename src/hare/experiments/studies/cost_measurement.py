@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,20 @@ class TrainingTimer:
         setattr(policy, TRAINING_METHOD, timed)
 
 
+class LateRounds(Sequence):
+    """Rounds ``start .. stop - 1`` of ``env``, each drawn when the play reaches it (:func:`simulate`'s ``rounds``), so
+    that a timed round includes its drawing as a played one does."""
+
+    def __init__(self, env: Any, start: int, stop: int):
+        self.env, self.start, self.stop = env, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, i: int) -> Any:
+        return self.env.round(self.start + i)
+
+
 def probe_late_rounds(
     env: Any, policy: Any, first: int, last: int, window: int, clock: Callable[[], float] = time.process_time
 ) -> dict[str, Any]:
@@ -103,9 +117,10 @@ def probe_late_rounds(
 
     Rounds ``first .. last - window - 1`` (0-based) are fed untimed, update only: each run pulls an arm drawn
     uniformly (a fixed generator), so the policy's history grows by one pull per run and round as in the play, at
-    the cost of an update and no choice. Rounds ``last - window .. last - 1`` are then played in full (drawn, chosen,
-    rewarded, updated) and timed with ``clock``. For a policy whose round grows with its history (kNN, LNUCB-TA's
-    neighbours, a kernel dictionary), these are its most expensive rounds, which the budgeted play does not reach.
+    the cost of an update and no choice. Rounds ``last - window .. last - 1`` are then played by
+    :func:`simulate` (drawn, chosen, rewarded, updated, the regret summed) and timed with ``clock``. For a policy
+    whose round grows with its history (kNN, LNUCB-TA's neighbours, a kernel dictionary), these are its most
+    expensive rounds, which the budgeted play does not reach.
 
     Returns ``{"last": last, "fed_rounds", "round_seconds": [window floats]}``.
     """
@@ -115,14 +130,9 @@ def probe_late_rounds(
         bandit_round = env.round(t)
         arms = torch.randint(env.n_arms, (env.n_runs,), generator=generator).to(bandit_round.rewards.device)
         policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
-    seconds = []
-    for t in range(start_timed, last):
-        start = clock()
-        bandit_round = env.round(t)
-        arms = policy.select(bandit_round.observation)
-        policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
-        seconds.append(clock() - start)
-    return {"last": last, "fed_rounds": start_timed - first, "round_seconds": seconds}
+    timer = RoundTimer(clock=clock)
+    simulate(env, policy, SimulationOptions(rounds=LateRounds(env, start_timed, last), progress=None, observer=timer))
+    return {"last": last, "fed_rounds": start_timed - first, "round_seconds": list(timer.round_seconds)}
 
 
 def measure_entry(
