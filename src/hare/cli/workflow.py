@@ -255,6 +255,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             args.experiments,
             on_entry=lambda partial: write_json(args.out, partial),
             earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
+            probe_budget_s=args.probe_budget,
         )
     for i, path in enumerate(args.predict):
         other = _load_config([path])
@@ -464,6 +465,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="predict from this earlier output of hare cost-model instead of measuring (its entries, with this "
         "version's prediction)",
+    )
+    p.add_argument(
+        "--probe-budget",
+        type=positive_float,
+        default=10.0,
+        help="CPU seconds a growing entry's probe may spend feeding its history towards its last round (then probed "
+        "where the feeding stopped)",
     )
     p.add_argument(
         "--resume",

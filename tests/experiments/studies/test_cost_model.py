@@ -348,6 +348,11 @@ def test_a_growing_entry_is_probed_at_the_last_round_its_jobs_play(smoke_config,
     probe = probe_late_rounds(env, policy, first=0, last=60, window=5)
     assert probe["last"] == 60 and probe["fed_rounds"] == 55 and len(probe["round_seconds"]) == 5
     assert int(policy.history.size) == 60 and all(s > 0 for s in probe["round_seconds"])
+    # a feeding budget: the clock ticks one second a read, so two rounds are fed, then the 5 after them timed
+    ticks = iter(range(10**6))
+    policy = build_policy("lnucb_ta", {}, env, policy_keys(spec))
+    probe = probe_late_rounds(env, policy, first=0, last=60, window=5, clock=lambda: float(next(ticks)), budget_s=2.5)
+    assert probe["fed_rounds"] == 2 and probe["last"] == 7 and int(policy.history.size) == 7
 
     synthetic = config["experiments"]["synthetic"]
     config["experiments"] = {

@@ -111,28 +111,41 @@ class LateRounds(Sequence):
 
 
 def probe_late_rounds(
-    env: Any, policy: Any, first: int, last: int, window: int, clock: Callable[[], float] = time.process_time
+    env: Any,
+    policy: Any,
+    first: int,
+    last: int,
+    window: int,
+    clock: Callable[[], float] = time.process_time,
+    budget_s: float = math.inf,
 ) -> dict[str, Any]:
     """The ``window`` rounds before round ``last`` (1-based) of a play that stopped after ``first`` rounds, timed.
 
     Rounds ``first .. last - window - 1`` (0-based) are fed untimed, update only: each run pulls an arm drawn
     uniformly (a fixed generator), so the policy's history grows by one pull per run and round as in the play, at
-    the cost of an update and no choice. Rounds ``last - window .. last - 1`` are then played by
-    :func:`simulate` (drawn, chosen, rewarded, updated, the regret summed) and timed with ``clock``. For a policy
-    whose round grows with its history (kNN, LNUCB-TA's neighbours, a kernel dictionary), these are its most
-    expensive rounds, which the budgeted play does not reach.
+    the cost of an update and no choice; the feeding stops early once it has taken ``budget_s`` seconds of
+    ``clock`` (an update that costs tens of milliseconds, LNUCB-TA's ridge at 784 features), and the probe is then
+    the ``window`` rounds after the last round fed. Those rounds are played by :func:`simulate` (drawn, chosen,
+    rewarded, updated, the regret summed) and timed with ``clock``. For a policy whose round grows with its history
+    (kNN, LNUCB-TA's neighbours, a kernel dictionary), these are its most expensive rounds that the budgeted play
+    does not reach.
 
-    Returns ``{"last": last, "fed_rounds", "round_seconds": [window floats]}``.
+    Returns ``{"last": the round the probe ends at, "fed_rounds", "round_seconds": [window floats]}``.
     """
     generator = torch.Generator().manual_seed(0)
     start_timed = max(first, last - window)
+    began = clock()
     for t in range(first, start_timed):
+        if clock() - began > budget_s:
+            start_timed = t
+            break
         bandit_round = env.round(t)
         arms = torch.randint(env.n_arms, (env.n_runs,), generator=generator).to(bandit_round.rewards.device)
         policy.update(bandit_round.observation, arms, bandit_round.reward(arms))
+    stop = min(start_timed + window, env.horizon)
     timer = RoundTimer(clock=clock)
-    simulate(env, policy, SimulationOptions(rounds=LateRounds(env, start_timed, last), progress=None, observer=timer))
-    return {"last": last, "fed_rounds": start_timed - first, "round_seconds": list(timer.round_seconds)}
+    simulate(env, policy, SimulationOptions(rounds=LateRounds(env, start_timed, stop), progress=None, observer=timer))
+    return {"last": stop, "fed_rounds": start_timed - first, "round_seconds": list(timer.round_seconds)}
 
 
 def measure_entry(
@@ -144,6 +157,7 @@ def measure_entry(
     clock: Callable[[], float] = time.process_time,
     probe_at: int = 0,
     window: int = 20,
+    probe_budget_s: float = math.inf,
 ) -> dict[str, Any]:
     """The phases of ``job``'s work at ``n_runs`` runs (:mod:`.cost_model`), its environment played up to ``horizon``
     rounds or ``budget_s`` seconds (at least one round), cold unless the policy needs its logs:
@@ -152,7 +166,7 @@ def measure_entry(
 
     ``probe_at``: where the play stopped more than ``window`` rounds before round ``probe_at`` (capped by the rounds
     the environment holds) in the cold regime, the ``window`` rounds before it are timed by
-    :func:`probe_late_rounds` (``probe``; None otherwise)."""
+    :func:`probe_late_rounds` (``probe``, its feeding limited to ``probe_budget_s``; None otherwise)."""
     spec = {
         **job.spec,
         "n_runs": n_runs,
@@ -179,7 +193,7 @@ def measure_entry(
     cold = spec.get("regime", "cold") == "cold"
     probe = None
     if cold and last > len(rounds) + window:
-        probe = probe_late_rounds(env, policy, len(rounds), last, window, clock)
+        probe = probe_late_rounds(env, policy, len(rounds), last, window, clock, probe_budget_s)
     return {
         "runs": n_runs,
         "setup_s": setup,

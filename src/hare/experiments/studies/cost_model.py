@@ -25,11 +25,12 @@ Rounds past the budget are modelled by a line ``c(t) = a + b min(t, cap)`` with 
 points held, then stays flat under the sliding window), 0 for a policy whose round does not grow with the history
 (its class's ``round_cost_grows`` false: the measured mean, carried flat) and infinite otherwise (kNN and LNUCB-TA's
 growing history). A growing round is measured where it costs most: after the budgeted play, the history is fed up to
-the last round the entry's jobs play (or ``cap``), update only with uniform arms, and the ``window`` rounds before it
-are timed in full (:func:`.cost_measurement.probe_late_rounds`); the line then runs through the second half of the
-budgeted rounds and these late rounds (:func:`.cost_prediction.cost_line`), so that the first rounds' transients (a
-neighbour search that widens as the arms fill) are not carried over the horizon. Without a probe, the line is the
-least-squares line through the means of the measured rounds' windows of ``window`` rounds.
+the last round the entry's jobs play (or ``cap``; the feeding stops after ``probe_budget_s`` seconds), update only
+with uniform arms, and the ``window`` rounds there are timed in full (:func:`.cost_measurement.probe_late_rounds`);
+the line then runs through the second half of the budgeted rounds and these late rounds
+(:func:`.cost_prediction.cost_line`), so that the first rounds' transients (a neighbour search that widens as the
+arms fill) are not carried over the horizon. Without a probe, the line is the least-squares line through the means
+of the measured rounds' windows of ``window`` rounds.
 
 A simulation of ``B`` runs playing updates ``[t0, t1)`` (``t0 = 0``, ``t1 = M + T``; for an entry measured warm
 ``t0 = M``) then costs, at a measured ``B``,
@@ -122,6 +123,7 @@ def run_cost_model(
     on_entry: Callable[[dict[str, Any]], None] | None = None,
     probe: bool = True,
     earlier: dict[str, Any] | None = None,
+    probe_budget_s: float = 10.0,
 ) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) at each run count of ``runs`` and predict its
     jobs' CPU time (module docstring).
@@ -188,7 +190,16 @@ def run_cost_model(
                 measurements = [measure_replay_entry(job, results, b, budget_s) for b in runs]
             else:
                 measurements = [
-                    measure_entry(job, results, b, max(horizon, probe_at), budget_s, probe_at=probe_at, window=window)
+                    measure_entry(
+                        job,
+                        results,
+                        b,
+                        max(horizon, probe_at),
+                        budget_s,
+                        probe_at=probe_at,
+                        window=window,
+                        probe_budget_s=probe_budget_s,
+                    )
                     for b in runs
                 ]
             recording = recording_seconds(job, results)
