@@ -436,3 +436,23 @@ def test_a_resumed_measurement_keeps_the_earlier_entries_and_measures_the_rest(s
         ]
     )
     assert code == 2 and "--resume: give --model" in capsys.readouterr().err
+
+
+def test_a_build_whose_logs_hold_no_cpu_line_and_no_benchmark_files_is_read_from_its_sidecars(tmp_path):
+    """An older build: batch logs without the CPU line, no Snakemake benchmark files; its sidecars' job time is read
+    (a grid simulation once), not an empty measurement."""
+    from hare.experiments.studies.cost_prediction import measured_job_seconds
+
+    folder = tmp_path / "logs" / "experiments" / "synthetic"
+    folder.mkdir(parents=True)
+    (folder / "x.log").write_text("round 10/10\n")
+    job = {"experiment": "synthetic", "environment": {"name": "x"}}
+    runs = tmp_path / "runs" / "synthetic" / "x"
+    runs.mkdir(parents=True)
+    (runs / "linucb.json").write_text(json.dumps({"job": job, "wall_time_s": 4.0}))
+    grid = {"labels": ["a", "b"], "wall_time_s": 6.0}
+    tuning = tmp_path / "tuning" / "synthetic" / "x"
+    tuning.mkdir(parents=True)
+    for label in grid["labels"]:
+        (tuning / f"{label}.json").write_text(json.dumps({"job": job, "grid_simulation": grid, "wall_time_s": 6.0}))
+    assert measured_job_seconds(tmp_path) == {"synthetic": 10.0}

@@ -148,6 +148,21 @@ def probe_late_rounds(
     return {"last": stop, "fed_rounds": start_timed - first, "round_seconds": list(timer.round_seconds)}
 
 
+def built_play(spec: dict[str, Any], results: Path, clock: Callable[[], float]) -> tuple[Any, Any, Any, float]:
+    """``(env, logs, policy, setup_s)`` of a job ``spec`` on CPU: its prepared dataset read from ``results`` (refused in
+    one line, naming the file, where it is missing), the environment, the warm start's logs and the policy built, and
+    the ``clock`` seconds that took (``setup(B)`` of the cost model)."""
+    dataset = prepared_dataset(spec["environment"])
+    path = results / dataset if dataset else None
+    if path is not None and not path.exists():
+        raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
+    start = clock()
+    env = build_environment(spec, resolve_device("cpu"), path)
+    logs = warm_start_logs(spec, env)
+    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
+    return env, logs, policy, clock() - start
+
+
 def measure_entry(
     job: Job,
     results: Path,
@@ -175,15 +190,7 @@ def measure_entry(
     }
     if not needs_warm_start(job):
         spec.update(regime="cold", n_logged=0)
-    dataset = prepared_dataset(job.spec["environment"])
-    path = results / dataset if dataset else None
-    if path is not None and not path.exists():
-        raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
-    start = clock()
-    env = build_environment(spec, resolve_device("cpu"), path)
-    logs = warm_start_logs(spec, env)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
-    setup = clock() - start
+    env, logs, policy, setup = built_play(spec, results, clock)
     timer = RoundTimer(budget_s=budget_s, clock=clock)
     training = TrainingTimer(policy, timer, clock) if schedule_of(spec) is not None else None
     simulate(env, policy, SimulationOptions(progress=None, observer=timer, stop=timer.over_budget), logs=logs)
@@ -228,14 +235,7 @@ def measure_replay_entry(
     off-policy estimates (:func:`hare.experiments.replay_job.greedy_arms`, ``off_policy_estimates``), once a job."""
     from hare.experiments.replay_job import ReplayTally, greedy_arms, off_policy_estimates
 
-    spec = {**job.spec, "n_runs": n_runs, "device": "cpu"}
-    path = results / prepared_dataset(job.spec["environment"])
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
-    start = clock()
-    env = build_environment(spec, resolve_device("cpu"), path)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
-    setup = clock() - start
+    env, _, policy, setup = built_play({**job.spec, "n_runs": n_runs, "device": "cpu"}, results, clock)
     tally = ReplayTally(env.n_runs, env.horizon, None, torch.device("cpu"))
     timer = TimedTally(tally, budget_s, clock)
     options = SimulationOptions(

@@ -121,7 +121,6 @@ def run_cost_model(
     budget_s: float = 20.0,
     only: list[str] | None = None,
     on_entry: Callable[[dict[str, Any]], None] | None = None,
-    probe: bool = True,
     earlier: dict[str, Any] | None = None,
     probe_budget_s: float = 10.0,
 ) -> dict[str, Any]:
@@ -185,10 +184,10 @@ def run_cost_model(
             continue
         name = f"{job.experiment}/{job.label}/{job.environment}"
         try:
-            probe_at = int(min(longest[key], saturation_of(job.spec))) if probe else 0
             if replays_logged_data(job):
                 measurements = [measure_replay_entry(job, results, b, budget_s) for b in runs]
             else:
+                probe_at = int(min(longest[key], saturation_of(job.spec)))
                 measurements = [
                     measure_entry(
                         job,

@@ -272,7 +272,8 @@ def measured_job_seconds(results: Path, experiments: list[str] | None = None) ->
             else:
                 continue
             totals[experiment] = totals.get(experiment, 0.0) + seconds
-        return totals
+        if totals:  # else: logs without the line and no benchmark files (an older build), read its sidecars
+            return totals
     totals = {}
     seen = set()
     for sidecar in sorted(results.glob("*/*/*/*.json")):
