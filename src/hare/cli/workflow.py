@@ -230,7 +230,13 @@ def cmd_compare_builds(args: argparse.Namespace) -> int:
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
     from hare.experiments.studies.cost_model import check_arguments, run_cost_model
-    from hare.experiments.studies.cost_prediction import measured_job_seconds, predict_config
+    from hare.experiments.studies.cost_prediction import (
+        check_against_measured,
+        check_table,
+        measured_batch_seconds,
+        measured_job_seconds,
+        predict_config,
+    )
     from hare.io import write_json
 
     try:
@@ -257,12 +263,17 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
             probe_budget_s=args.probe_budget,
         )
-    for i, path in enumerate(args.predict):
-        other = _load_config([path])
-        prediction = predict_config(other, result, args.experiments)
-        if args.measured and i == len(args.predict) - 1:
-            prediction["measured_cpu_seconds"] = measured_job_seconds(Path(args.measured), args.experiments)
-        result.setdefault("predictions", {})[path] = prediction
+    for path in args.predict:
+        result.setdefault("predictions", {})[path] = predict_config(_load_config([path]), result, args.experiments)
+    check = None
+    if args.measured:  # beside the last prediction (the config itself without --predict)
+        checked = args.predict[-1] if args.predict else None
+        prediction = result["prediction"] if checked is None else result["predictions"][checked]
+        prediction["measured_cpu_seconds"] = measured_job_seconds(Path(args.measured), args.experiments)
+        batches = measured_batch_seconds(Path(args.measured), args.experiments)
+        prediction["check"] = check = check_against_measured(
+            config if checked is None else _load_config([checked]), result, batches, args.experiments
+        )
     write_json(args.out, result)
     for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():
         measured = prediction.get("measured_cpu_seconds")
@@ -272,6 +283,9 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             f"{len(prediction['unmodelled'])} jobs without a model"
             + "".join(f"\n  {count} jobs: {reason}" for reason, count in prediction["unmodelled_reasons"].items())
         )
+    if check is not None:
+        name = args.predict[-1] if args.predict else " ".join(args.config)
+        print("\n".join(["", f"{name} against {args.measured}:", *check_table(check)]))
     return 0
 
 
@@ -456,8 +470,9 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
     p.add_argument(
         "--measured",
-        help="a finished build's results folder: its batches' CPU time (Snakemake benchmark files), beside the last "
-        "prediction",
+        help="a finished build's results folder: its batches' CPU time (each batch log's last line, else its Snakemake "
+        "benchmark file) beside the last prediction (the config's own without --predict), batch by batch (a table "
+        "per experiment)",
     )
     p.add_argument(
         "--model",

@@ -456,3 +456,56 @@ def test_a_build_whose_logs_hold_no_cpu_line_and_no_benchmark_files_is_read_from
     for label in grid["labels"]:
         (tuning / f"{label}.json").write_text(json.dumps({"job": job, "grid_simulation": grid, "wall_time_s": 6.0}))
     assert measured_job_seconds(tmp_path) == {"synthetic": 10.0}
+
+
+def test_the_check_against_a_measured_build_predicts_each_measured_and_modelled_batch_alone(
+    smoke_config, tmp_path, capsys
+):
+    """``check_against_measured``: a batch measured and modelled is predicted alone (``predict`` on its jobs, its start
+    once) beside its measured seconds; a batch not measured, or with a job without a model, is left out with its
+    reason; the CLI prints the table from a saved model."""
+    from hare.experiments.studies.cost_prediction import (
+        check_against_measured,
+        check_table,
+        measured_batch_seconds,
+    )
+
+    only = ["synthetic", "hare_ablations"]
+    result = run_cost_model(
+        smoke_config, tmp_path, runs=(2,), at=(5,), window=2, budget_s=0.05, only=only, probe_budget_s=0.05
+    )
+    batches: dict[str, list] = {}
+    for job in expand_jobs(smoke_config):
+        if job.experiment in only:
+            batches.setdefault(f"{job.experiment}/{job.environment}", []).append(job)
+    names = sorted(batches)
+    assert len(names) >= 2
+    build = tmp_path / "build"
+    for i, name in enumerate(names[:-1]):  # the last batch not measured
+        log = build / "logs" / "experiments" / f"{name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"round 1/1\nbatch {name}: {10.0 * (i + 1)} CPU-seconds\n")
+    measured = measured_batch_seconds(build)
+    assert measured == {name: (10.0 * (i + 1), "log") for i, name in enumerate(names[:-1])}
+    check = check_against_measured(smoke_config, result, measured, only)
+    model = {tuple(key.split("\t")): value for key, value in result["model"].items()}
+    expected = sum(predict(batches[name], model, startup_s=result["startup_s"])["cpu_seconds"] for name in names[:-1])
+    assert check["predicted_s"] == pytest.approx(expected) and expected > 0
+    assert check["measured_s"] == pytest.approx(sum(10.0 * (i + 1) for i in range(len(names) - 1)))
+    assert check["ratio"] == pytest.approx(expected / check["measured_s"])
+    assert check["batches"] == len(names) - 1 and check["left_out"] == {names[-1]: "not measured"}
+    assert check_table(check)[-3].startswith(f"| **total** | {len(names) - 1} |")
+    # a job of a measured batch without a model: its batch is left out, named with its count
+    first = batches[names[0]][0]
+    pruned = {**result, "model": {k: v for k, v in result["model"].items() if tuple(k.split("\t")) != entry_key(first)}}
+    left = check_against_measured(smoke_config, pruned, measured, only)["left_out"]
+    assert "without a model" in left[names[0]] and left[names[-1]] == "not measured"
+    # the CLI, from the saved model
+    saved = tmp_path / "model.json"
+    saved.write_text(json.dumps(result))
+    out = tmp_path / "check.json"
+    arguments = ["cost-model", "config/smoke.yaml", "--model", str(saved), "--out", str(out), "--experiments", *only]
+    assert main([*arguments, "--measured", str(build)]) == 0
+    printed = capsys.readouterr().out
+    assert f"left out: {names[-1]} (not measured)" in printed and "| **total** |" in printed
+    assert json.loads(out.read_text())["prediction"]["check"]["ratio"] == pytest.approx(check["ratio"])
