@@ -99,7 +99,8 @@ paper-core:
 
 # The cost model of config/paper.yaml (docs/cost_model.md): the prepared datasets its jobs read (every preparation;
 # hare jobs --datasets, the optional Covertype left out), then the phases of every policy entry (set-up, rounds,
-# trainings, recording) at B = 5 and 20 runs, and the predicted CPU time of paper and paper-core.
+# trainings, recording) at B = 5 and 20 runs (and those of paper-core that paper lacks), and the predicted CPU time of
+# paper and paper-core.
 cost-model: setup
 	$(SNAKEMAKE) $$($(HARE) jobs config/paper.yaml --datasets) --cores $(CORES) --configfile config/paper.yaml
 	$(HARE) cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 5 20 --budget 2 \

@@ -236,6 +236,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         measured_batch_seconds,
         measured_job_seconds,
         predict_config,
+        summary_lines,
     )
     from hare.io import write_json
 
@@ -262,6 +263,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             on_entry=lambda partial: write_json(args.out, partial),
             earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
             probe_budget_s=args.probe_budget,
+            also=[_load_config([path]) for path in args.predict],
         )
     for path in args.predict:
         result.setdefault("predictions", {})[path] = predict_config(_load_config([path]), result, args.experiments)
@@ -276,13 +278,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         )
     write_json(args.out, result)
     for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():
-        measured = prediction.get("measured_cpu_seconds")
-        note = f"; measured {sum(measured.values()) / 3600:.2f} CPU-hours" if measured else ""
-        print(
-            f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; "
-            f"{len(prediction['unmodelled'])} jobs without a model"
-            + "".join(f"\n  {count} jobs: {reason}" for reason, count in prediction["unmodelled_reasons"].items())
-        )
+        print("\n".join(summary_lines(name, prediction)))
     if check is not None:
         name = args.predict[-1] if args.predict else " ".join(args.config)
         print("\n".join(["", f"{name} against {args.measured}:", *check_table(check)]))
@@ -467,7 +463,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="seconds of play per entry and run count; later rounds are modelled",
     )
     p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
-    p.add_argument("--predict", nargs="*", default=[], help="other configs whose jobs to predict from this model")
+    p.add_argument(
+        "--predict",
+        nargs="*",
+        default=[],
+        help="other configs whose jobs to predict from this model (their entries this config lacks measured too)",
+    )
     p.add_argument(
         "--measured",
         help="a finished build's results folder: its batches' CPU time (each batch log's last line, else its Snakemake "

@@ -438,6 +438,29 @@ def test_a_resumed_measurement_keeps_the_earlier_entries_and_measures_the_rest(s
     assert code == 2 and "--resume: give --model" in capsys.readouterr().err
 
 
+def test_the_entries_of_a_predicted_config_that_this_one_lacks_are_measured_too(smoke_config, tmp_path):
+    """``also`` (the configs of ``--predict``): their entries that the config lacks are measured, those it has are
+    not measured twice, and the config's own prediction counts its own jobs only."""
+    from hare.experiments.studies.cost_prediction import predict_config
+
+    config = copy.deepcopy(smoke_config)
+    synthetic = config["experiments"]["synthetic"]
+    config["experiments"] = {"synthetic": {**synthetic, "policies": {"linucb": {"params": {}}}}}
+    other = copy.deepcopy(config)
+    other["experiments"]["synthetic"]["policies"] = {"linucb": {"params": {}}, "random": {}}
+    alone = run_cost_model(config, tmp_path, runs=(2,), at=(10,), window=5, budget_s=0.05)
+    assert predict_config(other, alone)["unmodelled"]
+    both = run_cost_model(config, tmp_path, runs=(2,), at=(10,), window=5, budget_s=0.05, also=[other])
+    assert sorted(row["policy"] for row in both["entries"]) == ["linucb", "random"]
+    assert predict_config(other, both)["unmodelled"] == []
+    prediction = both["prediction"]
+    assert prediction["by_policy"].keys() == {"linucb"} and prediction["unmodelled"] == []
+    # per batch: every play, recording and start; per policy: all but the batches' starts
+    assert sum(prediction["by_batch"].values()) == pytest.approx(prediction["cpu_seconds"])
+    starts = both["startup_s"] * len(prediction["by_batch"])
+    assert sum(prediction["by_policy"].values()) == pytest.approx(prediction["cpu_seconds"] - starts)
+
+
 def test_a_build_whose_logs_hold_no_cpu_line_and_no_benchmark_files_is_read_from_its_sidecars(tmp_path):
     """An older build: batch logs without the CPU line, no Snakemake benchmark files; its sidecars' job time is read
     (a grid simulation once), not an empty measurement."""
@@ -508,4 +531,5 @@ def test_the_check_against_a_measured_build_predicts_each_measured_and_modelled_
     assert main([*arguments, "--measured", str(build)]) == 0
     printed = capsys.readouterr().out
     assert f"left out: {names[-1]} (not measured)" in printed and "| **total** |" in printed
+    assert "by policy (CPU-hours): " in printed and "batches over 1 CPU-hour" in printed
     assert json.loads(out.read_text())["prediction"]["check"]["ratio"] == pytest.approx(check["ratio"])

@@ -123,9 +123,11 @@ def run_cost_model(
     on_entry: Callable[[dict[str, Any]], None] | None = None,
     earlier: dict[str, Any] | None = None,
     probe_budget_s: float = 10.0,
+    also: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Measure every entry of ``config`` (or the experiments in ``only``) at each run count of ``runs`` and predict its
-    jobs' CPU time (module docstring).
+    jobs' CPU time (module docstring). ``also``: other configs (those the command predicts from this model) whose
+    entries that ``config`` lacks are measured too, so that their predictions leave no job without a model.
 
     Returns ``{"machine", "runs", "at", "window", "budget_s", "startup_s", "entries": [{experiment, label,
     environment, policy, regime, coverage, cost_at: {t: s}, measured_at: {t: bool} (at the largest run count),
@@ -141,6 +143,9 @@ def run_cost_model(
     torch.set_num_threads(1)
     runs = tuple(sorted(set(runs)))
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
+    measured_jobs = jobs + [
+        job for other in also or [] for job in expand_jobs(other) if only is None or job.experiment in only
+    ]
     horizon = max(at) + 1
     model, rows, not_measured, reasons = {}, [], [], {}
     if earlier is not None:
@@ -176,10 +181,11 @@ def run_cost_model(
         }
 
     longest: dict[tuple[str, str], int] = {}
-    for job in jobs:
+    for job in measured_jobs:
         needed = int(job.spec["environment"]["horizon"]) + (0 if needs_warm_start(job) else job.spec.get("n_logged", 0))
         longest[entry_key(job)] = max(longest.get(entry_key(job), 0), needed)
-    for key, job in sorted(measured_entries(jobs).items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
+    entries = measured_entries(measured_jobs)
+    for key, job in sorted(entries.items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
         if key in model:
             continue
         name = f"{job.experiment}/{job.label}/{job.environment}"

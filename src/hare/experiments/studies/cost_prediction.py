@@ -141,17 +141,22 @@ def predict(
 ) -> dict[str, Any]:
     """Predicted CPU seconds of ``jobs`` from the per-entry models ``{entry_key: {"measurements": [...], "lines":
     [...], "recording_s"}}``: every simulation of :func:`.cost_schedule.plays` at its run counts, plus each job's
-    recording (its entry's, else ``recording_s``) and each batch's ``startup_s``; in total and per experiment. Jobs
+    recording (its entry's, else ``recording_s``) and each batch's ``startup_s``; in total, per experiment, per policy
+    (its plays and recordings; the batches' starts under no policy) and per batch (``<experiment>/<environment>``,
+    one process: one Slurm job). Jobs
     without a model are listed under ``unmodelled`` and counted by reason under ``unmodelled_reasons``
     (``not_measured``: the reason of each entry that could not be measured)."""
     not_measured = not_measured or {}
-    total, by_experiment, unmodelled, reasons = 0.0, {}, [], {}
+    total, by_experiment, by_policy, by_batch, unmodelled, reasons = 0.0, {}, {}, {}, [], {}
     modelled_batches: dict[str, str] = {}
 
-    def add(experiment: str, seconds: float) -> None:
+    def add(experiment: str, batch: str, seconds: float, policy: str | None = None) -> None:
         nonlocal total
         total += seconds
         by_experiment[experiment] = by_experiment.get(experiment, 0.0) + seconds
+        by_batch[batch] = by_batch.get(batch, 0.0) + seconds
+        if policy is not None:
+            by_policy[policy] = by_policy.get(policy, 0.0) + seconds
 
     for members, run_counts in plays(jobs):
         job = members[0]
@@ -174,13 +179,15 @@ def predict(
         seconds_at = runs_line(points)
         seconds = sum(seconds_at(b) for b in run_counts) + len(members) * entry.get("recording_s", recording_s)
         modelled_batches[f"{job.experiment}/{job.environment}"] = job.experiment
-        add(job.experiment, seconds)
-    for experiment in modelled_batches.values():
-        add(experiment, startup_s)
+        add(job.experiment, f"{job.experiment}/{job.environment}", seconds, job.spec["policy"])
+    for batch, experiment in modelled_batches.items():
+        add(experiment, batch, startup_s)
     return {
         "cpu_seconds": total,
         "cpu_hours": total / 3600,
         "by_experiment": by_experiment,
+        "by_policy": by_policy,
+        "by_batch": by_batch,
         "unmodelled": unmodelled,
         "unmodelled_reasons": reasons,
     }
@@ -369,4 +376,28 @@ def check_table(check: dict[str, Any]) -> list[str]:
     )
     lines.append(f"{check['benchmark_batches']} batches read from a Snakemake benchmark sample (each up to 30 s short)")
     lines.extend(f"left out: {batch} ({reason})" for batch, reason in check["left_out"].items())
+    return lines
+
+
+def summary_lines(name: str, prediction: dict[str, Any], hour_s: float = 3600.0) -> list[str]:
+    """What ``hare cost-model`` prints of one prediction: its CPU-hours (and the measured build's, where set beside
+    it), the policies by CPU-hours, the batches over ``hour_s`` (one core each), and the jobs without a model by
+    reason."""
+    measured = prediction.get("measured_cpu_seconds")
+    note = f"; measured {sum(measured.values()) / 3600:.2f} CPU-hours" if measured else ""
+    lines = [
+        f"{name}: predicted {prediction['cpu_hours']:.2f} CPU-hours{note}; "
+        f"{len(prediction['unmodelled'])} jobs without a model"
+    ]
+    policies = sorted(prediction.get("by_policy", {}).items(), key=lambda item: -item[1])
+    if policies:
+        lines.append("  by policy (CPU-hours): " + ", ".join(f"{p} {s / 3600:.1f}" for p, s in policies))
+    batches = sorted(prediction.get("by_batch", {}).items(), key=lambda item: -item[1])
+    long = [(batch, seconds) for batch, seconds in batches if seconds > hour_s]
+    if batches:
+        lines.append(
+            f"  {len(long)} of {len(batches)} batches over {hour_s / 3600:g} CPU-hour"
+            + "".join(f"\n    {batch}: {seconds / 3600:.1f}" for batch, seconds in long)
+        )
+    lines.extend(f"  {count} jobs: {reason}" for reason, count in prediction["unmodelled_reasons"].items())
     return lines
