@@ -229,15 +229,14 @@ def cmd_compare_builds(args: argparse.Namespace) -> int:
 
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.cost_model import check_arguments, run_cost_model
-    from hare.experiments.studies.cost_prediction import (
+    from hare.experiments.studies.cost_check import (
         check_against_measured,
         check_table,
         measured_batch_seconds,
         measured_job_seconds,
-        predict_config,
-        summary_lines,
     )
+    from hare.experiments.studies.cost_model import check_arguments, run_cost_model
+    from hare.experiments.studies.cost_prediction import predict_config, summary_lines
     from hare.io import write_json
 
     try:

@@ -350,7 +350,7 @@ def run_batch(
 
 BATCH_CPU = re.compile(r"^batch (?P<batch>\S+): (?P<seconds>[0-9.]+) CPU-seconds", re.MULTILINE)
 """The last line of a batch's log (:func:`batch_cpu_line`), read back by
-:func:`hare.experiments.studies.cost_prediction.measured_job_seconds`."""
+:func:`hare.experiments.studies.cost_check.measured_job_seconds`."""
 
 
 def batch_cpu_line(batch: str) -> str:
