@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import REPOSITORY
 from hare.cli import main
 from hare.experiments.grid import expand_jobs
 from hare.experiments.studies.cost_measurement import entry_key, measure_entry
@@ -341,6 +342,24 @@ def test_a_growing_entry_is_probed_at_the_last_round_its_jobs_play(smoke_config,
     assert probed is not None and probed["last"] == last > 41 and probed["seconds"] > 0
     assert rows["lnucb_ta"]["coverage"] == f"past its most expensive phase: its rounds before round {last} probed"
     assert rows["linucb"]["measurements"][0]["probe"] is None
+
+
+def test_a_growing_entry_is_probed_at_the_rounds_its_dataset_plays_not_its_nominal_horizon():
+    """The probe's target (the last update an entry's jobs play): Mushroom's 8,124 rows less 1,000 logs play 7,124
+    rounds of a horizon of 10,000, and a warm job's 1,000 logs come first (8,124 updates); a simulator plays its
+    horizon."""
+    from hare.experiments.config import resolve_config_file
+    from hare.experiments.studies.cost_model import updates_played
+
+    jobs = expand_jobs(resolve_config_file(REPOSITORY / "config" / "paper.yaml"))
+
+    def first(experiment, environment):
+        return next(j for j in jobs if (j.experiment, j.environment, j.role) == (experiment, environment, "report"))
+
+    assert updates_played(first("classification", "mushroom")) == 7124
+    assert updates_played(first("classification_warm", "mushroom")) == 8124
+    assert updates_played(first("synthetic", "synthetic_linear")) == 10000
+    assert updates_played(first("synthetic_warm", "synthetic_linear")) == 11000
 
 
 def write_logged(path, n=400, n_actions=5, d_user=3, d_item=2):

@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hare.experiments.grid import expand_jobs
+from hare.experiments.grid import Job, expand_jobs
 from hare.experiments.studies.cost_measurement import (
     entry_key,
     measure_entry,
@@ -87,7 +87,14 @@ from hare.experiments.studies.cost_measurement import (
     recording_seconds,
     startup_seconds,
 )
-from hare.experiments.studies.cost_prediction import cost_at, cost_line, coverage, held_out_check, predict
+from hare.experiments.studies.cost_prediction import (
+    cost_at,
+    cost_line,
+    coverage,
+    held_out_check,
+    played_rounds,
+    predict,
+)
 from hare.experiments.studies.cost_schedule import replays_logged_data, saturation_of, schedule_of
 
 log = logging.getLogger(__name__)
@@ -110,6 +117,13 @@ def check_arguments(runs: tuple[int, ...], at: tuple[int, ...], window: int, bud
         raise ValueError(f"window: must be an integer >= 1, got {window!r}")
     if not (isinstance(budget_s, (int, float)) and math.isfinite(budget_s) and budget_s > 0):
         raise ValueError(f"budget: must be a finite number of seconds > 0, got {budget_s!r}")
+
+
+def updates_played(job: Job) -> int:
+    """The updates a job's policy receives: the rounds its environment plays (:func:`.cost_prediction.played_rounds`,
+    the horizon capped by a dataset's online rows), after its ``n_logged`` warm-start logs where the entry is measured
+    cold (every policy but HARE with learned projections, measured warm)."""
+    return played_rounds(job) + (0 if needs_warm_start(job) else int(job.spec.get("n_logged", 0)))
 
 
 def run_cost_model(
@@ -182,8 +196,7 @@ def run_cost_model(
 
     longest: dict[tuple[str, str], int] = {}
     for job in measured_jobs:
-        needed = int(job.spec["environment"]["horizon"]) + (0 if needs_warm_start(job) else job.spec.get("n_logged", 0))
-        longest[entry_key(job)] = max(longest.get(entry_key(job), 0), needed)
+        longest[entry_key(job)] = max(longest.get(entry_key(job), 0), updates_played(job))
     entries = measured_entries(measured_jobs)
     for key, job in sorted(entries.items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
         if key in model:
