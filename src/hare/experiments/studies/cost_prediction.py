@@ -140,9 +140,8 @@ def predict(
     [...], "recording_s"}}``: every simulation of :func:`.cost_schedule.plays` at its run counts, plus each job's
     recording (its entry's, else ``recording_s``) and each batch's ``startup_s``; in total, per experiment, per policy
     (its plays and recordings; the batches' starts under no policy) and per batch (``<experiment>/<environment>``,
-    one process: one Slurm job). Jobs
-    without a model are listed under ``unmodelled`` and counted by reason under ``unmodelled_reasons``
-    (``not_measured``: the reason of each entry that could not be measured)."""
+    one process: one Slurm job). Jobs without a model are listed under ``unmodelled`` and counted by reason under
+    ``unmodelled_reasons`` (``not_measured``: the reason of each entry that could not be measured)."""
     not_measured = not_measured or {}
     total, by_experiment, by_policy, by_batch, unmodelled, reasons = 0.0, {}, {}, {}, [], {}
     modelled_batches: dict[str, str] = {}
