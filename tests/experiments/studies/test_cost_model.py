@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPOSITORY
 from hare.cli import main
 from hare.experiments.grid import expand_jobs
 from hare.experiments.studies.cost_measurement import entry_key, measure_entry
@@ -351,7 +351,7 @@ def test_a_growing_entry_is_probed_at_the_rounds_its_dataset_plays_not_its_nomin
     from hare.experiments.config import resolve_config_file
     from hare.experiments.studies.cost_model import updates_played
 
-    jobs = expand_jobs(resolve_config_file(REPOSITORY / "config" / "paper.yaml"))
+    jobs = expand_jobs(resolve_config_file(Path(__file__).resolve().parents[3] / "config" / "paper.yaml"))
 
     def first(experiment, environment):
         return next(j for j in jobs if (j.experiment, j.environment, j.role) == (experiment, environment, "report"))
