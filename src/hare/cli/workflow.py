@@ -233,7 +233,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
         check_against_measured,
         check_table,
         measured_batch_seconds,
-        measured_job_seconds,
+        per_experiment,
     )
     from hare.experiments.studies.cost_model import check_arguments, run_cost_model
     from hare.experiments.studies.cost_prediction import predict_config, summary_lines
@@ -246,6 +246,7 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
     if args.model is not None and args.resume is not None:
         raise ValueError("--resume: give --model (predict from it, measuring nothing) or --resume (measure the rest)")
     config = _load_config(args.config)
+    predicted = {path: _load_config([path]) for path in args.predict}  # each read once, before any measurement
     if args.model is not None:  # predict from an earlier measurement, measuring nothing
         result = json.loads(Path(args.model).read_text())
         result.pop("predictions", None)
@@ -262,18 +263,18 @@ def cmd_cost_model(args: argparse.Namespace) -> int:
             on_entry=lambda partial: write_json(args.out, partial),
             earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
             probe_budget_s=args.probe_budget,
-            also=[_load_config([path]) for path in args.predict],
+            also=list(predicted.values()),
         )
-    for path in args.predict:
-        result.setdefault("predictions", {})[path] = predict_config(_load_config([path]), result, args.experiments)
+    for path, other in predicted.items():
+        result.setdefault("predictions", {})[path] = predict_config(other, result, args.experiments)
     check = None
     if args.measured:  # beside the last prediction (the config itself without --predict)
         checked = args.predict[-1] if args.predict else None
         prediction = result["prediction"] if checked is None else result["predictions"][checked]
-        prediction["measured_cpu_seconds"] = measured_job_seconds(Path(args.measured), args.experiments)
         batches = measured_batch_seconds(Path(args.measured), args.experiments)
+        prediction["measured_cpu_seconds"] = per_experiment(batches)
         prediction["check"] = check = check_against_measured(
-            config if checked is None else _load_config([checked]), result, batches, args.experiments
+            config if checked is None else predicted[checked], result, batches, args.experiments
         )
     write_json(args.out, result)
     for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():

@@ -15,7 +15,7 @@ from typing import Any
 
 from hare.experiments.grid import Job, expand_jobs
 from hare.experiments.run import BATCH_CPU
-from hare.experiments.studies.cost_prediction import predict
+from hare.experiments.studies.cost_prediction import entry_models, predict
 
 
 def measured_batch_seconds(results: Path, experiments: list[str] | None = None) -> dict[str, tuple[float, str]]:
@@ -74,8 +74,13 @@ def measured_batch_seconds(results: Path, experiments: list[str] | None = None) 
 
 def measured_job_seconds(results: Path, experiments: list[str] | None = None) -> dict[str, float]:
     """The CPU seconds of :func:`measured_batch_seconds` summed per experiment."""
+    return per_experiment(measured_batch_seconds(results, experiments))
+
+
+def per_experiment(measured: dict[str, tuple[float, str]]) -> dict[str, float]:
+    """The batches' CPU seconds of :func:`measured_batch_seconds` summed per experiment."""
     totals: dict[str, float] = {}
-    for batch, (seconds, _) in measured_batch_seconds(results, experiments).items():
+    for batch, (seconds, _) in measured.items():
         experiment = batch.split("/")[0]
         totals[experiment] = totals.get(experiment, 0.0) + seconds
     return totals
@@ -93,7 +98,7 @@ def check_against_measured(
     ``left_out`` with the reason (not measured; jobs without a model). ``ratio`` is predicted over measured CPU
     seconds over the compared batches; ``benchmark_batches`` counts the compared batches read from a Snakemake
     benchmark sample (each possibly short by up to 30 s)."""
-    model = {tuple(key.split("\t")): value for key, value in cost_model["model"].items()}
+    model = entry_models(cost_model)
     batches: dict[str, list[Job]] = {}
     for job in expand_jobs(config):
         if only is None or job.experiment in only:

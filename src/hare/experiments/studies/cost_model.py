@@ -91,6 +91,7 @@ from hare.experiments.studies.cost_prediction import (
     cost_at,
     cost_line,
     coverage,
+    entry_models,
     held_out_check,
     played_rounds,
     predict,
@@ -171,7 +172,7 @@ def run_cost_model(
         ]
         if differing:
             raise ValueError(f"earlier: measured at other settings: {', '.join(differing)}")
-        model = {tuple(key.split("\t")): value for key, value in earlier["model"].items()}
+        model = entry_models(earlier)
         rows = list(earlier["entries"])
     startup = startup_seconds() if earlier is None else earlier["startup_s"]
 

@@ -234,10 +234,16 @@ def coverage(measurement: dict[str, Any], schedule: tuple[int, int, int] | None,
     return "held-out check: later rounds on the line"
 
 
+def entry_models(cost_model: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The per-entry models of a saved cost model, keyed by :func:`.cost_measurement.entry_key` (the output joins each
+    key's two parts with a tab)."""
+    return {tuple(key.split("\t")): value for key, value in cost_model["model"].items()}
+
+
 def predict_config(config: dict[str, Any], cost_model: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
     """The prediction of :func:`predict` for another config from a saved cost model (its ``model`` and
     ``startup_s``)."""
-    model = {tuple(key.split("\t")): value for key, value in cost_model["model"].items()}
+    model = entry_models(cost_model)
     jobs = [job for job in expand_jobs(config) if only is None or job.experiment in only]
     return predict(jobs, model, startup_s=cost_model.get("startup_s", 0.0))
 
