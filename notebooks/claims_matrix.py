@@ -17,7 +17,8 @@
 # the family's baselines (or whichever bound value varies most), columns the rest of each claim's binding (dataset
 # and regime, or the replay's exploration rate), the cell's colour its adjusted status and its text the measured
 # value (for the comparisons, the paired difference HARE minus the baseline). The first figure is the family named
-# by `family`; the second stacks every other family with more than `min_members` members.
+# by `family`; the second stacks every other family with more than `min_members` members, its members that ran,
+# on as many pages as fit the paper's text block.
 # Reads only the claims document; never re-runs a claim.
 
 # %% tags=["parameters"]
@@ -37,7 +38,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch, Rectangle
 
 from hare.report.names import DISPLAY_NAMES
-from hare.report.style import BACKGROUND_GREY, TEXT_WIDTH_IN, apply_style, figure, save
+from hare.report.style import BACKGROUND_GREY, TEXT_WIDTH_IN, apply_style, figure, save, save_pages
 
 apply_style()
 document = json.loads(Path(claims_json).read_text())
@@ -207,7 +208,7 @@ def legend(fig, members: list[dict]) -> None:
 
 def panel_height(members: list[dict]) -> float:
     rows, columns, _ = matrix(members)
-    return 0.75 + 0.16 * len(rows) + (0.45 if len(columns) > CROWDED else 0.0)
+    return 0.55 + 0.12 * len(rows) + (0.4 if len(columns) > CROWDED else 0.0)
 
 
 families = {}
@@ -227,27 +228,47 @@ else:
 save(fig, figures[0])
 
 # %%
-others = {name_: members for name_, members in families.items() if name_ != family and len(members) > min_members}
-if others:
-    heights = [panel_height(members) for members in others.values()]
+# The other large families, each drawn with the members that ran (the register lists those NOT RUN apart), split into
+# pages that fit the paper's text block: the paper includes every page of the PDF.
+PAGE_HEIGHT_IN = 8.3
+"""The most height one page of the families figure takes (the text block is 9 in; the caption takes the rest)."""
+others = {
+    name_: ran
+    for name_, members in families.items()
+    if name_ != family and len(members) > min_members
+    for ran in [[c for c in members if status(c) != "NOT RUN"]]
+    if ran
+}
+pages: list = []
+for name_, members in others.items():
+    if not pages or sum(panel_height(m) for _, m in pages[-1]) + panel_height(members) > PAGE_HEIGHT_IN:
+        pages.append([])
+    pages[-1].append((name_, members))
+figs = []
+for number, page in enumerate(pages, start=1):
+    heights = [panel_height(members) for _, members in page]
     fig, axes = plt.subplots(
-        len(others),
+        len(page),
         1,
-        figsize=(TEXT_WIDTH_IN, sum(heights)),
+        figsize=(TEXT_WIDTH_IN, sum(heights) + (0.3 if number == len(pages) else 0.0)),
         squeeze=False,
         constrained_layout=True,
         gridspec_kw={"height_ratios": heights},
     )
-    for ax, (name_, members) in zip(axes[:, 0], others.items(), strict=True):
-        draw(ax, members, f"{name_.replace('_', ' ')}: {len(members)} claims")
-    legend(fig, [c for members in others.values() for c in members])
-else:
+    for ax, (name_, members) in zip(axes[:, 0], page, strict=True):
+        draw(ax, members, f"{name_.replace('_', ' ')}: {len(members)} claims that ran")
+    if number == len(pages):
+        legend(fig, [c for members in others.values() for c in members])
+    figs.append(fig)
+if not figs:
     fig, axes = figure(height_in=0.6)
     axes[0, 0].axis("off")
     axes[0, 0].text(
         0.5, 0.5, f"no other family has more than {min_members} members in this build", ha="center", va="center"
     )
-save(fig, figures[1])
+    figs.append(fig)
+save_pages(figs, figures[1])
+print(f"{len(figs)} pages of families: " + "; ".join(", ".join(name_ for name_, _ in page) for page in pages))
 
 # %%
 for name_, members in families.items():

@@ -2,6 +2,7 @@
 adjusted status and labelled with its measured value; rows are baselines, columns dataset and regime."""
 
 import json
+import re
 from pathlib import Path
 
 import matplotlib.colors as mcolors
@@ -127,3 +128,38 @@ def test_cells_carry_status_colour_and_measured_value(executed):
 
 def test_only_large_families_get_a_panel(executed):
     assert set(executed["others"]) == {"published"}
+
+
+def test_families_figure_pages_fit_the_text_block_and_hold_only_the_claims_that_ran(tmp_path):
+    """Eight large families of 20 members, 5 NOT RUN each: the NOT RUN members are left out of the panels and the
+    panels are split over as many PDF pages as it takes for each to fit the page height the paper leaves."""
+    document = claims_document()
+    for f in range(8):
+        for i in range(20):
+            document["claims"].append(
+                document["claims"][0]
+                | {
+                    "id": f"F{f}_{i}",
+                    "key": f"fam{f}_{i}",
+                    "family": f"fam{f}",
+                    "binding": {"policy": f"p{i % 20}", "dataset": "adult"},
+                    "status": "NOT RUN" if i % 4 == 0 else "PASS",
+                    "adjusted_status": "NOT RUN" if i % 4 == 0 else "PASS",
+                }
+            )
+    (tmp_path / "claims.json").write_text(json.dumps(document))
+    figures = [str(tmp_path / "main.pdf"), str(tmp_path / "families.pdf")]
+    namespace: dict = {}
+    source = NOTEBOOK.read_text().replace(
+        PARAMETERS,
+        f"runs = []\nclaims_json = {str(tmp_path / 'claims.json')!r}\nfamily = 'hare_vs_baselines'\n"
+        f"min_members = 12\nfigures = {figures!r}",
+    )
+    exec(compile(source, str(NOTEBOOK), "exec"), namespace)
+    assert all(len(members) == 15 for name, members in namespace["others"].items() if name.startswith("fam"))
+    pages = namespace["pages"]
+    assert len(pages) > 1 and sum(len(page) for page in pages) == 9
+    for page in pages:
+        assert sum(namespace["panel_height"](members) for _, members in page) <= namespace["PAGE_HEIGHT_IN"]
+    data = (tmp_path / "families.pdf").read_bytes()
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", data)) == len(pages)

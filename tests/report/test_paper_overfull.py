@@ -49,3 +49,29 @@ def test_build_paper_fails_on_an_overfull_box(tmp_path):
     assert not (tmp_path / "paper.pdf").exists()
     result = build_document(tmp_path, "\\noindent\\rule{0.5\\linewidth}{1pt}")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_float_too_tall_for_its_page_fails_naming_the_file_and_line():
+    from hare.report.paper import check_too_tall
+
+    log = (
+        "(./sections/appendix.tex [17] (./generated/table_a.tex)\n(./sections/figures_extra.tex\n"
+        "LaTeX Warning: Float too large for page by 1026.01065pt on input line 8.\n) (./generated/table_b.tex\n"
+        "LaTeX Warning: Float too large for page by 163.70166pt on input line 86.\n)"
+    )
+    with pytest.raises(RuntimeError) as error:
+        check_too_tall(log, "main.log")
+    assert str(error.value) == (
+        "main.log: 2 float(s) too large for their page; the tallest by 1026.01pt (./sections/figures_extra.tex line "
+        "8): its bottom is cut off"
+    )
+    check_too_tall(log.replace("Float too large", "Float fine"), "main.log")
+
+
+@pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
+def test_build_paper_fails_on_a_float_taller_than_the_page(tmp_path):
+    result = build_document(tmp_path, "\\begin{figure}\\rule{1pt}{1.2\\textheight}\\caption{Tall.}\\end{figure}")
+    assert result.returncode != 0
+    assert "too large for their page" in result.stderr and not (tmp_path / "paper.pdf").exists()
+    result = build_document(tmp_path, "\\begin{figure}\\rule{1pt}{0.5\\textheight}\\caption{Short.}\\end{figure}")
+    assert result.returncode == 0, result.stderr

@@ -93,9 +93,33 @@ def test_at_another_scale_only_the_directions_are_reported():
 def test_table_rows_and_the_empty_table():
     lines = [PUBLISHED, _ours("lnucb_ta", 100.0, "within 2 sd") | {"sigma_difference": math.nan}]
     tex = reproduction_table_tex(lines, READINGS, "Readings & more.", "tab:r", "Regime: cold.")
-    assert r"Mushroom & published (LNUCB-TA, Table~2) &  & 100.0 $\pm$ 10.0 & 5 & 1{,}000 & -- & -- \\" in tex
-    assert r" & as written & reference & 100.0 [95.0, 105.0] & 5 & 1{,}000 & -- & within 2$\sigma$ \\" in tex
+    assert r"Mushroom, $T$ = 1{,}000 & as written & 100.0 $\pm$ 10.0 & 5 & 100.0\,$\checkmark$ \\" in tex
     assert r"\caption{Readings \& more. Verdicts follow the rule" in tex
     empty = reproduction_table_tex([], READINGS, "Readings.", "tab:r", "Regime: cold.")
     assert "no reading of LNUCB-TA under the reference's rows" in empty
     assert reproduction_text([], READINGS).endswith("in this configuration.\n")
+
+
+def test_table_has_a_row_per_reading_and_a_column_per_preparation():
+    """Rows: dataset x reading (or policy), each with its policy's published mean; columns: the preparations run, in
+    the table's order; a cell the configuration did not run is empty, another horizon's cell is marked, not scored."""
+    published_linucb = PUBLISHED | {"policy": "linucb", "mean": 500.0, "std": 20.0}
+    onehot = {"preparation": "onehot"}
+    lines = [
+        PUBLISHED,
+        _ours("lnucb_ta", 130.0, "outside 2 sd") | onehot,
+        _ours("lnucb_ta", 115.0, "overlaps"),
+        _ours("lnucb_ta_public", 105.0, "within 2 sd") | onehot,
+        published_linucb,
+        _ours("linucb", 520.0, "not comparable") | {"horizon": 500},
+    ]
+    tex = reproduction_table_tex(lines, READINGS, "Readings.", "tab:r")
+    header = next(line for line in tex.splitlines() if line.startswith("Dataset"))
+    assert header.index("{reference}") < header.index("{one-hot}")
+    rows = [line for line in tex.splitlines() if "$\\pm$" in line and "&" in line]
+    assert rows == [
+        r"Mushroom & as written & 100.0 $\pm$ 10.0 & 5 & 115.0 ($+1.5$)\,$\sim$ & 130.0 ($+3.0$)\,$\times$ \\",
+        r"$T$ = 500--1{,}000 & public-code reading (all switches) & 100.0 $\pm$ 10.0 & 5 &  "
+        r"& 105.0 ($+0.5$)\,$\checkmark$ \\",
+        r" & LinUCB & 500.0 $\pm$ 20.0 & 5 & 520.0\,$\dagger$ &  \\",
+    ]

@@ -20,6 +20,8 @@ UNDEFINED = re.compile(
 OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) ([^\n]*)")
 OVERFULL_TOLERANCE_PT = 1.0
 """The widest overfull ``\\hbox`` a build accepts: anything wider sticks visibly into the margin."""
+TOO_TALL = re.compile(r"Float too large for page by (\d+(?:\.\d+)?)pt on input line (\d+)")
+"""A float taller than the text block: LaTeX sets it anyway and the page cuts it off."""
 OUTPUT_WRITTEN = re.compile(r"Output written on .*?\((\d+) pages?\b")
 BODY_END_LABEL = "body:end"
 """The label ``paper/main.tex`` sets after the last section of the body (its tables and figures flushed): its page in
@@ -52,6 +54,22 @@ def check_overfull(log_text: str, source: str | Path, tolerance_pt: float = OVER
         excess, where = boxes[0]
         raise RuntimeError(
             f"{source}: {len(boxes)} overfull \\hbox wider than {tolerance_pt:g}pt; the widest by {excess:g}pt {where}"
+        )
+
+
+def check_too_tall(log_text: str, source: str | Path) -> None:
+    """Fail with one line naming the tallest when a float is too large for its page (its bottom is cut off in the
+    PDF): ``Float too large for page by X pt on input line N``, the file being read at that point named as the log
+    has it (its last ``(./file.tex`` before the warning)."""
+    floats = []
+    for match in TOO_TALL.finditer(log_text):
+        opened = re.findall(r"\((\./[^\s()]+\.tex)", log_text[: match.start()])
+        floats.append((float(match.group(1)), f"{opened[-1] if opened else 'main'} line {match.group(2)}"))
+    if floats:
+        excess, where = max(floats)
+        raise RuntimeError(
+            f"{source}: {len(floats)} float(s) too large for their page; the tallest by {excess:g}pt ({where}): its "
+            "bottom is cut off"
         )
 
 
@@ -102,7 +120,8 @@ def build_pdf(
     main: Path, outdir: Path, pdf: Path, max_pages: int | None = None, max_body_pages: int | None = None
 ) -> None:
     """Compile ``main`` with latexmk into ``outdir``; fail on errors, undefined references/citations, an overfull
-    ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`) or a page budget exceeded
+    ``\\hbox`` wider than :data:`OVERFULL_TOLERANCE_PT` (:func:`check_overfull`), a float too tall for its page
+    (:func:`check_too_tall`) or a page budget exceeded
     (:func:`check_pages`: ``max_pages`` for the whole PDF, ``max_body_pages`` for the body); copy to ``pdf``. A failed
     check leaves no ``pdf`` behind (a stale one is removed first)."""
     if shutil.which("latexmk") is None:
@@ -139,6 +158,7 @@ def build_pdf(
     if undefined:
         raise RuntimeError(f"{main}: undefined references or citations: {', '.join(undefined)}")
     check_overfull(log_text, log_path)
+    check_too_tall(log_text, log_path)
     aux_path = outdir / (main.stem + ".aux")
     aux_text = aux_path.read_text(errors="replace") if aux_path.exists() else ""
     check_pages(log_text, aux_text, outdir / (main.stem + ".pdf"), max_pages, max_body_pages)

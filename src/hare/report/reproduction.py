@@ -52,14 +52,15 @@ READING_TEX = {
     "lnucb_ta_uniform_theta": r"$\theta$ uniform at start",
 }
 """A reading's name in LaTeX, by label (a reading not listed: its plain name, escaped)."""
-VERDICTS_TEX = {
-    "within 2 sd": r"within 2$\sigma$",
-    "outside 2 sd": r"outside 2$\sigma$",
-    "overlaps": "overlaps",
-    "no published row": "no published row",
-    "no interval": "no interval ($n<2$)",
+VERDICT_MARKS = {
+    "within 2 sd": r"$\checkmark$",
+    "outside 2 sd": r"$\times$",
+    "overlaps": r"$\sim$",
+    "not comparable": r"$\dagger$",
+    "no interval": "?",
+    "no published row": "",
 }
-"""How each verdict code of the CSV reads in the table (``not comparable`` gains our T and n)."""
+"""The mark a cell of the table carries for each verdict code (the notes give the legend)."""
 REPRODUCTION_RULE = (
     r"Verdicts follow the rule of the claims register: within 2$\sigma$ when the whole 95\% $t$ interval of our mean "
     r"lies within the published mean $\pm$ two published standard deviations, outside 2$\sigma$ when it lies wholly "
@@ -95,20 +96,18 @@ def _scale(row: dict, published: bool = False) -> str:
     return f"$T={format_number(horizon, 0)}$, $n={n_runs}$"
 
 
-def _verdict_tex(row: dict) -> str:
-    return f"not comparable ({_scale(row)})" if row["verdict"] == "not comparable" else VERDICTS_TEX[row["verdict"]]
-
-
 NOTES = (
-    "Total pseudo-regret on the reference's rows, under the preparation of each row (reference: ordinal codes, raw "
-    "numbers; one-hot: nominal attributes one-hot; standardised, min-max: numeric attributes scaled; every one with "
-    "unit rows). Our rows: mean over $n$ independent runs of $T$ rounds with "
-    "its 95\\% Student $t$ interval; the published row: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 quotes "
-    "them. $\\Delta/\\sigma_{\\mathrm{pub}}$: (our mean $-$ published mean) / published standard deviation, at the "
-    "published horizon only (the CSV gives it at any scale). Every reading is tuned on $\\alpha_0$ over tuning runs "
-    "with disjoint seeds, like LNUCB-TA as written; a switch alone departs from the algorithm as written in that one "
-    "place, the public-code reading in all of them. $g$ from all rewards, and so the public-code reading, reads the "
-    "environment's whole reward matrix: information a bandit does not have."
+    "A cell: our mean total pseudo-regret over $n$ independent runs of $T$ rounds on the reference's rows under the "
+    "column's preparation (reference: ordinal codes, raw numbers; one-hot: nominal attributes one-hot; standardised, "
+    "min-max: numeric attributes scaled; every one with unit rows); in parentheses (our mean $-$ published mean) / "
+    "published standard deviation, at the published horizon only; then the verdict: $\\checkmark$ within 2$\\sigma$, "
+    "$\\times$ outside 2$\\sigma$, $\\sim$ overlaps, $\\dagger$ not comparable (another $T$ than the published one), "
+    "? no interval ($n<2$). The 95\\% Student $t$ intervals that decide the verdicts are in the table's CSV (LNUCB-TA "
+    "as written's also in the paragraphs below). Published: mean $\\pm$ standard deviation as LNUCB-TA's Table~2 "
+    "quotes them. Every reading is tuned on $\\alpha_0$ over tuning runs with disjoint seeds, like LNUCB-TA as "
+    "written; a switch alone departs from the algorithm as written in that one place, the public-code reading in all "
+    "of them. $g$ from all rewards, and so the public-code reading, reads the environment's whole reward matrix: "
+    "information a bandit does not have."
 )
 
 
@@ -130,64 +129,77 @@ def _cell_label(r: dict, readings: Readings) -> str:
     return reading_name(reading, readings) if reading is not None else escape(display_name(r["policy"]))
 
 
+def _span(values: list) -> str:
+    """One value, or the range of several (``16--51``)."""
+    low, high = min(values), max(values)
+    return format_number(low, 0) if low == high else f"{format_number(low, 0)}--{format_number(high, 0)}"
+
+
+def _cell(r: dict) -> str:
+    """A cell: the mean total regret, its distance from the published mean in published standard deviations (at the
+    published scale) and its verdict's mark."""
+    sigma = f" ({_signed(r['sigma_difference'])})" if r["comparable"] and math.isfinite(r["sigma_difference"]) else ""
+    mark = VERDICT_MARKS.get(r["verdict"], "")
+    return f"{format_number(r['mean'])}{sigma}" + (f"\\,{mark}" if mark else "")
+
+
 def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, label: str, regime: str = "") -> str:
-    """Per dataset and published policy, the published mean ± std, then each cell (a reading of LNUCB-TA or the
-    policy, under one preparation of the reference's rows): its mean total regret with its 95% t interval, n and T,
-    its difference from the published mean in published standard deviations and its verdict; the caption (plain text,
-    escaped here) states the verdict rule (the claims') and ends with ``regime`` (the regime sentence of the runs).
-    Without a line, a one-cell table says that no cell was run."""
+    """One row per dataset and reading of LNUCB-TA (or published policy), one column per preparation of the
+    reference's rows: the published mean ± std of the row's policy, our horizon T and run counts n, then per
+    preparation our mean total regret, (mean - published mean) / published std and the verdict's mark (the 95% t
+    intervals that decide them are in the CSV and the paragraphs of :func:`reproduction_text`). The caption (plain
+    text, escaped here) states the verdict rule (the claims') and ends with ``regime``. Without a line, a one-cell
+    table says that no cell was run."""
     caption = escape(caption)
     if not lines:
         message = "no reading of LNUCB-TA under the reference's rows in this configuration"
         return booktabs_table(["Reading"], [[message]], "l", f"{caption} {regime}", label)
+    ours = [r for r in lines if r["role"] != "published"]
+    published = {(r["dataset"], r["policy"]): r for r in lines if r["role"] == "published"}
+    order = list(PREPARATION_TEX)
+    preparations = sorted(
+        {r.get("preparation", "") for r in ours}, key=lambda p: (p not in order, order.index(p) if p in order else 0, p)
+    )
+    rows: dict[str, dict[str, list[dict]]] = {}
+    for r in ours:
+        rows.setdefault(r["dataset"], {}).setdefault(r["policy"], []).append(r)
+    by_label = readings.by_label()
     body: list[list[str]] = []
-    previous = None
-    for r in lines:
-        if previous is not None and r["dataset"] != previous:
+    for dataset, policies in rows.items():
+        if body:
             body.append([])
-        dataset = escape(display_name(r["dataset"])) if r["dataset"] != previous else ""
-        previous = r["dataset"]
-        if r["role"] == "published":
+        horizon = f"$T$ = {_span([r['horizon'] for cells in policies.values() for r in cells])}"
+        # The dataset's name and under it our horizon T (beside it where the dataset has one row).
+        name = escape(display_name(dataset))
+        names = [name, horizon] if len(policies) > 1 else [f"{name}, {horizon}"]
+        for i, (policy, cells) in enumerate(policies.items()):
+            reference = published.get((dataset, "lnucb_ta" if policy in by_label else policy))
+            by_preparation = {r.get("preparation", ""): r for r in cells}
             body.append(
                 [
-                    dataset,
-                    f"published ({escape(display_name(r['policy']))}, Table~2)",
-                    "",
-                    f"{format_number(r['mean'])} $\\pm$ {format_number(r['std'])}",
-                    str(r["n_runs"]),
-                    format_number(r["horizon"], 0),
-                    "--",
-                    "--",
+                    names[i] if i < len(names) else "",
+                    _cell_label(cells[0], readings),
+                    f"{format_number(reference['mean'])} $\\pm$ {format_number(reference['std'])}"
+                    if reference
+                    else "--",
+                    _span([r["n_runs"] for r in cells]),
+                    *(_cell(by_preparation[p]) if p in by_preparation else "" for p in preparations),
                 ]
             )
-            continue
-        body.append(
-            [
-                dataset,
-                _cell_label(r, readings),
-                PREPARATION_TEX.get(r.get("preparation", ""), escape(str(r.get("preparation", "")))),
-                f"{format_number(r['mean'])} [{format_number(r['ci_low'])}, {format_number(r['ci_high'])}]",
-                str(r["n_runs"]),
-                format_number(r["horizon"], 0),
-                _signed(r["sigma_difference"]) if r["comparable"] else "--",
-                _verdict_tex(r),
-            ]
-        )
     notes = NOTES
     if any(r["verdict"] == "no published row" for r in lines):
         notes += " A dataset without a published LNUCB-TA row has no published row and no verdict."
-    header = [
-        "Dataset",
-        "Reading",
-        "Preparation",
-        "Total regret [95\\% interval]",
-        "$n$",
-        "$T$",
-        "$\\Delta/\\sigma_{\\mathrm{pub}}$",
-        "Verdict",
-    ]
+    header = ["Dataset", "Reading of LNUCB-TA, or policy", "Published", "$n$"]
+    stacked = [PREPARATION_TEX.get(p, escape(p)).replace(", ", ",\\\\ ") for p in preparations]
+    header += [rf"\shortstack[r]{{{name}}}" for name in stacked]
     return booktabs_table(
-        header, body, "lllrrrrl", f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(), label, notes, resize=True
+        header,
+        body,
+        "llrr" + "r" * len(preparations),
+        f"{caption} {REPRODUCTION_RULE} {regime}".rstrip(),
+        label,
+        notes,
+        resize=True,
     )
 
 

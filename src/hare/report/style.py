@@ -141,9 +141,26 @@ def figure(n_cols: int = 1, height_in: float = 2.2, width_fraction: float = 1.0,
     )
 
 
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": "hare", "Producer": "matplotlib"}
+"""No timestamps in a saved PDF: reproducible bytes."""
+
+
 def save(fig, path: str | Path) -> None:
     """Save as PDF without timestamps (reproducible bytes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata={"CreationDate": None, "ModDate": None, "Creator": "hare", "Producer": "matplotlib"})
+    fig.savefig(path, metadata=PDF_METADATA)
     plt.close(fig)
+
+
+def save_pages(figs: list, path: str | Path) -> None:
+    """Save figures as the pages of one PDF, in order, without timestamps (a figure too tall for one page of the paper,
+    which includes every page)."""
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with PdfPages(path, metadata=PDF_METADATA) as pdf:
+        for fig in figs:
+            pdf.savefig(fig)
+            plt.close(fig)
