@@ -258,11 +258,11 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
         pytest.approx(1100.0 + half, abs=1e-5),
     )
     assert [r["dataset"] for r in rows] == [r["dataset"] for r in table]  # the CSV holds the table's lines
-    # the LaTeX rows in the same order, readable names, the rule in the caption
+    # the LaTeX rows in the same order (a row per reading, a column per preparation), readable names, the rule in the
+    # caption, each cell's verdict as its mark
     positions = [
         tex.index(name)
         for name in (
-            "published (LNUCB-TA, Table~2)",
             "& as written &",
             "& public-code reading (all switches) &",
             "& distance weights alone &",
@@ -273,8 +273,8 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
     ]
     assert positions == sorted(positions)
     assert "rule of the claims register" in tex and "Regime: cold" in tex
-    assert r"within 2$\sigma$" in tex and r"outside 2$\sigma$" in tex and "& overlaps" in tex
-    assert "not comparable ($T=100$, $n=5$)" in tex and "no published row" in tex
+    assert r"\,$\checkmark$" in tex and r"\,$\times$" in tex and r"\,$\sim$" in tex
+    assert r"\,$\dagger$" in tex and "$T$ = 100" in tex and "no published row" in tex
     reproduced = {r["published_policy"]: r["reproduced_by"] for r in table if r["role"] == "published"}
     assert reproduced["lnucb_ta"] == "" or "public-code reading (all switches) / reference" in reproduced["lnucb_ta"]
     published_adult = [r for r in table if r["dataset"] == "adult" and r["role"] == "published"]
@@ -282,7 +282,7 @@ def test_rows_come_in_order_per_dataset_with_their_verdicts(tmp_path):
     linucb = next(r for r in table if r["policy"] == "linucb" and r["role"] == "ours")
     assert linucb["verdict"] == "within 2 sd" and linucb["published_policy"] == "linucb"
     assert published_adult[1]["reproduced_by"] == "linucb / reference"
-    assert "& one-hot &" in tex and "published (LinUCB, Table~2)" in tex
+    assert r"\shortstack[r]{one-hot}" in tex and "& LinUCB &" in tex
 
 
 def test_the_difference_is_in_published_standard_deviations(tmp_path):
@@ -298,7 +298,7 @@ def test_the_difference_is_in_published_standard_deviations(tmp_path):
     assert float(adult["lnucb_ta_floor_k"]["sigma_difference"]) == pytest.approx(6.0)
     magic = {r["policy"]: r for r in table if r["dataset"] == "magic" and r["role"] == "ours"}
     assert float(magic["lnucb_ta_floor_k"]["sigma_difference"]) == pytest.approx((900.0 - 500.0) / 5.0)
-    assert "& $+10.0$ &" in tex and "& $0.0$ &" in tex and "& $+80.0$ &" in tex
+    assert "($+10.0$)" in tex and "($0.0$)" in tex and "($+80.0$)" in tex
     published_line = next(r for r in table if r["dataset"] == "adult" and r["role"] == "published")
     assert (
         float(published_line["mean"]) == 1000.0
