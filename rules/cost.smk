@@ -8,6 +8,7 @@ rule cost_growth:
         json="results/checks/cost_growth.json",
         tex="paper/generated/cost_growth.tex",
     params:
+        code=code("cost-growth"),
         config=lambda wc: json.dumps(CONFIG["cost_growth"], sort_keys=True),
         hare=HARE,
     log:
@@ -15,5 +16,5 @@ rule cost_growth:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} cost-growth --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} cost-growth --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

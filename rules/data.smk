@@ -3,6 +3,7 @@ rule fetch_dataset:
     output:
         manifest="results/data/raw/{dataset}/MANIFEST.json",
     params:
+        code=code("fetch"),
         mirror=lambda wc: f"--mirror {shlex.quote(CONFIG['data']['mirror'])}" if CONFIG["data"].get("mirror") else "",
         offline="--offline" if CONFIG["data"]["offline"] else "",
         hare=HARE,
@@ -11,7 +12,7 @@ rule fetch_dataset:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
         "--manifest {output.manifest:q} {params.mirror} {params.offline} > {log:q} 2>&1"
 
 
@@ -25,11 +26,12 @@ rule prepare_dataset:
     log:
         "results/logs/data/prepare_{dataset}.log",
     params:
+        code=code("prepare"),
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
@@ -47,6 +49,7 @@ rule prepare_dataset_reference:
     log:
         "results/logs/data/prepare_{preparation}_{dataset}.log",
     params:
+        code=code("prepare"),
         hare=HARE,
     wildcard_constraints:
         preparation="reference|onehot|standardised|minmax|onehot_standardised|onehot_minmax",
@@ -54,7 +57,7 @@ rule prepare_dataset_reference:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--protocol {wildcards.preparation:q} --out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
@@ -67,6 +70,7 @@ checkpoint skipped_datasets:
         json="results/data/skipped.json",
         tex="paper/generated/skipped_datasets.tex",
     params:
+        code=code("skipped-datasets"),
         configs=CONFIG_FILES,
         hare=HARE,
     log:
@@ -74,4 +78,4 @@ checkpoint skipped_datasets:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} skipped-datasets --config {params.configs} --out-json {output.json:q} --out-tex {output.tex:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} skipped-datasets --config {params.configs} --out-json {output.json:q} --out-tex {output.tex:q} 2>&1 | tee {log:q}"

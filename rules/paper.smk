@@ -11,12 +11,13 @@ rule claims:
     log:
         "results/logs/paper/claims.log",
     params:
+        code=code("claims"),
         hare=HARE,
         configs=CONFIG_FILES,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} claims --register {input.register:q} --root . --config {params.configs} --markdown {output.markdown:q} --json {output.json:q} --tex {output.tex:q} --scale-reference {input.scale:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} claims --register {input.register:q} --root . --config {params.configs} --markdown {output.markdown:q} --json {output.json:q} --tex {output.tex:q} --scale-reference {input.scale:q} 2>&1 | tee {log:q}"
 
 
 rule claim:
@@ -29,12 +30,13 @@ rule claim:
     log:
         "results/logs/paper/claim_{key}.log",
     params:
+        code=code("claims"),
         hare=HARE,
         configs=CONFIG_FILES,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key:q} --markdown {output:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key:q} --markdown {output:q} 2>&1 | tee {log:q}"
 
 
 rule paper_macros:
@@ -46,11 +48,12 @@ rule paper_macros:
     log:
         "results/logs/paper/macros.log",
     params:
+        code=code("macros"),
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule notation:
@@ -62,11 +65,28 @@ rule notation:
     log:
         "results/logs/paper/notation.log",
     params:
+        code=code("notation"),
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} notation --out {output.tex:q} --markdown {output.markdown:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} notation --out {output.tex:q} --markdown {output.markdown:q} > {log:q} 2>&1"
+
+
+rule code_state:
+    """The code state the reproducibility appendix prints: commit, whether the tree was dirty, the digest of every
+    module (docstrings and comments aside); rebuilt when any module's code changes."""
+    output:
+        "paper/generated/code_state.tex",
+    log:
+        "results/logs/paper/code_state.log",
+    params:
+        code=_code_param({"package": True}, CODE["package"]),
+        hare=HARE,
+    conda:
+        "../envs/hare.yaml"
+    shell:
+        "{params.hare} --record {params.code:q} code-state --out {output:q} > {log:q} 2>&1"
 
 
 rule paper_pdf:
@@ -94,6 +114,7 @@ rule paper_pdf:
             "paper/generated/macros.tex",
             "paper/generated/skipped_datasets.tex",
             "paper/generated/notation.tex",
+            "paper/generated/code_state.tex",
             *(f"paper/generated/table_{t}.tex" for t in available()["tables"]),
             *(f"paper/generated/{t}_text.tex" for t in available()["tables"] if CONFIG["tables"][t]["kind"] == "reproduction"),
             *(path for outputs in NOTEBOOK_OUTPUTS.values() for path in outputs.values() if path.startswith("paper/generated/")),
@@ -104,13 +125,14 @@ rule paper_pdf:
     log:
         "results/logs/paper/latexmk.log",
     params:
+        code=code("build-paper"),
         hare=HARE,
         max_pages=CONFIG["paper"]["max_pages"],
         max_body_pages=CONFIG["paper"]["max_body_pages"],
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
+        "{params.hare} --record {params.code:q} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
         "--max-pages {params.max_pages:q} --max-body-pages {params.max_body_pages:q} > {log:q} 2>&1"
 
 
@@ -126,8 +148,9 @@ rule manifest:
     log:
         "results/logs/paper/manifest.log",
     params:
+        code=code("manifest"),
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} manifest --results results > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} manifest --results results > {log:q} 2>&1"

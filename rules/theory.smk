@@ -5,11 +5,12 @@ rule bounds_tex:
     log:
         "results/logs/theory/bounds.log",
     params:
+        code=code("bounds"),
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} bounds --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} bounds --out {output:q} > {log:q} 2>&1"
 
 
 rule oful_check:
@@ -22,6 +23,7 @@ rule oful_check:
         json="results/checks/oful.json",
         tex="paper/generated/oful.tex",
     params:
+        code=code("check-oful"),
         hare=HARE,
         delta=CONFIG["theory"]["oful"]["delta"],
     log:
@@ -29,7 +31,7 @@ rule oful_check:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
 rule decomposition:
@@ -39,6 +41,7 @@ rule decomposition:
         tex="paper/generated/regret_terms.tex",
         npz="results/checks/regret_terms.npz",
     params:
+        code=code("decomposition"),
         config=json.dumps(CONFIG["theory"]["decomposition"], sort_keys=True),
         hare=HARE,
     log:
@@ -46,7 +49,7 @@ rule decomposition:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} decomposition --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} decomposition --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
 
 
@@ -56,6 +59,7 @@ rule decomposition_grid:
         json="results/checks/regret_terms_grid.json",
         tex="paper/generated/regret_terms_grid.tex",
     params:
+        code=code("decomposition-grid"),
         config=json.dumps(CONFIG["theory"]["decomposition_grid"], sort_keys=True),
         hare=HARE,
     log:
@@ -63,7 +67,7 @@ rule decomposition_grid:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} decomposition-grid --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} decomposition-grid --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
@@ -74,6 +78,7 @@ rule convergence:
         tex="paper/generated/convergence.tex",
         npz="results/checks/convergence.npz",
     params:
+        code=code("convergence"),
         config=lambda wc: json.dumps(CONFIG["theory"]["convergence"], sort_keys=True),
         hare=HARE,
     log:
@@ -81,7 +86,7 @@ rule convergence:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} convergence --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} convergence --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
 
 
@@ -91,6 +96,7 @@ rule personalization:
     output:
         "results/checks/personalization.json",
     params:
+        code=code("personalization"),
         config=json.dumps(CONFIG["personalization"], sort_keys=True),
         hare=HARE,
     log:
@@ -98,7 +104,7 @@ rule personalization:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} --record {params.code:q} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule bench_policies:
@@ -111,6 +117,7 @@ rule bench_policies:
         tex=report("paper/generated/table_bench.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
         tex_neural=report("paper/generated/table_bench_neural.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
+        code=code("bench"),
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["datasets"], input.datasets))
         + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"].get("comparison_datasets", []), input.comparison)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", CONFIG["bench"]["horizon"], "--max-seconds", CONFIG["bench"]["max_seconds"], "--neural-rounds", CONFIG["bench"]["neural_rounds"], "--comparison-repeats", CONFIG["bench"].get("comparison_repeats", 5), "--neural-repeats", CONFIG["bench"].get("neural_repeats", 3), "--batch-sizes", *CONFIG["bench"]["batch_sizes"], *(["--policies", *CONFIG["bench"]["policies"]] if CONFIG["bench"].get("policies") else [])]),
@@ -121,7 +128,7 @@ rule bench_policies:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} bench --out {output.json:q} --tex {output.tex:q} --tex-neural {output.tex_neural:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench --out {output.json:q} --tex {output.tex:q} --tex-neural {output.tex_neural:q} "
         "--threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
 
 
@@ -133,6 +140,7 @@ rule bench_baselines:
         json="results/bench/baselines.json",
         tex=report("paper/generated/table_bench_baselines.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
+        code=code("bench-baselines"),
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["baselines"]["datasets"], input.datasets)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for flag, key in (("--runs", "n_runs"), ("--width", "width"), ("--train-steps", "train_steps"), ("--batch-size", "batch_size"), ("--networks", "n_networks"), ("--max-points", "max_points"), ("--history", "history"), ("--rounds", "rounds"), ("--repeats", "repeats"), ("--max-seconds", "max_seconds")) if key in CONFIG["bench"]["baselines"] for a in (flag, CONFIG["bench"]["baselines"][key])),
         hare=HARE,
@@ -142,7 +150,7 @@ rule bench_baselines:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} bench-baselines --out {output.json:q} --tex {output.tex:q} --threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench-baselines --out {output.json:q} --tex {output.tex:q} --threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
 
 
 rule bench_hare:
@@ -151,6 +159,7 @@ rule bench_hare:
         json="results/bench/hare.json",
         tex=report("paper/generated/table_bench_hare.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
+        code=code("bench-hare"),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", CONFIG["bench"]["hare_rounds"], "--max-items", CONFIG["bench"]["hare_max_items"], "--quick"]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
@@ -159,4 +168,4 @@ rule bench_hare:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} bench-hare --out {output.json:q} --tex {output.tex:q} {params.settings} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench-hare --out {output.json:q} --tex {output.tex:q} {params.settings} > {log:q} 2>&1"

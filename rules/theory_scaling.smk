@@ -4,6 +4,7 @@ rule approx_budget:
         json="results/checks/approx_budget.json",
         tex="paper/generated/approx_budget.tex",
     params:
+        code=code("approx-budget"),
         config=lambda wc: json.dumps(CONFIG["theory"]["approx_budget"], sort_keys=True),
         hare=HARE,
     log:
@@ -11,7 +12,7 @@ rule approx_budget:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} approx-budget --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} approx-budget --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
@@ -21,6 +22,7 @@ rule heads_alpha:
         json="results/checks/heads_alpha.json",
         tex="paper/generated/heads_alpha.tex",
     params:
+        code=code("heads-alpha"),
         config=lambda wc: json.dumps(CONFIG["theory"]["heads_alpha"], sort_keys=True),
         hare=HARE,
     log:
@@ -28,5 +30,5 @@ rule heads_alpha:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} heads-alpha --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} heads-alpha --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

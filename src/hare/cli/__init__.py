@@ -14,7 +14,7 @@ import zipfile
 import yaml
 
 from hare.allocator import keep_freed_memory
-from hare.cli import bench, calibrate, compare, report, studies, theory, workflow
+from hare.cli import bench, calibrate, code, compare, report, results, studies, theory, workflow
 from hare.cli.arguments import OneLineParser
 
 DEBUG_FLAG = "--debug"
@@ -48,6 +48,19 @@ def one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
+def _record(text: str) -> dict:
+    """``--record``'s value: a JSON object with a code spec and the step's outputs (:mod:`hare.cli.code`)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a JSON object {spec, outputs}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("spec"), dict) or not value.get("outputs"):
+        raise argparse.ArgumentTypeError("must be a JSON object with a code spec and a non-empty list of outputs")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``hare`` parser with every subcommand; each parsed namespace carries its handler as ``func``."""
     parser = OneLineParser(prog="hare", description=__doc__.splitlines()[0])
@@ -57,8 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an error, show its traceback instead of its one line (anywhere on the line)",
     )
+    parser.add_argument(
+        "--record",
+        type=_record,
+        default=None,
+        help="JSON {spec, outputs}: after the command succeeds, write the code record of its outputs under "
+        "results/code (the workflow's rules pass it; hare.cli.code)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    for stage in (workflow, theory, report, compare, bench, calibrate, studies):
+    for stage in (workflow, results, theory, report, compare, bench, calibrate, studies, code):
         stage.add_subcommands(sub)
     return parser
 
@@ -79,7 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        return args.func(args)
+        status = args.func(args)
+        if status == 0 and args.record is not None:
+            from hare.cli.code import write_record
+
+            write_record(args.record)
+        return status
     except USER_ERRORS as error:
         if debug:
             raise

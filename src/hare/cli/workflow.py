@@ -40,10 +40,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
     config = _load_config(args.config)
     if args.table:
+        from hare.cli.code import workflow_code
         from hare.experiments.plan import job_table
         from hare.theory.claims.register import load_register
 
         table = job_table(config)
+        table["code"] = workflow_code(table)
         table["claims"] = [
             {"key": claim["key"], "inputs": dict(claim.get("inputs") or {})}
             for claim in load_register(Path(args.register), [config])
@@ -117,7 +119,14 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
         raise FileNotFoundError(
             f"--batch {args.batch!r}: its prepared dataset {dataset} is missing (snakemake {dataset} builds it)"
         )
-    run_batch(entries, dataset, progress=None if args.progress == "auto" else args.progress == "on")
+    from hare.experiments.job_store import STORE
+
+    run_batch(
+        entries,
+        dataset,
+        progress=None if args.progress == "auto" else args.progress == "on",
+        store=None if args.no_store else Path(args.results) / STORE,
+    )
     if args.margins:
         _write_margins(config, args.batch, Path(args.results).parent, args.margins)
     print(batch_cpu_line(args.batch))
@@ -178,54 +187,6 @@ def cmd_table(args: argparse.Namespace) -> int:
         args.text,
     )
     return 0
-
-
-def cmd_manifest(args: argparse.Namespace) -> int:
-    from hare.experiments.manifest import write_manifest
-
-    print(write_manifest(Path(args.results)))
-    return 0
-
-
-def cmd_verify(args: argparse.Namespace) -> int:
-    from hare.experiments.manifest import verify
-
-    problems = verify(Path(args.results), repair=args.repair)
-    for problem in problems:
-        print(problem)
-    if not problems:
-        print(f"{args.results}: OK", file=sys.stderr)
-    elif args.repair:
-        print(
-            f"{args.results}: {len(problems)} problem(s); the damaged files are removed: "
-            "rerun the workflow to rebuild them",
-            file=sys.stderr,
-        )
-    else:
-        print(
-            f"{args.results}: {len(problems)} problem(s); to rebuild the damaged files: "
-            f"hare verify --results {args.results} --repair, "
-            "then rerun the workflow",
-            file=sys.stderr,
-        )
-    return 1 if problems else 0
-
-
-def cmd_compare_builds(args: argparse.Namespace) -> int:
-    from hare.experiments.manifest import compare_builds
-    from hare.experiments.studies.outputs import PROVENANCE_FILES
-
-    lines = compare_builds(Path(args.old), Path(args.new), PROVENANCE_FILES)
-    for line in lines:
-        print(line)
-    different = [line for line in lines if not line.startswith(("sources only: ", "code identifiers only: "))]
-    print(
-        f"{args.old} -> {args.new}: {len(different)} difference(s) outside the timed files, "
-        f"{len(lines) - len(different)} file(s) differing in their code only (a notebook's code cells, a table's code "
-        "identifiers)",
-        file=sys.stderr,
-    )
-    return 1 if different else 0
 
 
 def cmd_cost_model(args: argparse.Namespace) -> int:
@@ -365,6 +326,11 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="after the batch, write its margin file (as `hare margins`: tuning runs only) to this path",
     )
+    p.add_argument(
+        "--no-store",
+        action="store_true",
+        help="play every job: neither restore unchanged jobs from RESULTS/store nor keep the played ones there",
+    )
     p.set_defaults(func=cmd_run_batch)
 
     p = sub.add_parser("select", help="choose hyperparameters from tuning runs (the selection lists tied points)")
@@ -405,37 +371,6 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--caption", required=True)
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
-
-    p = sub.add_parser(
-        "manifest",
-        help="write <results>/MANIFEST.sha256 (sha256 of every result file and of every file in paper/generated "
-        "and paper/figures)",
-    )
-    p.add_argument("--results", default="results")
-    p.set_defaults(func=cmd_manifest)
-
-    p = sub.add_parser(
-        "verify",
-        help="check result and generated paper files against their sidecars and MANIFEST.sha256 "
-        "(exit 1 listing every problem)",
-    )
-    p.add_argument("--results", default="results")
-    p.add_argument(
-        "--repair",
-        action="store_true",
-        help="delete every covered file that changed or disagrees with its sidecar, so snakemake rebuilds it",
-    )
-    p.set_defaults(func=cmd_verify)
-
-    p = sub.add_parser(
-        "compare-builds",
-        help="compare two finished builds (their results folders) byte for byte, timed files aside; a notebook whose "
-        "outputs agree, or a table whose code identifiers alone changed, differs in its code only (exit 1 on any other "
-        "difference)",
-    )
-    p.add_argument("old")
-    p.add_argument("new")
-    p.set_defaults(func=cmd_compare_builds)
 
     p = sub.add_parser(
         "cost-model",

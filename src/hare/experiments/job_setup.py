@@ -20,6 +20,7 @@ from hare.envs.registry import environment_class
 from hare.io import config_hash, git_commit, package_versions
 from hare.policies.base import tunable_values
 from hare.random import run_keys
+from hare.source_digest import tree_state
 
 log = logging.getLogger(__name__)
 
@@ -140,11 +141,21 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
     return usage
 
 
-def provenance(spec: dict[str, Any], env: BanditEnvironment, device: torch.device, wall: float) -> dict[str, Any]:
+def provenance(
+    spec: dict[str, Any],
+    env: BanditEnvironment,
+    device: torch.device,
+    wall: float,
+    code: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The sidecar fields every job writes: specification and hash, the tunable hyperparameters' values, commit,
-    versions, device, sizes, time, memory."""
+    versions, device, sizes, time, memory, and the code it ran (``code``: :func:`hare.experiments.run.job_record`,
+    the digest and ``{module: digest}`` of :func:`hare.source_digest.job_code`, given by the round loop; ``tree``:
+    the commit and whether the checkout was dirty), which ``hare verify`` compares with the code now."""
     return {
         "job": spec,
+        **({"code": code} if code is not None else {}),
+        "tree": tree_state(),
         "tunable": tunable_values(spec["policy"], spec["params"]),
         "job_hash": config_hash(spec),
         "git_commit": git_commit(),

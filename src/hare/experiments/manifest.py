@@ -10,6 +10,9 @@ prepared data, tables, checks, notebooks and their HTML, claims, the PDF), excep
 * ``logs/`` (tool output, not results),
 * ``latex/`` (latexmk's build folder: aux files, logs),
 * ``.snakemake/`` (workflow bookkeeping, if a run used ``results`` as its directory),
+* ``code/`` (each step's record of the code it ran, with the commit: checked by ``hare verify`` against the code
+  now, :func:`hare.cli.code.stale_results`) and ``store/`` (finished jobs by key, a cache:
+  :mod:`hare.experiments.job_store`),
 * ``report.html`` (``snakemake --report``, written from the finished results after the manifest),
 * ``MANIFEST.sha256`` itself;
 
@@ -54,7 +57,7 @@ from typing import Any
 from hare.io import file_sha256, sidecar_mismatch, write_text
 
 MANIFEST_NAME = "MANIFEST.sha256"
-EXCLUDED_DIRS = ("logs", "latex", ".snakemake")
+EXCLUDED_DIRS = ("logs", "latex", ".snakemake", "code", "store")
 EXCLUDED_FILES = (MANIFEST_NAME, "report.html")
 PAPER_DIRS = ("../paper/generated", "../paper/figures")
 """Folders of generated paper files, relative to the results directory: every file in them is listed."""

@@ -37,6 +37,7 @@ from typing import Any
 
 from hare.data.registry import DATASETS
 from hare.experiments.grid import Job, expand_jobs, prepared_dataset, tuning_jobs_of
+from hare.source_digest import job_plugins
 
 
 def batch_of(job: Job) -> str:
@@ -154,6 +155,7 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
             "jobs": [job.stem for job in members],
             "dataset": prepared_dataset(members[0].spec["environment"]),
             "digest": batch_digest(members),
+            "plugins": sorted({plugin for job in members for plugin in job_plugins(job.spec)}),
         }
         for name, members in batches(jobs).items()
     }

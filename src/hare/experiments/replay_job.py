@@ -210,7 +210,11 @@ def off_policy_estimates(arms: torch.Tensor, logged: LoggedData, lam: float = 1.
 
 
 def run_replay_job(
-    spec: dict[str, Any], out: str | Path, dataset_path: str | Path | None, progress: bool | None = None
+    spec: dict[str, Any],
+    out: str | Path,
+    dataset_path: str | Path | None,
+    progress: bool | None = None,
+    code: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the replay job ``spec``; write ``out`` (``.npz``) and its ``.json`` sidecar; return the sidecar."""
     out = Path(out)
@@ -236,7 +240,7 @@ def run_replay_job(
     arrays["logged_mean_reward"] = np.asarray(float(env.logged.rewards.mean()))
     wall = time.perf_counter() - start
     sidecar = {
-        **provenance(spec, env, device, wall),
+        **provenance(spec, env, device, wall, code),
         **regime_record(spec, logs),
         "logged_events": env.logged.n_rows,
         "greedy_rule": rule,

@@ -39,7 +39,6 @@ import logging
 import re
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +55,27 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
+from hare.experiments.job_store import JobStore, job_key
+from hare.experiments.run_chunks import RunChunk, run_chunks, runs_per_simulation
 from hare.experiments.selection import apply_selection, write_selection
 from hare.experiments.simulation import NonFiniteInputError as NonFiniteInputError
 from hare.experiments.simulation import SimulationOptions, simulate
-from hare.io import remove_stale_temporaries, write_result
+from hare.io import file_sha256, remove_stale_temporaries, write_result
 from hare.policies.base import build_grid_policy, build_policy, policy_class
+from hare.source_digest import combined_digest, job_code
 
 log = logging.getLogger(__name__)
+
+ROUND_LOOP = (__name__,)
+"""The module an experiment job enters (the batch, the round loop, the recording): with the job's policy and
+environment, its closure is the code a job runs (:func:`job_record`)."""
+
+
+def job_record(spec: dict[str, Any]) -> dict[str, Any]:
+    """The code a job runs, as its sidecar records it: ``{"digest", "modules": {module: digest}}``
+    (:func:`hare.source_digest.job_code` of :data:`ROUND_LOOP`)."""
+    modules = job_code(spec, ROUND_LOOP)
+    return {"digest": combined_digest(modules), "modules": modules}
 
 
 def run_job(
@@ -82,7 +95,7 @@ def run_job(
     if environment_class(spec["environment"]["kind"]).replays_logged_data:
         from hare.experiments.replay_job import run_replay_job
 
-        return run_replay_job(spec, out, dataset_path, progress)
+        return run_replay_job(spec, out, dataset_path, progress, job_record(spec))
     return run_simulations([spec], [out], dataset_path, progress)[0]
 
 
@@ -182,7 +195,7 @@ def run_simulations(
     for i, (job, out) in enumerate(zip(specs, outs, strict=True)):
         part = {key: value if key == "rounds" else value[i * n : (i + 1) * n] for key, value in arrays.items()}
         sidecar = {
-            **provenance(job, env, device, wall / copies),
+            **provenance(job, env, device, wall / copies, job_record(job)),
             "n_runs": n,
             **regime_record(job, logs),
             "total_regret_mean": float(part["total_regret"].mean()),
@@ -200,62 +213,6 @@ def run_simulations(
             "%s: mean total regret %.2f over %d runs in %.1f s", out, sidecar["total_regret_mean"], n, wall / copies
         )
     return sidecars
-
-
-def runs_per_simulation(spec: dict[str, Any]) -> int | None:
-    """The most runs of ``spec`` one simulation may hold (its ``max_runs_per_simulation``), or None: no limit."""
-    limit = spec.get("max_runs_per_simulation")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"job {spec.get('label')!r}: max_runs_per_simulation must be an integer >= 1 (got {limit!r})")
-    return limit
-
-
-def run_chunks(n_runs: int, limit: int | None) -> list[tuple[int, int]]:
-    """The run ranges ``[(r0, r1), ...]`` of ``n_runs`` runs played at most ``limit`` at a time (None: all at once)."""
-    size = n_runs if limit is None else max(1, min(limit, n_runs))
-    return [(r0, min(r0 + size, n_runs)) for r0 in range(0, n_runs, size)]
-
-
-class RunChunk:
-    """Runs ``[r0, r1)`` of an environment, as an environment of ``r1 - r0`` runs for a policy to play.
-
-    Each round is the whole environment's round ``t`` restricted to those runs (the rows of its contexts, users,
-    queries, mean and realised rewards, slices that keep views as views), so the chunk sees exactly the numbers
-    the whole play gives those runs; :meth:`mean_reward_all_rounds` likewise. Every other attribute (sizes, pool,
-    horizon, the information regime, the warm start) is the whole environment's.
-    """
-
-    def __init__(self, env, r0: int, r1: int):
-        if not 0 <= r0 < r1 <= env.n_runs:
-            raise ValueError(f"runs [{r0}, {r1}) are not runs of an environment of {env.n_runs}")
-        self.env, self.runs, self.n_runs = env, slice(r0, r1), r1 - r0
-
-    def __getattr__(self, name: str):
-        if name == "env":  # not set yet (a copy being built): no attribute to forward to
-            raise AttributeError(name)
-        return getattr(self.env, name)
-
-    def _rows(self, values: torch.Tensor | None) -> torch.Tensor | None:
-        return None if values is None else values[self.runs]
-
-    def round(self, t: int):
-        round_ = self.env.round(t)
-        observation = round_.observation
-        observation = replace(
-            observation,
-            contexts=self._rows(observation.contexts),
-            users=self._rows(observation.users),
-            queries=self._rows(observation.queries),
-        )
-        return replace(
-            round_,
-            observation=observation,
-            mean_rewards=self._rows(round_.mean_rewards),
-            rewards=self._rows(round_.rewards),
-        )
-
-    def mean_reward_all_rounds(self) -> torch.Tensor:
-        return self.env.mean_reward_all_rounds()[self.runs]
 
 
 MAX_GRID_RUNS = 64
@@ -295,7 +252,10 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
 
 
 def run_batch(
-    entries: list[dict[str, Any]], dataset_path: str | Path | None = None, progress: bool | None = None
+    entries: list[dict[str, Any]],
+    dataset_path: str | Path | None = None,
+    progress: bool | None = None,
+    store: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run several jobs of one (experiment, environment) in this process.
 
@@ -307,7 +267,9 @@ def run_batch(
     the batch saves the interpreter and library start-up per job, and plays the points of a grid as one simulation
     (:func:`simulation_groups`, :func:`run_simulations`). Every entry is checked before the first job runs, so a
     bad entry, or a tuning run that is neither on disk nor played before it, fails the batch before any compute.
-    Returns the sidecars in the order of ``entries``.
+    ``store``: a :class:`hare.experiments.job_store.JobStore` folder; a job whose key (specification, code, dataset,
+    selection, versions: :func:`hare.experiments.job_store.job_key`) it holds is restored byte for byte instead of
+    played, and every played job is kept there. Returns the sidecars in the order of ``entries``.
     """
     earlier: set[str] = set()
     for i, entry in enumerate(entries):
@@ -332,11 +294,35 @@ def run_batch(
             )
         earlier.add(str(Path(entry["out"])))
     sidecars: dict[int, dict[str, Any]] = {}
+    jobs = JobStore(store) if store is not None else None
+    dataset_sha256 = file_sha256(dataset_path) if jobs is not None and dataset_path is not None else None
+    keys: dict[int, str] = {}
+    n_restored = 0
     for group in simulation_groups(entries):
         for i in group:
             if entries[i].get("tuning"):
                 selection = write_selection(entries[i]["tuning"], entries[i]["selected"])
                 log.info("%s: selected %s (%s)", entries[i]["selected"], selection["label"], selection["criterion"])
+        if jobs is not None:
+            keys.update(
+                {
+                    i: job_key(
+                        entries[i]["job"],
+                        job_record(entries[i]["job"])["digest"],
+                        dataset_sha256,
+                        entries[i].get("selected"),
+                    )
+                    for i in group
+                }
+            )
+            restored = [i for i in group if jobs.restore(keys[i], entries[i]["out"])]
+            n_restored += len(restored)
+            for i in restored:
+                sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
+                log.info("%s: restored from the store (specification and code unchanged)", entries[i]["out"])
+            group = [i for i in group if i not in restored]
+            if not group:
+                continue
         if len(group) == 1:
             entry = entries[group[0]]
             sidecars[group[0]] = run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected"))
@@ -345,6 +331,11 @@ def run_batch(
             [entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress
         )
         sidecars.update(zip(group, written, strict=True))
+        if jobs is not None:
+            for i in group:
+                jobs.save(keys[i], entries[i]["out"])
+    if jobs is not None:
+        log.info("%d job(s) played, %d restored from the store", len(entries) - n_restored, n_restored)
     return [sidecars[i] for i in range(len(entries))]
 
 

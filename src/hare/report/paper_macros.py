@@ -38,3 +38,19 @@ def paper_macros(rows: Iterable[Mapping], versions: Mapping[str, str]) -> str:
 def write_paper_macros(path: str | Path, rows: Iterable[Mapping], versions: Mapping[str, str]) -> None:
     """:func:`paper_macros` written atomically to ``path``."""
     write_text(path, paper_macros(rows, versions))
+
+
+def code_state_macros(commit: str, dirty: bool | None, digest: str, modules: int) -> str:
+    """``\\codeCommit`` (the commit, short), ``\\codeDirty`` (``clean``, ``dirty`` or ``unknown``: whether tracked
+    files or the package's sources differed from it), ``\\codeDigest`` (the first 16 hex characters of the sha256
+    over every module's docstring-free syntax tree, :func:`hare.source_digest.combined_digest`) and
+    ``\\codeModules`` (how many modules it covers): the code state the reproducibility appendix prints."""
+    state = "unknown" if dirty is None else "dirty" if dirty else "clean"
+    return macros(
+        {
+            "codeCommit": escape(commit[:12]),
+            "codeDirty": state,
+            "codeDigest": escape(digest[:16]),
+            "codeModules": str(modules),
+        }
+    )

@@ -18,7 +18,8 @@ from typing import Any
 from hare.envs.registry import environment_class
 from hare.experiments.grid import Job
 from hare.experiments.plan import batches
-from hare.experiments.run import run_chunks, runs_per_simulation, simulation_groups
+from hare.experiments.run import simulation_groups
+from hare.experiments.run_chunks import run_chunks, runs_per_simulation
 from hare.policies.base import make_config, policy_class
 
 

@@ -1,0 +1,324 @@
+"""The code a step runs, as digests: what the workflow compares to decide a rerun and ``hare verify`` to find a
+result computed by other code (docs/workflow.md, "Code is an input").
+
+A module's digest is the sha256 of its abstract syntax tree with every docstring removed (``ast.dump`` without line
+numbers), so comments, docstrings and formatting do not count and every other edit does. A step's code is the
+*closure* of the modules it enters: each module with the package's modules it imports (at module level or inside a
+function, and a string constant that names one), transitively, each by its digest.
+
+Two kinds of import are not followed, because the code behind them does not run for every caller:
+
+- **plugin imports**: a package ``__init__`` that imports submodules it does not re-export (``hare.policies``
+  imports every policy family, ``hare.envs`` every environment) does so to fill a registry; which of them runs is
+  decided by a name at run time;
+- hence a registry's lookup (``build_policy(name)``, ``policy_class(name)``, ``environment_class(kind)``) adds the
+  module that registers ``name`` (``@register_policy("linucb")`` in :mod:`hare.policies.linear`) when ``name`` is a
+  string literal, and every registering module when it is not, unless the caller says which plugins run (an
+  experiment job names its policy and environment: :func:`job_code`). A lookup that only reads a declaration of the
+  class (``policy_class(name).config_class``, ``environment_class(kind).has_oracle``) runs none of its code and adds
+  nothing; a lookup in the module that defines the lookup function is the registry itself.
+
+Layer: base (it reads the package's sources and imports nothing of ``hare``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = "hare"
+PACKAGE_ROOT = Path(__file__).resolve().parent
+"""The folder of the package ``hare`` whose sources are read."""
+
+REGISTRY_LOOKUPS: dict[str, str] = {
+    "build_policy": "register_policy",
+    "policy_class": "register_policy",
+    "environment_class": "register_environment",
+}
+"""Lookup function -> the class decorator that registers the names it looks up."""
+
+DIGEST_CHARS = 16
+"""Hex characters of a module's digest as recorded (64 bits)."""
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """What the closure needs of one module: its normalised digest, the package's modules it imports (followed),
+    its plugin imports (not followed), the names it registers, and its registry lookups."""
+
+    name: str
+    digest: str
+    imports: frozenset[str]
+    plugins: frozenset[str]
+    registers: tuple[tuple[str, str], ...]
+    """``(decorator, name)`` of each ``@register_x("name")``."""
+    literal_lookups: tuple[tuple[str, str], ...]
+    """``(decorator, name)`` of each lookup by a string literal."""
+    open_lookups: frozenset[str]
+    """Decorators of the registries this module looks up by a name not in its source."""
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def normalised_digest(source: str) -> str:
+    """sha256 of ``source``'s syntax tree without docstrings, line numbers, comments or formatting."""
+    tree = _strip_docstrings(ast.parse(source))
+    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+
+
+def _call_name(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _reads_declaration(node: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether a lookup's class is only read (``policy_class(name).config_class``, ``environment_class(kind)
+    .has_oracle``): an attribute of it that is not called. A class called, a method of it called, or the class kept
+    under a name runs (or may run) the plugin's code."""
+    parent = parents.get(node)
+    if not isinstance(parent, ast.Attribute) or parent.value is not node:
+        return False
+    grandparent = parents.get(parent)
+    return not (isinstance(grandparent, ast.Call) and grandparent.func is parent)
+
+
+def _literal(node: ast.Call) -> str | None:
+    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
+class SourceIndex:
+    """The modules of the package under ``root``, parsed on demand and kept (one index per process and root)."""
+
+    def __init__(self, root: Path = PACKAGE_ROOT, package: str = PACKAGE):
+        self.root, self.package = Path(root), package
+        self.files: dict[str, Path] = {}
+        for path in sorted(self.root.rglob("*.py")):
+            parts = (package, *path.relative_to(self.root).with_suffix("").parts)
+            self.files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        self._modules: dict[str, ModuleSource] = {}
+
+    def module(self, name: str) -> ModuleSource:
+        """The parsed module ``name`` (``KeyError`` for a name that is no module of the package)."""
+        if name not in self._modules:
+            self._modules[name] = self._parse(name)
+        return self._modules[name]
+
+    def _package_of(self, name: str) -> str:
+        return name if self.files[name].name == "__init__.py" else name.rpartition(".")[0]
+
+    def _parse(self, name: str) -> ModuleSource:
+        source = self.files[name].read_text()
+        tree = ast.parse(source)
+        package = self._package_of(name)
+        is_init = self.files[name].name == "__init__.py"
+        exported = _all_names(tree) if is_init else None
+        imports: set[str] = set()
+        plugins: set[str] = set()
+        registers, literal, open_ = [], [], set()
+        defined = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        defined |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}  # a parameter shadows a lookup
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imports.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = self._resolve(node, package)
+                if base is None:
+                    continue
+                submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in self.files]
+                registration = (
+                    is_init
+                    and base == name
+                    and submodules
+                    and len(submodules) == len(node.names)
+                    and not any(alias.name in (exported or ()) for alias in node.names)
+                )
+                if registration:
+                    plugins.update(submodules)
+                    continue
+                imports.add(base)
+                imports.update(submodules)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.files:
+                imports.add(node.value)
+            elif isinstance(node, ast.Call):
+                called = _call_name(node)
+                if called in REGISTRY_LOOKUPS.values() and (value := _literal(node)) is not None:
+                    registers.append((called, value))
+                elif called in REGISTRY_LOOKUPS and called not in defined:
+                    value = _literal(node)
+                    if value is not None:
+                        literal.append((REGISTRY_LOOKUPS[called], value))
+                    elif not _reads_declaration(node, parents):
+                        open_.add(REGISTRY_LOOKUPS[called])
+        return ModuleSource(
+            name=name,
+            digest=normalised_digest(source)[:DIGEST_CHARS],
+            imports=frozenset(m for m in imports if m in self.files and m != name),
+            plugins=frozenset(plugins),
+            registers=tuple(sorted(registers)),
+            literal_lookups=tuple(sorted(literal)),
+            open_lookups=frozenset(open_),
+        )
+
+    def _resolve(self, node: ast.ImportFrom, package: str) -> str | None:
+        if node.level:
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+        else:
+            base = node.module or ""
+        return base if base == self.package or base.startswith(self.package + ".") else None
+
+    @functools.cached_property
+    def registered(self) -> dict[tuple[str, str], str]:
+        """``{(decorator, name): module}`` of every registration in the package."""
+        table = {}
+        for name in self.files:
+            for entry in self.module(name).registers:
+                table[entry] = name
+        return table
+
+    def plugin_module(self, decorator: str, name: str) -> str:
+        """The module that registers ``name`` with ``decorator`` (``KeyError`` naming it when none does)."""
+        try:
+            return self.registered[(decorator, name)]
+        except KeyError:
+            raise KeyError(f"no module of {self.package} registers {name!r} ({decorator})") from None
+
+    def closure(self, entries: Iterable[str], plugins: Iterable[tuple[str, str]] | None = None) -> dict[str, str]:
+        """``{module: digest}`` of ``entries`` and every module they import, transitively (not through plugin
+        imports). ``plugins``: the ``(decorator, name)`` pairs that run, whose registering modules (and their
+        closures) join; None: each lookup by a literal adds its module, and an open lookup every module of that
+        registry."""
+        named = None if plugins is None else {self.plugin_module(*entry) for entry in plugins}
+        seen: dict[str, str] = {}
+        stack = list(entries) + sorted(named or ())
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            module = self.module(name)
+            seen[name] = module.digest
+            stack.extend(module.imports)
+            stack.extend(self.plugin_module(*entry) for entry in module.literal_lookups)
+            if named is None:
+                for decorator in module.open_lookups:
+                    stack.extend(m for (d, _), m in self.registered.items() if d == decorator)
+        return dict(sorted(seen.items()))
+
+    def function_source(self, module: str, qualname: str) -> tuple[str, frozenset[str]]:
+        """Digest of function ``qualname`` of ``module`` (with the same module's functions it calls, transitively)
+        and the package's modules those functions import; the entry of a command-line step."""
+        tree = ast.parse(self.files[module].read_text())
+        functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        package = self._package_of(module)
+        todo, done = [qualname], []
+        imports: set[str] = set()
+        while todo:
+            current = todo.pop()
+            if current in done or current not in functions:
+                continue
+            done.append(current)
+            for node in ast.walk(functions[current]):
+                if isinstance(node, ast.Name) and node.id in functions:
+                    todo.append(node.id)
+                elif isinstance(node, ast.Import):
+                    imports.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and (base := self._resolve(node, package)) is not None:
+                    imports.add(base)
+                    imports.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.files)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.files:
+                    imports.add(node.value)
+        for node in tree.body:  # the module's own top-level imports (the command-line helpers it shares)
+            if isinstance(node, ast.ImportFrom) and (base := self._resolve(node, package)) is not None:
+                imports.add(base)
+                imports.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.files)
+        dumped = "\n".join(
+            ast.dump(_strip_docstrings(functions[name]), include_attributes=False) for name in sorted(done)
+        )
+        digest = hashlib.sha256(dumped.encode()).hexdigest()[:DIGEST_CHARS]
+        return digest, frozenset(m for m in imports if m in self.files)
+
+
+def _all_names(tree: ast.Module) -> set[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            try:
+                return set(ast.literal_eval(node.value))
+            except ValueError:
+                return set()
+    return set()
+
+
+@functools.lru_cache(maxsize=4)
+def source_index(root: Path = PACKAGE_ROOT) -> SourceIndex:
+    """The index of the package's sources under ``root`` (kept for the process)."""
+    return SourceIndex(root)
+
+
+def combined_digest(modules: Mapping[str, str]) -> str:
+    """One sha256 over ``{module: digest}`` (sorted), the figure a rule's params and a result's record carry."""
+    text = "\n".join(f"{name} {digest}" for name, digest in sorted(modules.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def job_plugins(spec: Mapping) -> list[tuple[str, str]]:
+    """The plugins an experiment job runs: its policy and its environment's kind."""
+    return [("register_policy", spec["policy"]), ("register_environment", spec["environment"]["kind"])]
+
+
+def job_code(spec: Mapping, round_loop: Iterable[str], index: SourceIndex | None = None) -> dict[str, str]:
+    """``{module: digest}`` of the code a job runs: the closure of the modules ``round_loop`` names (the module that
+    plays and records a job: :data:`hare.experiments.run.ROUND_LOOP`) with the job's policy and environment modules
+    and their closures (:func:`job_plugins`); no other plugin."""
+    return (index or source_index()).closure(round_loop, plugins=job_plugins(spec))
+
+
+def changed_modules(recorded: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Modules whose digest differs between a result's record and the code now (added and removed ones too)."""
+    return sorted(name for name in set(recorded) | set(now) if recorded.get(name) != now.get(name))
+
+
+@functools.lru_cache(maxsize=4)
+def tree_state(root: Path = PACKAGE_ROOT) -> dict[str, object]:
+    """``{"commit": sha or "unknown", "dirty": bool | None}`` of the checkout holding ``root``: dirty when a tracked
+    file differs from the commit or an untracked file lies in the package's sources (None outside git)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=normal", "--", "."],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        tracked = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": "unknown", "dirty": None}
+    return {"commit": commit, "dirty": bool(status.strip() or tracked.strip())}
