@@ -62,20 +62,29 @@ CODE = PLAN["code"]
 """The digests of the code each step runs, from the job table (hare.cli.code.workflow_code)."""
 
 
-def _code_param(spec, digest, outputs=None):
-    def value(wildcards, output):
-        paths = [str(path) for path in output] if outputs is None else outputs(output)
-        return json.dumps({"spec": spec, "digest": digest, "outputs": paths}, sort_keys=True)
+def _code_param(spec, digest):
+    return json.dumps({"spec": spec, "digest": digest}, sort_keys=True)
 
-    return value
+
+def OUTPUTS(wildcards, output):
+    """``params.outputs`` of a rule that records its code: its outputs as ``hare --outputs`` takes them (a param
+    derived from the outputs, which Snakemake does not compare between runs)."""
+    return json.dumps([str(path) for path in output])
+
+
+def BATCH_OUTPUTS(wildcards, output):
+    """``params.outputs`` of an experiment batch: its margins and selections (each run file's sidecar records its own
+    job's code)."""
+    return json.dumps([str(output.margins), *map(str, output.selected)])
 
 
 def code(command=None, notebook=None):
     """``params.code`` of a rule that runs ``hare COMMAND`` (a notebook: ``notebook-execute`` on it): the code it runs as
-    ``hare --record`` takes it, the code spec, its digest now and the rule's outputs (docs/workflow.md, "Code is an
-    input"). Snakemake records params, so an edit of that code (docstrings, comments and formatting aside) reruns the
-    rule, and ``snakemake -n`` says "Params have changed since last execution"; hare writes the record of the code the
-    outputs were computed with under results/code, which ``hare verify`` compares with the code now."""
+    ``hare --record`` takes it, its code spec and its digest now (docs/workflow.md, "Code is an input"). Snakemake
+    records params (a string, not derived from the outputs), so an edit of that code (docstrings, comments and
+    formatting aside) reruns the rule, and ``snakemake -n`` says "Params have changed since last execution"; hare
+    writes the record of the code the outputs were computed with under results/code, which ``hare verify`` compares
+    with the code now."""
     if notebook is not None:
         spec = {"command": "notebook-execute", "notebook": f"notebooks/{notebook}.py"}
         return _code_param(spec, CODE["notebooks"][notebook])
@@ -86,7 +95,7 @@ def batch_code(batch):
     """``params.code`` of an experiment batch: its round loop, margins and selections with its jobs' policies and
     environments (hare.cli.code); the record covers the margins and selections, each run file's sidecar its own job."""
     entry = CODE["batches"][batch]
-    return _code_param(entry["spec"], entry["digest"], lambda output: [str(output.margins), *map(str, output.selected)])
+    return _code_param(entry["spec"], entry["digest"])
 JOBS = {row["stem"]: SimpleNamespace(**row) for row in PLAN["jobs"]}
 TABLES = sorted(CONFIG["tables"])
 OPTIONAL_DATASETS = PLAN["optional_datasets"]

@@ -9,6 +9,7 @@ rule cost_growth:
         tex="paper/generated/cost_growth.tex",
     params:
         code=code("cost-growth"),
+        outputs=OUTPUTS,
         config=lambda wc: json.dumps(CONFIG["cost_growth"], sort_keys=True),
         hare=HARE,
     log:
@@ -16,5 +17,5 @@ rule cost_growth:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} cost-growth --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} cost-growth --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

@@ -4,6 +4,7 @@ rule fetch_dataset:
         manifest="results/data/raw/{dataset}/MANIFEST.json",
     params:
         code=code("fetch"),
+        outputs=OUTPUTS,
         mirror=lambda wc: f"--mirror {shlex.quote(CONFIG['data']['mirror'])}" if CONFIG["data"].get("mirror") else "",
         offline="--offline" if CONFIG["data"]["offline"] else "",
         hare=HARE,
@@ -12,7 +13,7 @@ rule fetch_dataset:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} fetch --dataset {wildcards.dataset:q} --dest results/data/raw/{wildcards.dataset:q} "
         "--manifest {output.manifest:q} {params.mirror} {params.offline} > {log:q} 2>&1"
 
 
@@ -27,11 +28,12 @@ rule prepare_dataset:
         "results/logs/data/prepare_{dataset}.log",
     params:
         code=code("prepare"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
@@ -50,6 +52,7 @@ rule prepare_dataset_reference:
         "results/logs/data/prepare_{preparation}_{dataset}.log",
     params:
         code=code("prepare"),
+        outputs=OUTPUTS,
         hare=HARE,
     wildcard_constraints:
         preparation="reference|onehot|standardised|minmax|onehot_standardised|onehot_minmax",
@@ -57,7 +60,7 @@ rule prepare_dataset_reference:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} prepare --dataset {wildcards.dataset:q} --raw results/data/raw/{wildcards.dataset:q} "
         "--protocol {wildcards.preparation:q} --out {output.npz:q} --summary {output.summary:q} > {log:q} 2>&1"
 
 
@@ -71,6 +74,7 @@ checkpoint skipped_datasets:
         tex="paper/generated/skipped_datasets.tex",
     params:
         code=code("skipped-datasets"),
+        outputs=OUTPUTS,
         configs=CONFIG_FILES,
         hare=HARE,
     log:
@@ -78,4 +82,4 @@ checkpoint skipped_datasets:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} skipped-datasets --config {params.configs} --out-json {output.json:q} --out-tex {output.tex:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} skipped-datasets --config {params.configs} --out-json {output.json:q} --out-tex {output.tex:q} 2>&1 | tee {log:q}"

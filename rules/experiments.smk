@@ -26,6 +26,7 @@ for _batch, _planned in PLAN["batches"].items():
             margins=f"results/checks/margins/{_experiment}/{_environment}.json",
         params:
             code=batch_code(_batch),
+            outputs=BATCH_OUTPUTS,
             batch=_batch,
             digest=_planned["digest"],
             configs=CONFIG_FILES,
@@ -41,7 +42,7 @@ for _batch, _planned in PLAN["batches"].items():
         conda:
             "../envs/hare.yaml"
         shell:
-            "OMP_NUM_THREADS={threads} {params.hare} --record {params.code:q} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off --margins {output.margins:q} > {log:q} 2>&1"
+            "OMP_NUM_THREADS={threads} {params.hare} --record {params.code:q} --outputs {params.outputs:q} run-batch --config {params.configs} --batch {params.batch:q} --digest {params.digest:q} --progress off --margins {output.margins:q} > {log:q} 2>&1"
 
 
 rule table:
@@ -55,6 +56,7 @@ rule table:
         tex="paper/generated/table_{table}.tex",
     params:
         code=code("table"),
+        outputs=OUTPUTS,
         kind=lambda wc: CONFIG["tables"][wc.table]["kind"],
         caption=lambda wc: CONFIG["tables"][wc.table]["caption"],
         policies=lambda wc: ",".join(CONFIG["tables"][wc.table].get("policies", [])),
@@ -68,7 +70,7 @@ rule table:
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} table {input.runs:q} --kind {params.kind:q} --policies={params.policies:q} {params.published} {params.text} "
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} table {input.runs:q} --kind {params.kind:q} --policies={params.policies:q} {params.published} {params.text} "
         "--csv {output.csv:q} --tex {output.tex:q} --caption {params.caption:q} --label tab:{wildcards.table} > {log:q} 2>&1"
 
 

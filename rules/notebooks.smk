@@ -71,11 +71,12 @@ rule notebook_to_ipynb:
         "results/logs/notebooks/{notebook}.jupytext.log",
     params:
         code=code("notebook-source"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} notebook-source {input:q} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} notebook-source {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 for _notebook, _figures in NOTEBOOK_FIGURES.items():
@@ -96,6 +97,7 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
             others=list(NOTEBOOK_OUTPUTS.get(_notebook, {}).values()),
         params:
             code=code(notebook=_notebook),
+            outputs=OUTPUTS,
             hare=HARE,
             parameters=lambda wc, notebook=_notebook, figures=_figures: json.dumps(
                 {**NOTEBOOK_INPUTS[notebook](), "figures": figures, **({"outputs": NOTEBOOK_OUTPUTS[notebook]} if notebook in NOTEBOOK_OUTPUTS else {})}
@@ -105,7 +107,7 @@ for _notebook, _figures in NOTEBOOK_FIGURES.items():
         conda:
             "../envs/hare.yaml"
         shell:
-            "SOURCE_DATE_EPOCH=0 {params.hare} --record {params.code:q} notebook-execute {input.notebook:q} --out {output.executed:q} "
+            "SOURCE_DATE_EPOCH=0 {params.hare} --record {params.code:q} --outputs {params.outputs:q} notebook-execute {input.notebook:q} --out {output.executed:q} "
             "--parameters {params.parameters:q} > {log:q} 2>&1"
 
 
@@ -119,11 +121,12 @@ rule render_notebook:
         "results/logs/notebooks/{notebook}.nbconvert.log",
     params:
         code=code("notebook-html"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} notebook-html {input:q} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} notebook-html {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Every notebook with figures is a final target (rule all reads NOTEBOOKS through final_targets()

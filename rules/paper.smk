@@ -12,12 +12,13 @@ rule claims:
         "results/logs/paper/claims.log",
     params:
         code=code("claims"),
+        outputs=OUTPUTS,
         hare=HARE,
         configs=CONFIG_FILES,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} claims --register {input.register:q} --root . --config {params.configs} --markdown {output.markdown:q} --json {output.json:q} --tex {output.tex:q} --scale-reference {input.scale:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} claims --register {input.register:q} --root . --config {params.configs} --markdown {output.markdown:q} --json {output.json:q} --tex {output.tex:q} --scale-reference {input.scale:q} 2>&1 | tee {log:q}"
 
 
 rule claim:
@@ -31,12 +32,13 @@ rule claim:
         "results/logs/paper/claim_{key}.log",
     params:
         code=code("claims"),
+        outputs=OUTPUTS,
         hare=HARE,
         configs=CONFIG_FILES,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key:q} --markdown {output:q} 2>&1 | tee {log:q}"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} claims --register {input.register:q} --root . --config {params.configs} --key {wildcards.key:q} --markdown {output:q} 2>&1 | tee {log:q}"
 
 
 rule paper_macros:
@@ -49,11 +51,12 @@ rule paper_macros:
         "results/logs/paper/macros.log",
     params:
         code=code("macros"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} macros {input.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule notation:
@@ -66,11 +69,12 @@ rule notation:
         "results/logs/paper/notation.log",
     params:
         code=code("notation"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} notation --out {output.tex:q} --markdown {output.markdown:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} notation --out {output.tex:q} --markdown {output.markdown:q} > {log:q} 2>&1"
 
 
 rule code_state:
@@ -82,11 +86,12 @@ rule code_state:
         "results/logs/paper/code_state.log",
     params:
         code=_code_param({"package": True}, CODE["package"]),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} code-state --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} code-state --out {output:q} > {log:q} 2>&1"
 
 
 rule paper_pdf:
@@ -126,13 +131,14 @@ rule paper_pdf:
         "results/logs/paper/latexmk.log",
     params:
         code=code("build-paper"),
+        outputs=OUTPUTS,
         hare=HARE,
         max_pages=CONFIG["paper"]["max_pages"],
         max_body_pages=CONFIG["paper"]["max_body_pages"],
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} build-paper --main {input.main:q} --outdir results/latex --pdf {output:q} "
         "--max-pages {params.max_pages:q} --max-body-pages {params.max_body_pages:q} > {log:q} 2>&1"
 
 
@@ -149,8 +155,9 @@ rule manifest:
         "results/logs/paper/manifest.log",
     params:
         code=code("manifest"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} manifest --results results > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} manifest --results results > {log:q} 2>&1"

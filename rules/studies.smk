@@ -7,6 +7,7 @@ rule pool_scaling:
         tex="paper/generated/pool_scaling.tex",
     params:
         code=code("pool-scaling"),
+        outputs=OUTPUTS,
         config=lambda wc: json.dumps(CONFIG["pool_scaling"], sort_keys=True),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
@@ -15,5 +16,5 @@ rule pool_scaling:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} pool-scaling --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} pool-scaling --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

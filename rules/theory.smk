@@ -6,11 +6,12 @@ rule bounds_tex:
         "results/logs/theory/bounds.log",
     params:
         code=code("bounds"),
+        outputs=OUTPUTS,
         hare=HARE,
     conda:
         "../envs/hare.yaml"
     shell:
-        "{params.hare} --record {params.code:q} bounds --out {output:q} > {log:q} 2>&1"
+        "{params.hare} --record {params.code:q} --outputs {params.outputs:q} bounds --out {output:q} > {log:q} 2>&1"
 
 
 rule oful_check:
@@ -24,6 +25,7 @@ rule oful_check:
         tex="paper/generated/oful.tex",
     params:
         code=code("check-oful"),
+        outputs=OUTPUTS,
         hare=HARE,
         delta=CONFIG["theory"]["oful"]["delta"],
     log:
@@ -31,7 +33,7 @@ rule oful_check:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} check-oful --run {input.run:q} --delta {params.delta} --out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
 rule decomposition:
@@ -42,6 +44,7 @@ rule decomposition:
         npz="results/checks/regret_terms.npz",
     params:
         code=code("decomposition"),
+        outputs=OUTPUTS,
         config=json.dumps(CONFIG["theory"]["decomposition"], sort_keys=True),
         hare=HARE,
     log:
@@ -49,7 +52,7 @@ rule decomposition:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} decomposition --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} decomposition --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
 
 
@@ -60,6 +63,7 @@ rule decomposition_grid:
         tex="paper/generated/regret_terms_grid.tex",
     params:
         code=code("decomposition-grid"),
+        outputs=OUTPUTS,
         config=json.dumps(CONFIG["theory"]["decomposition_grid"], sort_keys=True),
         hare=HARE,
     log:
@@ -67,7 +71,7 @@ rule decomposition_grid:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} decomposition-grid --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} decomposition-grid --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
@@ -79,6 +83,7 @@ rule convergence:
         npz="results/checks/convergence.npz",
     params:
         code=code("convergence"),
+        outputs=OUTPUTS,
         config=lambda wc: json.dumps(CONFIG["theory"]["convergence"], sort_keys=True),
         hare=HARE,
     log:
@@ -86,7 +91,7 @@ rule convergence:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} convergence --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} convergence --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} --out-npz {output.npz:q} > {log:q} 2>&1"
 
 
@@ -97,6 +102,7 @@ rule personalization:
         "results/checks/personalization.json",
     params:
         code=code("personalization"),
+        outputs=OUTPUTS,
         config=json.dumps(CONFIG["personalization"], sort_keys=True),
         hare=HARE,
     log:
@@ -104,7 +110,7 @@ rule personalization:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} --record {params.code:q} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} personalization --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule bench_policies:
@@ -118,6 +124,7 @@ rule bench_policies:
         tex_neural=report("paper/generated/table_bench_neural.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
         code=code("bench"),
+        outputs=OUTPUTS,
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["datasets"], input.datasets))
         + "".join(f" --comparison-dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"].get("comparison_datasets", []), input.comparison)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--horizon", CONFIG["bench"]["horizon"], "--max-seconds", CONFIG["bench"]["max_seconds"], "--neural-rounds", CONFIG["bench"]["neural_rounds"], "--comparison-repeats", CONFIG["bench"].get("comparison_repeats", 5), "--neural-repeats", CONFIG["bench"].get("neural_repeats", 3), "--batch-sizes", *CONFIG["bench"]["batch_sizes"], *(["--policies", *CONFIG["bench"]["policies"]] if CONFIG["bench"].get("policies") else [])]),
@@ -128,7 +135,7 @@ rule bench_policies:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench --out {output.json:q} --tex {output.tex:q} --tex-neural {output.tex_neural:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} bench --out {output.json:q} --tex {output.tex:q} --tex-neural {output.tex_neural:q} "
         "--threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
 
 
@@ -141,6 +148,7 @@ rule bench_baselines:
         tex=report("paper/generated/table_bench_baselines.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
         code=code("bench-baselines"),
+        outputs=OUTPUTS,
         datasets=lambda wc, input: " ".join(f"--dataset {shlex.quote(f'{d}={p}')}" for d, p in zip(CONFIG["bench"]["baselines"]["datasets"], input.datasets)),
         settings=lambda wc: " ".join(shlex.quote(str(a)) for flag, key in (("--runs", "n_runs"), ("--width", "width"), ("--train-steps", "train_steps"), ("--batch-size", "batch_size"), ("--networks", "n_networks"), ("--max-points", "max_points"), ("--history", "history"), ("--rounds", "rounds"), ("--repeats", "repeats"), ("--max-seconds", "max_seconds")) if key in CONFIG["bench"]["baselines"] for a in (flag, CONFIG["bench"]["baselines"][key])),
         hare=HARE,
@@ -150,7 +158,7 @@ rule bench_baselines:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench-baselines --out {output.json:q} --tex {output.tex:q} --threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} bench-baselines --out {output.json:q} --tex {output.tex:q} --threads 1 {params.datasets} {params.settings} > {log:q} 2>&1"
 
 
 rule bench_hare:
@@ -160,6 +168,7 @@ rule bench_hare:
         tex=report("paper/generated/table_bench_hare.tex", caption="../report/bench.rst", category="Tables", subcategory="benchmarks"),
     params:
         code=code("bench-hare"),
+        outputs=OUTPUTS,
         settings=lambda wc: " ".join(shlex.quote(str(a)) for a in ["--rounds", CONFIG["bench"]["hare_rounds"], "--max-items", CONFIG["bench"]["hare_max_items"], "--quick"]),
         hare=HARE,
     threads: workflow.cores  # alone on the machine: timings are not shared with concurrent jobs
@@ -168,4 +177,4 @@ rule bench_hare:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} bench-hare --out {output.json:q} --tex {output.tex:q} {params.settings} > {log:q} 2>&1"
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} bench-hare --out {output.json:q} --tex {output.tex:q} {params.settings} > {log:q} 2>&1"

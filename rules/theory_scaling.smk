@@ -5,6 +5,7 @@ rule approx_budget:
         tex="paper/generated/approx_budget.tex",
     params:
         code=code("approx-budget"),
+        outputs=OUTPUTS,
         config=lambda wc: json.dumps(CONFIG["theory"]["approx_budget"], sort_keys=True),
         hare=HARE,
     log:
@@ -12,7 +13,7 @@ rule approx_budget:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} approx-budget --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} approx-budget --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"
 
 
@@ -23,6 +24,7 @@ rule heads_alpha:
         tex="paper/generated/heads_alpha.tex",
     params:
         code=code("heads-alpha"),
+        outputs=OUTPUTS,
         config=lambda wc: json.dumps(CONFIG["theory"]["heads_alpha"], sort_keys=True),
         hare=HARE,
     log:
@@ -30,5 +32,5 @@ rule heads_alpha:
     conda:
         "../envs/hare.yaml"
     shell:
-        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} heads-alpha --config-json {params.config:q} "
+        "OMP_NUM_THREADS=1 {params.hare} --record {params.code:q} --outputs {params.outputs:q} heads-alpha --config-json {params.config:q} "
         "--out-json {output.json:q} --out-tex {output.tex:q} > {log:q} 2>&1"

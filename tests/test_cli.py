@@ -31,7 +31,12 @@ def rule_calls() -> list[tuple[str, set[str], set[str]]]:
     found = []
     for path in sorted((ROOT / "rules").glob("*.smk")):
         for block in re.split(r"\n(?=rule |checkpoint )", path.read_text()):
-            calls = set(re.findall(r"\{params\.hare\} (?:--record \{params\.code:q\} )?([a-z][a-z-]*)", block))
+            calls = set(
+                re.findall(
+                    r"\{params\.hare\} (?:--record \{params\.code:q\} --outputs \{params\.outputs:q\} )?([a-z][a-z-]*)",
+                    block,
+                )
+            )
             if calls:
                 found.append(
                     (

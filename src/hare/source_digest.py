@@ -205,9 +205,10 @@ class SourceIndex:
 
     def closure(self, entries: Iterable[str], plugins: Iterable[tuple[str, str]] | None = None) -> dict[str, str]:
         """``{module: digest}`` of ``entries`` and every module they import, transitively (not through plugin
-        imports). ``plugins``: the ``(decorator, name)`` pairs that run, whose registering modules (and their
-        closures) join; None: each lookup by a literal adds its module, and an open lookup every module of that
-        registry."""
+        imports), with the packages whose ``__init__`` an import runs (their own digest: what they import is followed
+        only where something imports it). ``plugins``: the ``(decorator, name)`` pairs that run, whose registering
+        modules (and their closures) join; None: each lookup by a literal adds its module, and an open lookup every
+        module of that registry."""
         named = None if plugins is None else {self.plugin_module(*entry) for entry in plugins}
         seen: dict[str, str] = {}
         stack = list(entries) + sorted(named or ())
@@ -218,6 +219,9 @@ class SourceIndex:
             module = self.module(name)
             seen[name] = module.digest
             stack.extend(module.imports)
+            for ancestor in _ancestors(name):  # its __init__ runs first: its own code counts, its imports are its own
+                if ancestor in self.files and ancestor not in seen:
+                    seen[ancestor] = self.module(ancestor).digest
             stack.extend(self.plugin_module(*entry) for entry in module.literal_lookups)
             if named is None:
                 for decorator in module.open_lookups:
@@ -256,6 +260,12 @@ class SourceIndex:
         )
         digest = hashlib.sha256(dumped.encode()).hexdigest()[:DIGEST_CHARS]
         return digest, frozenset(m for m in imports if m in self.files)
+
+
+def _ancestors(name: str) -> list[str]:
+    """``a.b.c`` -> ``["a", "a.b"]``: the packages whose ``__init__`` an import of ``name`` runs first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _all_names(tree: ast.Module) -> set[str]:

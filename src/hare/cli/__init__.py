@@ -48,16 +48,29 @@ def one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def _record(text: str) -> dict:
-    """``--record``'s value: a JSON object with a code spec and the step's outputs (:mod:`hare.cli.code`)."""
+def _json_object(text: str) -> dict:
+    """``--record``'s value: a JSON object with a code spec (:mod:`hare.cli.code`)."""
     import json
 
     try:
         value = json.loads(text)
     except ValueError:
-        raise argparse.ArgumentTypeError("must be a JSON object {spec, outputs}") from None
-    if not isinstance(value, dict) or not isinstance(value.get("spec"), dict) or not value.get("outputs"):
-        raise argparse.ArgumentTypeError("must be a JSON object with a code spec and a non-empty list of outputs")
+        value = None
+    if not isinstance(value, dict) or not isinstance(value.get("spec"), dict):
+        raise argparse.ArgumentTypeError("must be a JSON object with a code spec") from None
+    return value
+
+
+def _json_list(text: str) -> list:
+    """``--outputs``'s value: a non-empty JSON list of paths."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, list) or not value or not all(isinstance(path, str) for path in value):
+        raise argparse.ArgumentTypeError("must be a non-empty JSON list of paths") from None
     return value
 
 
@@ -72,11 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--record",
-        type=_record,
+        type=_json_object,
         default=None,
-        help="JSON {spec, outputs}: after the command succeeds, write the code record of its outputs under "
-        "results/code (the workflow's rules pass it; hare.cli.code)",
+        help="JSON {spec, digest}: the code spec of this step (hare.cli.code); after the command succeeds, the record "
+        "of the code its --outputs were computed with is written under results/code (the workflow's rules pass it)",
     )
+    parser.add_argument("--outputs", type=_json_list, default=None, help="JSON list: the step's outputs, for --record")
     sub = parser.add_subparsers(dest="command", required=True)
     for stage in (workflow, results, theory, report, compare, bench, calibrate, studies, code):
         stage.add_subcommands(sub)
@@ -103,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         if status == 0 and args.record is not None:
             from hare.cli.code import write_record
 
-            write_record(args.record)
+            write_record(args.record["spec"], args.outputs or [])
         return status
     except USER_ERRORS as error:
         if debug:

@@ -134,20 +134,21 @@ def record_name(outputs: list[str]) -> str:
     return outputs[0].replace("/", "__") + ".json"
 
 
-def write_record(record: Mapping[str, Any], results: Path = Path("results")) -> Path:
-    """Write the code record of a finished step (``hare --record``): its code spec, outputs, the modules and their
-    digest as the sources are now, the commit and whether the tree was dirty."""
+def write_record(spec: Mapping[str, Any], outputs: list[str], results: Path = Path("results")) -> Path:
+    """Write the code record of a finished step (``hare --record SPEC --outputs OUTPUTS``): its code spec, outputs, the
+    modules and their digest as the sources are now, the commit and whether the tree was dirty."""
     from hare.io import write_json
 
-    spec = record["spec"]
+    if not outputs:
+        raise ValueError("--record needs the step's --outputs")
     modules = code_of(spec)
-    path = results / RECORDS / record_name(list(record["outputs"]))
+    path = results / RECORDS / record_name(list(outputs))
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(
         path,
         {
-            "spec": spec,
-            "outputs": list(record["outputs"]),
+            "spec": dict(spec),
+            "outputs": list(outputs),
             "code": {"digest": combined_digest(modules), "modules": modules},
             "tree": tree_state(),
         },
