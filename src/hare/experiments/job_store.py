@@ -68,20 +68,23 @@ class JobStore:
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / key
 
-    def restore(self, key: str, out: str | os.PathLike) -> bool:
-        """Put the stored run file of ``key`` and its sidecar at ``out`` (``.npz``) and beside it; False (nothing
-        written) when the store has no intact entry for ``key``."""
+    def holds(self, key: str) -> bool:
+        """Whether the store has an intact entry for ``key`` (both files match the sha256 it recorded)."""
         entry = self._entry(key)
         try:
             recorded = json.loads((entry / "entry.json").read_text())
-            files = {name: entry / name for name in ("run.npz", "run.json")}
-            if any(file_sha256(path) != recorded[name] for name, path in files.items()):
-                return False
+            return all(file_sha256(entry / name) == recorded[name] for name in ("run.npz", "run.json"))
         except (OSError, ValueError, KeyError):
             return False
-        out = Path(out)
-        _place(files["run.npz"], out)
-        _place(files["run.json"], out.with_suffix(".json"))
+
+    def restore(self, key: str, out: str | os.PathLike) -> bool:
+        """Put the stored run file of ``key`` and its sidecar at ``out`` (``.npz``) and beside it; False (nothing
+        written) when the store has no intact entry for ``key``."""
+        if not self.holds(key):
+            return False
+        entry, out = self._entry(key), Path(out)
+        _place(entry / "run.npz", out)
+        _place(entry / "run.json", out.with_suffix(".json"))
         return True
 
     def save(self, key: str, out: str | os.PathLike) -> None:

@@ -251,6 +251,10 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     return sorted(chunks, key=lambda chunk: chunk[0])
 
 
+def _labels(entries: list[dict[str, Any]], group: list[int]) -> str:
+    return ", ".join(str(entries[i]["out"]) for i in group)
+
+
 def run_batch(
     entries: list[dict[str, Any]],
     dataset_path: str | Path | None = None,
@@ -269,7 +273,8 @@ def run_batch(
     bad entry, or a tuning run that is neither on disk nor played before it, fails the batch before any compute.
     ``store``: a :class:`hare.experiments.job_store.JobStore` folder; a job whose key (specification, code, dataset,
     selection, versions: :func:`hare.experiments.job_store.job_key`) it holds is restored byte for byte instead of
-    played, and every played job is kept there. Returns the sidecars in the order of ``entries``.
+    played, and every played job is kept there; a grid with one changed point plays whole (its runs summed as a
+    fresh build sums them) and its unchanged points keep their stored files. Returns the sidecars in the order of ``entries``.
     """
     earlier: set[str] = set()
     for i, entry in enumerate(entries):
@@ -315,25 +320,28 @@ def run_batch(
                     for i in group
                 }
             )
-            restored = [i for i in group if jobs.restore(keys[i], entries[i]["out"])]
-            n_restored += len(restored)
-            for i in restored:
-                sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
-                log.info("%s: restored from the store (specification and code unchanged)", entries[i]["out"])
-            group = [i for i in group if i not in restored]
-            if not group:
+            if all(jobs.holds(keys[i]) for i in group):  # nothing changed: restored, not played
+                for i in group:
+                    jobs.restore(keys[i], entries[i]["out"])
+                    sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
+                n_restored += len(group)
+                log.info("%s: restored from the store (specification and code unchanged)", _labels(entries, group))
                 continue
         if len(group) == 1:
             entry = entries[group[0]]
             sidecars[group[0]] = run_job(entry["job"], entry["out"], dataset_path, progress, entry.get("selected"))
-            continue
-        written = run_simulations(
-            [entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress
-        )
-        sidecars.update(zip(group, written, strict=True))
+        else:  # the whole grid, as a fresh build plays it (a part of it would sum its runs in another order)
+            written = run_simulations(
+                [entries[i]["job"] for i in group], [entries[i]["out"] for i in group], dataset_path, progress
+            )
+            sidecars.update(zip(group, written, strict=True))
         if jobs is not None:
-            for i in group:
-                jobs.save(keys[i], entries[i]["out"])
+            for i in group:  # an unchanged point of a grid played for another keeps its stored file
+                if jobs.restore(keys[i], entries[i]["out"]):
+                    sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
+                    n_restored += 1
+                else:
+                    jobs.save(keys[i], entries[i]["out"])
     if jobs is not None:
         log.info("%d job(s) played, %d restored from the store", len(entries) - n_restored, n_restored)
     return [sidecars[i] for i in range(len(entries))]
