@@ -5,7 +5,9 @@ the package's own jobs and commands close over what they run; a dirty checkout i
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,33 @@ def test_a_dirty_tree_is_recorded_as_dirty(tmp_path):
     (tmp_path / "module.py").write_text("X = 2\n")
     assert tree_state.__wrapped__(tmp_path) == {"commit": clean["commit"], "dirty": True}
     assert tree_state.__wrapped__(tmp_path.parent / "nowhere")["dirty"] is None
+
+
+def test_the_closure_does_not_depend_on_the_order_it_is_walked(tmp_path):
+    """A package first reached as the parent of a module it holds is still followed where a module imports it."""
+    index = _package(tmp_path)
+    (tmp_path / "pkg/late.py").write_text("import pkg.plugins.first\nimport pkg.plugins\n")
+    index = SourceIndex(tmp_path / "pkg", package="pkg")
+    closure = index.closure(["pkg.late"])
+    assert {"pkg.plugins", "pkg.plugins.base", "pkg.plugins.first"} <= set(closure)
+    for entries in (["pkg.plugins.first", "pkg.late"], ["pkg.late", "pkg.plugins.first"]):
+        assert SourceIndex(tmp_path / "pkg", package="pkg").closure(entries) == closure
+
+
+def test_commands_give_the_same_code_in_every_process():
+    """Set iteration order varies between processes (string hashing): the digests must not."""
+    script = (
+        "from hare.cli.code import command_code, commands; from hare.source_digest import combined_digest;"
+        "print(combined_digest({c: combined_digest(command_code(c)) for c in commands()}))"
+    )
+    answers = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(answers) == 1

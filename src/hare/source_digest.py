@@ -211,16 +211,18 @@ class SourceIndex:
         module of that registry."""
         named = None if plugins is None else {self.plugin_module(*entry) for entry in plugins}
         seen: dict[str, str] = {}
+        expanded: set[str] = set()
         stack = list(entries) + sorted(named or ())
         while stack:
             name = stack.pop()
-            if name in seen:
+            if name in expanded:
                 continue
+            expanded.add(name)
             module = self.module(name)
             seen[name] = module.digest
             stack.extend(module.imports)
             for ancestor in _ancestors(name):  # its __init__ runs first: its own code counts, its imports are its own
-                if ancestor in self.files and ancestor not in seen:
+                if ancestor in self.files:
                     seen[ancestor] = self.module(ancestor).digest
             stack.extend(self.plugin_module(*entry) for entry in module.literal_lookups)
             if named is None:
