@@ -273,8 +273,9 @@ def run_batch(
     bad entry, or a tuning run that is neither on disk nor played before it, fails the batch before any compute.
     ``store``: a :class:`hare.experiments.job_store.JobStore` folder; a job whose key (specification, code,
     dataset, selection, versions: :func:`hare.experiments.job_store.job_key`) it holds is restored byte for byte
-    instead of played, and every played job is kept there; a grid with one changed point plays whole (its runs summed as a
-    fresh build sums them) and its unchanged points keep their stored files. Returns the sidecars in the order of ``entries``.
+    instead of played, and every played job is kept there; a grid with one changed point plays whole (its runs
+    summed as a fresh build sums them) and its unchanged points keep their stored files. Returns the sidecars in
+    the order of ``entries``.
     """
     earlier: set[str] = set()
     for i, entry in enumerate(entries):
