@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ from hare.source_digest import (
     source_index,
     tree_state,
 )
+
+NOT_OUTPUTS = ("README.md",)
+"""Files of the results folder that no step writes (tracked by git)."""
 
 RECORDS = "code"
 """Folder of the step records, under the results folder (not in the manifest: like logs, they carry commits)."""
@@ -158,40 +162,67 @@ def write_record(spec: Mapping[str, Any], outputs: list[str], results: Path = Pa
 
 def stale_results(results: Path, index: SourceIndex | None = None) -> list[tuple[str, list[str]]]:
     """``(line, files)`` per group of results computed by code that differs from the code now: the step records
-    under ``results/code`` and the run sidecars' records, grouped by the modules that changed; run files without a
-    record are a group of their own. ``files``: the group's outputs (run files as their ``.npz``)."""
+    under ``results/code`` and the run sidecars' records, grouped by the modules that changed; a file the manifest
+    covers that no record names (a run file without its sidecar's record included) is a group of its own, ``no code
+    record``. ``files``: the group's files as paths (run files as their ``.npz``), for ``hare verify --repair``.
+
+    A record names its outputs relative to the checkout that built them, whose ``results`` folder ``results`` is.
+    """
+    from hare.experiments.manifest import result_files
+
     index = index or source_index()
+    checkout = results.parent
     groups: dict[tuple[str, ...], list[str]] = {}
+    covered: set[str] = set()
     cache: dict[str, dict[str, str]] = {}
+
+    folders: list[str] = []
+
+    def cover(path: Path) -> None:
+        relative = os.path.normpath(os.path.relpath(path, results)).replace(os.sep, "/")
+        (folders.append(relative + "/") if str(path).endswith("/") or path.is_dir() else covered.add(relative))
+
     for path in sorted((results / RECORDS).glob("*.json")):
         record = json.loads(path.read_text())
+        outputs = [checkout / output for output in record["outputs"]]
+        for output, named in zip(outputs, record["outputs"], strict=True):
+            cover(Path(str(output) + "/") if named.endswith("/") else output)
         key = json.dumps(record["spec"], sort_keys=True)
         if key not in cache:
-            cache[key] = code_of(record["spec"], index=index)
+            cache[key] = code_of(record["spec"], root=checkout, index=index)
         changed = changed_modules(record["code"]["modules"], cache[key])
         if changed:
-            groups.setdefault(tuple(changed), []).extend(record["outputs"])
+            groups.setdefault(tuple(changed), []).extend(str(output) for output in outputs)
     for sidecar in sorted(results.glob("runs/**/*.json")) + sorted(results.glob("tuning/**/*.json")):
-        if not sidecar.with_suffix(".npz").is_file():
-            continue
+        run = sidecar.with_suffix(".npz")
         content = json.loads(sidecar.read_text())
-        relative = sidecar.with_suffix(".npz").as_posix()
-        if "code" not in content:
-            groups.setdefault(("(no code record)",), []).append(relative)
+        if not run.is_file() or "code" not in content:
             continue
+        cover(run)
+        cover(sidecar)
         key = json.dumps(job_plugins(content["job"]))
         if key not in cache:
             cache[key] = job_code(content["job"], BATCH_MODULES[:1], index)
         changed = changed_modules(content["code"]["modules"], cache[key])
         if changed:
-            groups.setdefault(tuple(changed), []).append(relative)
+            groups.setdefault(tuple(changed), []).append(str(run))
+    unrecorded = sorted(
+        relative
+        for relative in set(result_files(results)) - covered
+        if relative not in NOT_OUTPUTS and not relative.startswith(tuple(folders))
+    )
     lines = []
     for changed, files in sorted(groups.items()):
-        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        lines.append(
-            (f"computed by other code: {len(files)} file(s) ({shown}); changed since: {', '.join(changed)}", files)
-        )
+        lines.append((f"computed by other code: {_count(files)}; changed since: {', '.join(changed)}", files))
+    if unrecorded:
+        files = [os.path.normpath(results / relative) for relative in unrecorded]
+        lines.append((f"no code record: {_count(files)} (computed by a version that did not record its code)", files))
     return lines
+
+
+def _count(files: list[str]) -> str:
+    shown = ", ".join(map(str, files[:3])) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return f"{len(files)} file(s) ({shown})"
 
 
 def workflow_code(table: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for line, files in stale_results(Path(args.results)):
         problems.append(line)
         if args.repair:
-            for name in sorted({part for path in files for part in with_sidecar(path)}):
+            for name in sorted({part for path in files for part in with_sidecar(path) if Path(part).is_file()}):
                 if Path(name).exists():
                     Path(name).unlink()
                     problems.append(f"removed: {name} (computed by other code; snakemake rebuilds it)")
