@@ -191,9 +191,11 @@ class SourceIndex:
     def registered(self) -> dict[tuple[str, str], str]:
         """``{(decorator, name): module}`` of every registration in the package."""
         table = {}
-        for name in self.files:
-            for entry in self.module(name).registers:
-                table[entry] = name
+        decorators = tuple(set(REGISTRY_LOOKUPS.values()))
+        for name, path in self.files.items():
+            if any(decorator in path.read_text() for decorator in decorators):  # parse only where one can be
+                for entry in self.module(name).registers:
+                    table[entry] = name
         return table
 
     def plugin_module(self, decorator: str, name: str) -> str:
