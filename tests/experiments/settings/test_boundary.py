@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,14 @@ import yaml
 
 from hare.experiments.config import check_config, resolve_config_file
 from hare.experiments.settings import ConfigError
-from hare.experiments.settings.reader import MAX_DEPTH, ConfigLoader, read_config_yaml
+from hare.experiments.settings.reader import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
+    ConfigLoader,
+    expanded_size,
+    read_config_yaml,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -212,6 +220,53 @@ def test_nesting_deeper_than_the_limit_is_refused_in_one_line_naming_the_file(tm
     message = str(caught.value)
     assert message.startswith(f"{path}: not valid YAML at line 1, column ") and "\n" not in message
     assert f"nested deeper than {MAX_DEPTH} levels" in message
+
+
+def _laughs(levels: int) -> str:
+    lines = ["a0: &a0 [" + ", ".join(['"lol"'] * 9) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _laughs(9),  # a billion laughs: 9^10 strings once the aliases are followed
+        # a chain of aliases: about 180,000 values
+        "\n".join(["c0: &c0 [1]"] + [f"c{i}: &c{i} [*c{i - 1}]" for i in range(1, 600)]),
+    ],
+    ids=["billion-laughs", "alias-chain"],
+)
+def test_an_alias_bomb_is_refused_in_one_line_before_anything_walks_it(tmp_path, text):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(text)
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as caught:
+        read_config_yaml(path)
+    assert time.perf_counter() - start < 1.0
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert f"expands to more than {MAX_NODES:,} values" in message
+
+
+def test_a_config_file_too_large_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "large.yaml"
+    path.write_text("# " + "x" * MAX_BYTES + "\nseed: 1\n")
+    with pytest.raises(ConfigError, match=r"bytes, more than a config file may hold"):
+        read_config_yaml(path)
+
+
+def test_the_expanded_size_counts_each_citation_of_an_anchor():
+    node = yaml.compose("a: &x [1, 2]\nb: *x\nc: [*x, *x]\n")
+    # root, 3 keys, 3 values of which x (3 nodes) is cited 4 times: 1 + 3 + 3 + 3 + (1 + 3 + 3)
+    assert expanded_size(node, 10**6) == 17
+    assert expanded_size(node, 5) == 6
+
+
+def test_the_shipped_configs_expand_well_within_the_limits():
+    for path in sorted((ROOT / "config").glob("*.yaml")):
+        assert path.stat().st_size <= MAX_BYTES // 10, path
+        assert expanded_size(yaml.compose(path.read_text()), MAX_NODES) <= MAX_NODES // 10, path
 
 
 def test_the_shipped_configs_nest_well_within_the_limit():

@@ -7,7 +7,10 @@
   are floats (PyYAML's YAML 1.1 resolver reads ``1.0e308`` and ``1e3`` as strings, which a schema then refuses with a
   message about types); integers, ``.inf`` and ``.nan`` read as before;
 * nesting deeper than :data:`MAX_DEPTH` levels is refused in one line naming the file, line and column (a 5,000-deep
-  list would otherwise end in Python's ``maximum recursion depth exceeded``).
+  list would otherwise end in Python's ``maximum recursion depth exceeded``);
+* a file larger than :data:`MAX_BYTES`, or one that expands to more than :data:`MAX_NODES` values once its aliases
+  are followed (a "billion laughs" file of nested aliases), is refused in one line, in time proportional to its
+  distinct nodes, before anything walks the values.
 
 Overlays. ``config/default.yaml`` is the one full config; ``smoke.yaml``, ``paper-core.yaml`` and ``paper.yaml`` state
 only what differs from it: a top-level ``base: default.yaml`` (a path relative to the overlay's own folder; a base may
@@ -34,6 +37,13 @@ import yaml
 
 from hare.experiments.settings.errors import ConfigError
 from hare.io import UniqueKeyLoader, UnreadableYAMLError, read_yaml, refuse_nonfinite
+
+MAX_BYTES = 1 << 20
+"""Largest config file read (1 MiB; the configs of ``config/`` are below 40 KiB)."""
+
+MAX_NODES = 100_000
+"""Most values (mappings, lists and scalars) a config file may expand to with its aliases followed (the configs of
+``config/`` expand to fewer than 3,000): a YAML alias bomb is refused before anything walks it."""
 
 MAX_DEPTH = 32
 """Most levels of nested mappings and lists a config file may have (the configs of ``config/`` have at most 8)."""
@@ -73,6 +83,44 @@ class ConfigLoader(UniqueKeyLoader):
         finally:
             self._depth = depth
 
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None and expanded_size(node, MAX_NODES) > MAX_NODES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"expands to more than {MAX_NODES:,} values once its aliases are followed (an alias bomb?)",
+                node.start_mark,
+            )
+        return node
+
+
+def expanded_size(node: yaml.Node, limit: int) -> int:
+    """How many nodes ``node`` holds with every alias followed (each place an anchor is cited counts its whole
+    subtree), in time proportional to the distinct nodes and without recursion (a chain of aliases may be long):
+    sizes are kept per node, and capped at ``limit + 1``."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if id(current) in sizes:
+            continue
+        children = _children(current)
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        sizes[id(current)] = min(limit + 1, 1 + sum(sizes[id(child)] for child in children))
+    return sizes[id(node)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
 
 ConfigLoader.add_implicit_resolver(FLOAT_TAG, FLOAT_PATTERN, list("-+0123456789."))
 
@@ -81,6 +129,8 @@ def read_config_yaml(path: Path) -> Any:
     """The YAML document of ``path`` read with :class:`ConfigLoader`; :class:`ConfigError` in one line naming the file
     for a byte that is not UTF-8 (its offset and line), a syntax error, a duplicate key or too deep a nesting (line
     and column), the messages of :func:`hare.io.read_yaml`. A missing file stays a ``FileNotFoundError``."""
+    if path.is_file() and path.stat().st_size > MAX_BYTES:
+        raise ConfigError(f"{path}: {path.stat().st_size:,} bytes, more than a config file may hold ({MAX_BYTES:,})")
     try:
         return read_yaml(path, ConfigLoader)
     except UnreadableYAMLError as error:
