@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed
 HARE = PYTHONPATH=src $(BIN)/python -m hare
 SNAKEMAKE = $(BIN)/python -m snakemake
 
-.PHONY: all test setup tex slurm workflow report lint clean claim paper-core cost-model
+.PHONY: all test setup tex slurm workflow report lint clean claim paper-core cost-model unlock
 
 all: setup report
 	@echo "PDF: results/paper.pdf   report: results/report.html   claims: results/claims.md"
@@ -41,9 +41,17 @@ workflow:
 	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
 	@set -o pipefail; $(SNAKEMAKE) --cores $(CORES) --configfile $(CONFIG) 2>&1 | tee results/logs/workflow.log \
 	  | { grep --line-buffered -E 'steps \(|[Ee]rror|Exception|Traceback|Nothing to be done|Complete log' || true; } \
-	  || { echo "workflow failed: see results/logs/workflow.log"; exit 1; }
+	  || { if grep -q LockException results/logs/workflow.log; then \
+	         echo "workflow failed: the working directory is locked by an earlier build that was interrupted; if none is running, run \`make unlock\`, then make all again"; \
+	       else echo "workflow failed: see results/logs/workflow.log"; fi; exit 1; }
 	@$(HARE) verify --results results > results/logs/verify.log \
-	  || { cat results/logs/verify.log; echo "results differ from their sidecars or the manifest (listed above; bit rot keeps a file's time, so Snakemake sees nothing to do)"; exit 1; }
+	  || { cat results/logs/verify.log; echo "results differ from their sidecars, the manifest or the code now (listed above; bit rot keeps a file's time and snakemake --touch a stale result's, so Snakemake sees nothing to do)"; exit 1; }
+
+# After an interrupted build (a killed make, a lost machine), Snakemake keeps its lock on the working directory and the
+# next build stops with a LockException: make workflow says so on the console, and this removes the lock (run it only
+# when no other build is running in this checkout).
+unlock: setup
+	$(SNAKEMAKE) --unlock --cores 1 --configfile $(CONFIG)
 
 # Every figure and table of the finished workflow with its caption, in one self-contained HTML file.
 report: workflow

@@ -63,23 +63,23 @@ CODE = PLAN["code"]
 
 
 def _code_param(spec, digest):
-    return json.dumps({"spec": spec, "digest": digest}, sort_keys=True)
+    return json.dumps({"spec": spec, "digest": digest}, sort_keys=True, separators=(",", ":"))  # one shell word
 
 
 def OUTPUTS(wildcards, output):
-    """``params.outputs`` of a rule that records its code: its outputs as ``hare --outputs`` takes them (a param
+    """``params.outputs`` of each step that records its code, its outputs as ``hare --outputs`` takes them (a param
     derived from the outputs, which Snakemake does not compare between runs)."""
-    return json.dumps([str(path) for path in output])
+    return json.dumps([str(path) for path in output], separators=(",", ":"))
 
 
 def BATCH_OUTPUTS(wildcards, output):
     """``params.outputs`` of an experiment batch: its margins and selections (each run file's sidecar records its own
     job's code)."""
-    return json.dumps([str(output.margins), *map(str, output.selected)])
+    return json.dumps([str(output.margins), *map(str, output.selected)], separators=(",", ":"))
 
 
 def code(command=None, notebook=None):
-    """``params.code`` of a rule that runs ``hare COMMAND`` (a notebook: ``notebook-execute`` on it): the code it runs as
+    """``params.code`` of each step that runs ``hare COMMAND`` (a notebook, ``notebook-execute`` on it): the code it runs as
     ``hare --record`` takes it, its code spec and its digest now (docs/workflow.md, "Code is an input"). Snakemake
     records params (a string, not derived from the outputs), so an edit of that code (docstrings, comments and
     formatting aside) reruns the rule, and ``snakemake -n`` says "Params have changed since last execution"; hare

@@ -4,7 +4,7 @@ rule fetch_dataset:
         manifest="results/data/raw/{dataset}/MANIFEST.json",
     params:
         code=code("fetch"),
-        outputs=lambda wildcards, output: json.dumps([str(output.manifest), f"results/data/raw/{wildcards.dataset}/"]),
+        outputs=lambda wildcards, output: json.dumps([str(output.manifest), f"results/data/raw/{wildcards.dataset}/"], separators=(",", ":")),
         mirror=lambda wc: f"--mirror {shlex.quote(CONFIG['data']['mirror'])}" if CONFIG["data"].get("mirror") else "",
         offline="--offline" if CONFIG["data"]["offline"] else "",
         hare=HARE,

@@ -150,6 +150,9 @@ def record(name: str) -> dict:
         table["config"].pop(section, None)
     without_added_keys(table["config"])
     table["claims"] = [claim for claim in table["claims"] if not claim["key"].startswith(ADDED_CLAIM_PREFIXES)]
+    table.pop("code")  # the digests of the code (docs/workflow.md, "Code is an input"): they move with every edit
+    for entry in table["batches"].values():
+        entry.pop("plugins")  # the policies and environments a batch runs, for its code digest (added with it)
     output = json.dumps(table, sort_keys=True)
     return {
         "config": table["config"],

@@ -219,8 +219,9 @@ def test_notebooks_are_executed_only_from_the_repository(smoke_config, tmp_path)
         text=True,
     )
     assert dry.returncode == 0, dry.stderr[-2000:]
-    jupytext = re.findall(r"-m hare notebook-source (\S+) --out (\S+) >", dry.stdout)
-    papermill = re.findall(r"-m hare notebook-execute (\S+\.ipynb) --out (\S+\.ipynb) ", dry.stdout)
+    record = r"--record \S+ --outputs \S+ "  # the code record's JSON, one shell word (rules/common.smk)
+    jupytext = re.findall(rf"-m hare {record}notebook-source (\S+) --out (\S+) >", dry.stdout)
+    papermill = re.findall(rf"-m hare {record}notebook-execute (\S+\.ipynb) --out (\S+\.ipynb) ", dry.stdout)
     assert jupytext and papermill
     sources = {}
     for source, output in jupytext:

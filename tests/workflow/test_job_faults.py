@@ -231,7 +231,16 @@ def test_verify_without_a_manifest_says_so(tmp_path):
 
 
 def test_cli_verify_exits_1_listing_problems(results):
+    from hare.cli.code import write_record
+
+    # what the workflow records of the step that wrote them: without a record, verify names the files as such
+    outputs = ["results/runs/a/b.npz", "results/tables/t.csv", "results/claims.md"]
     env = {**os.environ, "PYTHONPATH": SOURCE}
+    unrecorded = subprocess.run(
+        [sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env
+    )
+    assert unrecorded.returncode == 1 and unrecorded.stdout.startswith("no code record: 3 file(s)")
+    write_record({"command": "table"}, outputs, results)
     ok = subprocess.run(
         [sys.executable, "-m", "hare", "verify", "--results", str(results)], capture_output=True, text=True, env=env
     )

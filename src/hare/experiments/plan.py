@@ -155,7 +155,7 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
             "jobs": [job.stem for job in members],
             "dataset": prepared_dataset(members[0].spec["environment"]),
             "digest": batch_digest(members),
-            "plugins": sorted({plugin for job in members for plugin in job_plugins(job.spec)}),
+            "plugins": [list(plugin) for plugin in sorted({p for job in members for p in job_plugins(job.spec)})],
         }
         for name, members in batches(jobs).items()
     }
