@@ -315,24 +315,14 @@ def changed_modules(recorded: Mapping[str, str], now: Mapping[str, str]) -> list
 def tree_state(root: Path = PACKAGE_ROOT) -> dict[str, object]:
     """``{"commit": sha or "unknown", "dirty": bool | None}`` of the checkout holding ``root``: dirty when a tracked
     file differs from the commit or an untracked file lies in the package's sources (None outside git)."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=normal", "--", "."],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        tracked = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        commit = git("rev-parse", "HEAD").strip()
+        status = git("status", "--porcelain", "--untracked-files=normal", "--", ".")
+        tracked = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return {"commit": "unknown", "dirty": None}
     return {"commit": commit, "dirty": bool(status.strip() or tracked.strip())}
