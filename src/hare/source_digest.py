@@ -24,6 +24,7 @@ Layer: base (it reads the package's sources and imports nothing of ``hare``).
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 import subprocess
@@ -75,8 +76,12 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 
 def normalised_digest(source: str) -> str:
     """sha256 of ``source``'s syntax tree without docstrings, line numbers, comments or formatting."""
-    tree = _strip_docstrings(ast.parse(source))
-    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+    return _tree_digest(ast.parse(source))
+
+
+def _tree_digest(tree: ast.AST) -> str:
+    """:func:`normalised_digest` of a parsed tree (its docstrings are removed in place)."""
+    return hashlib.sha256(ast.dump(_strip_docstrings(tree), include_attributes=False).encode()).hexdigest()
 
 
 def _call_name(node: ast.Call) -> str | None:
@@ -126,19 +131,29 @@ class SourceIndex:
         return name if self.files[name].name == "__init__.py" else name.rpartition(".")[0]
 
     def _parse(self, name: str) -> ModuleSource:
-        source = self.files[name].read_text()
-        tree = ast.parse(source)
+        """One parse and one walk of the module: its imports, registrations and lookups, then its digest (the same
+        tree with its docstrings removed)."""
+        tree = ast.parse(self.files[name].read_text())
         package = self._package_of(name)
         is_init = self.files[name].name == "__init__.py"
-        exported = _all_names(tree) if is_init else None
+        exported = _all_names(tree) if is_init else set()
         imports: set[str] = set()
         plugins: set[str] = set()
         registers, literal, open_ = [], [], set()
-        defined = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        defined |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}  # a parameter shadows a lookup
-        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+        defined: set[str] = set()  # functions and parameters of this module: a name that shadows a lookup
+        lookups: list[tuple[ast.Call, str]] = []
+        parents: dict[ast.AST, ast.AST] = {}
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append(child)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.arg):
+                defined.add(node.arg)
+            elif isinstance(node, ast.Import):
                 imports.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 base = self._resolve(node, package)
@@ -150,7 +165,7 @@ class SourceIndex:
                     and base == name
                     and submodules
                     and len(submodules) == len(node.names)
-                    and not any(alias.name in (exported or ()) for alias in node.names)
+                    and not any(alias.name in exported for alias in node.names)
                 )
                 if registration:
                     plugins.update(submodules)
@@ -159,19 +174,22 @@ class SourceIndex:
                 imports.update(submodules)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.files:
                 imports.add(node.value)
-            elif isinstance(node, ast.Call):
-                called = _call_name(node)
+            elif isinstance(node, ast.Call) and (called := _call_name(node)) is not None:
                 if called in REGISTRY_LOOKUPS.values() and (value := _literal(node)) is not None:
                     registers.append((called, value))
-                elif called in REGISTRY_LOOKUPS and called not in defined:
-                    value = _literal(node)
-                    if value is not None:
-                        literal.append((REGISTRY_LOOKUPS[called], value))
-                    elif not _reads_declaration(node, parents):
-                        open_.add(REGISTRY_LOOKUPS[called])
+                elif called in REGISTRY_LOOKUPS:
+                    lookups.append((node, called))
+        for node, called in lookups:
+            if called in defined:
+                continue
+            value = _literal(node)
+            if value is not None:
+                literal.append((REGISTRY_LOOKUPS[called], value))
+            elif not _reads_declaration(node, parents):
+                open_.add(REGISTRY_LOOKUPS[called])
         return ModuleSource(
             name=name,
-            digest=normalised_digest(source)[:DIGEST_CHARS],
+            digest=_tree_digest(tree)[:DIGEST_CHARS],
             imports=frozenset(m for m in imports if m in self.files and m != name),
             plugins=frozenset(plugins),
             registers=tuple(sorted(registers)),
@@ -232,11 +250,27 @@ class SourceIndex:
                     stack.extend(m for (d, _), m in self.registered.items() if d == decorator)
         return dict(sorted(seen.items()))
 
+    def imported(self, node: ast.AST, package: str) -> set[str]:
+        """The names an import statement ``node`` of a module of ``package`` imports, as :attr:`files` may hold them:
+        ``import a.b`` -> ``a.b``; ``from a import b, c`` -> ``a`` and each of ``a.b``, ``a.c`` that is a module
+        (relative imports resolved); nothing for any other node or an import from outside the package."""
+        if isinstance(node, ast.Import):
+            return {alias.name for alias in node.names}
+        if isinstance(node, ast.ImportFrom) and (base := self._resolve(node, package)) is not None:
+            return {base, *(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in self.files)}
+        return set()
+
+    @functools.cache  # noqa: B019 (one index per process and root: source_index)
+    def _functions(self, module: str) -> tuple[dict[str, ast.AST], tuple[ast.stmt, ...]]:
+        """The top-level functions of ``module`` by name, and its top-level statements (parsed once)."""
+        tree = ast.parse(self.files[module].read_text())
+        functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return functions, tuple(tree.body)
+
     def function_source(self, module: str, qualname: str) -> tuple[str, frozenset[str]]:
         """Digest of function ``qualname`` of ``module`` (with the same module's functions it calls, transitively)
         and the package's modules those functions import; the entry of a command-line step."""
-        tree = ast.parse(self.files[module].read_text())
-        functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        functions, body = self._functions(module)
         package = self._package_of(module)
         todo, done = [qualname], []
         imports: set[str] = set()
@@ -248,19 +282,16 @@ class SourceIndex:
             for node in ast.walk(functions[current]):
                 if isinstance(node, ast.Name) and node.id in functions:
                     todo.append(node.id)
-                elif isinstance(node, ast.Import):
-                    imports.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and (base := self._resolve(node, package)) is not None:
-                    imports.add(base)
-                    imports.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.files)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.files:
                     imports.add(node.value)
-        for node in tree.body:  # the module's own top-level imports (the command-line helpers it shares)
-            if isinstance(node, ast.ImportFrom) and (base := self._resolve(node, package)) is not None:
-                imports.add(base)
-                imports.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in self.files)
-        dumped = "\n".join(
-            ast.dump(_strip_docstrings(functions[name]), include_attributes=False) for name in sorted(done)
+                else:
+                    imports |= self.imported(node, package)
+        for node in body:  # the module's own top-level imports (the command-line helpers it shares)
+            if isinstance(node, ast.ImportFrom):
+                imports |= self.imported(node, package)
+        dumped = "\n".join(  # the kept tree stays as parsed: its docstrings are removed from a copy
+            ast.dump(_strip_docstrings(copy.deepcopy(functions[name])), include_attributes=False)
+            for name in sorted(done)
         )
         digest = hashlib.sha256(dumped.encode()).hexdigest()[:DIGEST_CHARS]
         return digest, frozenset(m for m in imports if m in self.files)

@@ -106,14 +106,10 @@ def notebook_imports(path: str | Path, index: SourceIndex) -> list[str]:
     """Modules of ``hare`` a notebook (a percent-format script) imports."""
     import ast
 
-    tree = ast.parse(Path(path).read_text())
     found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    for node in ast.walk(ast.parse(Path(path).read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.level):  # a script's relative import names no module
+            found |= index.imported(node, index.package)
     return sorted(name for name in found if name in index.files)
 
 
