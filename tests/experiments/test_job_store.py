@@ -84,8 +84,8 @@ def test_a_damaged_entry_is_played_again(tmp_path):
     Path(entries[0]["out"]).unlink()
     data = stored.read_bytes()
     stored.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # a flipped last byte, in the store only
-    assert not JobStore(store).restore(key, tmp_path / "elsewhere.npz")
+    assert JobStore(store).restore(key, tmp_path / "elsewhere.npz") is None
     run_batch(_entries(tmp_path / "runs", alphas=(1.0,)), progress=False, store=store)
     sidecar = json.loads(Path(entries[0]["out"]).with_suffix(".json").read_text())
     assert sidecar["code"]["modules"]["hare.policies.linear"]
-    assert JobStore(store).restore(key, tmp_path / "again.npz")
+    assert JobStore(store).restore(key, tmp_path / "again.npz") == sidecar

@@ -169,20 +169,21 @@ def stale_results(results: Path, index: SourceIndex | None = None) -> list[tuple
     index = index or source_index()
     checkout = results.parent
     groups: dict[tuple[str, ...], list[str]] = {}
-    covered: set[str] = set()
+    covered: set[str] = set()  # files, as the manifest names them (relative to ``results``)
+    folders: list[str] = []  # a step's output folder (a fetched dataset): every file under it
     cache: dict[str, dict[str, str]] = {}
 
-    folders: list[str] = []
-
-    def cover(path: Path) -> None:
-        relative = os.path.normpath(os.path.relpath(path, results)).replace(os.sep, "/")
-        (folders.append(relative + "/") if str(path).endswith("/") or path.is_dir() else covered.add(relative))
+    def relative(path: Path) -> str:
+        return os.path.normpath(os.path.relpath(path, results)).replace(os.sep, "/")
 
     for path in sorted((results / RECORDS).glob("*.json")):
         record = json.loads(path.read_text())
         outputs = [checkout / output for output in record["outputs"]]
         for output, named in zip(outputs, record["outputs"], strict=True):
-            cover(Path(str(output) + "/") if named.endswith("/") else output)
+            if named.endswith("/") or output.is_dir():
+                folders.append(relative(output) + "/")
+            else:
+                covered.add(relative(output))
         key = json.dumps(record["spec"], sort_keys=True)
         if key not in cache:
             cache[key] = code_of(record["spec"], root=checkout, index=index)
@@ -194,8 +195,7 @@ def stale_results(results: Path, index: SourceIndex | None = None) -> list[tuple
         content = json.loads(sidecar.read_text())
         if not run.is_file() or "code" not in content:
             continue
-        cover(run)
-        cover(sidecar)
+        covered.update((relative(run), relative(sidecar)))
         key = json.dumps(job_plugins(content["job"]))
         if key not in cache:
             cache[key] = job_code(content["job"], BATCH_MODULES[:1], index)

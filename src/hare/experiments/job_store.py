@@ -77,15 +77,15 @@ class JobStore:
         except (OSError, ValueError, KeyError):
             return False
 
-    def restore(self, key: str, out: str | os.PathLike) -> bool:
-        """Put the stored run file of ``key`` and its sidecar at ``out`` (``.npz``) and beside it; False (nothing
-        written) when the store has no intact entry for ``key``."""
+    def restore(self, key: str, out: str | os.PathLike) -> dict[str, Any] | None:
+        """Put the stored run file of ``key`` and its sidecar at ``out`` (``.npz``) and beside it, and return the
+        sidecar; None (nothing written) when the store has no intact entry for ``key``."""
         if not self.holds(key):
-            return False
+            return None
         entry, out = self._entry(key), Path(out)
         _place(entry / "run.npz", out)
         _place(entry / "run.json", out.with_suffix(".json"))
-        return True
+        return json.loads(out.with_suffix(".json").read_text())
 
     def save(self, key: str, out: str | os.PathLike) -> None:
         """Keep the run file ``out`` and its sidecar under ``key``."""

@@ -323,8 +323,7 @@ def run_batch(
             )
             if all(jobs.holds(keys[i]) for i in group):  # nothing changed: restored, not played
                 for i in group:
-                    jobs.restore(keys[i], entries[i]["out"])
-                    sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
+                    sidecars[i] = jobs.restore(keys[i], entries[i]["out"])
                 n_restored += len(group)
                 log.info("%s: restored from the store (specification and code unchanged)", _labels(entries, group))
                 continue
@@ -338,8 +337,8 @@ def run_batch(
             sidecars.update(zip(group, written, strict=True))
         if jobs is not None:
             for i in group:  # an unchanged point of a grid played for another keeps its stored file
-                if jobs.restore(keys[i], entries[i]["out"]):
-                    sidecars[i] = json.loads(Path(entries[i]["out"]).with_suffix(".json").read_text())
+                if (restored := jobs.restore(keys[i], entries[i]["out"])) is not None:
+                    sidecars[i] = restored
                     n_restored += 1
                 else:
                     jobs.save(keys[i], entries[i]["out"])
