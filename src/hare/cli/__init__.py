@@ -15,7 +15,7 @@ import yaml
 
 from hare.allocator import keep_freed_memory
 from hare.cli import bench, calibrate, code, compare, report, results, studies, theory, workflow
-from hare.cli.arguments import OneLineParser
+from hare.cli.arguments import OneLineParser, code_spec, path_list
 
 DEBUG_FLAG = "--debug"
 """Anywhere on the command line: an error shows its traceback instead of its one line."""
@@ -48,32 +48,6 @@ def one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
-def _json_object(text: str) -> dict:
-    """``--record``'s value: a JSON object with a code spec (:mod:`hare.cli.code`)."""
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict) or not isinstance(value.get("spec"), dict):
-        raise argparse.ArgumentTypeError("must be a JSON object with a code spec") from None
-    return value
-
-
-def _json_list(text: str) -> list:
-    """``--outputs``'s value: a non-empty JSON list of paths."""
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, list) or not value or not all(isinstance(path, str) for path in value):
-        raise argparse.ArgumentTypeError("must be a non-empty JSON list of paths") from None
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``hare`` parser with every subcommand; each parsed namespace carries its handler as ``func``."""
     parser = OneLineParser(prog="hare", description=__doc__.splitlines()[0])
@@ -85,12 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--record",
-        type=_json_object,
+        type=code_spec,
         default=None,
         help="JSON {spec, digest}: the code spec of this step (hare.cli.code); after the command succeeds, the record "
         "of the code its --outputs were computed with is written under results/code (the workflow's rules pass it)",
     )
-    parser.add_argument("--outputs", type=_json_list, default=None, help="JSON list: the step's outputs, for --record")
+    parser.add_argument("--outputs", type=path_list, default=None, help="JSON list: the step's outputs, for --record")
     sub = parser.add_subparsers(dest="command", required=True)
     for stage in (workflow, results, theory, report, compare, bench, calibrate, studies, code):
         stage.add_subcommands(sub)

@@ -114,3 +114,28 @@ def output_file(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a folder, not a file")
     return path
+
+
+def _json(text: str) -> object:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def code_spec(text: str) -> dict:
+    """``hare --record``'s value: a JSON object with a code spec (:mod:`hare.cli.code`)."""
+    value = _json(text)
+    if not isinstance(value, dict) or not isinstance(value.get("spec"), dict):
+        raise argparse.ArgumentTypeError("must be a JSON object with a code spec")
+    return value
+
+
+def path_list(text: str) -> list:
+    """``hare --outputs``'s value: a non-empty JSON list of paths."""
+    value = _json(text)
+    if not isinstance(value, list) or not value or not all(isinstance(path, str) for path in value):
+        raise argparse.ArgumentTypeError("must be a non-empty JSON list of paths")
+    return value
