@@ -79,9 +79,9 @@ def BATCH_OUTPUTS(wildcards, output):
 
 
 def code(command=None, notebook=None):
-    """``params.code`` of each step that runs ``hare COMMAND`` (a notebook, ``notebook-execute`` on it): the code it runs as
-    ``hare --record`` takes it, its code spec and its digest now (docs/workflow.md, "Code is an input"). Snakemake
-    records params (a string, not derived from the outputs), so an edit of that code (docstrings, comments and
+    """``params.code`` of each step that runs ``hare COMMAND`` (a notebook, ``notebook-execute`` on it): the code it
+    runs as ``hare --record`` takes it, its code spec and its digest now (docs/workflow.md, "Code is an input").
+    Snakemake records params (a string, not derived from the outputs), so an edit of that code (docstrings, comments and
     formatting aside) reruns the rule, and ``snakemake -n`` says "Params have changed since last execution"; hare
     writes the record of the code the outputs were computed with under results/code, which ``hare verify`` compares
     with the code now."""
@@ -96,6 +96,8 @@ def batch_code(batch):
     environments (hare.cli.code); the record covers the margins and selections, each run file's sidecar its own job."""
     entry = CODE["batches"][batch]
     return _code_param(entry["spec"], entry["digest"])
+
+
 JOBS = {row["stem"]: SimpleNamespace(**row) for row in PLAN["jobs"]}
 TABLES = sorted(CONFIG["tables"])
 OPTIONAL_DATASETS = PLAN["optional_datasets"]
