@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from hare.model.covariance import RidgeState
+from hare.model.covariance import RidgeState, linear_means, shared_vector
 
 
 def inverse_drift(state: RidgeState) -> torch.Tensor:
@@ -225,3 +225,19 @@ def test_chosen_update_matches_a_brute_force_recomputation():
             torch.testing.assert_close(state.inverse[b, g], inverse, rtol=1e-10, atol=1e-12)
             torch.testing.assert_close(state.theta[b, g], theta, rtol=1e-10, atol=1e-12)
             assert state.counts[b, g] == hit.sum()
+
+
+def test_linear_means_of_a_shared_context_equal_the_elementwise_sum():
+    """``linear_means``: the one-product path for a context shared by the arms (``expand``, stride 0) equals
+    ``sum_d x_ad theta_ad`` of the materialised context, and a per-arm context takes the elementwise path."""
+    gen = torch.Generator().manual_seed(3)
+    n_runs, n_arms, dim = 4, 5, 7
+    theta = torch.randn(n_runs, n_arms, dim, generator=gen, dtype=torch.float64)
+    shared = torch.randn(n_runs, 1, dim, generator=gen, dtype=torch.float64).expand(n_runs, n_arms, dim)
+    assert shared_vector(shared, (n_arms,)) is not None
+    expected = (shared.contiguous() * theta).sum(-1)
+    torch.testing.assert_close(linear_means(shared, theta), expected, rtol=0, atol=1e-12)
+    per_arm = torch.randn(n_runs, n_arms, dim, generator=gen, dtype=torch.float64)
+    assert shared_vector(per_arm, (n_arms,)) is None
+    brute = torch.stack([torch.stack([per_arm[r, a] @ theta[r, a] for a in range(n_arms)]) for r in range(n_runs)])
+    torch.testing.assert_close(linear_means(per_arm, theta), brute, rtol=0, atol=1e-12)

@@ -11,9 +11,8 @@ import torch
 
 from hare.envs.base import Observation
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
-from hare.model.covariance import RidgeState
+from hare.model.covariance import ROW_PRODUCTS_MIN_DIM, RidgeState
 from hare.policies import build_policy, make_config
-from hare.policies.linear import ROW_PRODUCTS_MIN_DIM
 from hare.random import CounterRNG, run_keys
 
 LINEAR = ["linucb", "lin_ts", "lin_thompson_ucb"]

@@ -41,6 +41,22 @@ def shared_vector(x: torch.Tensor, group_shape: tuple[int, ...]) -> torch.Tensor
     return x[(slice(None), *(0,) * n_group_dims)]
 
 
+def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """``x_a^T theta_a`` for every arm: x, theta ``(n_runs, n_arms, dim)`` -> ``(n_runs, n_arms)``;
+    one ``(dim,) @ (dim, n_arms)`` product per run when the context is shared by the arms."""
+    shared = shared_vector(x, theta.shape[1:-1])
+    if shared is not None:
+        return torch.bmm(shared[:, None, :], theta.mT).squeeze(1)
+    return (x * theta).sum(-1)
+
+
+ROW_PRODUCTS_MIN_DIM = 64
+"""From this context dimension on, the linear policies score through ``v_a = A_a^{-1} x_a`` of every arm and keep
+the pulled arm's for the update. Measured on CPU (float64, one thread, 20 runs): at ``dim = 117``,
+``K = 2`` the products take 115 us against 187 us for the quadratic form alone; at ``dim = 13``,
+``K = 60`` the per-matrix cost of 1,200 small products (275 us) loses to the form (52 us)."""
+
+
 def ridge_bytes(groups: int, dim: int) -> int:
     """Bytes of one run's :class:`RidgeState` of ``groups`` groups over ``dim`` features, float64: per group ``A`` and
     ``A^{-1}`` ``(dim, dim)`` each, the response ``b`` and the estimate ``theta`` ``(dim,)`` each and the count,

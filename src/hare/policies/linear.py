@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.model.covariance import RidgeState, ridge_bytes, shared_vector
+from hare.model.covariance import ROW_PRODUCTS_MIN_DIM, RidgeState, linear_means, ridge_bytes
 from hare.policies.base import (
     Policy,
     PolicyConfig,
@@ -23,22 +23,6 @@ from hare.policies.base import (
     upper_confidence_bound,
 )
 from hare.typed import at_least, nonnegative, one_of, positive
-
-
-def linear_means(x: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """``x_a^T theta_a`` for every arm: x, theta ``(n_runs, n_arms, dim)`` -> ``(n_runs, n_arms)``;
-    one ``(dim,) @ (dim, n_arms)`` product per run when the context is shared by the arms."""
-    shared = shared_vector(x, theta.shape[1:-1])
-    if shared is not None:
-        return torch.bmm(shared[:, None, :], theta.mT).squeeze(1)
-    return (x * theta).sum(-1)
-
-
-ROW_PRODUCTS_MIN_DIM = 64
-"""From this context dimension on, the linear policies score through ``v_a = A_a^{-1} x_a`` of every arm and keep
-the pulled arm's for the update. Measured on CPU (float64, one thread, 20 runs): at ``dim = 117``,
-``K = 2`` the products take 115 us against 187 us for the quadratic form alone; at ``dim = 13``,
-``K = 60`` the per-matrix cost of 1,200 small products (275 us) loses to the form (52 us)."""
 
 
 class DisjointRidgePolicy(Policy):

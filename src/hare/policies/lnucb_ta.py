@@ -11,6 +11,7 @@ import torch
 
 from hare.envs.base import BanditEnvironment, Observation
 from hare.envs.registry import environment_class
+from hare.model.covariance import ROW_PRODUCTS_MIN_DIM, linear_means
 from hare.policies.adaptive_knn import K_ROUNDINGS, AdaptiveNeighborMixin, check_neighbor_range, mean_of_first_k
 from hare.policies.base import (
     PolicyConfig,
@@ -19,7 +20,6 @@ from hare.policies.base import (
     temporal_attention_rate,
     upper_confidence_bound,
 )
-from hare.policies.linear import ROW_PRODUCTS_MIN_DIM, linear_means
 from hare.policies.neighbor_policy import LinearNeighborPolicy
 from hare.typed import at_least, nonnegative, one_of, positive, unit_interval
 
