@@ -35,7 +35,7 @@ all: setup report
 # every result file is checked against its sidecar and the manifest (hare verify), which catches what Snakemake cannot:
 # a file damaged with its modification time kept.
 workflow:
-	@$(HARE) validate-config $(CONFIG) > /dev/null
+	@$(HARE) validate-config --here $(CONFIG) > /dev/null
 	@mkdir -p results/logs
 	@$(HARE) calibrate --json results/logs/calibration.json || echo "warning: hare calibrate failed; the build goes on without a calibration figure"
 	@echo "snakemake --cores $(CORES) --configfile $(CONFIG)   (full log: results/logs/workflow.log)"
@@ -111,5 +111,6 @@ paper-core:
 # paper and paper-core.
 cost-model: setup
 	$(SNAKEMAKE) $$($(HARE) jobs config/paper.yaml --datasets) --cores $(CORES) --configfile config/paper.yaml
+	@mkdir -p results/bench
 	$(HARE) cost-model config/paper.yaml --results results --out results/bench/cost_model.json --runs 5 20 --budget 2 \
 	  --predict config/paper.yaml config/paper-core.yaml $(if $(MEASURED),--measured $(MEASURED))

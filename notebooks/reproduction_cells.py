@@ -40,8 +40,7 @@ from matplotlib.ticker import NullFormatter
 
 from hare.experiments.tables.aggregate import summarise_runs
 from hare.experiments.tables.reproduction import PREPARATION_ORDER, REPRODUCED_POLICY, reproduction_rows
-from hare.report.names import display_name
-from hare.report.reproduction import PREPARATION_TEX
+from hare.report.names import PREPARATION_NAMES, display_name
 from hare.report.style import apply_style, distinct_colors, figure, save
 
 apply_style()
@@ -110,7 +109,7 @@ for ax, dataset in zip(axes[0], datasets or [None], strict=True):
     ax.set_title(display_name(dataset), loc="left")
 handles = [Patch(color="0.85", label="published mean ± 2 std")]
 handles += [
-    Line2D([], [], linestyle="none", marker="s", color=colors[p], label=PREPARATION_TEX[p]) for p in preparations
+    Line2D([], [], linestyle="none", marker="s", color=colors[p], label=PREPARATION_NAMES[p]) for p in preparations
 ]
 handles += [
     Line2D([], [], linestyle="none", marker=MARKERS[label], color="black", markerfacecolor="none", label=text)

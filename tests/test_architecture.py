@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "verdicts": 0,
     "notation": 0,
     "registry": 0,
+    "regimes": 0,
     "source_digest": 0,
     "data": 1,
     "envs": 2,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hare import cli
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,9 +104,11 @@ def test_a_corrupt_result_file_is_one_line_naming_it(tmp_path, capsys):
         "base_seed": 0,
         "device": "cpu",
         "record_every": 5,
+        "regime": "cold",
+        "n_logged": 0,
     }
     bad = tmp_path / "linucb@alpha=1.0.npz"
-    run_job(spec, bad, progress=False)
+    run_job(JobSpec.from_dict(spec), bad, progress=False)
     bad.write_bytes(bad.read_bytes()[:40])
     assert cli.main(["select", str(bad), "--out", str(tmp_path / "selected.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -123,11 +126,15 @@ def test_an_os_error_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_debug_shows_the_traceback_of_the_one_line_error(tmp_path, capsys, where):
-    missing = str(tmp_path / "missing.yaml")
-    assert cli.main(["validate-config", missing]) == 2
-    assert capsys.readouterr().err.strip() == f"hare validate-config: error: config file {missing} does not exist"
-    argv = ["--debug", "validate-config", missing] if where == "before" else ["validate-config", missing, "--debug"]
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    bad = tmp_path / "duplicate.yaml"
+    bad.write_text("base_seed: 7\nbase_seed: 8\n")
+    assert cli.main(["validate-config", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"hare validate-config: error: {bad}: not valid YAML at line 2, column 1: duplicate key 'base_seed' (first at "
+        "line 1)"
+    )
+    argv = ["--debug", "validate-config", str(bad)] if where == "before" else ["validate-config", str(bad), "--debug"]
+    with pytest.raises(ValueError, match="duplicate key"):
         cli.main(argv)
 
 
@@ -185,6 +192,7 @@ def test_every_expected_failure_is_one_line_and_debug_shows_its_traceback(monkey
     from hare.cli import workflow
 
     monkeypatch.setattr(workflow, "cmd_validate_config", _raising(error))
+    (tmp_path / "any.yaml").write_text("")
     assert cli.main(["validate-config", str(tmp_path / "any.yaml")]) == 2
     assert capsys.readouterr().err.splitlines() == [f"hare validate-config: error: {line}"]
     with pytest.raises(type(error)):
@@ -294,18 +302,18 @@ def test_jobs_datasets_lists_every_preparation_a_config_reads_and_no_optional_da
     ("argv", "expected"),
     [
         (
-            ["cost-model", "config/smoke.yaml", "--out", "x.json", "--runs", "-1"],
+            ["cost-model", str(ROOT / "config" / "smoke.yaml"), "--out", "x.json", "--runs", "-1"],
             "argument --runs: must be an integer >= 1",
         ),
         (
-            ["cost-model", "config/smoke.yaml", "--out", "x.json", "--budget", "nan"],
+            ["cost-model", str(ROOT / "config" / "smoke.yaml"), "--out", "x.json", "--budget", "nan"],
             "argument --budget: must be a finite",
         ),
         (["calibrate", "--json", "/no/such/dir/x.json"], "folder /no/such/dir does not exist"),
         (["calibrate", "--repeats", "0"], "argument --repeats: must be an integer >= 1"),
         (["bench-hare", "--out", "x.json", "--rounds", "0"], "argument --rounds: must be an integer >= 1"),
         (
-            ["check-oful", "--run", "r.npz", "--delta", "1.5", "--out-json", "a", "--out-tex", "b"],
+            ["check-oful", "--delta", "1.5", "--run", "r.npz", "--out-json", "a", "--out-tex", "b"],
             "must be a number in",
         ),
     ],
@@ -342,3 +350,18 @@ def test_table_names_a_file_that_is_not_an_npz_as_such(tmp_path, capsys):
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("hare table: error: argument runs: ") and "not an .npz file" in line, line
     assert "sidecar" not in line
+
+
+def test_the_fixed_choices_of_the_command_line_are_the_registries():
+    """The command line spells a few fixed lists out (so ``hare --help`` imports no registry); each equals its one
+    definition: the table kinds and the dataset preparations."""
+    from hare.data.encoding import PROTOCOLS
+    from hare.experiments.tables.aggregate import TABLE_KINDS
+
+
+    def choices(command: str, option: str) -> tuple:
+        (action,) = [a for a in PARSERS[command]._actions if option in a.option_strings]  # noqa: SLF001
+        return tuple(action.choices)
+
+    assert choices("table", "--kind") == TABLE_KINDS
+    assert choices("prepare", "--protocol") == PROTOCOLS

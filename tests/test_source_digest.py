@@ -112,8 +112,25 @@ def test_an_edit_changes_the_digest_of_exactly_the_closures_that_hold_it(tmp_pat
     assert combined_digest(after["pkg.open"]) != combined_digest(before["pkg.open"])
 
 
-def _job(policy: str, kind: str = "synthetic") -> dict:
-    return {"policy": policy, "environment": {"kind": kind}}
+def _job(policy: str, kind: str = "synthetic"):
+    """A job of ``policy`` on an environment of ``kind`` (what :func:`job_code` reads of it: the two names)."""
+    from hare.experiments.job_spec import EnvironmentSpec, JobSpec
+
+    environment = EnvironmentSpec(name="env", kind=kind, params={}, dataset=None, horizon=10)
+    return JobSpec(
+        experiment="e",
+        environment=environment,
+        label=policy,
+        policy=policy,
+        params={},
+        n_runs=1,
+        role="report",
+        base_seed=0,
+        device="cpu",
+        record_every=1,
+        regime="cold",
+        n_logged=0,
+    )
 
 
 def test_a_job_closes_over_its_own_policy_and_environment_only():

@@ -52,6 +52,20 @@ def test_clopper_pearson_against_scipy(k, n):
     assert low == pytest.approx(expected.low, abs=1e-12) and high == pytest.approx(expected.high, abs=1e-12)
 
 
+def test_clopper_pearson_agrees_with_the_beta_quantiles_it_replaced():
+    """Every count of up to 120 runs: scipy's exact interval equals the Beta quantiles the register computed before
+    (``B^{-1}(a/2; k, n-k+1)``, ``B^{-1}(1-a/2; k+1, n-k)``) within 1e-12, far below any margin."""
+    from scipy.stats import beta
+
+    from hare.statistics import clopper_pearson
+
+    for n in range(1, 121):
+        for k in range(n + 1):
+            low, high = clopper_pearson(k, n)
+            assert low == pytest.approx(0.0 if k == 0 else beta.ppf(0.025, k, n - k + 1), abs=1e-12)
+            assert high == pytest.approx(1.0 if k == n else beta.ppf(0.975, k + 1, n - k), abs=1e-12)
+
+
 def test_clopper_pearson_one_lock_in_of_five_does_not_decide_at_five_percent():
     """One of five runs above the level: the share 0.2 but its exact interval [0.005, 0.716] holds 5%, so the
     no_lock_in claim (share <= 5%) is INCONCLUSIVE, not FAIL; none of 20 still allows up to 16.8%."""

@@ -31,6 +31,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 PACKAGE = "hare"
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -223,12 +224,16 @@ class SourceIndex:
         except KeyError:
             raise KeyError(f"no module of {self.package} registers {name!r} ({decorator})") from None
 
-    def closure(self, entries: Iterable[str], plugins: Iterable[tuple[str, str]] | None = None) -> dict[str, str]:
+    def closure(
+        self, entries: Iterable[str], plugins: Iterable[tuple[str, str]] | None = None, leaves: Iterable[str] = ()
+    ) -> dict[str, str]:
         """``{module: digest}`` of ``entries`` and every module they import, transitively (not through plugin
         imports), with the packages whose ``__init__`` an import runs (their own digest: what they import is followed
         only where something imports it). ``plugins``: the ``(decorator, name)`` pairs that run, whose registering
         modules (and their closures) join; None: each lookup by a literal adds its module, and an open lookup every
-        module of that registry."""
+        module of that registry. ``leaves``: modules whose own digest counts but whose imports are not followed (the
+        command line's argument types, which consult the registries only to refuse a name)."""
+        leaves = frozenset(leaves)
         named = None if plugins is None else {self.plugin_module(*entry) for entry in plugins}
         seen: dict[str, str] = {}
         expanded: set[str] = set()
@@ -240,6 +245,8 @@ class SourceIndex:
             expanded.add(name)
             module = self.module(name)
             seen[name] = module.digest
+            if name in leaves:
+                continue
             stack.extend(module.imports)
             for ancestor in _ancestors(name):  # its __init__ runs first: its own code counts, its imports are its own
                 if ancestor in self.files:
@@ -325,12 +332,28 @@ def combined_digest(modules: Mapping[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def job_plugins(spec: Mapping) -> list[tuple[str, str]]:
+class _Kind(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+class PluggedJob(Protocol):
+    """What :func:`job_plugins` reads of a job: its ``policy`` and its ``environment.kind`` (a job specification,
+    :class:`hare.experiments.job_spec.JobSpec`, which this base module names but does not import)."""
+
+    @property
+    def policy(self) -> str: ...
+
+    @property
+    def environment(self) -> _Kind: ...
+
+
+def job_plugins(spec: PluggedJob) -> list[tuple[str, str]]:
     """The plugins an experiment job runs: its policy and its environment's kind."""
-    return [("register_policy", spec["policy"]), ("register_environment", spec["environment"]["kind"])]
+    return [("register_policy", spec.policy), ("register_environment", spec.environment.kind)]
 
 
-def job_code(spec: Mapping, round_loop: Iterable[str], index: SourceIndex | None = None) -> dict[str, str]:
+def job_code(spec: PluggedJob, round_loop: Iterable[str], index: SourceIndex | None = None) -> dict[str, str]:
     """``{module: digest}`` of the code a job runs: the closure of the modules ``round_loop`` names (the module that
     plays and records a job: :data:`hare.experiments.run.ROUND_LOOP`) with the job's policy and environment modules
     and their closures (:func:`job_plugins`); no other plugin."""

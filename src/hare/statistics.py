@@ -102,18 +102,17 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     """The exact (Clopper-Pearson) interval of a binomial proportion from ``successes`` of ``trials``:
     ``low = B^{-1}((1 - level)/2; k, n - k + 1)`` (0 when ``k = 0``) and ``high = B^{-1}((1 + level)/2; k + 1, n - k)``
     (1 when ``k = n``), with ``B^{-1}(q; a, b)`` the quantile of the Beta(a, b) distribution. Its coverage is at least
-    ``level`` for every true proportion. ``(nan, nan)`` without a trial."""
-    from scipy.stats import beta
+    ``level`` for every true proportion (``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``). ``(nan, nan)``
+    without a trial."""
+    from scipy.stats import binomtest
 
     k, n = int(successes), int(trials)
     if n <= 0:
         return math.nan, math.nan
     if not 0 <= k <= n:
         raise ValueError(f"clopper_pearson: {k} successes out of {n} trials")
-    tail = (1 - level) / 2
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
-    return low, high
+    interval = binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    return float(interval.low), float(interval.high)
 
 
 def is_vacuous(bound: float | np.ndarray, horizon: float | np.ndarray, max_gap: float) -> bool | np.ndarray:

@@ -487,6 +487,7 @@ def test_cli_protocol(raw_dir, tmp_path, capsys):
     assert "argument --protocol: invalid choice: 'bogus'" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
     out = tmp_path / "prepared_reference" / "magic.npz"
+    out.parent.mkdir()  # the command creates no folder
     assert main([*base, "--out", str(out), "--summary", str(out.with_suffix(".json")), "--protocol", "reference"]) == 0
     assert str(_load(out)["protocol"]) == "reference"
     assert '"protocol": "reference"' in out.with_suffix(".json").read_text()
@@ -655,11 +656,12 @@ def test_environment_spec_carries_preparation(smoke_config):
     from hare.experiments.grid import environment_spec, prepared_dataset
 
     plain = environment_spec(smoke_config, "mushroom", 60)
-    assert "preparation" not in plain and prepared_dataset(plain) == "data/prepared/mushroom.npz"
+    assert plain.preparation is None and "preparation" not in plain.as_dict()
+    assert prepared_dataset(plain) == "data/prepared/mushroom.npz"
     explicit = environment_spec(_smoke_with(smoke_config, "mushroom", preparation="project"), "mushroom", 60)
     assert explicit == plain
     reference = environment_spec(_smoke_with(smoke_config, "mushroom", preparation="reference"), "mushroom", 60)
-    assert reference["preparation"] == "reference"
+    assert reference.preparation == "reference" and reference.as_dict()["preparation"] == "reference"
     assert prepared_dataset(reference) == "data/prepared_reference/mushroom.npz"
     assert prepared_dataset(environment_spec(smoke_config, "synthetic_linear", 60)) is None
 

@@ -243,8 +243,8 @@ def test_all_rewards_global_mean_is_allowed_only_in_the_published_experiment(smo
         "grid": {"alpha_0": [0.1, 1.0]},
     }
     check_config(published)
-    jobs = [job for job in expand_jobs(published) if job.experiment == "published" and job.spec["policy"] == "lnucb_ta"]
-    assert jobs and all(job.spec["params"]["global_mean"] == "all_rewards" for job in jobs)
+    jobs = [job for job in expand_jobs(published) if job.experiment == "published" and job.spec.policy == "lnucb_ta"]
+    assert jobs and all(job.spec.params["global_mean"] == "all_rewards" for job in jobs)
 
 
 # Issue 28: every number finite, every size bounded, every expected failure one line (each case below was accepted,

@@ -75,11 +75,11 @@ def test_tuned_experiment_has_tuning_jobs_and_one_report_job(smoke_config):
         "tuning/regret/mushroom/random",
     ]
     report = next(j for j in jobs if j.stem == "runs/regret/mushroom/linucb")
-    assert report.spec["tuned_grid"] == {"alpha": [0.1, 1.0, 10.0]}
+    assert report.spec.as_dict()["tuned_grid"] == {"alpha": [0.1, 1.0, 10.0]}
     assert report.selection == "selected/regret/mushroom/linucb.json"
     assert {j.stem for j in tuning_jobs_of(jobs, report)} == {j.stem for j in grid if j.environment == "mushroom"}
     assert next(j for j in jobs if j.stem == "runs/regret/mushroom/random").selection is None
-    assert all(j.spec["n_runs"] == 2 for j in tuning) and report.spec["n_runs"] == 3
+    assert all(j.spec.n_runs == 2 for j in tuning) and report.spec.n_runs == 3
 
 
 def test_tuning_and_report_jobs_use_disjoint_seeds(smoke_config):
@@ -246,8 +246,8 @@ def test_the_fixed_reason_travels_in_the_job_spec():
         linucb={"grid": {"alpha": [0.1, 1.0]}}, kernel_ucb={"params": {"alpha": 0.1}, "fixed": "LNUCB-TA's value"}
     )
     jobs = {j.stem: j for j in expand_jobs(config)}
-    assert jobs["runs/tuned/mushroom/kernel_ucb"].spec["fixed"] == "LNUCB-TA's value"
-    assert "fixed" not in jobs["runs/tuned/mushroom/linucb"].spec
+    assert jobs["runs/tuned/mushroom/kernel_ucb"].spec.fixed == "LNUCB-TA's value"
+    assert "fixed" not in jobs["runs/tuned/mushroom/linucb"].spec.as_dict()
 
 
 def test_schema_accepts_fixed_and_a_list_of_experiments_for_a_table(repository):

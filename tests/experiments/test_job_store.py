@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.job_store import JobStore
 from hare.experiments.run import run_batch
 
@@ -31,8 +32,12 @@ def _entries(folder: Path, alphas=(0.1, 1.0, 10.0)) -> list[dict]:
             "base_seed": 3,
             "device": "cpu",
             "record_every": 5,
+            "regime": "cold",
+            "n_logged": 0,
         }
-        entries.append({"job": spec, "out": str(folder / f"linucb@alpha={alpha}.npz"), "selected": None})
+        entries.append(
+            {"job": JobSpec.from_dict(spec), "out": str(folder / f"linucb@alpha={alpha}.npz"), "selected": None}
+        )
     return entries
 
 

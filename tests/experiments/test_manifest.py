@@ -104,7 +104,9 @@ def test_verify_of_a_missing_results_directory_is_one_line(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "dir"
     assert cli.main(["verify", "--results", str(missing)]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.strip().splitlines() == [f"hare verify: error: results directory {missing} does not exist"]
+    assert out == "" and err.strip().splitlines() == [
+        f"hare verify: error: argument --results: {missing}: does not exist"
+    ]
 
 
 def test_the_timed_paper_files_are_provenance_and_the_others_reproducible(repository):

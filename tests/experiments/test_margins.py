@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from hare.experiments.grid import expand_jobs
+from hare.experiments.job_spec import EnvironmentSpec
 from hare.experiments.margins import (
     MARGIN_FRACTION,
     batch_margins,
@@ -143,11 +144,13 @@ def test_the_floor_on_hare_sim_is_the_mean_gap_from_randoms_tuning_runs(tmp_path
 
 
 def test_resolution_and_margin_by_hand():
-    spec = {"kind": "synthetic", "horizon": 1000, "params": {"n_items": 60}}
+    spec = EnvironmentSpec(name="sim", kind="synthetic", params={"n_items": 60}, dataset=None, horizon=1000)
     assert resolution(spec, 332.3) == pytest.approx(332.3 / 1000 * 60 / 59)
     assert resolution(spec, None) is None
-    assert resolution({"kind": "classification", "horizon": 500}, None) == 1.0
-    assert resolution({"kind": "replay", "horizon": 500}, 100.0) is None
+    mushroom = EnvironmentSpec(name="mushroom", kind="classification", params={}, dataset="mushroom", horizon=500)
+    assert resolution(mushroom, None) == 1.0
+    obd = EnvironmentSpec(name="obd", kind="replay", params={}, dataset="open_bandit", horizon=500)
+    assert resolution(obd, 100.0) is None
     assert comparison_margin(88.3, 1.0) == pytest.approx(8.83)
     assert comparison_margin(0.4, 1.0) == 1.0
     assert comparison_margin(0.0, None) is None
@@ -173,7 +176,7 @@ def test_reference_tuning_runs_share_the_tuning_seeds(config):
     reference = next(j for j in jobs if j.label == "random")
     point = next(j for j in jobs if j.label == "linucb@alpha=0.1")
     for field in ("base_seed", "role", "n_runs", "environment"):
-        assert reference.spec[field] == point.spec[field]
+        assert getattr(reference.spec, field) == getattr(point.spec, field)
 
 
 def test_one_batch_file_and_a_batch_the_config_does_not_tune(config, tmp_path):

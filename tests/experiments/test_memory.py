@@ -3,6 +3,7 @@ shipped configs pass, and a batch too large for its device is refused in one lin
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 
 from hare import cli
 from hare.experiments.config import load_config, resolve_config_file
+from hare.experiments.job_spec import EnvironmentSpec, JobSpec
 from hare.experiments.plan import job_table
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -26,22 +28,24 @@ def _one_experiment(policies: dict, **experiment) -> dict:
     return config
 
 
-def _linucb_spec(n_runs: int, horizon: int = 20, **env) -> dict:
+def _linucb_spec(n_runs: int, horizon: int = 20, **env) -> JobSpec:
     params = {"n_items": 200, "n_clusters": 4, "query_dim": 56, "n_users": 8, **env}
-    return {
-        "experiment": "e",
-        "label": "linucb",
-        "policy": "linucb",
-        "params": {},
-        "n_runs": n_runs,
-        "role": "report",
-        "base_seed": 1,
-        "device": "cpu",
-        "record_every": 10,
-        "regime": "cold",
-        "n_logged": 0,
-        "environment": {"name": "s", "kind": "synthetic", "params": params, "dataset": None, "horizon": horizon},
-    }
+    return JobSpec.from_dict(
+        {
+            "experiment": "e",
+            "label": "linucb",
+            "policy": "linucb",
+            "params": {},
+            "n_runs": n_runs,
+            "role": "report",
+            "base_seed": 1,
+            "device": "cpu",
+            "record_every": 10,
+            "regime": "cold",
+            "n_logged": 0,
+            "environment": {"name": "s", "kind": "synthetic", "params": params, "dataset": None, "horizon": horizon},
+        }
+    )
 
 
 def test_the_estimate_is_linear_in_the_runs_and_counts_linucbs_covariances():
@@ -59,8 +63,8 @@ def test_the_estimate_is_linear_in_the_runs_and_counts_linucbs_covariances():
 def test_the_estimate_grows_with_the_rounds_of_a_neighbour_history():
     from hare.experiments.memory import Simulation, simulation_memory
 
-    def spec(horizon: int) -> dict:
-        return {**_linucb_spec(4, horizon, n_items=4), "policy": "knn_ucb", "label": "knn_ucb"}
+    def spec(horizon: int) -> JobSpec:
+        return replace(_linucb_spec(4, horizon, n_items=4), policy="knn_ucb", label="knn_ucb")
 
     grows = [simulation_memory(Simulation(spec(horizon), 4, 4))[0] for horizon in (1000, 2000, 3000)]
     assert grows[2] - grows[1] == grows[1] - grows[0] > 4 * 1000 * 8 * (56 + 8)
@@ -72,11 +76,13 @@ from hare.allocator import keep_freed_memory
 keep_freed_memory()
 import torch
 torch.set_num_threads(1)
+from dataclasses import replace
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_job
-spec, out = json.loads(sys.argv[1]), sys.argv[2]
+spec, out = JobSpec.from_dict(json.loads(sys.argv[1])), sys.argv[2]
 # A one-run warm-up first: the code pages of torch and its BLAS that the job touches become resident before the
 # measurement (they are file-backed, shared, and the page cache decides how many of them are resident at start).
-run_job({**spec, "n_runs": 1}, out + ".warm.npz", progress=None)
+run_job(replace(spec, n_runs=1), out + ".warm.npz", progress=None)
 before = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 run_job(spec, out, progress=None)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
@@ -97,7 +103,7 @@ def test_the_estimate_is_within_a_factor_of_three_of_a_measured_job(tmp_path):
     spec = _linucb_spec(16)
     estimate = sum(simulation_memory(Simulation(spec, 16, 16)))
     result = subprocess.run(
-        [sys.executable, "-c", MEASURE, json.dumps(spec), str(tmp_path / "linucb.npz")],
+        [sys.executable, "-c", MEASURE, json.dumps(spec.as_dict()), str(tmp_path / "linucb.npz")],
         capture_output=True,
         text=True,
         check=True,
@@ -194,10 +200,10 @@ def test_the_environment_part_is_the_environment_class_answer():
     from hare.envs.registry import environment_class
     from hare.experiments.memory import Simulation, environment_shape, simulation_memory
 
-    environment = {"name": "obd", "kind": "replay", "params": {}, "dataset": "open_bandit", "horizon": 10**6}
-    replay = {**_linucb_spec(4), "environment": environment}
+    environment = EnvironmentSpec(name="obd", kind="replay", params={}, dataset="open_bandit", horizon=10**6)
+    replay = replace(_linucb_spec(4), environment=environment)
     shape = environment_shape(environment)
-    assert shape == environment_class("replay").memory_shape(environment)
+    assert shape == environment_class("replay").memory_shape(environment.as_dict())
     assert (shape.rows, shape.dim, shape.arms, shape.rounds) == (*get_dataset("open_bandit").shape, 10000)
     four, eight = (sum(simulation_memory(Simulation(replay, n, n))) for n in (4, 8))
     assert eight - four > 4 * shape.run_bytes > 0

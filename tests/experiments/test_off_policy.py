@@ -10,6 +10,7 @@ from hare import cli
 from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
 from hare.experiments import off_policy
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_job
 
 
@@ -128,15 +129,23 @@ def open_bandit_sample(tmp_path_factory) -> Path:
 def _replay_spec(horizon=150):
     return {
         "experiment": "news",
-        "label": "linucb-1",
+        "label": "linucb_1",
         "policy": "linucb",
         "params": {"alpha": 1.0},
-        "environment": {"name": "open_bandit_men", "kind": "replay", "dataset": "open_bandit", "horizon": horizon},
+        "environment": {
+            "name": "open_bandit_men",
+            "kind": "replay",
+            "params": {},
+            "dataset": "open_bandit",
+            "horizon": horizon,
+        },
         "n_runs": 2,
         "role": "report",
         "base_seed": 0,
         "device": "cpu",
         "record_every": 50,
+        "regime": "cold",
+        "n_logged": 0,
     }
 
 
@@ -179,5 +188,5 @@ def test_replay_job_end_to_end_on_the_open_bandit_sample(open_bandit_sample, tmp
     assert abs(float(arrays["logged_mean_reward"]) - 46 / 10_000) < 1e-12
 
     again = tmp_path / "again.npz"
-    run_job(spec, again, open_bandit_sample, progress=False)
+    run_job(JobSpec.from_dict(spec), again, open_bandit_sample, progress=False)
     assert again.read_bytes() == out.read_bytes()

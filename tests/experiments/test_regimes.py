@@ -8,31 +8,34 @@ import yaml
 
 import hare.experiments.run as run_module
 from hare.experiments.grid import expand_jobs
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_batch, run_job
 from hare.experiments.settings import ConfigError, validate_config
 
 
-def _spec(policy="linucb", params=None, regime="cold", n_logged=0, label=None):
-    return {
-        "experiment": "test",
-        "label": label or policy,
-        "policy": policy,
-        "params": {"alpha": 1.0} if params is None else params,
-        "environment": {
-            "name": "sim",
-            "kind": "synthetic",
-            "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
-            "dataset": None,
-            "horizon": 40,
-        },
-        "n_runs": 2,
-        "role": "report",
-        "base_seed": 5,
-        "device": "cpu",
-        "record_every": 10,
-        "regime": regime,
-        "n_logged": n_logged,
-    }
+def _spec(policy="linucb", params=None, regime="cold", n_logged=0, label=None) -> JobSpec:
+    return JobSpec.from_dict(
+        {
+            "experiment": "test",
+            "label": label or policy,
+            "policy": policy,
+            "params": {"alpha": 1.0} if params is None else params,
+            "environment": {
+                "name": "sim",
+                "kind": "synthetic",
+                "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+                "dataset": None,
+                "horizon": 40,
+            },
+            "n_runs": 2,
+            "role": "report",
+            "base_seed": 5,
+            "device": "cpu",
+            "record_every": 10,
+            "regime": regime,
+            "n_logged": n_logged,
+        }
+    )
 
 
 def _config(regime="warm", n_logged=50, env_kind="synthetic", logged_rows=100):
@@ -56,9 +59,9 @@ def _config(regime="warm", n_logged=50, env_kind="synthetic", logged_rows=100):
 
 def test_every_job_carries_its_experiments_regime():
     jobs = expand_jobs(_config())
-    assert {(j.spec["regime"], j.spec["n_logged"]) for j in jobs} == {("warm", 50)}
+    assert {(j.spec.regime, j.spec.n_logged) for j in jobs} == {("warm", 50)}
     cold = _config(regime="cold", n_logged=None)
-    assert {(j.spec["regime"], j.spec["n_logged"]) for j in expand_jobs(cold)} == {("cold", 0)}
+    assert {(j.spec.regime, j.spec.n_logged) for j in expand_jobs(cold)} == {("cold", 0)}
 
 
 @pytest.mark.parametrize(
@@ -67,7 +70,7 @@ def test_every_job_carries_its_experiments_regime():
         (_config(n_logged=None), "experiments.x.n_logged: a warm experiment needs"),
         (_config(n_logged=0), "experiments.x.n_logged: a warm experiment needs"),
         (_config(regime="cold", n_logged=10), "experiments.x.n_logged: only a warm experiment"),
-        (_config(regime="tepid"), "experiments.x.regime: must be 'cold' or 'warm'"),
+        (_config(regime="tepid"), "experiments.x.regime: must be one of cold, warm"),
         (_config(env_kind="replay"), "experiments.x.regime: 'warm' needs logged interactions"),
         (
             _config(env_kind="classification", n_logged=500, logged_rows=100),
@@ -136,14 +139,14 @@ def test_a_batch_writes_what_separate_jobs_write(tmp_path):
         _spec("random", {}, "warm", 20),
     ]
     for spec in specs:
-        run_job(copy.deepcopy(spec), tmp_path / f"alone-{spec['label']}.npz", progress=False)
+        run_job(copy.deepcopy(spec), tmp_path / f"alone-{spec.label}.npz", progress=False)
     run_batch(
-        [{"job": spec, "out": str(tmp_path / f"batch-{spec['label']}.npz"), "selected": None} for spec in specs],
+        [{"job": spec, "out": str(tmp_path / f"batch-{spec.label}.npz"), "selected": None} for spec in specs],
         progress=False,
     )
     for spec in specs:
-        assert (tmp_path / f"alone-{spec['label']}.npz").read_bytes() == (
-            tmp_path / f"batch-{spec['label']}.npz"
+        assert (tmp_path / f"alone-{spec.label}.npz").read_bytes() == (
+            tmp_path / f"batch-{spec.label}.npz"
         ).read_bytes()
 
 

@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -9,31 +10,36 @@ import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import checkpoints
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_batch, run_job, simulation_groups
 from hare.experiments.simulation import SimulationOptions, simulate
 from hare.policies import build_policy
 from hare.random import run_keys
 
 
-def _spec(policy="linucb", params=None, n_runs=3, horizon=60):
-    return {
-        "experiment": "test",
-        "label": policy,
-        "policy": policy,
-        "params": {"alpha": 1.0} if params is None else params,
-        "environment": {
-            "name": "sim",
-            "kind": "synthetic",
-            "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
-            "dataset": None,
-            "horizon": horizon,
-        },
-        "n_runs": n_runs,
-        "role": "report",
-        "base_seed": 5,
-        "device": "cpu",
-        "record_every": 7,
-    }
+def _spec(policy="linucb", params=None, n_runs=3, horizon=60) -> JobSpec:
+    return JobSpec.from_dict(
+        {
+            "experiment": "test",
+            "label": policy,
+            "policy": policy,
+            "params": {"alpha": 1.0} if params is None else params,
+            "environment": {
+                "name": "sim",
+                "kind": "synthetic",
+                "params": {"n_items": 12, "n_clusters": 3, "n_users": 2},
+                "dataset": None,
+                "horizon": horizon,
+            },
+            "n_runs": n_runs,
+            "role": "report",
+            "base_seed": 5,
+            "device": "cpu",
+            "record_every": 7,
+            "regime": "cold",
+            "n_logged": 0,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -74,7 +80,7 @@ def test_rerunning_a_job_gives_bit_identical_results(tmp_path):
     run_job(spec, tmp_path / "b.npz", progress=False)
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     sidecar = json.loads((tmp_path / "a.json").read_text())
-    assert sidecar["job"] == spec and sidecar["n_runs"] == 3 and sidecar["wall_time_s"] > 0
+    assert sidecar["job"] == spec.as_dict() and sidecar["n_runs"] == 3 and sidecar["wall_time_s"] > 0
     assert {"git_commit", "versions", "device", "peak_memory", "job_hash"} <= set(sidecar)
 
 
@@ -95,7 +101,7 @@ def test_cli_run_writes_result_and_sidecar(tmp_path, repository):
             "hare",
             "run",
             "--job",
-            json.dumps(_spec("random", {})),
+            json.dumps(_spec("random", {}).as_dict()),
             "--out",
             str(out),
             "--progress",
@@ -114,18 +120,16 @@ def test_cuda_device_without_gpu_is_a_clear_error(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
     with pytest.raises(RuntimeError, match="CUDA is not available"):
-        run_job({**_spec(), "device": "cuda"}, tmp_path / "x.npz")
+        run_job(replace(_spec(), device="cuda"), tmp_path / "x.npz")
     assert not list(tmp_path.iterdir())
 
 
 def _grid_entries(tmp_path, policy, field, values, base_params, role="tuning"):
     entries = []
     for value in values:
-        spec = {
-            **_spec(policy, {**base_params, field: value}, n_runs=2),
-            "label": f"{policy}@{field}={value}",
-            "role": role,
-        }
+        spec = replace(
+            _spec(policy, {**base_params, field: value}, n_runs=2), label=f"{policy}@{field}={value}", role=role
+        )
         entries.append({"job": spec, "out": str(tmp_path / f"{policy}@{field}={value}.npz"), "selected": None})
     return entries
 
@@ -155,7 +159,7 @@ def test_a_grid_plays_as_one_simulation_with_each_points_results(tmp_path, polic
             )
             for key in ("cumulative_regret", "cumulative_reward", "total_regret"):
                 np.testing.assert_allclose(grid_result[key], alone_result[key], rtol=0, atol=1e-12)
-        assert sidecar["n_runs"] == 2 and sidecar["job"] == entry["job"]
+        assert sidecar["n_runs"] == 2 and sidecar["job"] == entry["job"].as_dict()
         assert sidecar["grid_simulation"]["n_runs"] == 6 and len(sidecar["grid_simulation"]["labels"]) == 3
     reported = [json.loads(Path(e["out"]).with_suffix(".json").read_text())["total_regret_mean"] for e in entries]
     assert len(set(reported)) > 1, "the points should play differently"
@@ -167,7 +171,7 @@ def test_only_points_of_one_grid_play_together(tmp_path):
     grid = _grid_entries(tmp_path, "linucb", "alpha", [0.1, 1.0], {})
     other_lam = _grid_entries(tmp_path, "linucb", "alpha", [0.1], {"lam": 2.0})
     other_policy = _grid_entries(tmp_path, "lin_ts", "nu", [0.1, 1.0], {})
-    fewer_runs = [{**grid[1], "job": {**grid[1]["job"], "n_runs": 3}}]
+    fewer_runs = [{**grid[1], "job": replace(grid[1]["job"], n_runs=3)}]
     sweep = _grid_entries(tmp_path, "linucb", "alpha", [0.1, 1.0], {}, role="report")
     entries = grid + other_lam + other_policy + fewer_runs + sweep
     assert simulation_groups(entries) == [[0, 1], [2], [3, 4], [5], [6], [7]]
@@ -188,7 +192,7 @@ def test_a_batch_selects_each_tuned_job_from_its_tuning_runs_before_playing_it(t
     tuning = _grid_entries(tmp_path, "linucb", "alpha", [0.01, 1.0, 100.0], {})
     run_batch(tuning, progress=False)
     runs = [entry["out"] for entry in tuning]
-    report_spec = {**_spec("linucb", {}, n_runs=2), "tuned_grid": {"alpha": [0.01, 1.0, 100.0]}}
+    report_spec = replace(_spec("linucb", {}, n_runs=2), tuned_grid={"alpha": [0.01, 1.0, 100.0]})
     selected = tmp_path / "selected.json"
     report = {"job": report_spec, "out": str(tmp_path / "report.npz"), "selected": str(selected), "tuning": runs}
     missing = {**report, "tuning": [*runs, str(tmp_path / "absent.npz")]}
@@ -199,7 +203,7 @@ def test_a_batch_selects_each_tuned_job_from_its_tuning_runs_before_playing_it(t
     choice = json.loads(selected.read_text())
     assert choice == select_point(runs)
     means = {
-        entry["job"]["label"]: json.loads(Path(entry["out"]).with_suffix(".json").read_text())["total_regret_mean"]
+        entry["job"].label: json.loads(Path(entry["out"]).with_suffix(".json").read_text())["total_regret_mean"]
         for entry in tuning
     }
     assert choice["label"] == min(means, key=means.get)

@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pytest
 
+from hare.experiments.job_spec import EnvironmentSpec, JobSpec
 from hare.experiments.selection import TIE_RULE, apply_selection, select_point, write_selection
 from hare.io import write_json, write_npz
 
@@ -12,6 +13,26 @@ def _tuning_run(folder, label, params, totals, role="tuning"):
     write_npz(path, total_regret=np.asarray(totals, dtype=float))
     write_json(path.with_suffix(".json"), {"job": {"label": label, "params": params, "role": role}})
     return path
+
+
+def _job(label, params, tuned_grid=None):
+    """A report job of policy ``p`` (the rest of its specification does not matter to the selection)."""
+    environment = EnvironmentSpec(name="sim", kind="synthetic", params={}, dataset=None, horizon=10)
+    return JobSpec(
+        experiment="regret",
+        environment=environment,
+        label=label,
+        policy="linucb",
+        params=params,
+        n_runs=2,
+        role="report",
+        base_seed=0,
+        device="cpu",
+        record_every=1,
+        regime="cold",
+        n_logged=0,
+        tuned_grid=tuned_grid,
+    )
 
 
 def test_the_point_with_the_lowest_mean_regret_is_chosen(tmp_path):
@@ -80,8 +101,9 @@ def test_the_report_spec_records_the_tied_labels(tmp_path):
         ],
         tmp_path / "sel.json",
     )
-    spec = apply_selection({"label": "p", "params": {}, "tuned_grid": {"alpha": [0.5, 1.0]}}, tmp_path / "sel.json")
-    assert spec["selected_from"] == "p@alpha=0.5" and spec["selection_ties"] == ["p@alpha=0.5", "p@alpha=1.0"]
+    spec = apply_selection(_job("p", {}, {"alpha": [0.5, 1.0]}), tmp_path / "sel.json")
+    assert spec.selected_from == "p@alpha=0.5" and spec.selection_ties == ("p@alpha=0.5", "p@alpha=1.0")
+    assert list(spec.as_dict())[-2:] == ["selected_from", "selection_ties"]
 
 
 def test_cli_select_names_the_tie(tmp_path, capsys):
@@ -101,9 +123,10 @@ def test_reported_runs_cannot_be_used_for_selection(tmp_path):
 
 def test_apply_selection_fills_the_tuned_parameters(tmp_path):
     write_selection([_tuning_run(tmp_path, "p@alpha=0.5", {"alpha": 0.5, "lam": 2.0}, [1.0])], tmp_path / "sel.json")
-    spec = {"label": "p", "params": {"lam": 2.0}, "tuned_grid": {"alpha": [0.5, 1.0]}}
-    assert apply_selection(spec, tmp_path / "sel.json")["params"] == {"lam": 2.0, "alpha": 0.5}
-    with pytest.raises(ValueError, match="pass its selection file"):
+    spec = _job("p", {"lam": 2.0}, {"alpha": [0.5, 1.0]})
+    assert apply_selection(spec, tmp_path / "sel.json").params == {"lam": 2.0, "alpha": 0.5}
+    assert spec.params == {"lam": 2.0}  # a new spec; the given one is unchanged
+    with pytest.raises(ValueError, match=r"tuned over \{'alpha': \[0.5, 1.0\]\}: pass its selection file"):
         apply_selection(spec, None)
     with pytest.raises(ValueError, match="not tuned"):
-        apply_selection({"label": "q", "params": {}}, tmp_path / "sel.json")
+        apply_selection(_job("q", {}), tmp_path / "sel.json")

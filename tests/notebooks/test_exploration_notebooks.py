@@ -85,6 +85,7 @@ def execute(root: Path, notebook: str, runs: list[str]) -> tuple[dict, dict]:
         "outputs": {"json": f"results/checks/{notebook}.json", "macros": f"paper/generated/{notebook}_macros.tex"},
     }
     out = "results/notebooks"
+    (root / out).mkdir(parents=True, exist_ok=True)  # the commands create no folder
     _hare(
         root,
         "notebook-source",

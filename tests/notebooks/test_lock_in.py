@@ -295,6 +295,7 @@ def test_notebook_runs_with_datasets_missing_through_papermill(tmp_path):
         "figures": ["paper/figures/lock_in.pdf"],
         "outputs": {"json": "results/checks/lock_in.json", "macros": "paper/generated/lock_in_macros.tex"},
     }
+    (tmp_path / out).mkdir(parents=True)  # the commands create no folder
     _hare(tmp_path, "notebook-source", str(NOTEBOOK), "--out", f"{out}/lock_in.source.ipynb")
     _hare(
         tmp_path,

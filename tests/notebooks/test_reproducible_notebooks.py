@@ -48,6 +48,7 @@ def _hare(root: Path, *args: str) -> None:
 def _build(root: Path, runs: list[str]) -> dict[str, bytes]:
     """The rule's three steps on ``notebooks/regret_curves.py``; the bytes of every file they write."""
     out = "results/notebooks"
+    (root / out).mkdir(parents=True, exist_ok=True)  # the commands create no folder
     parameters = {"runs": runs, "figures": ["paper/figures/regret_curves.pdf"]}
     _hare(
         root,

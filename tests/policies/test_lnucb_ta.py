@@ -169,7 +169,7 @@ def test_lnucb_ta_experiments_of_every_config(path):
         (p["attention"], p["adaptive_knn"])
         for j in jobs
         if j.experiment == "lnucb_ta_ablation"
-        for p in [j.spec["params"]]
+        for p in [j.spec.params]
     }
     assert ablation == {(False, False), (True, False), (False, True), (True, True)}
     for env in classification:
@@ -178,7 +178,7 @@ def test_lnucb_ta_experiments_of_every_config(path):
         varied = {
             key
             for j in jobs
-            if j.experiment == "sensitivity" and j.environment == env and j.spec["policy"] == "lnucb_ta"
-            for key in j.spec["params"]
+            if j.experiment == "sensitivity" and j.environment == env and j.spec.policy == "lnucb_ta"
+            for key in j.spec.params
         }
         assert {"kappa", "theta_min", "theta_max"} <= varied

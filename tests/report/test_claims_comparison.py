@@ -87,6 +87,7 @@ def test_command_writes_the_page_and_refuses_a_folder_without_register(tmp_path,
     assert main([*argv, "--description", "paper-core at T = 10,000"]) == 0
     written = json.loads(readings.read_text())
     assert written["description"] == "paper-core at T = 10,000" and written["claims"]["flips"]["high"] == -58.1
+    (tmp_path / "nowhere").mkdir()
     assert main(["compare-claims", str(tmp_path / "old"), str(tmp_path / "nowhere")]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert "claims.json: no claims register" in line

@@ -13,6 +13,7 @@ import torch
 from hare.cli import main as cli_main
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import build_environment
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.run import run_job
 from hare.io import file_sha256, read_npz, write_json, write_npz
 from hare.random import run_keys
@@ -38,21 +39,23 @@ DELTA = 0.05
 CONTRACT = {"estimate", "ci_low", "ci_high", "level", "n", "method"}
 
 
-def _spec(regime="cold", n_logged=0, horizon=60, alpha=1.0):
-    return {
-        "experiment": "oful",
-        "label": "linucb",
-        "policy": "linucb",
-        "params": {"alpha": alpha, "lam": 1.0},
-        "environment": {"name": "sim", "kind": "synthetic", "params": ENV, "dataset": None, "horizon": horizon},
-        "n_runs": 3,
-        "role": "report",
-        "base_seed": 2,
-        "device": "cpu",
-        "record_every": 25,
-        "regime": regime,
-        "n_logged": n_logged,
-    }
+def _spec(regime="cold", n_logged=0, horizon=60, alpha=1.0) -> JobSpec:
+    return JobSpec.from_dict(
+        {
+            "experiment": "oful",
+            "label": "linucb",
+            "policy": "linucb",
+            "params": {"alpha": alpha, "lam": 1.0},
+            "environment": {"name": "sim", "kind": "synthetic", "params": ENV, "dataset": None, "horizon": horizon},
+            "n_runs": 3,
+            "role": "report",
+            "base_seed": 2,
+            "device": "cpu",
+            "record_every": 25,
+            "regime": regime,
+            "n_logged": n_logged,
+        }
+    )
 
 
 def _run(tmp_path, **kwargs):
@@ -65,7 +68,7 @@ def _run(tmp_path, **kwargs):
 def checked(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("oful")
     out, sidecar = _run(tmp)
-    env = build_environment(sidecar["job"], torch.device("cpu"))
+    env = build_environment(JobSpec.from_dict(sidecar["job"]), torch.device("cpu"))
     return oful_check(out, sidecar, env, DELTA, tmp / "oful.json", tmp / "oful.tex"), tmp
 
 
@@ -148,7 +151,7 @@ def test_true_parameter_lies_in_the_ellipsoid_on_this_instance(checked):
 
 def test_premise_fails_for_a_wrong_parameter_or_a_shrunk_radius(tmp_path):
     _, sidecar = _run(tmp_path)
-    spec = sidecar["job"]
+    spec = JobSpec.from_dict(sidecar["job"])
     env = build_environment(spec, torch.device("cpu"))
     theta = linear_parameters(env)
     constants = {"delta": DELTA, "sigma": ENV["noise_sigma"], "S": float(theta.norm()), "B_x": math.sqrt(2.0)}
@@ -165,7 +168,7 @@ def test_premise_fails_for_a_wrong_parameter_or_a_shrunk_radius(tmp_path):
 
 def test_warm_start_counts_the_logged_rounds(tmp_path):
     _, sidecar = _run(tmp_path, regime="warm", n_logged=40, horizon=30)
-    spec = sidecar["job"]
+    spec = JobSpec.from_dict(sidecar["job"])
     env = build_environment(spec, torch.device("cpu"))
     theta = linear_parameters(env)
     membership = confidence_membership(spec, env, theta, DELTA, ENV["noise_sigma"], float(theta.norm()), math.sqrt(2.0))
@@ -182,7 +185,7 @@ def test_a_run_that_the_resimulation_does_not_reproduce_is_refused(tmp_path):
     write_json(
         out.with_suffix(".json"), {**sidecar, "npz_sha256": file_sha256(out)}
     )  # consistent with its sidecar, wrong all the same
-    env = build_environment(sidecar["job"], torch.device("cpu"))
+    env = build_environment(JobSpec.from_dict(sidecar["job"]), torch.device("cpu"))
     with pytest.raises(ValueError, match="re-simulated total regret"):
         oful_check(out, sidecar, env, DELTA, tmp_path / "o.json", tmp_path / "o.tex")
 

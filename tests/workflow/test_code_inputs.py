@@ -109,6 +109,7 @@ def test_a_changed_bound_reruns_the_theory_the_claims_and_the_paper_and_no_exper
 
 
 def test_a_changed_policy_line_replays_only_its_jobs_and_keeps_every_other_run_file(reference_run, tmp_path):
+    from hare.experiments.job_spec import JobSpec
     from hare.experiments.run import ROUND_LOOP
     from hare.source_digest import SourceIndex, job_code
 
@@ -117,7 +118,7 @@ def test_a_changed_policy_line_replays_only_its_jobs_and_keeps_every_other_run_f
     index = SourceIndex(build / "src" / "hare")
     sidecars = sorted((build / "results").glob("*/**/*.json"))
     jobs = {
-        str(path.relative_to(build)): json.loads(path.read_text())["job"]
+        str(path.relative_to(build)): JobSpec.from_dict(json.loads(path.read_text())["job"])
         for path in sidecars
         if path.with_suffix(".npz").is_file() and path.parts[len(build.parts) + 1] in ("runs", "tuning")
     }

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.manifest import read_manifest, verify, write_manifest
 from hare.experiments.run import NonFiniteInputError, run_job
 from hare.experiments.simulation import SimulationOptions, simulate
@@ -41,7 +43,13 @@ def _spec(horizon: int) -> dict:
         "base_seed": 5,
         "device": "cpu",
         "record_every": 10,
+        "regime": "cold",
+        "n_logged": 0,
     }
+
+
+def _job(horizon: int) -> JobSpec:
+    return JobSpec.from_dict(_spec(horizon))
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -93,7 +101,7 @@ def test_a_rerun_removes_what_a_writer_killed_mid_write_left(tmp_path):
     (temporary,) = temporary_names(out)
     assert temporary.name.startswith(".X.npz.") and temporary.name.endswith(".tmp")
     assert not out.exists()
-    run_job(_spec(30), out)
+    run_job(_job(30), out)
     assert _leftovers(tmp_path) == ["X.json", "X.npz"]
 
 
@@ -101,8 +109,7 @@ def test_a_rerun_deletes_the_previous_result_before_it_starts(tmp_path):
     out = tmp_path / "X.npz"
     write_npz(out, total_regret=np.zeros(1))
     out.with_suffix(".json").write_text("{}")
-    spec = _spec(30)
-    spec["policy"] = "no_such_policy"
+    spec = replace(_job(30), policy="no_such_policy")
     with pytest.raises((KeyError, ValueError)):
         run_job(spec, out)
     assert _leftovers(tmp_path) == []
@@ -279,7 +286,7 @@ def _tamper(path: Path, how: str) -> None:
 def test_a_damaged_result_is_named_refused_by_the_manifest_and_repaired(tmp_path, how):
     root = tmp_path / "results"
     run = root / "runs" / "faults" / "sim" / "linucb.npz"
-    sidecar = run_job(_spec(20), run, progress=False)
+    sidecar = run_job(_job(20), run, progress=False)
     assert sidecar["npz_sha256"] == __import__("hashlib").sha256(run.read_bytes()).hexdigest()
     write_manifest(root)
     assert verify(root) == []
@@ -299,6 +306,6 @@ def test_a_damaged_result_is_named_refused_by_the_manifest_and_repaired(tmp_path
         and "removed: runs/faults/sim/linucb.npz (snakemake rebuilds it)" in repaired
     )
     assert not run.exists() and not run.with_suffix(".json").exists()
-    run_job(_spec(20), run, progress=False)
+    run_job(_job(20), run, progress=False)
     write_manifest(root)
     assert verify(root) == []

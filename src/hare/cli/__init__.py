@@ -14,7 +14,7 @@ import zipfile
 import yaml
 
 from hare.allocator import keep_freed_memory
-from hare.cli import bench, calibrate, code, compare, report, results, studies, theory, workflow
+from hare.cli import bench, calibrate, code, compare, cost, report, results, studies, theory, workflow
 from hare.cli.arguments import OneLineParser, code_spec, path_list
 
 DEBUG_FLAG = "--debug"
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--outputs", type=path_list, default=None, help="JSON list: the step's outputs, for --record")
     sub = parser.add_subparsers(dest="command", required=True)
-    for stage in (workflow, results, theory, report, compare, bench, calibrate, studies, code):
+    for stage in (workflow, cost, results, theory, report, compare, bench, calibrate, studies, code):
         stage.add_subcommands(sub)
     return parser
 

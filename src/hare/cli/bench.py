@@ -5,27 +5,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-from hare.cli.arguments import nonnegative_int, positive_float, positive_int
-
-
-def parse_dataset(text: str) -> tuple[str, Path]:
-    """``name=path.npz`` as ``(name, path)``."""
-    name, separator, path = text.partition("=")
-    if not separator or not name or not path:
-        raise argparse.ArgumentTypeError(f"--dataset expects name=path.npz, got {text!r}")
-    return name, Path(path)
-
-
-def parse_param(text: str) -> tuple[str, str, Any]:
-    """``policy.key=json_value`` as ``(policy, key, value)``."""
-    target, separator, value = text.partition("=")
-    policy, dot, key = target.partition(".")
-    if not separator or not dot or not policy or not key:
-        raise argparse.ArgumentTypeError(f"--param expects policy.key=value, got {text!r}")
-    return policy, key, json.loads(value)
+from hare.cli.arguments import (
+    baseline_policy,
+    device,
+    named_npz,
+    nonnegative_int,
+    output_file,
+    policy_name,
+    policy_param,
+    positive_float,
+    positive_int,
+)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -109,22 +101,13 @@ def cmd_bench_baselines(args: argparse.Namespace) -> int:
 
     if not args.dataset:
         raise ValueError("--dataset: at least one name=path.npz is required")
-    for name, path in args.dataset:
-        if not path.is_file():
-            raise ValueError(f"--dataset {name}: no file {path}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be at least 1, got {args.threads}")
     given = {field: getattr(args, field) for _, field, _ in BASELINE_SIZE_FLAGS if getattr(args, field) is not None}
     flags = {field: flag for flag, field, _ in BASELINE_SIZE_FLAGS}
     try:
         sizes = BaselineSizes(**given, warmup=not args.no_warmup)
     except SizeError as error:
         raise ValueError(f"{flags[error.field]} {error}") from None
-    known = NEURAL + KERNEL
-    policies = tuple(args.policies or known)
-    unknown = [name for name in policies if name not in known]
-    if unknown:
-        raise ValueError(f"--policies: no dense reference for {', '.join(unknown)}; known: {', '.join(known)}")
+    policies = tuple(args.policies or NEURAL + KERNEL)
     result = run_bench_baselines(
         out=args.out,
         datasets=dict(args.dataset),
@@ -152,18 +135,24 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="policy throughput benchmark against peer libraries",
         description="Speed of every registered policy, batched over runs, reported as ratios timed in one process.",
     )
-    p.add_argument("--out", type=Path, required=True, help="result JSON")
+    p.add_argument("--out", type=output_file, required=True, help="result JSON")
     p.add_argument(
-        "--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels"
+        "--dataset", type=named_npz, action="append", default=[], help="name=path.npz with arrays features, labels"
     )
     p.add_argument(
         "--comparison-dataset",
-        type=parse_dataset,
+        type=named_npz,
         action="append",
         default=[],
         help="name=path.npz on which only batched LinUCB and the peers are timed",
     )
-    p.add_argument("--policies", nargs="+", default=None, help="default: every registered policy but hare_synthesize")
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        type=policy_name,
+        default=None,
+        help="default: every registered policy but hare_synthesize",
+    )
     p.add_argument(
         "--batch-sizes",
         type=positive_int,
@@ -172,13 +161,19 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="numbers of runs B each policy is timed at, batched",
     )
     p.add_argument("--horizon", type=positive_int, default=1000)
-    p.add_argument("--device", nargs="+", default=None, help="default: cpu, and cuda when available")
+    p.add_argument(
+        "--device",
+        nargs="+",
+        type=device,
+        default=None,
+        help="cpu, cuda or cuda:N (default: cpu, and cuda when available)",
+    )
     p.add_argument(
         "--param",
-        type=parse_param,
+        type=policy_param,
         action="append",
         default=[],
-        help="policy.key=json_value, e.g. kernel_ucb.max_points=200",
+        help="policy.key=number, a hyperparameter of a registered policy, e.g. kernel_ucb.max_points=200",
     )
     p.add_argument(
         "--threads", type=positive_int, default=None, help="torch intra-op threads (default: torch's choice)"
@@ -197,8 +192,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="back-to-back repeats of batched LinUCB, its state read and the peers",
     )
     p.add_argument("--no-synthetic", action="store_true", help="leave out the synthetic environment")
-    p.add_argument("--tex", type=Path, default=None, help="also write the ceiling and batching tables (LaTeX) here")
-    p.add_argument("--tex-neural", type=Path, default=None, help="also write the NeuralUCB modes table (LaTeX) here")
+    p.add_argument(
+        "--tex", type=output_file, default=None, help="also write the ceiling and batching tables (LaTeX) here"
+    )
+    p.add_argument(
+        "--tex-neural", type=output_file, default=None, help="also write the NeuralUCB modes table (LaTeX) here"
+    )
     p.add_argument(
         "--neural-rounds", type=nonnegative_int, default=30, help="timed rounds per NeuralUCB mode (0: skip)"
     )
@@ -212,13 +211,13 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="NeuralUCB exploration modes: loop vs Jacobian vs diagonal",
         description="Benchmark (not a test): rounds per second of NeuralUCB's exploration modes.",
     )
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", type=output_file, required=True)
     p.add_argument("--width", type=positive_int, default=20)
     p.add_argument("--runs", type=positive_int, default=1)
     p.add_argument("--rounds", type=positive_int, default=30)
     p.add_argument("--arms", type=positive_int, default=10)
     p.add_argument("--dim", type=positive_int, default=20)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--repeats", type=positive_int, default=3)
     p.set_defaults(func=cmd_bench_neural)
 
@@ -227,12 +226,12 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="HARE select-mode latency and memory against N, C, H, d_k",
         description="Per-round latency and peak memory of HARE select mode against pool size, clusters, heads and d_k.",
     )
-    p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--out", type=output_file, required=True, help="JSON file to write")
+    p.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--rounds", type=positive_int, default=20)
     p.add_argument("--quick", action="store_true", help="pool sizes up to 10,000 only")
     p.add_argument("--max-items", type=positive_int, default=None, help="largest pool size")
-    p.add_argument("--tex", default=None, help="also write the table (LaTeX) here")
+    p.add_argument("--tex", type=output_file, default=None, help="also write the table (LaTeX) here")
     p.add_argument(
         "--mean", default="online", choices=("online", "frozen"), help="the cluster index's mean (HAREConfig.mean)"
     )
@@ -245,12 +244,14 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "round of each, timed in turn, as ratios with t intervals over repeats. Sizes default to the sources' "
         "(hare.experiments.studies.bench_baselines.BaselineSizes).",
     )
-    p.add_argument("--out", type=Path, required=True, help="result JSON")
-    p.add_argument("--tex", type=Path, default=None, help="also write the table and its macros (LaTeX) here")
+    p.add_argument("--out", type=output_file, required=True, help="result JSON")
+    p.add_argument("--tex", type=output_file, default=None, help="also write the table and its macros (LaTeX) here")
     p.add_argument(
-        "--dataset", type=parse_dataset, action="append", default=[], help="name=path.npz with arrays features, labels"
+        "--dataset", type=named_npz, action="append", default=[], help="name=path.npz with arrays features, labels"
     )
-    p.add_argument("--policies", nargs="+", default=None, help="default: every neural and kernel bandit")
+    p.add_argument(
+        "--policies", nargs="+", type=baseline_policy, default=None, help="default: every neural and kernel bandit"
+    )
     for flag, field, text in BASELINE_SIZE_FLAGS:
         p.add_argument(
             flag, dest=field, type=positive_float if field == "max_seconds" else positive_int, default=None, help=text
@@ -258,7 +259,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--no-warmup", action="store_true", help="no untimed training before the first repeat (for minutes-long ones)"
     )
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument(
         "--threads", type=positive_int, default=None, help="torch intra-op threads (default: torch's choice)"
     )
@@ -269,7 +270,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="the same jobs on CPU and CUDA",
         description="Same jobs on CPU and CUDA: do they pick the same arms, and how fast is each?",
     )
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", type=output_file, required=True)
     p.add_argument("--n-runs", type=positive_int, default=20)
     p.add_argument("--horizon", type=positive_int, default=2000)
     p.set_defaults(func=cmd_device_check)

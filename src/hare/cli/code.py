@@ -66,6 +66,12 @@ def _type_name(value: Any) -> Any:
     return value
 
 
+ARGUMENT_TYPES = "hare.cli.arguments"
+"""The module of the command line's argument types: a command's code holds its digest (how a string becomes a value)
+but not the registries its types consult to refuse a name (:meth:`hare.source_digest.SourceIndex.closure`'s leaves),
+so that a policy edit does not rerun ``hare bounds``."""
+
+
 def arguments_digest(command: str) -> str:
     """sha256 (16 hex) of subcommand ``command``'s arguments as parsed: option strings, destinations, defaults,
     types, choices, counts; their help texts do not count."""
@@ -96,7 +102,7 @@ def command_code(command: str, index: SourceIndex | None = None) -> dict[str, st
         raise KeyError(f"unknown hare command {command!r}; known: {', '.join(commands())}")
     func = _subparsers()[command].get_default("func")
     digest, imports = index.function_source(func.__module__, func.__name__)
-    modules = index.closure(sorted(imports))
+    modules = index.closure(sorted(imports), leaves=(ARGUMENT_TYPES,))
     modules[f"{func.__module__}:{func.__name__}"] = digest
     modules[f"hare {command}: arguments"] = arguments_digest(command)
     return dict(sorted(modules.items()))
@@ -122,7 +128,9 @@ def code_of(spec: Mapping[str, Any], root: Path = Path("."), index: SourceIndex 
     if "batch" in spec:
         return index.closure(BATCH_MODULES, plugins=[tuple(p) for p in spec["plugins"]])
     if "job" in spec:
-        return job_code(spec["job"], BATCH_MODULES[:1], index)
+        from hare.experiments.job_spec import JobSpec
+
+        return job_code(JobSpec.from_dict(spec["job"]), BATCH_MODULES[:1], index)
     modules = command_code(spec["command"], index)
     if spec.get("notebook"):
         modules.update(index.closure(notebook_imports(root / spec["notebook"], index)))
@@ -164,6 +172,7 @@ def stale_results(results: Path, index: SourceIndex | None = None) -> list[tuple
 
     A record names its outputs relative to the checkout that built them, whose ``results`` folder ``results`` is.
     """
+    from hare.experiments.job_spec import JobSpec
     from hare.experiments.manifest import result_files
 
     index = index or source_index()
@@ -196,9 +205,10 @@ def stale_results(results: Path, index: SourceIndex | None = None) -> list[tuple
         if not run.is_file() or "code" not in content:
             continue
         covered.update((relative(run), relative(sidecar)))
-        key = json.dumps(job_plugins(content["job"]))
+        job = JobSpec.from_dict(content["job"])
+        key = json.dumps(job_plugins(job))
         if key not in cache:
-            cache[key] = job_code(content["job"], BATCH_MODULES[:1], index)
+            cache[key] = job_code(job, BATCH_MODULES[:1], index)
         changed = changed_modules(content["code"]["modules"], cache[key])
         if changed:
             groups.setdefault(tuple(changed), []).append(str(run))

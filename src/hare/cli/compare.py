@@ -8,6 +8,8 @@ import json
 import shlex
 from pathlib import Path
 
+from hare.cli.arguments import existing_dir, output_file
+
 
 def build_provenance(results: Path, label: str) -> str:
     """One line naming a build: its label, folder name, the commit its run files record and the calibration figure
@@ -30,9 +32,6 @@ def cmd_compare_claims(args: argparse.Namespace) -> int:
     from hare.report.claims_comparison import agreement_page, compare_registers, load_register, summary_line
 
     old_results, new_results = Path(args.old), Path(args.new)
-    for option, path in (("--out", args.out), ("--json", args.json)):
-        if path is not None and not Path(path).parent.is_dir():
-            raise FileNotFoundError(f"{option} {path}: its folder does not exist")
     pairs = compare_registers(load_register(old_results), load_register(new_results), headline_only=not args.all)
     print(summary_line(pairs, args.old_label, args.new_label))
     for pair in pairs:
@@ -66,14 +65,17 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         description="Pair two builds' claims (results/claims.json) by key; print how many both decided and how many "
         "agree, and (--out) write the Markdown page with each differing claim's two intervals.",
     )
-    p.add_argument("old", help="results folder of the first build (e.g. the default build)")
-    p.add_argument("new", help="results folder of the second build (e.g. paper-core)")
+    p.add_argument("old", type=existing_dir, help="results folder of the first build (e.g. the default build)")
+    p.add_argument("new", type=existing_dir, help="results folder of the second build (e.g. paper-core)")
     p.add_argument("--old-label", default="default build", help="the first build's name on the page")
     p.add_argument("--new-label", default="paper-core", help="the second build's name on the page")
     p.add_argument("--all", action="store_true", help="every claim, not only the headline claims")
-    p.add_argument("--out", default=None, help="write the Markdown page here (e.g. docs/scale_agreement.md)")
+    p.add_argument(
+        "--out", type=output_file, default=None, help="write the Markdown page here (e.g. docs/scale_agreement.md)"
+    )
     p.add_argument(
         "--json",
+        type=output_file,
         default=None,
         help="write the second build's readings of the compared claims here (paper/scale_agreement.json, which "
         "hare claims --scale-reference sets beside the first build's verdicts)",

@@ -7,7 +7,20 @@ import argparse
 import json
 from pathlib import Path
 
-from hare.cli.arguments import positive_float, positive_int
+from hare.cli.arguments import (
+    config_file,
+    existing_dir,
+    input_file,
+    json_file,
+    json_object,
+    name_list,
+    npz_file,
+    optional_dir,
+    output_dir,
+    output_file,
+    positive_float,
+    positive_int,
+)
 
 
 def cmd_macros(args: argparse.Namespace) -> int:
@@ -85,17 +98,6 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_object(text: str) -> dict:
-    """An argument that must be a JSON object."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
-
-
 def cmd_notebook_source(args: argparse.Namespace) -> int:
     from hare.report.notebooks import script_to_notebook
 
@@ -123,7 +125,7 @@ def cmd_readme(args: argparse.Namespace) -> int:
     fill_readme(
         readme=args.readme,
         results=args.results,
-        table=args.table,
+        table=",".join(args.table),
         figure=args.figure,
         png=args.png,
         wall_seconds=args.wall_seconds,
@@ -136,19 +138,24 @@ def cmd_readme(args: argparse.Namespace) -> int:
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register the paper and report subcommands on ``sub``."""
     p = sub.add_parser("macros", help="number macros for the paper from run files")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--out", required=True)
+    p.add_argument("runs", nargs="+", type=npz_file, help="report run files")
+    p.add_argument("--out", type=output_file, required=True)
     p.set_defaults(func=cmd_macros)
 
     p = sub.add_parser("notation", help="the paper's notation table (symbol, config field, code identifier)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--markdown", default=None, help="the whole glossary (code identifiers, result keys) as Markdown")
+    p.add_argument("--out", type=output_file, required=True)
+    p.add_argument(
+        "--markdown",
+        type=output_file,
+        default=None,
+        help="the whole glossary (code identifiers, result keys) as Markdown",
+    )
     p.set_defaults(func=cmd_notation)
 
     p = sub.add_parser("build-paper", help="compile the paper with latexmk, strictly")
-    p.add_argument("--main", required=True)
-    p.add_argument("--outdir", required=True)
-    p.add_argument("--pdf", required=True)
+    p.add_argument("--main", type=input_file, required=True, help="the paper's main .tex file")
+    p.add_argument("--outdir", type=output_dir, required=True, help="latexmk's build folder (created if missing)")
+    p.add_argument("--pdf", type=output_file, required=True)
     p.add_argument(
         "--max-pages", type=positive_int, default=None, help="fail when the PDF has more pages (paper.max_pages)"
     )
@@ -161,24 +168,32 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_build_paper)
 
     p = sub.add_parser("claims", help="evaluate the claims register")
-    p.add_argument("--register", required=True)
-    p.add_argument("--root", default=".")
-    p.add_argument("--markdown", required=True)
-    p.add_argument("--tex", default=None, help="LaTeX macros and the claims table (left out when --key is given)")
+    p.add_argument("--register", type=config_file, required=True, help="the claims register (YAML)")
+    p.add_argument("--root", type=existing_dir, default=".", help="the checkout whose files the claims read")
+    p.add_argument("--markdown", type=output_file, required=True)
+    p.add_argument(
+        "--tex",
+        type=output_file,
+        default=None,
+        help="LaTeX macros and the claims table (left out when --key is given)",
+    )
     p.add_argument(
         "--json",
+        type=output_file,
         default=None,
         help="results/claims.json: every claim as data, the source of the paper's register (whole register only)",
     )
     p.add_argument(
         "--config",
         nargs="+",
+        type=config_file,
         required=True,
         help="the running configuration's files, merged in order; claims on run files it does not produce are NOT RUN",
     )
     p.add_argument("--key", nargs="*", default=[], help="evaluate only these claims and print their verdicts")
     p.add_argument(
         "--scale-reference",
+        type=json_file,
         default=None,
         help="another build's readings of the headline claims (paper/scale_agreement.json, hare compare-claims "
         "--json): a headline verdict that differs there is marked and both readings are printed under the table",
@@ -186,30 +201,33 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("skipped-datasets", help="record the optional datasets this build left out (JSON + LaTeX macro)")
-    p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
+    p.add_argument("--config", nargs="+", type=config_file, required=True, help="config files, merged left to right")
     p.add_argument(
-        "--raw", default="results/data/raw", help="raw-data folder where optional datasets may already be fetched"
+        "--raw",
+        type=optional_dir,
+        default="results/data/raw",
+        help="raw-data folder where optional datasets may already be fetched (none yet where it is missing)",
     )
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-tex", required=True)
+    p.add_argument("--out-json", type=output_file, required=True)
+    p.add_argument("--out-tex", type=output_file, required=True)
     p.set_defaults(func=cmd_skipped_datasets)
 
     p = sub.add_parser("notebook-source", help="jupytext percent script -> .ipynb with fixed cell ids")
-    p.add_argument("script")
-    p.add_argument("--out", required=True)
+    p.add_argument("script", type=input_file, help="the jupytext percent script")
+    p.add_argument("--out", type=output_file, required=True)
     p.set_defaults(func=cmd_notebook_source)
 
     p = sub.add_parser(
         "notebook-execute", help="execute a notebook with papermill; the output has no timestamps and fixed cell ids"
     )
-    p.add_argument("notebook")
-    p.add_argument("--out", required=True)
-    p.add_argument("--parameters", type=_json_object, default={}, help="the parameters cell's values, as a JSON object")
+    p.add_argument("notebook", type=input_file, help="the notebook (.ipynb)")
+    p.add_argument("--out", type=output_file, required=True)
+    p.add_argument("--parameters", type=json_object, default={}, help="the parameters cell's values, as a JSON object")
     p.set_defaults(func=cmd_notebook_execute)
 
     p = sub.add_parser("notebook-html", help="executed notebook -> HTML")
-    p.add_argument("notebook")
-    p.add_argument("--out", required=True)
+    p.add_argument("notebook", type=input_file, help="the executed notebook (.ipynb)")
+    p.add_argument("--out", type=output_file, required=True)
     p.set_defaults(func=cmd_notebook_html)
 
     p = sub.add_parser(
@@ -217,16 +235,17 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="fill the README's results block from a finished build",
         description="The README's results block, filled from a finished build (never typed by hand).",
     )
-    p.add_argument("--readme", type=Path, default=Path("README.md"))
-    p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--readme", type=input_file, default="README.md", help="the README whose blocks are filled")
+    p.add_argument("--results", type=existing_dir, default="results", help="the finished build's results folder")
     p.add_argument(
         "--table",
+        type=name_list,
         default="classification,classification_warm,synthetic,synthetic_warm",
         help="table names, comma-separated",
     )
-    p.add_argument("--figure", type=Path, default=Path("paper/figures/regret_curves.pdf"))
-    p.add_argument("--png", type=Path, default=Path("paper/readme/regret_curves.png"))
+    p.add_argument("--figure", type=input_file, default="paper/figures/regret_curves.pdf", help="the figure (PDF)")
+    p.add_argument("--png", type=output_file, default="paper/readme/regret_curves.png", help="its PNG, written")
     p.add_argument("--wall-seconds", type=positive_float, required=True)
-    p.add_argument("--machine", required=True)
-    p.add_argument("--config", default="config/default.yaml")
+    p.add_argument("--machine", required=True, help="the machine the build ran on, in words")
+    p.add_argument("--config", type=config_file, default="config/default.yaml", help="the build's config file")
     p.set_defaults(func=cmd_readme)

@@ -9,8 +9,9 @@ Each reads the section given as ``--config-json`` into its typed settings at the
 from __future__ import annotations
 
 import argparse
-import json
 import time
+
+from hare.cli.arguments import json_object, output_file
 
 
 def cmd_pool_scaling(args: argparse.Namespace) -> int:
@@ -20,7 +21,7 @@ def cmd_pool_scaling(args: argparse.Namespace) -> int:
     from hare.report.pool_scaling import write_pool_scaling_tex
 
     start = time.perf_counter()
-    result = run_pool_scaling(study_settings(pool_scaling.WHERE, json.loads(args.config_json)))
+    result = run_pool_scaling(study_settings(pool_scaling.WHERE, args.config_json))
     write_json(args.out_json, result, allow_nan=False)
     write_pool_scaling_tex(args.out_tex, result)
     measured = sum(cell["status"] == "measured" for cell in result["cells"])
@@ -36,7 +37,7 @@ def cmd_cost_growth(args: argparse.Namespace) -> int:
     from hare.experiments.studies.cost_growth import cost_growth_check
     from hare.report.cost_growth import write_cost_growth_tex
 
-    result = cost_growth_check(study_settings(cost_growth.WHERE, json.loads(args.config_json)), out_json=args.out_json)
+    result = cost_growth_check(study_settings(cost_growth.WHERE, args.config_json), out_json=args.out_json)
     write_cost_growth_tex(args.out_tex, result)
     for name, policy in result["policies"].items():
         fits = {axis: (data["exponent"] or {}).get("estimate") for axis, data in policy["axes"].items()}
@@ -55,16 +56,22 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         "covariance kind (full, diagonal, low-rank): select and update latency and memory; the per-item "
         "covariance as a cost line; the regret each kind costs on HARE-Sim.",
     )
-    p.add_argument("--config-json", required=True, help="the pool_scaling config section as JSON")
-    p.add_argument("--out-json", required=True, help="result JSON (strict, written atomically)")
-    p.add_argument("--out-tex", required=True, help="the table and macros (LaTeX, written atomically)")
+    p.add_argument("--config-json", type=json_object, required=True, help="the pool_scaling config section as JSON")
+    p.add_argument("--out-json", type=output_file, required=True, help="result JSON (strict, written atomically)")
+    p.add_argument(
+        "--out-tex", type=output_file, required=True, help="the table and macros (LaTeX, written atomically)"
+    )
     p.set_defaults(func=cmd_pool_scaling)
 
     p = sub.add_parser(
         "cost-growth",
         help="seconds per round of one policy per family along one-factor sweeps of t, K, d and B",
     )
-    p.add_argument("--config-json", required=True, help="the cost_growth config section as a JSON object")
-    p.add_argument("--out-json", required=True, help="the measurements and fitted exponents (strict JSON)")
-    p.add_argument("--out-tex", required=True, help="the paper's table and macros")
+    p.add_argument(
+        "--config-json", type=json_object, required=True, help="the cost_growth config section as a JSON object"
+    )
+    p.add_argument(
+        "--out-json", type=output_file, required=True, help="the measurements and fitted exponents (strict JSON)"
+    )
+    p.add_argument("--out-tex", type=output_file, required=True, help="the paper's table and macros")
     p.set_defaults(func=cmd_cost_growth)

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hare.cli.arguments import probability
+from hare.cli.arguments import json_object, npz_file, output_file, probability
 
 
 def cmd_bounds(args: argparse.Namespace) -> int:
@@ -28,10 +28,11 @@ def cmd_bounds(args: argparse.Namespace) -> int:
 
 def cmd_check_oful(args: argparse.Namespace) -> int:
     from hare.experiments.job_setup import build_environment, resolve_device
+    from hare.experiments.job_spec import JobSpec
     from hare.theory.oful_check import oful_check
 
     sidecar = json.loads(Path(args.run).with_suffix(".json").read_text())
-    env = build_environment(sidecar["job"], resolve_device("cpu"))
+    env = build_environment(JobSpec.from_dict(sidecar["job"]), resolve_device("cpu"))
     result = oful_check(args.run, sidecar, env, args.delta, args.out_json, args.out_tex)
     print(
         f"OFUL bound {'holds' if result['holds'] else 'VIOLATED'} "
@@ -44,7 +45,7 @@ def _theory_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """The ``theory.<name>`` section given as ``--config-json``, checked at the config boundary."""
     from hare.experiments.settings import theory_section
 
-    return theory_section(name, json.loads(args.config_json))
+    return theory_section(name, args.config_json)
 
 
 def cmd_decomposition(args: argparse.Namespace) -> int:
@@ -82,15 +83,16 @@ def cmd_convergence(args: argparse.Namespace) -> int:
     from hare.experiments.settings import convergence, study_settings
     from hare.experiments.studies.convergence import convergence_check
 
-    settings = study_settings(convergence.WHERE, json.loads(args.config_json))
+    settings = study_settings(convergence.WHERE, args.config_json)
     convergence_check(settings, out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
     return 0
 
 
 def cmd_personalization(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.personalization import PersonalizationConfig, personalization_report
+    from hare.experiments.settings.sections import personalization_settings
+    from hare.experiments.studies.personalization import personalization_report
 
-    report = personalization_report(PersonalizationConfig(**json.loads(args.config_json)), args.out)
+    report = personalization_report(personalization_settings(args.config_json), args.out)
     print(
         json.dumps(
             {k: report[k] for k in ("divergence_z", "similarity_z", "divergence_text", "perplexity", "novelty")},
@@ -103,24 +105,24 @@ def cmd_personalization(args: argparse.Namespace) -> int:
 def _config_and_outputs(p: argparse.ArgumentParser, npz: bool = False, config_help: str | None = None) -> None:
     """The options of a check driven by one config section: ``--config-json``, ``--out-json``, ``--out-tex`` and
     optionally ``--out-npz``."""
-    p.add_argument("--config-json", required=True, help=config_help)
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-tex", required=True)
+    p.add_argument("--config-json", type=json_object, required=True, help=config_help)
+    p.add_argument("--out-json", type=output_file, required=True)
+    p.add_argument("--out-tex", type=output_file, required=True)
     if npz:
-        p.add_argument("--out-npz")
+        p.add_argument("--out-npz", type=output_file)
 
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register the theory subcommands on ``sub``."""
     p = sub.add_parser("bounds", help="write the sympy-derived bounds as LaTeX macros")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", type=output_file, required=True)
     p.set_defaults(func=cmd_bounds)
 
     p = sub.add_parser("check-oful", help="measured LinUCB regret against the OFUL bound")
-    p.add_argument("--run", required=True)
+    p.add_argument("--run", type=npz_file, required=True, help="a LinUCB run file on a synthetic environment")
     p.add_argument("--delta", type=probability, default=0.05)
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-tex", required=True)
+    p.add_argument("--out-json", type=output_file, required=True)
+    p.add_argument("--out-tex", type=output_file, required=True)
     p.set_defaults(func=cmd_check_oful)
 
     p = sub.add_parser(
@@ -172,6 +174,6 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         description='Personalization metrics of synthesize mode (paper, sec:method, "Synthesize mode and decoder"; '
         "fig:personalization).",
     )
-    p.add_argument("--config-json", default="{}", help="PersonalizationConfig fields as a JSON object")
-    p.add_argument("--out", required=True, help="result JSON (written atomically)")
+    p.add_argument("--config-json", type=json_object, default={}, help="PersonalizationConfig fields as a JSON object")
+    p.add_argument("--out", type=output_file, required=True, help="result JSON (written atomically)")
     p.set_defaults(func=cmd_personalization)

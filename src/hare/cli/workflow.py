@@ -1,5 +1,5 @@
-"""Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection, tables, the results manifest
-and the cost model.
+"""Subcommands of the experiment workflow: configs and jobs, datasets, runs, selection and tables (the cost model of
+its jobs: :mod:`hare.cli.cost`).
 
 Length: one module because its subcommands share the config loading and the argument checks that run before any
 work; a split by subcommand waits for the one config boundary that will own those checks.
@@ -12,7 +12,20 @@ import json
 import sys
 from pathlib import Path
 
-from hare.cli.arguments import input_file, npz_file, positive_float, positive_int
+from hare.cli.arguments import (
+    batch_name,
+    config_file,
+    dataset_name,
+    existing_dir,
+    input_file,
+    json_file,
+    json_object,
+    name_list,
+    npz_file,
+    output_dir,
+    output_file,
+    sha256_hex,
+)
 
 
 def _load_config(paths: list[str], scope: str = "all") -> dict:
@@ -26,12 +39,23 @@ def _load_config(paths: list[str], scope: str = "all") -> dict:
 def cmd_validate_config(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
     from hare.experiments.grid import expand_jobs
+    from hare.experiments.settings.experiments import full_pass_notes
 
+    if args.here:
+        from hare.experiments.config import check_devices
+
+        check_devices(config)
     jobs = expand_jobs(config)
+    for note in full_pass_notes(config):
+        print(f"note: {note}")
     print(
         f"config OK: {sum(j.role == 'report' for j in jobs)} report jobs, "
         f"{sum(j.role == 'tuning' for j in jobs)} tuning jobs"
     )
+    if Path("paper/claims.yaml").is_file():  # the register's claims no outcome at this config's run counts can decide
+        from hare.theory.claims.decidable import undecidable_report
+
+        print("\n".join(undecidable_report(Path("paper/claims.yaml"), config)))
     return 0
 
 
@@ -60,8 +84,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             f"results/{path}"
             for job in expand_jobs(config)
             if args.role in (None, job.role)
-            and (path := prepared_dataset(job.spec["environment"]))
-            and not get_dataset(job.spec["environment"]["dataset"]).optional
+            and (path := prepared_dataset(job.spec.environment))
+            and not get_dataset(job.spec.environment.dataset).optional
         }
         print("\n".join(sorted(paths)))
         return 0
@@ -96,11 +120,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from hare.experiments.job_boundary import parse_job
     from hare.experiments.run import run_job
 
-    spec = json.loads(args.job)
     run_job(
-        spec,
+        parse_job(args.job),
         Path(args.out),
         args.dataset,
         progress=None if args.progress == "auto" else args.progress == "on",
@@ -114,6 +138,9 @@ def cmd_run_batch(args: argparse.Namespace) -> int:
     from hare.experiments.run import batch_cpu_line, run_batch
 
     config = _load_config(args.config, scope="experiments")
+    from hare.experiments.config import check_devices
+
+    check_devices(config)
     entries, dataset = batch_entries(config, args.batch, Path(args.results), args.digest)
     if dataset is not None and not dataset.is_file():
         raise FileNotFoundError(
@@ -174,7 +201,8 @@ def cmd_margins(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from hare.experiments.tables.aggregate import write_table
 
-    policies = [p for p in args.policies.split(",") if p] if args.policies else None
+    if args.text is not None and args.kind != "reproduction":
+        raise ValueError(f"--text: only a reproduction table writes a text, not a {args.kind} table")
     write_table(
         args.kind,
         [str(p) for p in args.runs],
@@ -182,78 +210,26 @@ def cmd_table(args: argparse.Namespace) -> int:
         args.tex,
         args.caption,
         args.label,
-        policies,
+        args.policies or None,
         args.published,
         args.text,
     )
     return 0
 
 
-def cmd_cost_model(args: argparse.Namespace) -> int:
-    from hare.experiments.studies.cost_check import (
-        check_against_measured,
-        check_table,
-        measured_batch_seconds,
-        per_experiment,
-    )
-    from hare.experiments.studies.cost_model import check_arguments, run_cost_model
-    from hare.experiments.studies.cost_prediction import predict_config, summary_lines
-    from hare.io import write_json
-
-    try:
-        check_arguments(tuple(args.runs), tuple(args.at), args.window, args.budget)
-    except ValueError as error:
-        raise ValueError(f"--{error}") from None
-    if args.model is not None and args.resume is not None:
-        raise ValueError("--resume: give --model (predict from it, measuring nothing) or --resume (measure the rest)")
-    config = _load_config(args.config)
-    predicted = {path: _load_config([path]) for path in args.predict}  # each read once, before any measurement
-    if args.model is not None:  # predict from an earlier measurement, measuring nothing
-        result = json.loads(Path(args.model).read_text())
-        result.pop("predictions", None)
-        result["prediction"] = predict_config(config, result, args.experiments)
-    else:
-        result = run_cost_model(
-            config,
-            Path(args.results),
-            tuple(args.runs),
-            tuple(args.at),
-            args.window,
-            args.budget,
-            args.experiments,
-            on_entry=lambda partial: write_json(args.out, partial),
-            earlier=None if args.resume is None else json.loads(Path(args.resume).read_text()),
-            probe_budget_s=args.probe_budget,
-            also=list(predicted.values()),
-        )
-    for path, other in predicted.items():
-        result.setdefault("predictions", {})[path] = predict_config(other, result, args.experiments)
-    check = None
-    if args.measured:  # beside the last prediction (the config itself without --predict)
-        checked = args.predict[-1] if args.predict else None
-        prediction = result["prediction"] if checked is None else result["predictions"][checked]
-        batches = measured_batch_seconds(Path(args.measured), args.experiments)
-        prediction["measured_cpu_seconds"] = per_experiment(batches)
-        prediction["check"] = check = check_against_measured(
-            config if checked is None else predicted[checked], result, batches, args.experiments
-        )
-    write_json(args.out, result)
-    for name, prediction in {"(this config)": result["prediction"], **result.get("predictions", {})}.items():
-        print("\n".join(summary_lines(name, prediction)))
-    if check is not None:
-        name = args.predict[-1] if args.predict else " ".join(args.config)
-        print("\n".join(["", f"{name} against {args.measured}:", *check_table(check)]))
-    return 0
-
-
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
     """Register the workflow subcommands on ``sub``."""
     p = sub.add_parser("validate-config", help="validate config files against the schema and the policy registry")
-    p.add_argument("config", nargs="+")
+    p.add_argument("config", nargs="+", type=config_file)
+    p.add_argument(
+        "--here",
+        action="store_true",
+        help="also check that this machine has the devices the config asks for (make all runs it with this flag)",
+    )
     p.set_defaults(func=cmd_validate_config)
 
     p = sub.add_parser("jobs", help="list the jobs of a config, or (--table) write the job table the workflow reads")
-    p.add_argument("config", nargs="+")
+    p.add_argument("config", nargs="+", type=config_file)
     p.add_argument("--role", choices=("report", "tuning"), default=None, help="only jobs of this role")
     p.add_argument(
         "--table",
@@ -261,7 +237,10 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="the workflow's job table as JSON on standard output (hare.experiments.plan)",
     )
     p.add_argument(
-        "--register", default="paper/claims.yaml", help="claims register whose inputs the table lists (with --table)"
+        "--register",
+        type=config_file,
+        default=Path("paper/claims.yaml"),
+        help="claims register whose inputs the table lists (with --table; checked when given)",
     )
     p.add_argument(
         "--datasets",
@@ -272,18 +251,18 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("fetch", help="download a dataset (canonical URL, then mirror), sha256-verified")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--dest", required=True)
-    p.add_argument("--mirror", default=None, help="mirror folder (default: the vendored copy)")
+    p.add_argument("--dataset", type=dataset_name, required=True)
+    p.add_argument("--dest", type=output_dir, required=True, help="folder of the files (created if missing)")
+    p.add_argument("--mirror", type=existing_dir, default=None, help="mirror folder (default: the vendored copy)")
     p.add_argument("--offline", action="store_true", help="skip canonical URLs, use the mirror only")
-    p.add_argument("--manifest", default=None, help="write the fetched files and their sha256 here")
+    p.add_argument("--manifest", type=output_file, default=None, help="write the fetched files and their sha256 here")
     p.set_defaults(func=cmd_fetch)
 
     p = sub.add_parser("prepare", help="turn a raw dataset into a prepared .npz")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--raw", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--summary", default=None, help="also write a JSON summary here")
+    p.add_argument("--dataset", type=dataset_name, required=True)
+    p.add_argument("--raw", type=existing_dir, required=True, help="the fetched dataset's folder")
+    p.add_argument("--out", type=output_file, required=True, help="the prepared .npz")
+    p.add_argument("--summary", type=output_file, default=None, help="also write a JSON summary here")
     p.add_argument(
         "--protocol",
         default="project",
@@ -294,11 +273,15 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("run", help="run one job (all seeds batched)")
-    p.add_argument("--job", required=True, help="job specification as JSON")
-    p.add_argument("--out", required=True, help="result .npz (sidecar .json next to it)")
-    p.add_argument("--dataset", default=None, help="prepared dataset .npz for classification environments")
+    p.add_argument("--job", type=json_object, required=True, help="job specification as JSON")
+    p.add_argument("--out", type=output_file, required=True, help="result .npz (sidecar .json next to it)")
+    p.add_argument(
+        "--dataset", type=npz_file, default=None, help="prepared dataset .npz for classification environments"
+    )
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
-    p.add_argument("--selected", default=None, help="hyperparameters chosen on tuning runs, for a tuned job")
+    p.add_argument(
+        "--selected", type=json_file, default=None, help="hyperparameters chosen on tuning runs, for a tuned job"
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -306,23 +289,30 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         help="run the jobs of one batch (experiment, environment: its tuning, then its reported jobs) of a config "
         "in one process",
     )
-    p.add_argument("--config", nargs="+", required=True, help="config files, merged left to right")
+    p.add_argument("--config", nargs="+", type=config_file, required=True, help="config files, merged left to right")
     p.add_argument(
         "--batch",
+        type=batch_name,
         required=True,
         help="EXPERIMENT/ENVIRONMENT, e.g. synthetic/synthetic_linear (hare jobs --table lists them)",
     )
     p.add_argument(
         "--results",
+        type=output_dir,
         default="results",
-        help="results folder: outputs, selections and prepared datasets are read and written under it",
+        help="results folder (created if missing): outputs, selections and prepared datasets are read and written "
+        "under it",
     )
     p.add_argument(
-        "--digest", default=None, help="the batch's digest in the job table: refuse to run if the config's jobs differ"
+        "--digest",
+        type=sha256_hex,
+        default=None,
+        help="the batch's digest in the job table: refuse to run if the config's jobs differ",
     )
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto")
     p.add_argument(
         "--margins",
+        type=output_file,
         default=None,
         help="after the batch, write its margin file (as `hare margins`: tuning runs only) to this path",
     )
@@ -334,17 +324,17 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_run_batch)
 
     p = sub.add_parser("select", help="choose hyperparameters from tuning runs (the selection lists tied points)")
-    p.add_argument("runs", nargs="+")
-    p.add_argument("--out", required=True)
+    p.add_argument("runs", nargs="+", type=npz_file, help="tuning run files")
+    p.add_argument("--out", type=output_file, required=True, help="the selection (JSON)")
     p.set_defaults(func=cmd_select)
 
     p = sub.add_parser(
         "margins", help="equivalence margin and per-run tuning totals of one tuned batch (tuning runs only)"
     )
-    p.add_argument("--config", nargs="+", required=True)
-    p.add_argument("--batch", required=True, help="EXPERIMENT/ENVIRONMENT of a tuned experiment")
-    p.add_argument("--root", default=".")
-    p.add_argument("--out", required=True)
+    p.add_argument("--config", nargs="+", type=config_file, required=True)
+    p.add_argument("--batch", type=batch_name, required=True, help="EXPERIMENT/ENVIRONMENT of a tuned experiment")
+    p.add_argument("--root", type=existing_dir, default=".", help="the checkout whose results/ holds the runs")
+    p.add_argument("--out", type=output_file, required=True)
     p.set_defaults(func=cmd_margins)
 
     p = sub.add_parser("table", help="run files -> a table (CSV + LaTeX); the caption gains the runs' regime sentence")
@@ -359,76 +349,27 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
         default="regret",
         choices=("regret", "sensitivity", "scaling", "compute", "published", "replay", "reproduction"),
     )
-    p.add_argument("--policies", default=None, help="comma-separated policy names or labels to keep")
-    p.add_argument("--published", default=None, help="CSV of published numbers (kinds published and reproduction)")
-    p.add_argument("--csv", required=True)
-    p.add_argument("--tex", required=True)
+    p.add_argument(
+        "--policies",
+        type=name_list,
+        default=None,
+        help="comma-separated policies or policy labels of the config to keep (labels are the config's names, so "
+        "these are checked as names here and against the runs by the table)",
+    )
+    p.add_argument(
+        "--published",
+        type=input_file,
+        default=None,
+        help="CSV of published numbers (kinds published and reproduction)",
+    )
+    p.add_argument("--csv", type=output_file, required=True)
+    p.add_argument("--tex", type=output_file, required=True)
     p.add_argument(
         "--text",
+        type=output_file,
         default=None,
         help="kind reproduction only: also write the generated paragraph per dataset (LaTeX) here",
     )
     p.add_argument("--caption", required=True)
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
-
-    p = sub.add_parser(
-        "cost-model",
-        help="the phases of every policy entry of a config (set-up, rounds, trainings, recording) measured at two run "
-        "counts, and the predicted CPU time of its jobs (docs/cost_model.md)",
-    )
-    p.add_argument("config", nargs="+", help="the config whose policies and environments are measured")
-    p.add_argument("--results", default="results", help="where the prepared datasets are")
-    p.add_argument("--out", required=True, help="JSON: per-entry costs, the model and the predictions")
-    p.add_argument(
-        "--runs",
-        type=positive_int,
-        nargs="+",
-        default=[5, 20],
-        help="run counts B at which every entry is measured (two or more: a cost line in B; one: proportional to B)",
-    )
-    p.add_argument(
-        "--at", type=positive_int, nargs="+", default=[1000, 5000, 10000], help="rounds t at which costs are reported"
-    )
-    p.add_argument("--window", type=positive_int, default=20, help="rounds averaged into each cost")
-    p.add_argument(
-        "--budget",
-        type=positive_float,
-        default=20.0,
-        help="seconds of play per entry and run count; later rounds are modelled",
-    )
-    p.add_argument("--experiments", nargs="+", default=None, help="only these experiments")
-    p.add_argument(
-        "--predict",
-        nargs="*",
-        default=[],
-        help="other configs whose jobs to predict from this model (their entries this config lacks measured too)",
-    )
-    p.add_argument(
-        "--measured",
-        help="a finished build's results folder: its batches' CPU time (each batch log's last line, else its Snakemake "
-        "benchmark file) beside the last prediction (the config's own without --predict), batch by batch (a table "
-        "per experiment)",
-    )
-    p.add_argument(
-        "--model",
-        type=input_file,
-        default=None,
-        help="predict from this earlier output of hare cost-model instead of measuring (its entries, with this "
-        "version's prediction)",
-    )
-    p.add_argument(
-        "--probe-budget",
-        type=positive_float,
-        default=10.0,
-        help="CPU seconds a growing entry's probe may spend feeding its history towards its last round (then probed "
-        "where the feeding stopped)",
-    )
-    p.add_argument(
-        "--resume",
-        type=input_file,
-        default=None,
-        help="an earlier output of hare cost-model at the same --runs, --window and --budget: its entries are kept and "
-        "only the others measured (an interrupted run; entries a newer version measures)",
-    )
-    p.set_defaults(func=cmd_cost_model)

@@ -3,11 +3,14 @@
 :func:`load_config` reads each file (an overlay resolved onto its base), merges them, and validates the result in the
 order of :mod:`hare.experiments.settings`, each step stopping at the first problem with one line naming the file or
 the key path at fault: the files, the schema, the experiments, the other sections, and, for the whole config, the
-pre-flight memory check (:func:`hare.experiments.memory.check_memory`, a check of the machine's resources, not of a
-value: no experiment batch may need more memory than its device has).
+pre-flight memory check
+(:func:`hare.experiments.memory.check_memory`, a check of the machine's resources, not of a value: no experiment batch
+may need more memory than its device has). The devices a config asks for are checked where jobs run
+(:func:`check_devices`: ``hare validate-config --here``, which ``make all`` runs first, ``hare run-batch`` and
+``hare run``), not where a config is only read (the paper config, for a GPU, is planned and priced on any machine).
 
-The reading and the checks live in :mod:`hare.experiments.settings`; this module adds the resource check, which needs
-the job expansion above them, and keeps the names callers import from here.
+The reading and the checks live in :mod:`hare.experiments.settings`; this module adds the resource checks, which need
+the machine and the job expansion above them, and keeps the names callers import from here.
 """
 
 from __future__ import annotations
@@ -55,6 +58,22 @@ def check_config(
     if memory:
         check_memory(config)
     return config
+
+
+def check_devices(config: dict[str, Any]) -> None:
+    """The devices a config asks for exist on this machine: ``cuda`` (top level, or a study's ``device``) needs a CUDA
+    device (``auto`` takes one when there is one); a :class:`ConfigError` in one line naming the key otherwise, before
+    any batch starts (each would fail on its own). Called where jobs run, not by :func:`check_config`."""
+    import torch
+
+    wanted = {"device": config.get("device")}
+    convergence = (config.get("theory") or {}).get("convergence") or {}
+    wanted["theory.convergence.device"] = convergence.get("device")
+    for key, device in wanted.items():
+        if isinstance(device, str) and device.startswith("cuda") and not torch.cuda.is_available():
+            raise ConfigError(
+                f"{key}: {device!r}, but torch finds no CUDA device on this machine (auto takes one when there is one)"
+            )
 
 
 def load_config(

@@ -1,9 +1,9 @@
 """Configuration -> jobs.
 
 A job is one (experiment, environment, policy label, hyperparameter point) and runs
-all of its seeds batched. Its specification is a self-contained JSON-able dict: the
-CLI needs nothing else to run it, and Snakemake reruns exactly the jobs whose
-specification changed.
+all of its seeds batched. Its specification is a :class:`hare.experiments.job_spec.JobSpec`, self-contained: the
+CLI needs nothing else to run it, and its JSON (:meth:`~hare.experiments.job_spec.JobSpec.as_dict`) is what
+Snakemake's digests read, so it reruns exactly the jobs whose specification changed.
 
 Config shape (validated by the config boundary, :mod:`hare.experiments.settings`, before any job is expanded)::
 
@@ -41,7 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hare.data.prepare import DEFAULT_PREPARATION, preparation_of
+from hare.data.prepare import DEFAULT_PREPARATION
+from hare.experiments.job_spec import EnvironmentSpec, JobSpec
 from hare.experiments.settings import policy_points
 
 __all__ = [
@@ -56,16 +57,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Job:
-    """One job and where its outputs go (relative to the results directory)."""
+    """One job and where its outputs go (relative to the results directory): its experiment, environment name and
+    label, and its specification ``spec``, what a batch plays."""
 
     experiment: str
     environment: str
     label: str
-    spec: dict[str, Any]
+    spec: JobSpec
 
     @property
     def role(self) -> str:
-        return self.spec["role"]
+        return self.spec.role
 
     @property
     def stem(self) -> str:
@@ -75,42 +77,42 @@ class Job:
     @property
     def selection(self) -> str | None:
         """Where the hyperparameters chosen on tuning runs are written, for a tuned report job."""
-        if "tuned_grid" not in self.spec:
+        if not self.spec.tuned:
             return None
         return f"selected/{self.experiment}/{self.environment}/{self.label}.json"
 
 
-def environment_spec(config: dict[str, Any], name: str, horizon: int) -> dict[str, Any]:
-    """The job specification's ``environment`` entry of environment ``name``.
+def environment_spec(config: dict[str, Any], name: str, horizon: int) -> EnvironmentSpec:
+    """The job specification's ``environment`` of environment ``name``, the experiment's ``horizon`` where the
+    environment sets none.
 
     ``preparation`` is carried only when it is not the default (``project``), so the
     specifications, and hence the results, of environments that do not declare one stay as
-    they were; :func:`preparation_of` reads it back with the default.
+    they were; :func:`prepared_dataset` reads it back with the default.
     """
-    env = dict(config["environments"][name])
-    spec = {
-        "name": name,
-        "kind": env["kind"],
-        "params": env.get("params") or {},
-        "dataset": env.get("dataset"),
-        "horizon": int(env.get("horizon") or horizon),
-    }
-    if env.get("preparation", DEFAULT_PREPARATION) != DEFAULT_PREPARATION:
-        spec["preparation"] = env["preparation"]
-    return spec
+    env = config["environments"][name]
+    preparation = env.get("preparation", DEFAULT_PREPARATION)
+    return EnvironmentSpec(
+        name=name,
+        kind=env["kind"],
+        params=env.get("params") or {},
+        dataset=env.get("dataset"),
+        horizon=int(env.get("horizon") or horizon),
+        preparation=None if preparation == DEFAULT_PREPARATION else preparation,
+    )
 
 
-def prepared_dataset(environment: dict[str, Any]) -> str | None:
+def prepared_dataset(environment: EnvironmentSpec) -> str | None:
     """Path, relative to the results folder, of the prepared dataset an environment reads; None without a dataset.
 
     ``data/prepared/<dataset>.npz`` for the project preparation, ``data/prepared_<preparation>/<dataset>.npz`` for
     any other (``prepared_reference``, ``prepared_onehot``, ...).
     """
-    if not environment.get("dataset"):
+    if not environment.dataset:
         return None
-    preparation = preparation_of(environment)
+    preparation = environment.preparation or DEFAULT_PREPARATION
     folder = "prepared" if preparation == DEFAULT_PREPARATION else f"prepared_{preparation}"
-    return f"data/{folder}/{environment['dataset']}.npz"
+    return f"data/{folder}/{environment.dataset}.npz"
 
 
 def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
@@ -122,34 +124,39 @@ def regime_of(exp: dict[str, Any]) -> dict[str, Any]:
 def _job(
     config: dict[str, Any],
     experiment: str,
-    env: dict[str, Any],
+    env: EnvironmentSpec,
     label: str,
     policy: str,
     params: dict[str, Any],
     role: str,
     n_runs: int,
     entry: dict[str, Any] | None = None,
+    tuned_grid: dict[str, list[Any]] | None = None,
+    fixed: str | None = None,
 ) -> Job:
-    spec = {
-        "experiment": experiment,
-        "environment": env,
-        "label": label,
-        "policy": policy,
-        "params": params,
-        "n_runs": int(n_runs),
-        "role": role,
-        "base_seed": int(config["base_seed"]),
-        "device": config.get("device", "cpu"),
-        "record_every": int(config.get("record_every", 10)),
-        **regime_of(config["experiments"][experiment]),
-    }
     # Only when set (the policy entry's value, else the experiment's): the jobs of other configs keep their digests.
     limit = (entry or {}).get(
         "max_runs_per_simulation", config["experiments"][experiment].get("max_runs_per_simulation")
     )
-    if limit is not None:
-        spec["max_runs_per_simulation"] = int(limit)
-    return Job(experiment, env["name"], label, spec)
+    regime = regime_of(config["experiments"][experiment])
+    spec = JobSpec(
+        experiment=experiment,
+        environment=env,
+        label=label,
+        policy=policy,
+        params=params,
+        n_runs=int(n_runs),
+        role=role,
+        base_seed=int(config["base_seed"]),
+        device=config.get("device", "cpu"),
+        record_every=int(config.get("record_every", 10)),
+        regime=regime["regime"],
+        n_logged=regime["n_logged"],
+        max_runs_per_simulation=None if limit is None else int(limit),
+        tuned_grid=tuned_grid,
+        fixed=fixed,
+    )
+    return Job(experiment, env.name, label, spec)
 
 
 def expand_jobs(config: dict[str, Any]) -> list[Job]:
@@ -180,19 +187,20 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                         )
                         for point_label, params in points
                     )
-                    report = _job(
-                        config,
-                        experiment,
-                        env,
-                        label,
-                        policy,
-                        dict(entry.get("params") or {}),
-                        "report",
-                        exp["n_runs"],
-                        entry,
+                    jobs.append(
+                        _job(
+                            config,
+                            experiment,
+                            env,
+                            label,
+                            policy,
+                            dict(entry.get("params") or {}),
+                            "report",
+                            exp["n_runs"],
+                            entry,
+                            tuned_grid={key: list(entry["grid"][key]) for key in sorted(entry["grid"])},
+                        )
                     )
-                    report.spec["tuned_grid"] = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
-                    jobs.append(report)
                 else:
                     if tune:
                         # Reference tuning runs of an entry without a grid (Random, a fixed baseline): the margins and
@@ -211,13 +219,21 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                             )
                             for point_label, params in points
                         )
-                    untuned = [
-                        _job(config, experiment, env, point_label, policy, params, "report", exp["n_runs"], entry)
+                    jobs.extend(
+                        _job(
+                            config,
+                            experiment,
+                            env,
+                            point_label,
+                            policy,
+                            params,
+                            "report",
+                            exp["n_runs"],
+                            entry,
+                            fixed=entry.get("fixed"),
+                        )
                         for point_label, params in points
-                    ]
-                    for job in untuned if "fixed" in entry else ():
-                        job.spec["fixed"] = entry["fixed"]
-                    jobs.extend(untuned)
+                    )
     return jobs
 
 

@@ -17,6 +17,7 @@ import torch
 
 from hare.envs.base import BanditEnvironment, LoggedRounds
 from hare.envs.registry import environment_class
+from hare.experiments.job_spec import JobSpec
 from hare.io import config_hash, git_commit, package_versions
 from hare.policies.base import tunable_values
 from hare.random import run_keys
@@ -42,62 +43,58 @@ def deterministic_kernels(device: torch.device | str) -> None:
         torch.use_deterministic_algorithms(True, warn_only=True)
 
 
-def environment_keys(spec: dict[str, Any]) -> torch.Tensor:
-    """Environment run keys: shared by every policy of an (experiment, environment), so all face the same draws."""
+def environment_keys(spec: JobSpec) -> torch.Tensor:
+    """Environment run keys ``(n_runs,)``: shared by every policy of an (experiment, environment), so all face the
+    same draws."""
     return run_keys(
-        spec["base_seed"],
-        range(spec["n_runs"]),
-        spec["role"],
-        spec["experiment"],
-        spec["environment"]["name"],
+        spec.base_seed,
+        range(spec.n_runs),
+        spec.role,
+        spec.experiment,
+        spec.environment.name,
         "environment",
     )
 
 
-def policy_keys(spec: dict[str, Any]) -> torch.Tensor:
+def policy_keys(spec: JobSpec) -> torch.Tensor:
+    """Policy run keys ``(n_runs,)``: the job's own (its label names them)."""
     return run_keys(
-        spec["base_seed"],
-        range(spec["n_runs"]),
-        spec["role"],
-        spec["experiment"],
-        spec["environment"]["name"],
-        spec["label"],
+        spec.base_seed,
+        range(spec.n_runs),
+        spec.role,
+        spec.experiment,
+        spec.environment.name,
+        spec.label,
         "policy",
     )
 
 
 def build_environment(
-    spec: dict[str, Any], device: torch.device, dataset_path: str | Path | None = None, copies: int = 1
+    spec: JobSpec, device: torch.device, dataset_path: str | Path | None = None, copies: int = 1
 ) -> BanditEnvironment:
-    """The environment of a job specification, built by its kind's class
-    (:meth:`hare.envs.base.BanditEnvironment.from_entry`; a kind that reads a prepared dataset reads ``dataset_path``);
-    ``copies > 1`` repeats its runs that many times (``copies n_runs`` runs, run ``i n + r`` drawing what run ``r``
-    draws), for a grid of policy points played as one batch."""
-    env = spec["environment"]
+    """The environment of a job specification, built by its kind's class from its entry
+    (:meth:`hare.envs.base.BanditEnvironment.from_entry` of the environment's dict form; a kind that reads a prepared
+    dataset reads ``dataset_path``); ``copies > 1`` repeats its runs that many times (``copies n_runs`` runs, run
+    ``i n + r`` drawing what run ``r`` draws), for a grid of policy points played as one batch."""
+    env = spec.environment
     keys = environment_keys(spec).repeat(copies)  # (copies n_runs,)
-    return environment_class(env["kind"]).from_entry(env, spec["n_runs"] * copies, keys, device, dataset_path)
+    return environment_class(env.kind).from_entry(env.as_dict(), spec.n_runs * copies, keys, device, dataset_path)
 
 
-REGIMES = ("cold", "warm")
-
-
-def warm_start_logs(spec: dict[str, Any], env: BanditEnvironment) -> LoggedRounds | None:
+def warm_start_logs(spec: JobSpec, env: BanditEnvironment) -> LoggedRounds | None:
     """The information regime of a job (paper: sec:regimes), applied to its environment.
 
     ``cold``: the environment withholds its logged interactions from everything built after
     this call (the policy included); returns ``None``. ``warm``: the first ``n_logged``
     logged interactions of the environment, the same for every policy of the experiment.
     """
-    regime = spec.get("regime", "cold")
-    if regime not in REGIMES:
-        raise ValueError(f"job {spec['label']!r}: regime must be one of {REGIMES}, got {regime!r}")
-    if regime == "cold":
+    if spec.regime == "cold":
         env.logs_allowed = False
         return None
-    return env.logged(int(spec["n_logged"]))
+    return env.logged(int(spec.n_logged))
 
 
-def regime_record(spec: dict[str, Any], logs: LoggedRounds | None) -> dict[str, Any]:
+def regime_record(spec: JobSpec, logs: LoggedRounds | None) -> dict[str, Any]:
     """The sidecar's account of the warm start: regime, ``M`` and the digest of the logs fed (identical across
     policies)."""
     if logs is None:
@@ -142,22 +139,24 @@ def peak_memory_mb(device: torch.device) -> dict[str, float]:
 
 
 def provenance(
-    spec: dict[str, Any],
+    spec: JobSpec,
     env: BanditEnvironment,
     device: torch.device,
     wall: float,
     code: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The sidecar fields every job writes: specification and hash, the tunable hyperparameters' values, commit,
-    versions, device, sizes, time, memory, and the code it ran (``code``: :func:`hare.experiments.run.job_record`,
-    the digest and ``{module: digest}`` of :func:`hare.source_digest.job_code`, given by the round loop; ``tree``:
-    the commit and whether the checkout was dirty), which ``hare verify`` compares with the code now."""
+    """The sidecar fields every job writes: specification (``job``, its dict form: :meth:`JobSpec.as_dict`) and hash,
+    the tunable hyperparameters' values, commit, versions, device, sizes, time, memory, and the code it ran (``code``:
+    :func:`hare.experiments.run.job_record`, the digest and ``{module: digest}`` of
+    :func:`hare.source_digest.job_code`, given by the round loop; ``tree``: the commit and whether the checkout was
+    dirty), which ``hare verify`` compares with the code now."""
+    job = spec.as_dict()
     return {
-        "job": spec,
+        "job": job,
         **({"code": code} if code is not None else {}),
         "tree": tree_state(),
-        "tunable": tunable_values(spec["policy"], spec["params"]),
-        "job_hash": config_hash(spec),
+        "tunable": tunable_values(spec.policy, spec.params),
+        "job_hash": config_hash(job),
         "git_commit": git_commit(),
         "versions": package_versions(),
         "device": str(device),

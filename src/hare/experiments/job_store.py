@@ -23,21 +23,22 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hare.experiments.job_spec import JobSpec
 from hare.io import file_sha256, package_versions, write_json
 
 STORE = "store"
 """The store's folder under the results folder."""
 
 
-def job_key(spec: Mapping[str, Any], code: str, dataset_sha256: str | None, selection: str | os.PathLike | None) -> str:
-    """sha256 of what decides a job's run file and sidecar (module docstring); ``code``: the digest of the code the
-    job runs (:func:`hare.experiments.run.job_record`)."""
+def job_key(spec: JobSpec, code: str, dataset_sha256: str | None, selection: str | os.PathLike | None) -> str:
+    """sha256 of what decides a job's run file and sidecar (module docstring): its specification's dict form
+    (:meth:`hare.experiments.job_spec.JobSpec.as_dict`); ``code``: the digest of the code the job runs
+    (:func:`hare.experiments.run.job_record`)."""
     payload = {
-        "job": spec,
+        "job": spec.as_dict(),
         "code": code,
         "dataset": dataset_sha256,
         "selection": file_sha256(selection) if selection else None,

@@ -43,6 +43,7 @@ import numpy as np
 
 from hare.envs.registry import environment_class
 from hare.experiments.grid import expand_jobs
+from hare.experiments.job_spec import EnvironmentSpec
 from hare.io import read_npz
 
 MARGIN_FRACTION = 0.1
@@ -109,12 +110,13 @@ def batch_input_files(config: dict[str, Any], experiment: str, environment: str)
     )
 
 
-def resolution(environment: dict[str, Any], random_mean: float | None) -> float | None:
-    """The cost of one mistake in the whole horizon on ``environment`` (a job's environment spec: ``kind``,
-    ``horizon``, ``params``): 1 on a classification dataset (0/1 rewards, one correct arm); on HARE-Sim the mean gap
-    between the best arm and another, ``random_mean / T * K / (K - 1)`` with ``K`` arms (``n_items``), from Random's
-    mean total regret on the tuning runs; ``None`` elsewhere, or on HARE-Sim without Random's tuning runs."""
-    return environment_class(environment["kind"]).mistake_cost(environment, random_mean)
+def resolution(environment: EnvironmentSpec, random_mean: float | None) -> float | None:
+    """The cost of one mistake in the whole horizon on ``environment`` (a job's environment: its ``kind``,
+    ``horizon`` and ``params`` are read): 1 on a classification dataset (0/1 rewards, one correct arm); on HARE-Sim
+    the mean gap between the best arm and another, ``random_mean / T * K / (K - 1)`` with ``K`` arms (``n_items``),
+    from Random's mean total regret on the tuning runs; ``None`` elsewhere, or on HARE-Sim without Random's tuning
+    runs."""
+    return environment_class(environment.kind).mistake_cost(environment.as_dict(), random_mean)
 
 
 def comparison_margin(comparator_mean: float, floor: float | None) -> float | None:
@@ -125,8 +127,8 @@ def comparison_margin(comparator_mean: float, floor: float | None) -> float | No
     return max(finite) if finite else None
 
 
-def _environment_specs(config: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(job.experiment, job.environment): job.spec["environment"] for job in expand_jobs(config)}
+def _environment_specs(config: dict[str, Any]) -> dict[tuple[str, str], EnvironmentSpec]:
+    return {(job.experiment, job.environment): job.spec.environment for job in expand_jobs(config)}
 
 
 def batch_margins(config: dict[str, Any], experiment: str, environment: str, root: str | Path = ".") -> dict[str, Any]:

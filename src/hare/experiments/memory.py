@@ -19,6 +19,7 @@ from typing import Any
 from hare.envs.base import EnvironmentShape
 from hare.envs.registry import environment_class
 from hare.experiments.grid import Job, expand_jobs
+from hare.experiments.job_spec import EnvironmentSpec, JobSpec
 from hare.experiments.plan import batches
 from hare.experiments.settings import ConfigError
 
@@ -42,7 +43,7 @@ class Simulation:
     """One simulation of a batch: ``env_runs`` runs of the environment (all the runs of its jobs), ``policy_runs`` of
     them played at once (fewer with ``max_runs_per_simulation``), of the job ``spec``."""
 
-    spec: dict[str, Any]
+    spec: JobSpec
     env_runs: int
     policy_runs: int
 
@@ -57,25 +58,25 @@ def batch_simulations(jobs: list[Job]) -> list[Simulation]:
     simulations = []
     for group in simulation_groups(entries):
         spec = jobs[group[0]].spec
-        n, limit = spec["n_runs"], runs_per_simulation(spec)
+        n, limit = spec.n_runs, runs_per_simulation(spec)
         if len(group) > 1:
             size = len(group) if limit is None or len(group) * n <= limit else max(1, limit // n)
             simulations.extend(
                 Simulation(spec, len(group[j : j + size]) * n, len(group[j : j + size]) * n)
                 for j in range(0, len(group), size)
             )
-        elif environment_class(spec["environment"]["kind"]).replays_logged_data:
+        elif environment_class(spec.environment.kind).replays_logged_data:
             simulations.append(Simulation(spec, n, n))
         else:
             simulations.append(Simulation(spec, n, max(r1 - r0 for r0, r1 in run_chunks(n, limit))))
     return simulations
 
 
-def environment_shape(environment: dict[str, Any]) -> EnvironmentShape:
-    """The :class:`~hare.envs.base.EnvironmentShape` of a job's environment, answered by its kind's class
-    (:meth:`hare.envs.base.BanditEnvironment.memory_shape`: HARE-Sim's from its config, a dataset's from its
-    :mod:`hare.data.registry` record, so that the estimate reads no file)."""
-    return environment_class(environment["kind"]).memory_shape(environment)
+def environment_shape(environment: EnvironmentSpec) -> EnvironmentShape:
+    """The :class:`~hare.envs.base.EnvironmentShape` of a job's environment, answered by its kind's class from the
+    environment's dict form (:meth:`hare.envs.base.BanditEnvironment.memory_shape`: HARE-Sim's from its config, a
+    dataset's from its :mod:`hare.data.registry` record, so that the estimate reads no file)."""
+    return environment_class(environment.kind).memory_shape(environment.as_dict())
 
 
 def policy_state_bytes(policy: str, config: Any, shape: EnvironmentShape, length: int) -> tuple[int, int]:
@@ -115,13 +116,13 @@ def simulation_memory(simulation: Simulation) -> tuple[int, int]:
     from hare.policies.base import make_config
 
     spec, n, r = simulation.spec, simulation.env_runs, simulation.policy_runs
-    shape, config = environment_shape(spec["environment"]), make_config(spec["policy"], spec["params"])
-    grows, fixed = policy_state_bytes(spec["policy"], config, shape, shape.rounds + int(spec.get("n_logged", 0)))
-    recorded = shape.rounds // max(1, int(spec.get("record_every") or 1)) + 2
+    shape, config = environment_shape(spec.environment), make_config(spec.policy, spec.params)
+    grows, fixed = policy_state_bytes(spec.policy, config, shape, shape.rounds + int(spec.n_logged))
+    recorded = shape.rounds // max(1, int(spec.record_every or 1)) + 2
     horizon_bytes = recorded * (RECORD_BYTES + RECORD_RUN_BYTES * n) + 8 * n * shape.rounds + r * grows
     rest = shape.shared_bytes + 24 * n * shape.rows + 64 * n * shape.arms + r * fixed + 32 * r * shape.arms * shape.dim
     rest += n * shape.run_bytes
-    return horizon_bytes, rest + policy_round_bytes(spec["policy"], config, shape, r)
+    return horizon_bytes, rest + policy_round_bytes(spec.policy, config, shape, r)
 
 
 @dataclass(frozen=True)
@@ -175,20 +176,20 @@ def memory_refusal(config: dict[str, Any], estimate: BatchMemory, limit: int, wh
     the warm start) when the bytes that grow with the rounds are the larger part, else the runs played at once
     (``n_tuning_runs`` for the points of a tuning grid played together, else ``n_runs``)."""
     spec, simulation = estimate.simulation.spec, estimate.simulation
-    experiment, environment = spec["experiment"], spec["environment"]["name"]
+    experiment, environment = spec.experiment, spec.environment.name
     needs = (
         f"needs about {estimate.peak_bytes / GIB:,.0f} GiB, {what} {limit / GIB:,.0f} GiB "
-        f"(batch {estimate.batch}, {spec['label']})"
+        f"(batch {estimate.batch}, {spec.label})"
     )
     if 2 * estimate.horizon_bytes < estimate.peak_bytes - PROCESS_BYTES:
-        runs = "n_tuning_runs" if spec["role"] == "tuning" else "n_runs"
+        runs = "n_tuning_runs" if spec.role == "tuning" else "n_runs"
         return (
-            f"experiments.{experiment}.{runs}: {simulation.policy_runs} runs of {spec['policy']} at once {needs}; "
+            f"experiments.{experiment}.{runs}: {simulation.policy_runs} runs of {spec.policy} at once {needs}; "
             f"set experiments.{experiment}.max_runs_per_simulation to play fewer at once"
         )
-    if spec.get("n_logged", 0) > spec["environment"]["horizon"]:
+    if spec.n_logged > spec.environment.horizon:
         return (
-            f"experiments.{experiment}.n_logged: {spec['n_logged']} logged interactions × {simulation.env_runs} runs "
+            f"experiments.{experiment}.n_logged: {spec.n_logged} logged interactions × {simulation.env_runs} runs "
             f"{needs}"
         )
     where = (
@@ -196,7 +197,7 @@ def memory_refusal(config: dict[str, Any], estimate: BatchMemory, limit: int, wh
         if config["environments"][environment].get("horizon")
         else f"experiments.{experiment}"
     )
-    return f"{where}.horizon: {spec['environment']['horizon']} rounds × {simulation.env_runs} runs {needs}"
+    return f"{where}.horizon: {spec.environment.horizon} rounds × {simulation.env_runs} runs {needs}"
 
 
 def check_memory(config: dict[str, Any]) -> list[BatchMemory]:

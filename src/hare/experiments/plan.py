@@ -20,9 +20,10 @@ Whether an optional dataset can be obtained is not decided here, at parse time, 
 rule ``skipped_datasets`` (``hare skipped-datasets``, :func:`availability_record`): a job, which may probe the
 network; the workflow then leaves the jobs and tables of a skipped dataset out of what it builds.
 
-``digest`` is the sha256 of the batch's job specifications: a rule's parameter, so a changed job reruns its batch,
-and what ``hare run-batch`` checks before it runs anything, so a batch never runs jobs other than the ones the
-workflow planned.
+``digest`` is the sha256 of the batch's job specifications (their dict forms,
+:meth:`hare.experiments.job_spec.JobSpec.as_dict`): a rule's parameter, so a changed job reruns its batch, and what
+``hare run-batch`` checks before it runs anything, so a batch never runs jobs other than the ones the workflow
+planned.
 
 Before any job starts, the pre-flight memory check (:func:`hare.experiments.memory.check_memory`) estimates the
 peak memory of every batch this module forms (:func:`batches`).
@@ -46,8 +47,8 @@ def batch_of(job: Job) -> str:
 
 
 def batch_digest(jobs: list[Job]) -> str:
-    """sha256 of the job specifications of a batch, in the order of their stems."""
-    specs = [job.spec for job in sorted(jobs, key=lambda job: job.stem)]
+    """sha256 of the job specifications of a batch (their dict forms' JSON), in the order of their stems."""
+    specs = [job.spec.as_dict() for job in sorted(jobs, key=lambda job: job.stem)]
     return hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()
 
 
@@ -63,7 +64,8 @@ def batches(jobs: list[Job]) -> dict[str, list[Job]]:
 def batch_entries(
     config: dict[str, Any], batch: str, results: Path, digest: str | None = None
 ) -> tuple[list[dict[str, Any]], Path | None]:
-    """The entries of :func:`hare.experiments.run.run_batch` for ``batch`` of ``config``, and its prepared dataset.
+    """The entries of :func:`hare.experiments.run.run_batch` for ``batch`` of ``config`` (``{"job": its JobSpec, "out",
+    "selected", "tuning"}``), and its prepared dataset.
 
     A tuned report job's entry names its selection file (``selected``) and the tuning runs that choose it
     (``tuning``), which the same batch plays first: the batch writes the selection before it plays the job.
@@ -84,7 +86,7 @@ def batch_entries(
             f"--batch {batch!r}: its jobs in the config differ from the ones the workflow planned (the config files "
             "changed since); rerun snakemake"
         )
-    dataset = prepared_dataset(jobs[0].spec["environment"])
+    dataset = prepared_dataset(jobs[0].spec.environment)
     entries = [
         {
             "job": job.spec,
@@ -134,7 +136,7 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
     jobs = expand_jobs(config)
     rows = []
     for job in jobs:
-        environment = job.spec["environment"]
+        environment = job.spec.environment
         rows.append(
             {
                 "stem": job.stem,
@@ -145,7 +147,7 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
                 "role": job.role,
                 "batch": batch_of(job),
                 "dataset": prepared_dataset(environment),
-                "dataset_name": environment.get("dataset"),
+                "dataset_name": environment.dataset,
                 "selection": job.selection,
                 "tuning": [tuning.stem for tuning in tuning_jobs_of(jobs, job)] if job.selection else [],
             }
@@ -153,7 +155,7 @@ def job_table(config: dict[str, Any]) -> dict[str, Any]:
     table_batches = {
         name: {
             "jobs": [job.stem for job in members],
-            "dataset": prepared_dataset(members[0].spec["environment"]),
+            "dataset": prepared_dataset(members[0].spec.environment),
             "digest": batch_digest(members),
             "plugins": [list(plugin) for plugin in sorted({p for job in members for p in job_plugins(job.spec)})],
         }

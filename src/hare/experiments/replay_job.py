@@ -42,6 +42,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.simulation import RoundObserver, SimulationOptions, simulate
 from hare.io import write_result
 from hare.policies.base import argmax_random_ties, build_policy
@@ -210,7 +211,7 @@ def off_policy_estimates(arms: torch.Tensor, logged: LoggedData, lam: float = 1.
 
 
 def run_replay_job(
-    spec: dict[str, Any],
+    spec: JobSpec,
     out: str | Path,
     dataset_path: str | Path | None,
     progress: bool | None = None,
@@ -220,20 +221,18 @@ def run_replay_job(
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"output must be a .npz path, got {out}")
-    if not environment_class(spec["environment"]["kind"]).replays_logged_data:
-        raise ValueError(
-            f"environment {spec['environment']['name']!r}: kind must be 'replay', got {spec['environment']['kind']!r}"
-        )
-    device = resolve_device(spec["device"])
+    if not environment_class(spec.environment.kind).replays_logged_data:
+        raise ValueError(f"environment {spec.environment.name!r}: kind must be 'replay', got {spec.environment.kind!r}")
+    device = resolve_device(spec.device)
     deterministic_kernels(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     env = build_environment(spec, device, dataset_path)
     logs = warm_start_logs(spec, env)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(device)
+    policy = build_policy(spec.policy, spec.params, env, policy_keys(spec)).to(device)
     start = time.perf_counter()
     arrays = run_replay(
-        env, policy, record_every=spec["record_every"], progress=sys.stderr.isatty() if progress is None else progress
+        env, policy, record_every=spec.record_every, progress=sys.stderr.isatty() if progress is None else progress
     )
     arms, rule = greedy_arms(policy, env.logged)
     arrays.update(off_policy_estimates(arms, env.logged))

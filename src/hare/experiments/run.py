@@ -8,11 +8,11 @@ The job writes ``<stem>.npz`` with
 * the policy's own per-round series where it has any (:meth:`hare.policies.base.Policy.trajectories`, e.g.
   ``alpha_trajectory`` ``(n_runs, n_checkpoints, H)`` of a learned bonus weight), at the same rounds;
 
-and ``<stem>.json`` with the job specification, its hash, the git commit, package
-versions, device, wall time and peak memory. Both are written atomically, the
-sidecar last, so a complete sidecar implies a complete result. A job first deletes
-its previous outputs and the temporary files a killed attempt left behind, so an
-interrupted rerun never leaves an older result that looks current.
+and ``<stem>.json`` with the job specification (its dict form, :meth:`hare.experiments.job_spec.JobSpec.as_dict`),
+its hash, the git commit, package versions, device, wall time and peak memory. Both are written atomically, the
+sidecar last, so a complete sidecar implies a complete result. A job first deletes its previous outputs and the
+temporary files a killed attempt left behind, so an interrupted rerun never leaves an older result that looks
+current.
 
 Every round's contexts and queries must be finite: a NaN or Inf raises
 :class:`NonFiniteInputError` naming the round and the environment instead of
@@ -55,6 +55,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.job_store import JobStore, job_key
 from hare.experiments.run_chunks import RunChunk, run_chunks, runs_per_simulation
 from hare.experiments.selection import apply_selection, write_selection
@@ -71,7 +72,7 @@ ROUND_LOOP = (__name__,)
 environment, its closure is the code a job runs (:func:`job_record`)."""
 
 
-def job_record(spec: dict[str, Any]) -> dict[str, Any]:
+def job_record(spec: JobSpec) -> dict[str, Any]:
     """The code a job runs, as its sidecar records it: ``{"digest", "modules": {module: digest}}``
     (:func:`hare.source_digest.job_code` of :data:`ROUND_LOOP`)."""
     modules = job_code(spec, ROUND_LOOP)
@@ -79,7 +80,7 @@ def job_record(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_job(
-    spec: dict[str, Any],
+    spec: JobSpec,
     out: str | Path,
     dataset_path: str | Path | None = None,
     progress: bool | None = None,
@@ -87,12 +88,13 @@ def run_job(
 ) -> dict[str, Any]:
     """Run ``spec`` and write ``out`` (``.npz``) and its ``.json`` sidecar; returns the sidecar.
 
-    A tuned job (``tuned_grid`` in its spec) takes its hyperparameters from ``selected``.
+    A tuned job (a ``tuned_grid`` in its spec) takes its hyperparameters from ``selected``
+    (:func:`hare.experiments.selection.apply_selection`).
     Jobs that replay logged data (an environment class with ``replays_logged_data``: kind ``replay``) go to
     :func:`hare.experiments.replay_job.run_replay_job`, which writes the replay arrays instead.
     """
     spec = apply_selection(spec, selected)
-    if environment_class(spec["environment"]["kind"]).replays_logged_data:
+    if environment_class(spec.environment.kind).replays_logged_data:
         from hare.experiments.replay_job import run_replay_job
 
         return run_replay_job(spec, out, dataset_path, progress, job_record(spec))
@@ -100,7 +102,7 @@ def run_job(
 
 
 def run_simulations(
-    specs: list[dict[str, Any]],
+    specs: list[JobSpec],
     outs: list[str | Path],
     dataset_path: str | Path | None = None,
     progress: bool | None = None,
@@ -125,7 +127,7 @@ def run_simulations(
             raise ValueError(f"output must be a .npz path, got {out}")
     spec = specs[0]
     copies = len(specs)
-    n = spec["n_runs"]
+    n = spec.n_runs
     limit = runs_per_simulation(spec)
     if copies > 1 and limit is not None and copies * n > limit:
         # A grid of more runs than the job may hold at once plays its points in smaller groups (as simulation_groups
@@ -140,7 +142,7 @@ def run_simulations(
         for stale in (out.with_suffix(".json"), out):
             stale.unlink(missing_ok=True)
             remove_stale_temporaries(stale)
-    device = resolve_device(spec["device"])
+    device = resolve_device(spec.device)
     deterministic_kernels(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -154,15 +156,15 @@ def run_simulations(
             whole = (r0, r1) == (0, n)
             played = env if whole else RunChunk(env, r0, r1)
             policy = build_policy(
-                spec["policy"], spec["params"], played, policy_keys(spec) if whole else policy_keys(spec)[r0:r1]
+                spec.policy, spec.params, played, policy_keys(spec) if whole else policy_keys(spec)[r0:r1]
             )
         else:
             played = env
             keys = torch.cat([policy_keys(s) for s in specs])
-            policy = build_grid_policy(spec["policy"], [s["params"] for s in specs], env, keys)
+            policy = build_grid_policy(spec.policy, [s.params for s in specs], env, keys)
         policy = policy.to(device)
         if len(chunks) > 1:
-            log.info("%s: runs %d-%d of %d", spec["label"], r0, r1 - 1, n)
+            log.info("%s: runs %d-%d of %d", spec.label, r0, r1 - 1, n)
         series: dict[str, list[np.ndarray]] = {}
 
         def record_series(t: int, policy=policy, series=series) -> None:
@@ -174,9 +176,9 @@ def run_simulations(
             played,
             policy,
             SimulationOptions(
-                record_every=spec["record_every"],
+                record_every=spec.record_every,
                 progress=interactive,
-                name=spec["environment"]["name"],
+                name=spec.environment.name,
                 on_record=record_series,
             ),
             logs=logs,
@@ -204,7 +206,7 @@ def run_simulations(
             sidecar["chunks"] = [[r0, r1] for r0, r1 in chunks]
         if copies > 1:
             sidecar["grid_simulation"] = {
-                "labels": [s["label"] for s in specs],
+                "labels": [s.label for s in specs],
                 "n_runs": env.n_runs,
                 "wall_time_s": wall,
             }
@@ -222,9 +224,10 @@ MAX_GRID_RUNS = 64
 def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     """Indices of batch ``entries`` grouped into simulations, in the order of their first entry.
 
-    Tuning entries play together when their specifications differ only in the label and in hyperparameters their
-    policy takes per run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`) and none replays logged data:
-    the points of one tuning grid. At most :data:`MAX_GRID_RUNS` runs share a simulation, and at most the jobs'
+    ``entries``: run batch entries (:func:`run_batch`), each with its :class:`JobSpec` under ``job``. Tuning entries
+    play together when their specifications differ only in the label and in hyperparameters their policy takes per
+    run (:attr:`hare.policies.base.Policy.per_run_hyperparameters`) and none replays logged data: the points of one
+    tuning grid. At most :data:`MAX_GRID_RUNS` runs share a simulation, and at most the jobs'
     ``max_runs_per_simulation`` when they set it (a job of more runs plays alone, in chunks: :func:`run_simulations`).
     Reported jobs always play alone, so their results and their wall times (the compute, scaling and sweep tables)
     are a job's own.
@@ -233,20 +236,20 @@ def simulation_groups(entries: list[dict[str, Any]]) -> list[list[int]]:
     for i, entry in enumerate(entries):
         spec = entry["job"]
         if (
-            spec["role"] != "tuning"
+            spec.role != "tuning"
             or entry.get("selected")
-            or environment_class(spec["environment"]["kind"]).replays_logged_data
+            or environment_class(spec.environment.kind).replays_logged_data
         ):
             groups[f"alone-{i}"] = [i]
             continue
-        per_run = set(policy_class(spec["policy"]).per_run_hyperparameters)
-        shared = {key: value for key, value in spec.items() if key not in ("label", "params")}
-        shared["params"] = {key: value for key, value in spec["params"].items() if key not in per_run}
+        per_run = set(policy_class(spec.policy).per_run_hyperparameters)
+        shared = {key: value for key, value in spec.as_dict().items() if key not in ("label", "params")}
+        shared["params"] = {key: value for key, value in spec.params.items() if key not in per_run}
         groups.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
     chunks = []
     for members in groups.values():
         spec = entries[members[0]]["job"]
-        size = max(1, min(MAX_GRID_RUNS, runs_per_simulation(spec) or MAX_GRID_RUNS) // spec["n_runs"])
+        size = max(1, min(MAX_GRID_RUNS, runs_per_simulation(spec) or MAX_GRID_RUNS) // spec.n_runs)
         chunks.extend(members[j : j + size] for j in range(0, len(members), size))
     return sorted(chunks, key=lambda chunk: chunk[0])
 
@@ -263,7 +266,8 @@ def run_batch(
 ) -> list[dict[str, Any]]:
     """Run several jobs of one (experiment, environment) in this process.
 
-    entries: ``[{"job": spec, "out": path.npz, "selected": path.json | None, "tuning": [path.npz] (optional)}]``.
+    entries: ``[{"job": JobSpec, "out": path.npz, "selected": path.json | None, "tuning": [path.npz] (optional)}]``
+    (:func:`hare.experiments.plan.batch_entries`).
     An entry with ``tuning`` runs first writes its ``selected`` file from them
     (:func:`hare.experiments.selection.write_selection`: the grid point of lowest mean total regret); its tuning
     runs are files on disk or the outputs of earlier entries of the batch (a batch of an experiment and an
@@ -284,18 +288,16 @@ def run_batch(
             raise ValueError(f"batch entry {i}: missing {missing}")
         if Path(entry["out"]).suffix != ".npz":
             raise ValueError(
-                f"batch entry {i} ({entry['job'].get('label')!r}): output must be a .npz path, got {entry['out']}"
+                f"batch entry {i} ({entry['job'].label!r}): output must be a .npz path, got {entry['out']}"
             )
         if entry.get("tuning") and not entry.get("selected"):
-            raise ValueError(
-                f"batch entry {i} ({entry['job'].get('label')!r}): tuning runs given without a selection path"
-            )
+            raise ValueError(f"batch entry {i} ({entry['job'].label!r}): tuning runs given without a selection path")
         missing_runs = [
             path for path in entry.get("tuning") or [] if str(Path(path)) not in earlier and not Path(path).is_file()
         ]
         if missing_runs:
             raise FileNotFoundError(
-                f"batch entry {i} ({entry['job'].get('label')!r}): tuning run(s) neither on disk nor played "
+                f"batch entry {i} ({entry['job'].label!r}): tuning run(s) neither on disk nor played "
                 f"earlier in the batch: {', '.join(missing_runs)}"
             )
         earlier.add(str(Path(entry["out"])))

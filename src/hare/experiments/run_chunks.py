@@ -4,17 +4,16 @@ and the environment of one range, which sees exactly the numbers the whole play 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import torch
 
+from hare.experiments.job_spec import JobSpec
 
-def runs_per_simulation(spec: dict[str, Any]) -> int | None:
-    """The most runs of ``spec`` one simulation may hold (its ``max_runs_per_simulation``), or None: no limit."""
-    limit = spec.get("max_runs_per_simulation")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"job {spec.get('label')!r}: max_runs_per_simulation must be an integer >= 1 (got {limit!r})")
-    return limit
+
+def runs_per_simulation(spec: JobSpec) -> int | None:
+    """The most runs of ``spec`` one simulation may hold (its ``max_runs_per_simulation``, an integer >= 1 that the
+    boundary checked: :mod:`hare.experiments.settings`, :mod:`hare.experiments.job_boundary`), or None: no limit."""
+    return spec.max_runs_per_simulation
 
 
 def run_chunks(n_runs: int, limit: int | None) -> list[tuple[int, int]]:

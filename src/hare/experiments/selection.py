@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hare.experiments.job_spec import JobSpec
 from hare.io import read_npz, write_json
 
 CRITERION = "lowest mean total regret over the tuning runs"
@@ -69,30 +71,28 @@ def write_selection(tuning_runs: Iterable[str | Path], out: str | Path) -> dict[
     return selection
 
 
-def apply_selection(spec: dict[str, Any], selection_path: str | Path | None) -> dict[str, Any]:
-    """The job specification with the tuned hyperparameters filled in (a tuned job needs its selection).
+def apply_selection(spec: JobSpec, selection_path: str | Path | None) -> JobSpec:
+    """The job specification with the tuned hyperparameters filled in (a tuned job needs its selection): a new
+    :class:`JobSpec` whose ``params`` are the job's with the selection's ``params`` over them.
 
     It records the chosen tuning label (``selected_from``) and every label tied with it
     (``selection_ties``, the chosen one included), so the report run's sidecar tells a table both.
     """
-    if "tuned_grid" not in spec:
+    if not spec.tuned:
         if selection_path is not None:
-            raise ValueError(f"job {spec['label']!r} is not tuned but a selection was given ({selection_path})")
+            raise ValueError(f"job {spec.label!r} is not tuned but a selection was given ({selection_path})")
         return spec
     if selection_path is None:
         raise ValueError(
-            f"job {spec['label']!r} is tuned over {spec['tuned_grid']}: pass its selection file (--selected)"
+            f"job {spec.label!r} is tuned over {spec.as_dict()['tuned_grid']}: pass its selection file (--selected)"
         )
     selection = json.loads(Path(selection_path).read_text())
-    unknown = sorted(set(selection["params"]) - set(spec["params"]) - set(spec["tuned_grid"]))
+    unknown = sorted(set(selection["params"]) - set(spec.params) - set(spec.tuned_grid))
     if unknown:
-        raise ValueError(
-            f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec['label']!r}"
-        )
-    ties = selection.get("ties", [selection["label"]])
-    return {
-        **spec,
-        "params": {**spec["params"], **selection["params"]},
-        "selected_from": selection["label"],
-        "selection_ties": ties,
-    }
+        raise ValueError(f"selection {selection_path} sets parameters {unknown} outside the grid of job {spec.label!r}")
+    return replace(
+        spec,
+        params={**spec.params, **selection["params"]},
+        selected_from=selection["label"],
+        selection_ties=selection.get("ties", [selection["label"]]),
+    )

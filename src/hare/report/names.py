@@ -2,8 +2,9 @@
 
 A config label (an experiment's policy key, an environment's name) is shown as ``DISPLAY_NAMES[label]``;
 ``tests/report/test_names.py`` requires a name for every label each config uses. An environment named after its
-dataset shows the dataset record's ``display_name`` (``hare.data.registry``, the one place a dataset is described;
-the only module above the base this layer reads, for its records' names).
+dataset, alone or with a preparation (``adult``, ``adult_onehot``), shows the dataset record's ``display_name``
+(``hare.data.registry``, the one place a dataset is described; the only module above the base this layer reads, for
+its records' names), with the preparation's name (:data:`PREPARATION_NAMES`).
 """
 
 from __future__ import annotations
@@ -64,22 +65,34 @@ DISPLAY_NAMES = {
     "lnucb_ta_all_rewards": "LNUCB-TA, g from all rewards (not available to a bandit)",
     "lnucb_ta_floor_k": "LNUCB-TA, k rounded down",
     "lnucb_ta_uniform_theta": "LNUCB-TA, uniform initial theta",
-    "shuttle_reference": "Shuttle (reference preparation)",
-    "covertype_reference": "Covertype (reference preparation)",
-    "adult_reference": "Adult (reference preparation)",
-    "adult_onehot": "Adult (one-hot preparation)",
-    "adult_standardised": "Adult (standardised preparation)",
-    "adult_onehot_standardised": "Adult (one-hot, standardised preparation)",
-    "magic_reference": "Magic (reference preparation)",
-    "magic_standardised": "Magic (standardised preparation)",
-    "magic_minmax": "Magic (min-max preparation)",
-    "mushroom_reference": "Mushroom (reference preparation)",
-    "mushroom_onehot": "Mushroom (one-hot preparation)",
-    "mnist_reference": "MNIST (reference preparation)",
-    "mnist_standardised": "MNIST (standardised preparation)",
 }
+"""The names of the registered policies, of the experiments' other policy labels and of HARE-Sim's environments; the
+environments named after a dataset are added below."""
+
+PREPARATION_NAMES = {
+    "reference": "reference",
+    "onehot": "one-hot",
+    "standardised": "standardised",
+    "minmax": "min-max",
+    "onehot_standardised": "one-hot, standardised",
+    "onehot_minmax": "one-hot, min-max",
+    "project": "project",
+}
+"""A preparation's name in the tables and the text, in table order (the reference first, the project's last): one
+per preparation of ``hare.data.encoding.PROTOCOLS`` (``tests/report/test_preparation_names.py``)."""
+
 DISPLAY_NAMES.update({name: spec.display_name for name, spec in DATASETS.items()})
-"""An environment named after its dataset shows the dataset record's name."""
+DISPLAY_NAMES.update(
+    {
+        f"{name}_{preparation}": f"{spec.display_name} ({shown} preparation)"
+        for name, spec in DATASETS.items()
+        if spec.kind == "classification"
+        for preparation, shown in PREPARATION_NAMES.items()
+    }
+)
+"""An environment named after its dataset shows the dataset record's name; one named ``<dataset>_<preparation>``
+(the configs' convention for a classification dataset under a preparation) shows it with the preparation's name:
+``adult_onehot`` -> "Adult (one-hot preparation)"."""
 
 PARAMETER_SYMBOLS = {
     "alpha": r"$\alpha$",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hare.report.latex import booktabs_table, escape, format_number
-from hare.report.names import display_name
+from hare.report.names import PREPARATION_NAMES, display_name
 
 
 class Reading(NamedTuple):
@@ -111,18 +111,6 @@ NOTES = (
 )
 
 
-PREPARATION_TEX = {
-    "reference": "reference",
-    "onehot": "one-hot",
-    "standardised": "standardised",
-    "minmax": "min-max",
-    "onehot_standardised": "one-hot, standardised",
-    "onehot_minmax": "one-hot, min-max",
-    "project": "project",
-}
-"""A preparation's name in the table and the text (``hare.data.prepare.PREPARATIONS``)."""
-
-
 def _cell_label(r: dict, readings: Readings) -> str:
     """A cell's row label: the reading's name for LNUCB-TA, the policy's display name otherwise."""
     reading = readings.by_label().get(r["policy"])
@@ -156,7 +144,7 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
         return booktabs_table(["Reading"], [[message]], "l", f"{caption} {regime}", label)
     ours = [r for r in lines if r["role"] != "published"]
     published = {(r["dataset"], r["policy"]): r for r in lines if r["role"] == "published"}
-    order = list(PREPARATION_TEX)
+    order = list(PREPARATION_NAMES)
     preparations = sorted(
         {r.get("preparation", "") for r in ours}, key=lambda p: (p not in order, order.index(p) if p in order else 0, p)
     )
@@ -190,7 +178,7 @@ def reproduction_table_tex(lines: list[dict], readings: Readings, caption: str, 
     if any(r["verdict"] == "no published row" for r in lines):
         notes += " A dataset without a published LNUCB-TA row has no published row and no verdict."
     header = ["Dataset", "Reading of LNUCB-TA, or policy", "Published", "$n$"]
-    stacked = [PREPARATION_TEX.get(p, escape(p)).replace(", ", ",\\\\ ") for p in preparations]
+    stacked = [PREPARATION_NAMES.get(p, escape(p)).replace(", ", ",\\\\ ") for p in preparations]
     header += [rf"\shortstack[r]{{{name}}}" for name in stacked]
     return booktabs_table(
         header,
@@ -342,7 +330,7 @@ def _dataset_paragraph(lines: list[dict], readings: Readings) -> str:
 def _cell_text(r: dict, readings: Readings) -> str:
     reading = readings.by_label().get(r["policy"])
     what = _reading_subject(reading, readings) if reading is not None else escape(display_name(r["policy"]))
-    return f"{what} under the {PREPARATION_TEX.get(r['preparation'], escape(r['preparation']))} preparation"
+    return f"{what} under the {PREPARATION_NAMES.get(r['preparation'], escape(r['preparation']))} preparation"
 
 
 def _fit_sentence(published: dict, cells: list[dict], readings: Readings) -> str:
@@ -414,7 +402,7 @@ def comparison_text(comparison: list[dict]) -> str:
         if ours:
             both = _join(
                 [
-                    f"{amount(r)} under the {PREPARATION_TEX.get(r['preparation'], escape(r['preparation']))} "
+                    f"{amount(r)} under the {PREPARATION_NAMES.get(r['preparation'], escape(r['preparation']))} "
                     f"preparation ($n={r['n_runs']}$)"
                     for r in ours
                 ]
@@ -433,8 +421,8 @@ def comparison_text(comparison: list[dict]) -> str:
             mine, theirs = r["preparation"].split(" / ")
             text += (
                 f"; with each under the preparation closest to its own published row (LNUCB-TA "
-                f"{PREPARATION_TEX.get(mine, escape(mine))}, {escape(display_name(r['baseline']))} "
-                f"{PREPARATION_TEX.get(theirs, escape(theirs))}), it is {amount(r)}"
+                f"{PREPARATION_NAMES.get(mine, escape(mine))}, {escape(display_name(r['baseline']))} "
+                f"{PREPARATION_NAMES.get(theirs, escape(theirs))}), it is {amount(r)}"
             )
         out.append(text + ".")
     return "\n\n".join(out)

@@ -89,7 +89,13 @@ from hare.policies.base import build_policy
 from hare.policies.hare import MEANS
 from hare.random import run_keys
 from hare.report.decomposition import write_arrays, write_checks
-from hare.theory.decomposition_comparisons import baseline_checks, explore_split, mean_ablation, user_vs_explore
+from hare.theory.decomposition_comparisons import (
+    BASELINES,
+    baseline_checks,
+    explore_split,
+    mean_ablation,
+    user_vs_explore,
+)
 from hare.theory.decomposition_observer import instance_constants, measure_epsilon_attn, simulate_variants
 from hare.theory.decomposition_stats import (
     TERMS,
@@ -131,20 +137,14 @@ def run_decomposition(
     env_params: :class:`SyntheticConfig` fields; hare_params: :class:`HAREConfig` fields shared by the
     three variants (``projections`` and ``user_state`` are set per variant; ``key_dim`` defaults to
     the environment's); n_logged: ``M``, the logged interactions every policy is warm-started with;
-    baselines: True (LinUCB and LNUCB-TA), False, or the names to play. Returns a JSON-ready dict;
+    baselines: True (:data:`BASELINES`, LinUCB and LNUCB-TA), False, or the names to play. Returns a JSON-ready dict;
     with ``keep_arrays`` the per-run arrays are under ``"arrays"`` (numpy, dropped by :func:`write_checks`).
+
+    The arguments are the ``theory.decomposition`` section as the config boundary read it
+    (:func:`hare.experiments.settings.theory_section`: horizons and counts >= 1, ``M >= 1``); nothing is checked again.
     """
     horizons_arr = np.array(sorted({int(h) for h in horizons}), dtype=np.int64)
-    if horizons_arr.size < 1 or horizons_arr[0] < 1:
-        raise ValueError("horizons must be positive integers")
-    if n_runs < 1:
-        raise ValueError("n_runs must be >= 1")
-    if isinstance(n_logged, bool) or not isinstance(n_logged, int) or n_logged < 1:
-        raise ValueError(
-            f"n_logged must be an integer >= 1: pi_full fits its projections on the warm start's logs (got "
-            f"{n_logged!r})"
-        )
-    baseline_names = ("linucb", "lnucb_ta") if baselines is True else tuple(baselines or ())
+    baseline_names = BASELINES if baselines is True else tuple(baselines or ())
     baseline_params = {"linucb": {"alpha": 1.0, "lam": 1.0}, "lnucb_ta": {}, **(baseline_params or {})}
     env_config = SyntheticConfig(**env_params)
     hare_params = {"key_dim": env_config.key_dim, **hare_params}

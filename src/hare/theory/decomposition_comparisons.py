@@ -21,7 +21,11 @@ from hare.statistics import t_interval
 from hare.theory.bound_table import BOUNDS
 from hare.theory.decomposition_stats import bound_rows, run_std, warm_bound
 
-__all__ = ["baseline_checks", "explore_split", "mean_ablation", "user_vs_explore"]
+__all__ = ["BASELINES", "baseline_checks", "explore_split", "mean_ablation", "user_vs_explore"]
+
+BASELINES = ("linucb", "lnucb_ta")
+"""The baselines the decomposition may play beside HARE's variants, each checked against its bound by
+:func:`baseline_checks` (the policy names of ``theory.decomposition.baselines``)."""
 
 
 def explore_split(

@@ -33,8 +33,10 @@ import numpy as np
 import torch
 
 from hare.envs.synthetic import SyntheticBandit, linear_parameters
+from hare.experiments.job_spec import JobSpec
 from hare.io import read_npz
 from hare.report.theory_tables import write_oful
+from hare.statistics import clopper_pearson as exact_interval
 from hare.statistics import t_interval
 from hare.theory.bound_table import BOUNDS
 from hare.theory.bounds import Bound
@@ -76,7 +78,7 @@ def ellipsoid_norm_sq(theta_hat: torch.Tensor, theta_star: torch.Tensor, precisi
 
 
 def confidence_membership(
-    spec: dict[str, Any],
+    spec: JobSpec,
     env,
     theta_star: torch.Tensor,
     delta: float,
@@ -98,7 +100,7 @@ def confidence_membership(
     from hare.policies.base import build_policy
 
     logs = warm_start_logs(spec, env)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec)).to(env.pool.embeddings.device)
+    policy = build_policy(spec.policy, spec.params, env, policy_keys(spec)).to(env.pool.embeddings.device)
     theta_star = theta_star.to(torch.float64)
     norms_sq = []
 
@@ -108,7 +110,7 @@ def confidence_membership(
     arrays = simulate(
         env,
         policy,
-        SimulationOptions(record_every=1, progress=False, name=spec["environment"]["name"], on_record=record),
+        SimulationOptions(record_every=1, progress=False, name=spec.environment.name, on_record=record),
         logs=logs,
     )
     n_logged = 0 if logs is None else len(logs)
@@ -127,14 +129,11 @@ def confidence_membership(
 
 def clopper_pearson(successes: np.ndarray, level: float = 0.95) -> dict[str, Any]:
     """Proportion of ``successes`` ``(n,)`` (bool, one per run) with the exact Clopper-Pearson interval
-    ``[Beta_{a/2}(k, n-k+1), Beta_{1-a/2}(k+1, n-k)]``, ``a = 1 - level``, ``k`` the count (0 and 1 at the ends)."""
-    from scipy.stats import beta
-
+    ``[Beta_{a/2}(k, n-k+1), Beta_{1-a/2}(k+1, n-k)]``, ``a = 1 - level``, ``k`` the count (0 and 1 at the ends):
+    :func:`hare.statistics.clopper_pearson`."""
     successes = np.asarray(successes, dtype=bool).ravel()
     n, k = int(successes.size), int(successes.sum())
-    tail = (1 - level) / 2
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+    low, high = exact_interval(k, n, level) if n else (0.0, 1.0)
     return {
         "estimate": k / n if n else None,
         "ci_low": low if n else None,
@@ -177,8 +176,8 @@ def oful_check(
     re-simulation of the same run; write the JSON and its macros (:func:`hare.report.theory_tables.write_oful`)."""
     theta = linear_parameters(env)
     n_arms, dim = theta.shape
-    spec = sidecar["job"]
-    params = spec["params"]
+    spec = JobSpec.from_dict(sidecar["job"])
+    params = spec.params
     lam = float(params.get("lam", 1.0))
     sigma = float(env.config.noise_sigma)
     norm_bound = float(theta.norm())
@@ -187,7 +186,7 @@ def oful_check(
     arrays = read_npz(run_npz)
     rounds = arrays["rounds"].astype(float)
     curve = arrays["cumulative_regret"]
-    horizon = int(spec["environment"]["horizon"])
+    horizon = int(spec.environment.horizon)
     if int(rounds[-1]) != horizon:
         raise ValueError(f"{run_npz}: last checkpoint {int(rounds[-1])} is not the horizon {horizon}")
     membership = confidence_membership(spec, env, theta, delta, sigma, norm_bound, context_bound)

@@ -306,3 +306,97 @@ def test_1e308_in_a_file_is_refused_by_its_range_not_its_type(tmp_path):
     assert message.startswith(
         "invalid config: experiments.classification.policies.linucb.params.lam: 1e+308 is greater"
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "key", "words"),
+    [
+        (("theory", "decomposition", "n_boot"), 10**12, "theory.decomposition.n_boot", "maximum"),
+        (("theory", "decomposition_grid", "n_eps_queries"), 10**12, "theory.decomposition_grid.n_eps_queries", "max"),
+        (("theory", "convergence", "n_probes"), 10**12, "theory.convergence.n_probes", "maximum"),
+        (("personalization", "text", "items_per_topic"), 10**9, "personalization.text.items_per_topic", "maximum"),
+        (("bench", "baselines", "history"), 10**12, "bench.baselines.history", "maximum"),
+        (("pool_scaling", "base_seed"), 2**64, "pool_scaling.base_seed", "maximum"),
+        (("base_seed",), 2**32, "base_seed", "maximum"),
+    ],
+)
+def test_a_size_whose_memory_or_time_is_unbounded_is_refused_at_the_boundary(smoke, path, value, key, words):
+    """Sizes that used to pass and then ran out of memory, overflowed or never answered (a bootstrap of 10^12
+    resamples, 10^12 probes, a 2^64 seed) are refused by their documented maxima, in one line naming the key."""
+    start = time.perf_counter()
+    message = _refusal(_planted(smoke, path, value))
+    assert time.perf_counter() - start < 1.0
+    assert _names_key(message, key), message
+    assert words in message, message
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "key", "words"),
+    [
+        (("personalization", "n_eval_queries"), 10**6, "personalization.n_eval_queries", "text bank"),
+        (
+            ("environments", "mushroom", "params", "logged_rows"),
+            10**6,
+            "environments.mushroom.params.logged_rows",
+            "none",
+        ),
+        (("record_every",), 10**6, "record_every", "last round only"),
+        (("paper", "max_body_pages"), 41, "paper.max_body_pages", "exceeds paper.max_pages"),
+        (("tables", "synthetic", "caption"), "Total regret.\n\nOn HARE-Sim.", "tables.synthetic.caption", "blank line"),
+        (("tables", "published", "published"), "paper/published/missing.csv", "tables.published.published", "does not"),
+    ],
+)
+def test_a_value_that_fails_against_another_field_or_a_file_is_refused_at_the_boundary(smoke, path, value, key, words):
+    """Cross-field and cross-file facts: queries beyond the text bank, logged rows beyond the dataset, curves of one
+    point, a body longer than the PDF, a caption LaTeX cannot take, a published table that is not there."""
+    message = _refusal(_planted(smoke, path, value))
+    assert _names_key(message, key), message
+    assert words in message, message
+
+
+def test_a_horizon_beyond_the_dataset_is_stated_as_one_full_pass(smoke):
+    """A horizon above a dataset's online rows is cut to them; the boundary says so, one line per environment."""
+    from hare.experiments.settings.experiments import full_pass_notes, played_rounds
+
+    config = _planted(smoke, ("experiments", "classification", "horizon"), 100_000)
+    check_config(config)
+    rows = 8124 - config["environments"]["mushroom"]["params"]["logged_rows"]
+    assert played_rounds(config, "classification", "mushroom") == rows
+    notes = [note for note in full_pass_notes(config) if note.startswith("experiments.classification:")]
+    assert notes == [
+        f"experiments.classification: horizon 100000 on 'mushroom' exceeds the {rows} online rows of dataset "
+        f"'mushroom'; it plays one full pass, {rows} rounds"
+    ]
+    assert not [note for note in full_pass_notes(smoke) if note.startswith("experiments.classification:")]
+
+
+def test_cuda_on_a_machine_without_it_is_refused_before_any_batch(smoke, monkeypatch):
+    import torch
+
+    from hare.experiments.config import check_devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cuda = check_config(_planted(smoke, ("device",), "cuda"))  # read and planned on any machine
+    with pytest.raises(ConfigError, match=r"^device: 'cuda', but torch finds no CUDA device"):
+        check_devices(cuda)
+    check_devices(_planted(smoke, ("device",), "auto"))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "empty (a config is a YAML mapping"),
+        ("base: .\n", "is a folder, not a config file"),
+        ("record_every: 1" + "0" * 400 + "\n", "a number written with 401 digits"),
+        ("base_seed: 1" + "0" * 400 + ".5\n", "a number written with 402 digits"),
+    ],
+)
+def test_an_empty_file_a_folder_base_and_a_400_digit_number_are_named_as_such(tmp_path, text, words):
+    """The unclear messages of before: an empty file was "'device' is a required property", a folder as a base "does
+    not exist", a 400-digit number ".inf is not a finite number" in a 1,047-character line."""
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        resolve_config_file(path)
+    message = str(caught.value)
+    assert words in message and "\n" not in message and len(message) < 200, message

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -110,15 +111,14 @@ def test_a_prediction_prices_every_simulation_at_its_own_run_count(smoke_config)
     simulations = plays(jobs)
     assert sum(len(members) for members, _ in simulations) == len(jobs)
     grids = [(members, counts) for members, counts in simulations if len(members) > 1]
-    assert grids and all(counts == [len(members) * members[0].spec["n_runs"]] for members, counts in grids)
+    assert grids and all(counts == [len(members) * members[0].spec.n_runs] for members, counts in grids)
     line = {b: planted(b, 1.0, []) for b in (2, 8)}
     model = {
         entry_key(job): {"measurements": list(line.values()), "lines": [[0.1 * b, 0.0] for b in line]} for job in jobs
     }
     prediction = predict(jobs, model, recording_s=0.5, startup_s=3.0)
     rounds = {
-        id(members[0]): members[0].spec["environment"]["horizon"] + members[0].spec.get("n_logged", 0)
-        for members, _ in simulations
+        id(members[0]): members[0].spec.environment.horizon + members[0].spec.n_logged for members, _ in simulations
     }
     expected = sum(
         sum(1.0 + 0.1 * b * rounds[id(members[0])] for b in counts) + 0.5 * len(members)
@@ -141,7 +141,7 @@ def test_experiments_that_run_the_same_policy_on_the_same_environment_share_a_co
     cold = [
         job
         for job in jobs
-        if job.spec["policy"] == "linucb" and job.environment == "mushroom" and job.spec.get("regime", "cold") == "cold"
+        if job.spec.policy == "linucb" and job.environment == "mushroom" and job.spec.regime == "cold"
     ]
     assert len({job.experiment for job in cold}) > 1 and len({entry_key(job) for job in cold}) == 1
     tuning = [job for job in cold if job.role == "tuning"]
@@ -228,7 +228,7 @@ def test_a_policy_that_needs_the_logs_is_measured_warm_and_the_others_cold(smoke
 )
 def test_bad_arguments_are_refused_in_one_line_naming_them_before_any_work(arguments, named, tmp_path, capsys):
     out = tmp_path / "cost.json"
-    status = main(["cost-model", "config/does-not-exist.yaml", "--out", str(out), *arguments])
+    status = main(["cost-model", "config/smoke.yaml", "--out", str(out), *arguments])
     error = capsys.readouterr().err.strip()
     assert status == 2 and len(error.splitlines()) == 1 and named in error and not out.exists()
 
@@ -254,7 +254,7 @@ def test_a_job_is_priced_at_the_rounds_its_environment_plays_not_its_nominal_hor
         for job in expand_jobs(load_config([Path("config/paper-core.yaml")]))
         if job.role == "report"
     }
-    assert int(jobs["classification", "mushroom"].spec["environment"]["horizon"]) == 10000
+    assert int(jobs["classification", "mushroom"].spec.environment.horizon) == 10000
     assert played_rounds(jobs["classification", "mushroom"]) == 7124
     assert played_rounds(jobs["synthetic", "synthetic_linear"]) == 10000
 
@@ -263,14 +263,20 @@ def test_a_round_that_does_not_grow_with_history_is_carried_flat_and_one_that_do
     """A family whose state has a fixed size (LinUCB, HARE, the networks) carries its measured rounds' mean over the
     horizon (cap 0), whatever slope noise gives the first rounds; LNUCB-TA reads its history (no cap) and a kernel
     dictionary grows until ``max_points``."""
+    from hare.experiments.job_spec import EnvironmentSpec, JobSpec
     from hare.experiments.studies.cost_prediction import flat_line, rounds_seconds
     from hare.experiments.studies.cost_schedule import saturation_of
 
-    assert saturation_of({"policy": "linucb", "params": {}}) == 0.0
-    assert saturation_of({"policy": "hare", "params": {}}) == 0.0
-    assert saturation_of({"policy": "neural_ucb", "params": {}}) == 0.0
-    assert saturation_of({"policy": "lnucb_ta", "params": {}}) == math.inf
-    assert saturation_of({"policy": "kernel_ucb", "params": {"max_points": 300}}) == 300.0
+    def job(policy: str, params: dict) -> JobSpec:
+        environment = EnvironmentSpec(name="sim", kind="synthetic", params={}, dataset=None, horizon=10)
+        fixed = dict(n_runs=1, role="report", base_seed=0, device="cpu", record_every=1, regime="cold", n_logged=0)
+        return JobSpec(experiment="e", environment=environment, label=policy, policy=policy, params=params, **fixed)
+
+    assert saturation_of(job("linucb", {})) == 0.0
+    assert saturation_of(job("hare", {})) == 0.0
+    assert saturation_of(job("neural_ucb", {})) == 0.0
+    assert saturation_of(job("lnucb_ta", {})) == math.inf
+    assert saturation_of(job("kernel_ucb", {"max_points": 300})) == 300.0
     rising = [0.001 + 1e-6 * t for t in range(200)]  # a slope a fitted line would carry over 10,000 rounds
     line = flat_line({"round_seconds": rising}, (0.5, 1.0))
     assert line == (pytest.approx(sum(rising) / 200), 0.0)
@@ -317,8 +323,15 @@ def test_a_growing_entry_is_probed_at_the_last_round_its_jobs_play(smoke_config,
 
     config = copy.deepcopy(smoke_config)
     job = next(j for j in expand_jobs(config) if j.experiment == "synthetic" and j.role == "report")
-    spec = {**job.spec, "policy": "lnucb_ta", "params": {}, "n_runs": 2, "regime": "cold", "n_logged": 0}
-    spec["environment"] = {**spec["environment"], "horizon": 60}
+    spec = replace(
+        job.spec,
+        policy="lnucb_ta",
+        params={},
+        n_runs=2,
+        regime="cold",
+        n_logged=0,
+        environment=replace(job.spec.environment, horizon=60),
+    )
     env = build_environment(spec, resolve_device("cpu"), None)
     policy = build_policy("lnucb_ta", {}, env, policy_keys(spec))
     probe = probe_late_rounds(env, policy, first=0, last=60, window=5)
@@ -384,9 +397,9 @@ def test_a_replay_is_measured_step_by_step_with_its_finish_and_priced_whole(smok
     from hare.experiments.studies.cost_measurement import measure_replay_entry
 
     job = next(j for j in expand_jobs(smoke_config) if j.experiment == "replay" and j.role == "report")
-    write_logged(tmp_path / prepared_dataset(job.spec["environment"]))
+    write_logged(tmp_path / prepared_dataset(job.spec.environment))
     measured = measure_replay_entry(job, tmp_path, n_runs=3, budget_s=math.inf)
-    assert measured["rounds_played"] == int(job.spec["environment"]["horizon"]) == len(measured["round_seconds"])
+    assert measured["rounds_played"] == int(job.spec.environment.horizon) == len(measured["round_seconds"])
     assert measured["finish_s"] > 0 and measured["setup_s"] > 0 and measured["training_seconds"] == []
     line = cost_line(measured["round_seconds"], window=5)
     assert play_seconds(measured, line, 0, 100, None) == pytest.approx(
@@ -395,7 +408,7 @@ def test_a_replay_is_measured_step_by_step_with_its_finish_and_priced_whole(smok
     result = run_cost_model(smoke_config, tmp_path, runs=(2,), at=(20,), window=5, budget_s=0.05, only=["replay"])
     jobs = [j for j in expand_jobs(smoke_config) if j.experiment == "replay"]
     assert result["not_measured"] == [] and result["prediction"]["unmodelled"] == []
-    assert {row["policy"] for row in result["entries"]} == {j.spec["policy"] for j in jobs}
+    assert {row["policy"] for row in result["entries"]} == {j.spec.policy for j in jobs}
     assert all(entry["measurements"][0]["finish_s"] > 0 for entry in result["model"].values())
     assert [runs for _, runs in plays(jobs)] == [[2]] * len(jobs)
 

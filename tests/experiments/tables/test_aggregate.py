@@ -378,6 +378,7 @@ def test_config_captions_are_escaped_for_latex(tmp_path):
 def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, policy, params, expected):
     """A sidecar records the tunable hyperparameters as played, so tables need not import the policies: the row
     equals the one derived from the policy's config class (an older sidecar without the record)."""
+    from hare.experiments.job_spec import JobSpec
     from hare.experiments.run import run_job
 
     spec = {
@@ -397,10 +398,12 @@ def test_recorded_tunable_values_equal_those_the_policy_config_gives(tmp_path, p
         },
         "n_runs": 2,
         "record_every": 5,
+        "regime": "cold",
+        "n_logged": 0,
     }
     out = tmp_path / "cls" / "sim" / f"{policy}.npz"
     out.parent.mkdir(parents=True)
-    run_job(spec, out, progress=False)
+    run_job(JobSpec.from_dict(spec), out, progress=False)
     sidecar = json.loads(out.with_suffix(".json").read_text())
     assert sidecar["tunable"] == expected
     recorded = summarise_run(out)

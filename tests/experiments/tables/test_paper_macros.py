@@ -8,6 +8,7 @@ import pytest
 
 from hare.data.fetch import fetch_dataset
 from hare.data.prepare import prepare_dataset
+from hare.experiments.job_spec import EnvironmentSpec, JobSpec
 from hare.experiments.run import run_job
 from hare.experiments.tables.paper_macros import paper_macros
 from hare.io import read_npz
@@ -21,19 +22,22 @@ def open_bandit_sample(tmp_path_factory):
     return root / "prepared.npz"
 
 
-def _spec(name, kind, horizon, **environment):
-    return {
-        "experiment": "exp",
-        "label": "linucb",
-        "policy": "linucb",
-        "params": {"alpha": 1.0},
-        "n_runs": 3,
-        "role": "report",
-        "environment": {"name": name, "kind": kind, "horizon": horizon, **environment},
-        "base_seed": 0,
-        "device": "cpu",
-        "record_every": 10,
-    }
+def _spec(name, kind, horizon, **environment) -> JobSpec:
+    environment = {"params": {}, "dataset": None, **environment}
+    return JobSpec(
+        experiment="exp",
+        environment=EnvironmentSpec(name=name, kind=kind, horizon=horizon, **environment),
+        label="linucb",
+        policy="linucb",
+        params={"alpha": 1.0},
+        n_runs=3,
+        role="report",
+        base_seed=0,
+        device="cpu",
+        record_every=10,
+        regime="cold",
+        n_logged=0,
+    )
 
 
 def test_macros_of_simulated_and_replay_runs(tmp_path, open_bandit_sample):

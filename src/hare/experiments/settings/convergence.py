@@ -14,10 +14,10 @@ from typing import Any
 
 from hare.envs.synthetic import SyntheticConfig
 from hare.policies.base import make_config
+from hare.regimes import REGIMES
 from hare.typed import TypedFields
 
 WHERE = "theory.convergence"
-REGIMES = ("cold", "warm")
 DEFAULT_VARIANTS: dict[str, dict[str, Any]] = {
     "cold_frozen": {
         "regime": "cold",

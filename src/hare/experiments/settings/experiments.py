@@ -26,10 +26,12 @@ from collections import Counter
 from typing import Any
 
 from hare.data.prepare import PROTOCOLS
+from hare.data.registry import get_dataset
 from hare.envs.registry import environment_class
 from hare.experiments.settings.errors import ConfigError, dataclass_from
 from hare.experiments.settings.schema import point_errors
 from hare.policies.base import make_config, policy_class, policy_names
+from hare.regimes import REGIMES
 
 """Environment kinds that hold logged interactions (a warm experiment runs only on these)."""
 
@@ -72,6 +74,13 @@ def check_experiments(config: dict[str, Any]) -> None:
                 raise ConfigError(
                     f"{where}.environments: unknown environment {env_name!r}; defined: {sorted(config['environments'])}"
                 )
+            rounds = played_rounds(config, experiment, env_name)
+            record_every = config.get("record_every", 10)
+            if record_every > rounds:
+                raise ConfigError(
+                    f"record_every: {record_every} exceeds the {rounds} rounds {where} plays on "
+                    f"{env_name!r}: its regret curves would hold the last round only"
+                )
         regime = exp.get("regime", "cold")
         _check_regime(config, exp, where)
         _check_runs_per_simulation(exp, where)
@@ -101,6 +110,35 @@ def check_experiments(config: dict[str, Any]) -> None:
             if experiment != PRIVILEGED_EXPERIMENT:
                 _refuse_privileged_settings(entry, f"{where}.policies.{label}")
     check_tuning_budget(config)
+
+
+def played_rounds(config: dict[str, Any], experiment: str, env_name: str) -> int:
+    """The rounds experiment ``experiment`` plays on environment ``env_name``: its horizon (the environment's own, else
+    the experiment's), cut to the online rows of a dataset (:meth:`~hare.envs.base.BanditEnvironment.memory_shape`,
+    from the dataset's record: no file is read)."""
+    env = config["environments"][env_name]
+    horizon = int(env.get("horizon") or config["experiments"][experiment]["horizon"])
+    if not env.get("dataset"):
+        return horizon
+    shape = environment_class(env["kind"]).memory_shape({**env, "name": env_name, "horizon": horizon})
+    return min(horizon, shape.rounds)
+
+
+def full_pass_notes(config: dict[str, Any]) -> list[str]:
+    """One line per (experiment, environment) whose horizon exceeds its dataset's online rows: such a job plays one
+    full pass over the rows (a shuffled pass per run), fewer rounds than the horizon says."""
+    notes = []
+    for experiment, exp in config["experiments"].items():
+        for env_name in exp["environments"]:
+            env = config["environments"][env_name]
+            horizon = int(env.get("horizon") or exp["horizon"])
+            rounds = played_rounds(config, experiment, env_name)
+            if rounds < horizon:
+                notes.append(
+                    f"experiments.{experiment}: horizon {horizon} on {env_name!r} exceeds the {rounds} online rows of "
+                    f"dataset {env['dataset']!r}; it plays one full pass, {rounds} rounds"
+                )
+    return notes
 
 
 def _check_grid_values(entry: dict[str, Any], where: str) -> None:
@@ -162,7 +200,16 @@ def _check_environment_params(name: str, env: dict[str, Any]) -> None:
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]}: unknown setting of a {env['kind']} environment; known: {known}")
-    dataclass_from(cls.config_class, params, where)
+    settings = dataclass_from(cls.config_class, params, where)
+    logged_rows = getattr(settings, "logged_rows", 0)
+    shape = get_dataset(env["dataset"]).shape if env.get("dataset") else None
+    if shape is not None and logged_rows:
+        rows = shape.rows
+        if logged_rows >= rows:
+            raise ConfigError(
+                f"{where}.logged_rows: {logged_rows} leaves none of the {rows} rows of dataset {env['dataset']!r} "
+                f"online (must be below {rows})"
+            )
 
 
 def _check_preparation(name: str, env: dict[str, Any]) -> None:
@@ -238,8 +285,8 @@ def check_tuning_budget(config: dict[str, Any]) -> None:
 def _check_regime(config: dict[str, Any], exp: dict[str, Any], where: str) -> None:
     """A warm experiment names ``n_logged >= 1`` and runs only on environments that log (and hold that many rows)."""
     regime = exp.get("regime", "cold")
-    if regime not in ("cold", "warm"):
-        raise ConfigError(f"{where}.regime: must be 'cold' or 'warm' (got {regime!r})")
+    if regime not in REGIMES:
+        raise ConfigError(f"{where}.regime: must be one of {', '.join(REGIMES)} (got {regime!r})")
     if regime == "cold":
         if "n_logged" in exp:
             raise ConfigError(f"{where}.n_logged: only a warm experiment has logged interactions (regime is 'cold')")

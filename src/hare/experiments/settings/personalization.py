@@ -1,7 +1,6 @@
 """The ``personalization`` config section (:mod:`hare.experiments.studies.personalization`): its settings, each field
-checked on construction (its type, and the counts >= 1). The config boundary (:mod:`hare.experiments.settings`) reads
-the section with :func:`hare.experiments.settings.errors.dataclass_from`, and its ``text`` with
-:class:`hare.envs.text.TextConfig`.
+checked on construction (its type, and the counts >= 1). The config boundary reads the section, its ``text`` and the
+rule between them with :func:`hare.experiments.settings.sections.personalization_settings`.
 """
 
 from __future__ import annotations

@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hare.model.covariance_approx import COVARIANCE_KINDS
+
 WHERE = "pool_scaling"
 CLUSTER_RULES = ("fixed", "sqrt", "linear")
-COVARIANCE_KINDS = ("full", "diagonal", "low_rank")
+"""The rules of :func:`cluster_count`, the cluster count ``C`` of a pool of ``N`` items."""
 ITEMS_PER_CLUSTER = 100
 """The ``linear`` rule's pool items per cluster: ``C = ceil(N / 100)``."""
 REGRET_KEYS = ("horizon", "n_runs", "base_seed", "env_params", "hare_params")

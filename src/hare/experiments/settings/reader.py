@@ -1,11 +1,13 @@
 """Config files as the boundary reads them: YAML with the numbers a user writes, bounded nesting, and overlays.
 
 :func:`read_config_file` reads one file with :class:`ConfigLoader`, the project's loader
-(:class:`hare.io.UniqueKeyLoader`: safe YAML whose mappings repeat no key) with two changes:
+(:class:`hare.io.UniqueKeyLoader`: safe YAML whose mappings repeat no key) with these changes:
 
 * a float is any number with a point or an exponent, the exponent signed or not: ``1.0e308``, ``1e-3`` and ``2E5``
   are floats (PyYAML's YAML 1.1 resolver reads ``1.0e308`` and ``1e3`` as strings, which a schema then refuses with a
   message about types); integers, ``.inf`` and ``.nan`` read as before;
+* a number written with more than :data:`MAX_DIGITS` digits is refused in one line with its length (not its digits;
+  a 400-digit float would otherwise read as an infinity);
 * nesting deeper than :data:`MAX_DEPTH` levels is refused in one line naming the file, line and column (a 5,000-deep
   list would otherwise end in Python's ``maximum recursion depth exceeded``);
 * a file larger than :data:`MAX_BYTES`, or one that expands to more than :data:`MAX_NODES` values once its aliases
@@ -83,6 +85,14 @@ class ConfigLoader(UniqueKeyLoader):
         finally:
             self._depth = depth
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        _refuse_long_number(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        _refuse_long_number(node)
+        return super().construct_yaml_float(node)
+
     def get_single_node(self) -> yaml.Node | None:
         node = super().get_single_node()
         if node is not None and expanded_size(node, MAX_NODES) > MAX_NODES:
@@ -93,6 +103,22 @@ class ConfigLoader(UniqueKeyLoader):
                 node.start_mark,
             )
         return node
+
+
+MAX_DIGITS = 30
+"""Most digits a number of a config may be written with (a float keeps 17 significant ones, a 64-bit integer has at
+most 19): a longer one is a typo, refused in one line with its length rather than its digits."""
+
+
+def _refuse_long_number(node: yaml.ScalarNode) -> None:
+    digits = sum(character.isdigit() for character in node.value)
+    if digits > MAX_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"a number written with {digits} digits (at most {MAX_DIGITS}; no setting takes a number this long)",
+            node.start_mark,
+        )
 
 
 def expanded_size(node: yaml.Node, limit: int) -> int:
@@ -123,6 +149,8 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 ConfigLoader.add_implicit_resolver(FLOAT_TAG, FLOAT_PATTERN, list("-+0123456789."))
+ConfigLoader.add_constructor("tag:yaml.org,2002:int", ConfigLoader.construct_yaml_int)
+ConfigLoader.add_constructor(FLOAT_TAG, ConfigLoader.construct_yaml_float)
 
 
 def read_config_yaml(path: Path) -> Any:
@@ -190,8 +218,11 @@ def read_one_file(path: Path) -> dict[str, Any]:
     its key path)."""
     if not path.exists():
         raise FileNotFoundError(f"config file {path} does not exist")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a config file")
     loaded = read_config_yaml(path)
-    loaded = {} if loaded is None else loaded
+    if loaded is None:
+        raise ConfigError(f"{path}: empty (a config is a YAML mapping of sections; config/default.yaml is a full one)")
     if not isinstance(loaded, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
     refuse_nonfinite_numbers(loaded, f"{path}: ")
@@ -222,6 +253,8 @@ def resolve_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> dict[str, 
         raise ConfigError(
             f"{path}: base: {base_name} makes a cycle of bases: {' -> '.join(str(p) for p in (*chain, base_path))}"
         )
+    if base_path.is_dir():
+        raise ConfigError(f"{path}: base: {base_path} is a folder, not a config file")
     if not base_path.is_file():
         raise ConfigError(f"{path}: base: {base_path} does not exist (a base is relative to the overlay's folder)")
     return merge_overlay(resolve_config_file(base_path, chain), loaded, f"{path}: ")

@@ -19,6 +19,8 @@ from hare.io import read_yaml
 
 REPOSITORY = Path(__file__).resolve().parents[4]
 SCHEMA_PATH = REPOSITORY / "config" / "schema.yaml"
+SECTION = "section:"
+"""Prefix of a validator's ``definition`` that names a top-level section (:func:`section_errors`), not a ``$defs``."""
 
 
 def _validator(schema_path: Path, definition: str | None = None) -> jsonschema.Draft202012Validator:
@@ -38,7 +40,12 @@ def _cached_validator(
         **schema["$defs"].get("classification_dataset", {}),
         "enum": sorted(name for name, spec in DATASETS.items() if spec.kind == "classification" and not spec.optional),
     }
-    if definition is not None:
+    if definition is not None and definition.startswith(SECTION):
+        # A top-level section: its schema is reached through a key no keyword reads (a root "properties" would also
+        # apply to the section's own keys).
+        sections = {"$defs": schema["$defs"], "top_level_sections": schema["properties"]}
+        schema = {**sections, "$ref": f"#/top_level_sections/{definition.removeprefix(SECTION)}"}
+    elif definition is not None:
         schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
     return jsonschema.Draft202012Validator(schema)
 
@@ -63,3 +70,9 @@ def point_errors(params: dict[str, Any], where: str, schema_path: Path = SCHEMA_
 def value_errors(definition: str, value: Any, where: str, schema_path: Path = SCHEMA_PATH) -> list[str]:
     """Every violation of the schema's ``$defs/<definition>`` by ``value``, as ``<where>...: ...``."""
     return _messages(_validator(Path(schema_path), definition), value, where)
+
+
+def section_errors(key: str, value: Any, schema_path: Path = SCHEMA_PATH) -> list[str]:
+    """Every violation of the schema's top-level section ``key`` by ``value``, as ``<key>...: ...`` (a config of some
+    sections only: one job's, :mod:`hare.experiments.job_boundary`)."""
+    return _messages(_validator(Path(schema_path), f"{SECTION}{key}"), value, key)

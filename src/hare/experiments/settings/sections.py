@@ -9,6 +9,7 @@ with the section's key path.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hare.envs.registry import environment_class
@@ -17,6 +18,7 @@ from hare.envs.text import TextConfig
 from hare.experiments.settings import convergence, cost_growth, pool_scaling
 from hare.experiments.settings.errors import ConfigError, dataclass_from, reading
 from hare.experiments.settings.personalization import PersonalizationConfig
+from hare.experiments.settings.schema import REPOSITORY, section_errors
 from hare.experiments.settings.theory import check_approx_budget, check_heads_alpha, check_settings
 
 THEORY_CHECKS = {
@@ -39,8 +41,7 @@ STUDY_SETTINGS = {
 def check_sections(config: dict[str, Any]) -> None:
     """Every section after ``environments`` and ``experiments`` that ``config`` has (module docstring)."""
     if "personalization" in config:
-        settings = dataclass_from(PersonalizationConfig, config["personalization"], "personalization")
-        dataclass_from(TextConfig, settings.text or {}, "personalization.text")
+        personalization_settings(config["personalization"], schema=False)
     theory = config.get("theory", {})
     if "decomposition_grid" in theory:
         _check_decomposition_grid(theory["decomposition_grid"], "theory.decomposition_grid")
@@ -50,10 +51,32 @@ def check_sections(config: dict[str, Any]) -> None:
     if "oful" in theory:
         _check_oful(config, theory["oful"])
     _check_tables(config)
+    if "paper" in config:
+        _check_paper(config["paper"])
     for path in STUDY_SETTINGS:
         section = _section(config, path)
         if section is not None:
             study_settings(path, section)
+
+
+def personalization_settings(section: Any, schema: bool = True) -> PersonalizationConfig:
+    """The ``personalization`` section read into its settings: the schema's maxima (``schema``; a whole config has
+    passed them already), every field's type and bound (:class:`PersonalizationConfig`), the ``text``
+    (:class:`~hare.envs.text.TextConfig`) and ``n_eval_queries`` within the text's query bank (the measurement reads
+    the bank's first ``n_eval_queries``). ``hare personalization --config-json`` reads its section through it."""
+    where = "personalization"
+    if schema:
+        errors = section_errors(where, section)
+        if errors:
+            raise ConfigError(errors[0])
+    settings = dataclass_from(PersonalizationConfig, section, where)
+    text = dataclass_from(TextConfig, settings.text or {}, f"{where}.text")
+    if settings.n_eval_queries > text.n_queries:
+        raise ConfigError(
+            f"{where}.n_eval_queries: {settings.n_eval_queries} exceeds the {text.n_queries} queries of the text bank "
+            f"({where}.text.n_queries); the measurement reads the bank's first n_eval_queries"
+        )
+    return settings
 
 
 def theory_section(name: str, section: Any) -> dict[str, Any]:
@@ -111,9 +134,21 @@ def _section(config: dict[str, Any], path: str) -> Any:
     return config
 
 
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+"""A blank line: a paragraph break, which LaTeX refuses inside a caption (``\\caption`` takes one paragraph)."""
+
+
 def _check_tables(config: dict[str, Any]) -> None:
-    """Each table names experiments of the config (or ``all``), and policies that are labels or policies of them."""
+    """Each table names experiments of the config (or ``all``), and policies that are labels or policies of them; its
+    caption is one paragraph (LaTeX takes no blank line in a caption) and the published table it names exists."""
     for name, table in config.get("tables", {}).items():
+        if PARAGRAPH_BREAK.search(table["caption"]):
+            raise ConfigError(
+                f"tables.{name}.caption: holds a blank line (a paragraph break), which a LaTeX caption cannot take"
+            )
+        published = table.get("published")
+        if published is not None and not (REPOSITORY / published).is_file():
+            raise ConfigError(f"tables.{name}.published: {published} does not exist")
         named = table["experiment"] if isinstance(table["experiment"], list) else [table["experiment"]]
         for experiment in named:
             if experiment != "all" and experiment not in config["experiments"]:
@@ -135,6 +170,15 @@ def _check_tables(config: dict[str, Any]) -> None:
                 f"{', '.join(named)}; "
                 f"they have: {', '.join(sorted(labels))}"
             )
+
+
+def _check_paper(paper: dict[str, Any]) -> None:
+    """``paper.max_body_pages``, the page the body must end on, is at most ``paper.max_pages``, the whole PDF's."""
+    if paper["max_body_pages"] > paper["max_pages"]:
+        raise ConfigError(
+            f"paper.max_body_pages: {paper['max_body_pages']} exceeds paper.max_pages ({paper['max_pages']}); the body "
+            "is part of the PDF"
+        )
 
 
 def _check_oful(config: dict[str, Any], oful: dict[str, Any]) -> None:

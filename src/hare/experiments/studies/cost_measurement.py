@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from hare.experiments.job_setup import (
     resolve_device,
     warm_start_logs,
 )
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.simulation import RoundTimer, SimulationOptions, simulate
 from hare.experiments.studies.cost_schedule import schedule_of
 from hare.io import write_result
@@ -51,10 +53,10 @@ def entry_key(job: Job) -> tuple[str, str]:
     JSON; environment but its horizon, as JSON). Experiments that run the same policy on the same environment share
     it, in either regime: a warm start of ``M`` logs feeds the policy's update ``M`` times, counted as ``M`` rounds
     played before the first online one."""
-    per_run = set(policy_class(job.spec["policy"]).per_run_hyperparameters)
-    params = {key: value for key, value in job.spec["params"].items() if key not in per_run}
-    environment = {key: value for key, value in job.spec["environment"].items() if key != "horizon"}
-    return f"{job.spec['policy']} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True)
+    per_run = set(policy_class(job.spec.policy).per_run_hyperparameters)
+    params = {key: value for key, value in job.spec.params.items() if key not in per_run}
+    environment = {key: value for key, value in job.spec.environment.as_dict().items() if key != "horizon"}
+    return f"{job.spec.policy} {json.dumps(params, sort_keys=True)}", json.dumps(environment, sort_keys=True)
 
 
 def measured_entries(jobs: list[Job]) -> dict[tuple[str, str], Job]:
@@ -68,7 +70,7 @@ def measured_entries(jobs: list[Job]) -> dict[tuple[str, str], Job]:
 def needs_warm_start(job: Job) -> bool:
     """Whether the job's policy cannot play without the warm start's logs (HARE with learned projections)."""
     try:
-        make_config(job.spec["policy"], job.spec["params"]).check_regime("cold")
+        make_config(job.spec.policy, job.spec.params).check_regime("cold")
     except ValueError:
         return True
     return False
@@ -148,18 +150,18 @@ def probe_late_rounds(
     return {"last": stop, "fed_rounds": start_timed - first, "round_seconds": list(timer.round_seconds)}
 
 
-def built_play(spec: dict[str, Any], results: Path, clock: Callable[[], float]) -> tuple[Any, Any, Any, float]:
+def built_play(spec: JobSpec, results: Path, clock: Callable[[], float]) -> tuple[Any, Any, Any, float]:
     """``(env, logs, policy, setup_s)`` of a job ``spec`` on CPU: its prepared dataset read from ``results`` (refused in
     one line, naming the file, where it is missing), the environment, the warm start's logs and the policy built, and
     the ``clock`` seconds that took (``setup(B)`` of the cost model)."""
-    dataset = prepared_dataset(spec["environment"])
+    dataset = prepared_dataset(spec.environment)
     path = results / dataset if dataset else None
     if path is not None and not path.exists():
         raise FileNotFoundError(f"{path} is missing: build it first (snakemake {path} --configfile <config>)")
     start = clock()
     env = build_environment(spec, resolve_device("cpu"), path)
     logs = warm_start_logs(spec, env)
-    policy = build_policy(spec["policy"], spec["params"], env, policy_keys(spec))
+    policy = build_policy(spec.policy, spec.params, env, policy_keys(spec))
     return env, logs, policy, clock() - start
 
 
@@ -182,14 +184,9 @@ def measure_entry(
     ``probe_at``: where the play stopped more than ``window`` rounds before round ``probe_at`` (capped by the rounds
     the environment holds) in the cold regime, the ``window`` rounds before it are timed by
     :func:`probe_late_rounds` (``probe``, its feeding limited to ``probe_budget_s``; None otherwise)."""
-    spec = {
-        **job.spec,
-        "n_runs": n_runs,
-        "device": "cpu",
-        "environment": {**job.spec["environment"], "horizon": horizon},
-    }
+    spec = replace(job.spec, n_runs=n_runs, device="cpu", environment=replace(job.spec.environment, horizon=horizon))
     if not needs_warm_start(job):
-        spec.update(regime="cold", n_logged=0)
+        spec = replace(spec, regime="cold", n_logged=0)
     env, logs, policy, setup = built_play(spec, results, clock)
     timer = RoundTimer(budget_s=budget_s, clock=clock)
     training = TrainingTimer(policy, timer, clock) if schedule_of(spec) is not None else None
@@ -197,7 +194,7 @@ def measure_entry(
     trained = training.seconds if training is not None else {}
     rounds = [seconds - trained.get(t, 0.0) for t, seconds in enumerate(timer.round_seconds)]
     last = min(probe_at, env.horizon)
-    cold = spec.get("regime", "cold") == "cold"
+    cold = spec.regime == "cold"
     probe = None
     if cold and last > len(rounds) + window:
         probe = probe_late_rounds(env, policy, len(rounds), last, window, clock, probe_budget_s)
@@ -208,7 +205,7 @@ def measure_entry(
         "round_seconds": rounds,
         "training_seconds": [trained[t] for t in sorted(trained) if 0 <= t < len(rounds)],
         "rounds_played": len(rounds),
-        "regime": spec.get("regime", "cold"),
+        "regime": spec.regime,
         "probe": probe,
     }
 
@@ -235,7 +232,7 @@ def measure_replay_entry(
     off-policy estimates (:func:`hare.experiments.replay_job.greedy_arms`, ``off_policy_estimates``), once a job."""
     from hare.experiments.replay_job import ReplayTally, greedy_arms, off_policy_estimates
 
-    env, _, policy, setup = built_play({**job.spec, "n_runs": n_runs, "device": "cpu"}, results, clock)
+    env, _, policy, setup = built_play(replace(job.spec, n_runs=n_runs, device="cpu"), results, clock)
     tally = ReplayTally(env.n_runs, env.horizon, None, torch.device("cpu"))
     timer = TimedTally(tally, budget_s, clock)
     options = SimulationOptions(
@@ -264,8 +261,8 @@ def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time
     versions) and its ``.npz`` and sidecar written (:func:`hare.io.write_result`) with curves of its ``n_runs`` runs
     at its recorded rounds."""
     spec = job.spec
-    n, horizon = spec["n_runs"], int(spec["environment"]["horizon"])
-    recorded = checkpoints(horizon, spec.get("record_every") or horizon)
+    n, horizon = spec.n_runs, int(spec.environment.horizon)
+    recorded = checkpoints(horizon, spec.record_every or horizon)
     arrays = {
         "rounds": recorded,
         "cumulative_regret": np.zeros((n, recorded.size)),
@@ -273,8 +270,8 @@ def recording_seconds(job: Job, results: Path, clock: Callable[[], float] = time
         "total_regret": np.zeros(n),
         "total_reward": np.zeros(n),
     }
-    env_spec = {**spec, "environment": {**spec["environment"], "horizon": 1}, "regime": "cold", "n_logged": 0}
-    dataset = prepared_dataset(spec["environment"])
+    env_spec = replace(spec, environment=replace(spec.environment, horizon=1), regime="cold", n_logged=0)
+    dataset = prepared_dataset(spec.environment)
     env = build_environment(env_spec, resolve_device("cpu"), results / dataset if dataset else None)
     with tempfile.TemporaryDirectory() as folder:
         start = clock()

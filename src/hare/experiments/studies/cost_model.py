@@ -124,7 +124,7 @@ def updates_played(job: Job) -> int:
     """The updates a job's policy receives: the rounds its environment plays (:func:`.cost_prediction.played_rounds`,
     the horizon capped by a dataset's online rows), after its ``n_logged`` warm-start logs where the entry is measured
     cold (every policy but HARE with learned projections, measured warm)."""
-    return played_rounds(job) + (0 if needs_warm_start(job) else int(job.spec.get("n_logged", 0)))
+    return played_rounds(job) + (0 if needs_warm_start(job) else int(job.spec.n_logged))
 
 
 def run_cost_model(
@@ -199,7 +199,7 @@ def run_cost_model(
     for job in measured_jobs:
         longest[entry_key(job)] = max(longest.get(entry_key(job), 0), updates_played(job))
     entries = measured_entries(measured_jobs)
-    for key, job in sorted(entries.items(), key=lambda item: item[1].spec["policy"] in MEASURED_LAST):
+    for key, job in sorted(entries.items(), key=lambda item: item[1].spec.policy in MEASURED_LAST):
         if key in model:
             continue
         name = f"{job.experiment}/{job.label}/{job.environment}"
@@ -231,7 +231,7 @@ def run_cost_model(
             continue
         schedule, cap = schedule_of(job.spec), saturation_of(job.spec)
         for m in measurements:
-            m["n_logged"] = int(job.spec.get("n_logged", 0))
+            m["n_logged"] = int(job.spec.n_logged)
         lines = [list(cost_line(m["round_seconds"], window, cap, m["probe"])) for m in measurements]
         model[key] = {"measurements": measurements, "lines": lines, "recording_s": recording}
         top, top_line = measurements[-1], tuple(lines[-1])
@@ -241,7 +241,7 @@ def run_cost_model(
                 "experiment": job.experiment,
                 "label": job.label.split("@", 1)[0],
                 "environment": job.environment,
-                "policy": job.spec["policy"],
+                "policy": job.spec.policy,
                 "regime": top["regime"],
                 "coverage": coverage(top, schedule, cap, longest[key]),
                 "cost_at": {str(t): c for t, (c, _) in costs.items()},

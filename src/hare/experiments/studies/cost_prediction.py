@@ -126,7 +126,7 @@ def played_rounds(job: Job) -> int:
     """The rounds a job's environment plays: its horizon, capped where the environment runs out of rows (a
     classification dataset plays each online row once: Mushroom's 8,124 rows less the 1,000 set aside for logs play
     7,124 of a horizon of 10,000), as the environment's class answers it (``EnvironmentShape.rounds``)."""
-    return int(environment_shape(job.spec["environment"]).rounds)
+    return int(environment_shape(job.spec.environment.as_dict()).rounds)
 
 
 def predict(
@@ -163,7 +163,7 @@ def predict(
             reason = not_measured.get(key, "entry not measured")
             reasons[reason] = reasons.get(reason, 0) + len(members)
             continue
-        n_logged, horizon = int(job.spec.get("n_logged", 0)), played_rounds(job)
+        n_logged, horizon = int(job.spec.n_logged), played_rounds(job)
         schedule, cap = schedule_of(job.spec), saturation_of(job.spec)
         points = [
             (
@@ -175,7 +175,7 @@ def predict(
         seconds_at = runs_line(points)
         seconds = sum(seconds_at(b) for b in run_counts) + len(members) * entry.get("recording_s", recording_s)
         modelled_batches[f"{job.experiment}/{job.environment}"] = job.experiment
-        add(job.experiment, f"{job.experiment}/{job.environment}", seconds, job.spec["policy"])
+        add(job.experiment, f"{job.experiment}/{job.environment}", seconds, job.spec.policy)
     for batch, experiment in modelled_batches.items():
         add(experiment, batch, startup_s)
     return {

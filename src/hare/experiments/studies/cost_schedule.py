@@ -13,10 +13,10 @@ its per-round cost stops growing, and how the workflow groups its jobs into simu
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from hare.envs.registry import environment_class
 from hare.experiments.grid import Job
+from hare.experiments.job_spec import JobSpec
 from hare.experiments.plan import batches
 from hare.experiments.run import simulation_groups
 from hare.experiments.run_chunks import run_chunks, runs_per_simulation
@@ -39,27 +39,27 @@ def trainings_in(first: int, last: int, dense_training_rounds: int, train_every:
     return dense + (last // train_every - start // train_every if last > start else 0)
 
 
-def schedule_of(spec: dict[str, Any]) -> tuple[int, int, int] | None:
+def schedule_of(spec: JobSpec) -> tuple[int, int, int] | None:
     """``(dense_training_rounds, train_every, train_steps)`` of the job's policy, or None: no training schedule."""
-    config = make_config(spec["policy"], spec["params"])
+    config = make_config(spec.policy, spec.params)
     fields = ("dense_training_rounds", "train_every", "train_steps")
     if not all(hasattr(config, name) for name in fields):
         return None
     return tuple(int(getattr(config, name)) for name in fields)
 
 
-def saturation_of(spec: dict[str, Any]) -> float:
+def saturation_of(spec: JobSpec) -> float:
     """The history size at which the job's per-round cost stops growing: 0 for a policy whose round does not grow
     with the rounds played (its class's ``round_cost_grows`` false: the line is the measured mean), ``max_points`` of a
     policy with a bounded dictionary, else infinity."""
-    if not policy_class(spec["policy"]).round_cost_grows:
+    if not policy_class(spec.policy).round_cost_grows:
         return 0.0
-    return float(getattr(make_config(spec["policy"], spec["params"]), "max_points", math.inf))
+    return float(getattr(make_config(spec.policy, spec.params), "max_points", math.inf))
 
 
 def replays_logged_data(job: Job) -> bool:
     """Whether the job's environment replays logged data (its class's ``replays_logged_data``)."""
-    return environment_class(job.spec["environment"]["kind"]).replays_logged_data
+    return environment_class(job.spec.environment.kind).replays_logged_data
 
 
 def plays(jobs: list[Job]) -> list[tuple[list[Job], list[int]]]:
@@ -74,10 +74,10 @@ def plays(jobs: list[Job]) -> list[tuple[list[Job], list[int]]]:
             members = [batch[i] for i in group]
             spec = members[0].spec
             if len(members) > 1:
-                simulations.append((members, [len(members) * spec["n_runs"]]))
+                simulations.append((members, [len(members) * spec.n_runs]))
             elif replays_logged_data(members[0]):
-                simulations.append((members, [spec["n_runs"]]))
+                simulations.append((members, [spec.n_runs]))
             else:
-                chunks = run_chunks(spec["n_runs"], runs_per_simulation(spec))
+                chunks = run_chunks(spec.n_runs, runs_per_simulation(spec))
                 simulations.append((members, [r1 - r0 for r0, r1 in chunks]))
     return simulations

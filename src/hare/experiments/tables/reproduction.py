@@ -15,6 +15,7 @@ import json
 import math
 from pathlib import Path
 
+from hare.data.encoding import DEFAULT_PREPARATION, PREPARATIONS
 from hare.io import read_npz
 from hare.report.reproduction import Reading, Readings, reading_name
 from hare.statistics import t_interval
@@ -70,10 +71,9 @@ def published_rows(rows: list[dict], published_csv: str | Path) -> list[dict]:
     )
 
 
-PREPARATION_ORDER = ("reference", "onehot", "standardised", "minmax", "onehot_standardised", "onehot_minmax", "project")
-"""The preparations in table order (``hare.data.prepare.PROTOCOLS``, the reference first and the project's last;
-repeated here so that a table process does not import the data layer's readers)."""
-DEFAULT_PREPARATION = "project"
+PREPARATION_ORDER = (*PREPARATIONS, DEFAULT_PREPARATION)
+"""The preparations in table order: those of the reference's rows (:data:`hare.data.encoding.PREPARATIONS`, the
+reference first), then the project's."""
 
 
 def preparation_rank(preparation: str) -> int:
