@@ -358,7 +358,6 @@ def test_the_fixed_choices_of_the_command_line_are_the_registries():
     from hare.data.encoding import PROTOCOLS
     from hare.experiments.tables.aggregate import TABLE_KINDS
 
-
     def choices(command: str, option: str) -> tuple:
         (action,) = [a for a in PARSERS[command]._actions if option in a.option_strings]  # noqa: SLF001
         return tuple(action.choices)
