@@ -39,21 +39,30 @@ from matplotlib.patches import Patch, Rectangle
 
 from hare.report.names import DISPLAY_NAMES
 from hare.report.style import BACKGROUND_GREY, TEXT_WIDTH_IN, apply_style, figure, save, save_pages
+from hare.verdicts import STATUSES, UNDECIDABLE
 
 apply_style()
 document = json.loads(Path(claims_json).read_text())
 claims = document["claims"]
 
 # %%
-STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
 STATUS_COLORS = {
     "PASS": "#009E73",
     "FAIL": "#D55E00",
     "EQUIVALENT": "#56B4E9",
     "INCONCLUSIVE": BACKGROUND_GREY,
+    UNDECIDABLE: "#CC79A7",
     "VACUOUS": "#F0E442",
     "NOT RUN": "#FFFFFF",
 }
+assert tuple(STATUS_COLORS) == STATUSES, "a colour for every status of the register"
+
+
+def short(status: str) -> str:
+    """A status as the legend names it: lower case, ``undecidable`` without its scale."""
+    return status.lower().removesuffix(" at this scale")
+
+
 ROW_VARIABLES = ("baseline", "policy")
 ORDER = ("experiment", "dataset", "environment", "rate")
 
@@ -198,7 +207,12 @@ def draw(ax, members: list[dict], title: str) -> None:
 def legend(fig, members: list[dict]) -> None:
     counts = {s: sum(status(c) == s for c in members) for s in STATUSES}
     handles = [
-        Patch(facecolor=STATUS_COLORS[s], edgecolor=BACKGROUND_GREY, linewidth=0.5, label=f"{s.lower()} ({counts[s]})")
+        Patch(
+            facecolor=STATUS_COLORS[s],
+            edgecolor=BACKGROUND_GREY,
+            linewidth=0.5,
+            label=f"{s.lower().removesuffix(' at this scale')} ({counts[s]})",
+        )
         for s in STATUSES
     ]
     fig.legend(

@@ -19,7 +19,10 @@ EQUIVALENT     ``|mu - theta| >= delta`` (two one-sided tests, TOST)   ``p_equiv
 ``delta`` is the family's practical margin, fixed from tuning runs before any reported run is seen. Unadjusted,
 a decision is taken when its p-value is below 2.5%, which is exactly the 95% interval lying on one side of the
 threshold (PASS, FAIL) or inside ``(theta - delta, theta + delta)`` (EQUIVALENT). PASS and FAIL take precedence
-over EQUIVALENT; none of them is INCONCLUSIVE, which then means too few runs and nothing else.
+over EQUIVALENT; none of them is INCONCLUSIVE. A claim whose best possible outcome at its run count cannot decide it is
+not INCONCLUSIVE but :data:`UNDECIDABLE` (the claims register checks it before anything runs); an INCONCLUSIVE claim
+says why (:data:`REASONS`). An EQUIVALENT verdict whose interval excludes the threshold is a difference smaller than
+``delta``, not no difference (:func:`verdict_text`).
 
 Multiplicity (:func:`benjamini_hochberg`): within each family of the register, each of the three decisions is
 adjusted by the Benjamini--Hochberg step-up procedure at 2.5%, so the expected share of false decisions among
@@ -43,10 +46,23 @@ LEVEL = 0.95
 ALPHA_ONE_SIDED = (1 - LEVEL) / 2
 """Each one-sided decision's level: a 95% two-sided interval is two one-sided tests at 2.5%."""
 DECISIONS = ("PASS", "FAIL", "EQUIVALENT")
-STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", "VACUOUS", "NOT RUN")
+UNDECIDABLE = "UNDECIDABLE AT THIS SCALE"
+"""The status of a claim that no outcome at the run count its configuration gives could decide (a share whose
+zero-event bound stays above its threshold, a comparison given fewer runs than its tuning runs plan), where the runs
+did not decide it anyway: INCONCLUSIVE by construction, so named for what it is, with the run count that would
+decide it."""
+STATUSES = ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE", UNDECIDABLE, "VACUOUS", "NOT RUN")
 """Every status a claim can take, in the order counts are listed: the decisions of :func:`decide` and INCONCLUSIVE,
-VACUOUS (a bound at or above the trivial bound) and NOT RUN (a claim whose run files the configuration does not
-produce), which the claims register assigns."""
+UNDECIDABLE AT THIS SCALE, VACUOUS (a bound at or above the trivial bound) and NOT RUN (a claim whose run files the
+configuration does not produce), which the claims register assigns. PASS stays first: the paper branches on its
+index 0."""
+REASONS = ("too few runs", "effect at the margin's edge", "spread larger than planned")
+"""Why a claim the runs could decide is INCONCLUSIVE, read off its numbers (:mod:`hare.theory.claims.reasons`): more
+runs at the observed mean and spread would settle it; its estimate lies within one standard error of an edge its
+interval straddles (the threshold, ``threshold +- delta``, a band's end); or its runs spread more than the tuning
+runs that planned their count."""
+EQUIVALENT_DIFFERENCE = "EQUIVALENT (a difference smaller than δ)"
+""":func:`verdict_text` of an EQUIVALENT verdict whose interval excludes the threshold."""
 COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "within": None}
 """``within`` takes a threshold ``[low, high]``: the measured quantity lies in that band."""
 MAX_PLANNED_RUNS = 10_000
@@ -184,6 +200,23 @@ def decide(
     return "INCONCLUSIVE"
 
 
+def excludes_threshold(low: float, high: float, threshold: float | tuple[float, float] | None) -> bool:
+    """The interval ``[low, high]`` lies strictly on one side of a single ``threshold`` (a band never)."""
+    if isinstance(threshold, (tuple, list)) or threshold is None:
+        return False
+    values = (low, high, threshold)
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        return False
+    return high < threshold or low > threshold
+
+
+def verdict_text(status: str, low: float, high: float, threshold: float | tuple[float, float] | None) -> str:
+    """The status as the register prints it: :data:`EQUIVALENT_DIFFERENCE` for an EQUIVALENT verdict (after the
+    adjustment; unadjusted, PASS or FAIL would take precedence) whose interval excludes the threshold: a difference
+    the runs establish, smaller than the margin, not the absence of one. Every other status as it is."""
+    return EQUIVALENT_DIFFERENCE if status == "EQUIVALENT" and excludes_threshold(low, high, threshold) else status
+
+
 def status_counts(statuses: Iterable[str]) -> dict[str, int]:
     """``{status: count}`` of ``statuses``: every word of :data:`STATUSES` in its order (zero counts included), then
     any other word in order of first appearance."""
@@ -194,17 +227,15 @@ def status_counts(statuses: Iterable[str]) -> dict[str, int]:
 
 def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
     """Benjamini--Hochberg adjusted p-values ``(m,)``: ``p_adj_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the
-    sorted finite p-values; NaN stays NaN and does not count in ``m``. A hypothesis is rejected at level ``q`` when
-    its adjusted p-value is below ``q``."""
+    sorted finite p-values (``scipy.stats.false_discovery_control``, method ``bh``); NaN stays NaN and does not count
+    in ``m``. A hypothesis is rejected at level ``q`` when its adjusted p-value is below ``q``."""
+    from scipy.stats import false_discovery_control
+
     p = np.asarray(p_values, dtype=float).reshape(-1)
     adjusted = np.full(p.shape, math.nan)
-    finite = np.flatnonzero(np.isfinite(p))
-    m = finite.size
-    if m == 0:
-        return adjusted
-    order = finite[np.argsort(p[finite], kind="stable")]
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    finite = np.isfinite(p)
+    if finite.any():
+        adjusted[finite] = false_discovery_control(p[finite], method="bh")
     return adjusted
 
 
@@ -250,15 +281,34 @@ def planned_runs(sd: float, target_half_width: float, level: float = LEVEL, cap:
     return low
 
 
-def runs_to_settle(mean: float, sd: float, threshold: float, margin: float | None, level: float = LEVEL) -> int | None:
+def runs_to_settle(
+    mean: float,
+    sd: float,
+    threshold: float,
+    margin: float | None,
+    level: float = LEVEL,
+    *,
+    alpha_exclude: float | None = None,
+    alpha_equivalent: float | None = None,
+    ran: int = 0,
+) -> int | None:
     """At the observed mean and spread, about how many runs would make the interval decide: exclude the threshold
-    (half-width below ``|mean - threshold|``) or, with a margin, lie inside it (below ``margin - |mean - threshold|``),
-    whichever needs fewer. ``None`` when neither can happen (a mean exactly at the threshold without a margin)."""
+    (one-sided half-width at ``alpha_exclude`` below ``|mean - threshold|``) or, with a margin, lie inside it (at
+    ``alpha_equivalent``, below ``margin - |mean - threshold|``), whichever needs fewer. The levels default to each
+    one-sided test of ``level``; the claims register passes the levels a claim's family adjustment asks of it, so the
+    count settles it after the adjustment. Never below ``ran + 1``: the runs that ran did not settle it. ``None`` when
+    neither can happen (a mean exactly at the threshold without a margin)."""
+    default = (1 - level) / 2
     distance = abs(mean - threshold)
-    targets = [distance]
+    targets = [(distance, default if alpha_exclude is None else alpha_exclude)]
     if margin is not None and math.isfinite(margin) and margin > distance:
-        targets.append(margin - distance)
-    target = max(targets)
-    if not math.isfinite(target) or target <= 0:
+        targets.append((margin - distance, default if alpha_equivalent is None else alpha_equivalent))
+    counts = [
+        planned_runs(sd, target * (1 - 1e-9), 1 - 2 * alpha)
+        for target, alpha in targets
+        if math.isfinite(target) and target > 0 and 0 < alpha < 0.5
+    ]
+    counts = [n for n in counts if n is not None]
+    if not counts:
         return None
-    return planned_runs(sd, target * (1 - 1e-9), level)
+    return max(min(counts), int(ran) + 1)

@@ -177,7 +177,9 @@ def test_lock_in_share_against_a_hand_count(executed, experiment, dataset, label
     assert row["level"] == pytest.approx(0.9 * sum(random) / len(random))
     assert (row["n_runs"], row["n_above"]) == (n, above)
     assert row["share_above"] == pytest.approx(above / n)
-    assert row["fails_no_lock_in"] == (above / n > 0.05)
+    limit = max(0.05, 1 - 0.025 ** (1 / n))  # the claim's limit: 5%, or the zero-event exact bound of n runs
+    assert row["limit"] == pytest.approx(limit, rel=1e-12)
+    assert row["fails_no_lock_in"] == (above / n > 0.05)  # the observed share above 5%, as the text counts groups
 
 
 def test_implied_std_against_a_hand_computation(executed):
@@ -245,7 +247,7 @@ def test_figure_panels(executed):
     legend = [text.get_text() for text in legend_box.get_texts()]
     assert legend[:3] == ["LNUCB-TA", "LNUCB-TA (public code's reading)", "lock-in level: 0.9 × Random's mean"]
     share_entries = [
-        "claim's limit: 5% of runs",
+        "5% of runs (the claim's limit from 72 runs)",
         "Adult",
         "Magic",
         "exploration sweep, reported runs ($n=3$)",

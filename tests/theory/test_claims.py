@@ -15,7 +15,7 @@ from hare.theory.claims.documents import claims_document, claims_markdown
 from hare.theory.claims.expressions import evaluate_expression
 from hare.theory.claims.register import load_register, not_produced
 from hare.theory.claims.result import ClaimError
-from hare.verdicts import decide
+from hare.verdicts import UNDECIDABLE, decide
 
 
 def claims_tex(results):
@@ -486,7 +486,8 @@ def test_random_is_never_equivalent_to_a_policy_that_does_not_lock_in(repository
         write_json(npz.with_suffix(".json"), {**_sidecar(experiment, environment, n_runs=5), "wall_time_s": 1.0})
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump({"claims": with_random}))
     results = evaluate_register(tmp_path / "claims.yaml", tmp_path)
-    assert len(results) > 10 and any(r.status == "INCONCLUSIVE" for r in results)
+    # the intervals hold 0: undecided, and at 5 runs against the 17 the tuning runs plan, undecidable at this scale
+    assert len(results) > 10 and any(r.status in ("INCONCLUSIVE", UNDECIDABLE) for r in results)
     assert [r.key for r in results if "EQUIVALENT" in (r.status, r.adjusted_status)] == []
     assert all(r.margin < abs(r.measured) for r in results)
 

@@ -28,8 +28,34 @@ Per round, for the active user ``i_t`` and query ``x_t``, in every head ``h``:
   but only select mode reads it.
 
 Update: ``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` with ``w`` one-hot on the
-dominant cluster (select: ``j_t``; synthesize: the cluster with the largest attention mass in head
-``h``) or the attention mass of every cluster (``attention_weighted``). The user posterior
+dominant cluster (select: ``j_t``) or the attention mass of every cluster (``covariance_update:
+attention_weighted``). In synthesize mode the output ``z`` is novel (no pool item), and the credit rule
+(``credit``) decides which clusters the reward is credited to; with ``M_{h,j} = sum_{n in j} A_{h,n}`` the
+attention mass of cluster ``j`` in head ``h`` (:meth:`HARE.credit_weights`):
+
+  - ``dominant`` (default): ``w_{h,j} = 1[j = argmax_j' M_{h,j'}]``;
+  - ``attention_weighted``: ``w_{h,j} = M_{h,j}`` (``covariance_update: attention_weighted``'s update);
+  - ``nearest_item``: ``w_{h,j} = 1[j = c(n*)]`` in every head, ``n* = argmin_n ||z - e_n||^2`` (first index on
+    ties): the output is credited to the pool item it resembles;
+  - ``gradient``: first-order attribution of the predicted reward to the attention weights. The policy's reward
+    model scores ``z`` as ``r_hat(z) = g(<c, z>)``, ``c = mean_h W_K^{hT} q_h / sqrt(d_k)`` (the model of the
+    user posterior, below), and ``z = sum_{h,n} A_{h,n} o_{h,n}`` with ``o_{h,n} = W_O^{hT} W_V^h e_n`` (head
+    ``h``'s rows of ``W_O``), so ``dr_hat/dA_{h,n} = g' <c, o_{h,n}>``. The attribution of cluster ``j`` in head
+    ``h`` is ``a_{h,j} = sum_{n in j} A_{h,n} <c, o_{h,n}>`` (``g' > 0`` is common to all and cancels), and
+    ``w_{h,j} = max(a_{h,j}, 0) / sum_j' max(a_{h,j'}, 0)``; a head whose attributions are all ``<= 0`` falls
+    back to ``w_{h,j} = M_{h,j}``. Since ``<c, z>`` is linear in ``A``, ``sum_{h,j} a_{h,j} = <c, z>``
+    (gradient times input is exact). With identity values (``o_{h,n} = e_n / H``) ``<c, o_{h,n}> = s_bar_n / H``
+    with ``s_bar_n = mean_g s_{g,n}`` the item's predicted logit, so ``a_{h,j}`` is the attention-weighted
+    predicted logit of the cluster's items. The attribution goes through the policy's model of the reward of
+    ``z``, not through a decoder: when ``z`` is decoded to text, the text's reward is credited as if it were
+    ``z``'s;
+  - ``none``: ``w = 0``: ``Sigma`` and ``b`` stay as the warm start left them (the control).
+
+The warm start's logged pulls go through the select-mode update (``covariance_update``), whatever the credit
+rule. ``covariance_update: attention_weighted`` with the default ``credit`` keeps weighting the synthesize rounds by
+attention mass, as it did before the credit rules (:func:`synthesis_credit`). The credit rule decides ``Sigma``
+and ``b`` only: the LNUCB-TA cluster statistics credit the cluster of largest head-mean mass, the user posterior
+and the projection step use ``z``, under every rule. The user posterior
 regresses the reward on the feature that carries the user in the reward model
 ``r ~ mean_h <q_h, k_h(e)> / sqrt(d_k)``:
 
@@ -88,6 +114,7 @@ from hare.typed import at_least, each, nonnegative, one_of, positive, unit_inter
 
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
+CREDITS = ("dominant", "attention_weighted", "nearest_item", "gradient", "none")
 MODES = ("select", "synthesize")
 MEANS = ("frozen", "online")
 POOLS = ("environment", "log_prototypes")
@@ -120,6 +147,9 @@ class HAREConfig(PolicyConfig):
     lam: ridge of the cluster covariances (and the prior weight of ``theta0``); refactor_every:
     rounds between Cholesky re-inversions.
     covariance_update: ``dominant`` or ``attention_weighted``.
+    credit: synthesize mode's credit rule for the reward of a novel output ``z`` (module docstring):
+    ``dominant | attention_weighted | nearest_item | gradient | none``; select mode credits the pulled item's
+    cluster and takes only the default.
     covariance: the cluster covariance ``Sigma_{h,j}``: ``full`` (exact), ``diagonal`` (``lam I + diag(sum q q^T)``)
     or ``low_rank`` (a frequent-directions sketch of rank ``r =`` covariance_rank plus the exact diagonal; the bonus
     within a factor ``sqrt(1 + Delta / lam)`` of the exact one, :mod:`hare.model.covariance_approx`); every kind
@@ -154,6 +184,7 @@ class HAREConfig(PolicyConfig):
     lam: Annotated[float, positive] = 1.0
     refactor_every: Annotated[int, at_least(1)] = 1000
     covariance_update: Annotated[str, one_of(COVARIANCE_UPDATES)] = "dominant"
+    credit: Annotated[str, one_of(CREDITS)] = "dominant"
     covariance: Annotated[str, one_of(COVARIANCE_KINDS)] = "full"
     covariance_rank: Annotated[int, at_least(1)] = 8
     projections: Annotated[str, one_of(PROJECTION_KINDS)] = "oracle"
@@ -204,6 +235,17 @@ class HAREConfig(PolicyConfig):
             "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)",
         )
         self.require(
+            self.mode == "synthesize" or self.credit == "dominant",
+            "credit",
+            "credit rules are synthesize mode's (select mode credits the pulled item's cluster)",
+        )
+        self.require(
+            self.covariance_update == "dominant" or self.credit in ("dominant", "attention_weighted"),
+            "credit",
+            "covariance_update: attention_weighted already weights synthesize rounds by attention mass; "
+            "set covariance_update: dominant with another credit rule",
+        )
+        self.require(
             self.user_state != "oracle" or self.projections == "oracle",
             "user_state",
             "'oracle' needs projections='oracle' (true u* live in the coordinates of W*)",
@@ -219,6 +261,15 @@ class HAREConfig(PolicyConfig):
                 "HAREConfig.pool: 'log_prototypes' is built from the warm start's logs, which the cold regime "
                 f"withholds; use pool: environment and {COLD_REGIME_ADVICE}"
             )
+
+
+def synthesis_credit(config: HAREConfig) -> str:
+    """The credit rule of synthesize rounds (:data:`CREDITS`): ``config.credit``, except that
+    ``covariance_update: attention_weighted`` with the default ``credit`` keeps its attention-weighted update of
+    synthesize rounds (the behaviour before the credit rules)."""
+    if config.credit == "dominant" and config.covariance_update == "attention_weighted":
+        return "attention_weighted"
+    return config.credit
 
 
 @register_policy("hare")
@@ -292,7 +343,19 @@ class HARE(Policy):
         self.register_buffer(
             "query_user", projections.query_user.expand(self.n_runs, -1, -1, -1).clone()
         )  # (B, H, d_k, d_u)
+        credit = synthesis_credit(config) if config.mode == "synthesize" else "dominant"
+        # The pool items (N, d_e) for the nearest-item rule; each head's output directions o_{h,n} = W_O^{hT} W_V^h e_n
+        # as (d_out, H N) for the gradient rule (None otherwise: no state for the rules not in use).
+        self.register_buffer("credit_items", items.to(torch.float64).clone() if credit == "nearest_item" else None)
+        self.register_buffer("credit_outputs", self._item_outputs() if credit == "gradient" else None)
         self._cache: tuple[Observation, AttentionOutput] | None = None
+
+    def _item_outputs(self) -> torch.Tensor:
+        """``o_{h,n} = W_O^{hT} v_{h,n}``, the output of item ``n`` through head ``h`` (``z = sum_{h,n} A_{h,n}
+        o_{h,n}``), as ``(d_out, H N)`` (column ``h N + n``)."""
+        values, output = self.attention.values, self.attention.output  # (H, N, d_v), (H d_v, d_out)
+        outputs = torch.einsum("hnv,hvd->hnd", values, output.view(self.n_heads, values.shape[-1], -1))
+        return outputs.reshape(-1, outputs.shape[-1]).T.contiguous()
 
     @property
     def clusters(self) -> torch.Tensor:
@@ -406,8 +469,11 @@ class HARE(Policy):
         out = self.attend(observation)
         chosen = self.clusters[arms]
         dominant = chosen[:, None].expand(-1, self.n_heads)  # (n_runs, H)
+        weights = (
+            self.attention.cluster_mass(out.weights) if self.config.covariance_update == "attention_weighted" else None
+        )
         self._learn(
-            observation, out, dominant, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
+            observation, out, dominant, weights, self.attention.keys[:, arms].transpose(0, 1), chosen, rewards
         )  # keys (n_runs, H, d_k)
         if self._played is observation and self.alpha_schedule.learns:
             self.learn_alpha(observation, out, rewards)
@@ -421,12 +487,55 @@ class HARE(Policy):
 
     def update_synthesis(self, observation: Observation, synthesis: torch.Tensor, rewards: torch.Tensor) -> None:
         """Learn from rewards ``(n_runs,)`` of outputs ``z`` ``(n_runs, d_e)`` (identity values: ``z`` is in item
-        space)."""
+        space); ``Sigma`` and ``b`` by the credit rule (:meth:`credited_clusters`)."""
         out = self.attend(observation)
         mass = self.attention.cluster_mass(out.weights)  # (n_runs, H, C)
-        dominant = mass.argmax(-1)  # (n_runs, H)
+        chosen, weights = self.credited_clusters(out, mass, synthesis)
         keys = (self.projections.key[None] * synthesis.to(torch.float64)[:, None, None, :]).sum(-1)  # (n_runs, H, d_k)
-        self._learn(observation, out, dominant, keys, mass.mean(1).argmax(-1), rewards)
+        self._learn(observation, out, chosen, weights, keys, mass.mean(1).argmax(-1), rewards)
+
+    def credited_clusters(
+        self, out: AttentionOutput, mass: torch.Tensor, synthesis: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """The credit rule of synthesize mode (module docstring; :func:`synthesis_credit`) for the round's attention
+        ``out``, its cluster masses ``M`` ``(n_runs, H, C)`` and outputs ``z`` ``(n_runs, d_out)``: ``(chosen, None)``
+        with ``chosen`` ``(n_runs, H)`` the one credited cluster of each head (``dominant``, ``nearest_item``),
+        ``(None, w)`` with ``w`` ``(n_runs, H, C)`` the weights of every cluster (``attention_weighted``,
+        ``gradient``), or ``(None, None)`` (``none``: nothing moves). Batched over runs, heads and clusters;
+        products are taken per run (no GEMM over the run dimension), so runs are independent."""
+        rule = synthesis_credit(self.config)
+        if rule == "dominant":
+            return mass.argmax(-1), None
+        if rule == "attention_weighted":
+            return None, mass
+        if rule == "none":
+            return None, None
+        if rule == "nearest_item":
+            items = self.credit_items  # (N, d_e)
+            z = synthesis.to(torch.float64)
+            # ||z - e_n||^2 - ||z||^2 = ||e_n||^2 - 2 <z, e_n>: one (1, d) @ (d, N) product per run.
+            inner = torch.bmm(z[:, None, :], items.T.expand(z.shape[0], -1, -1)).squeeze(1)  # (n_runs, N)
+            nearest = ((items * items).sum(-1)[None, :] - 2.0 * inner).argmin(-1)  # (n_runs,)
+            return self.clusters[nearest][:, None].expand(-1, self.n_heads), None
+        # gradient: a_{h,j} = sum_{n in j} A_{h,n} <c, o_{h,n}>, c = mean_h W_K^{hT} q_h / sqrt(d_k).
+        scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))
+        c = (self.projections.key[None] * out.queries[..., None]).sum((1, 2)) * scale  # (n_runs, d_e)
+        outputs = self.credit_outputs  # (d_out, H N)
+        slopes = torch.bmm(c[:, None, :], outputs.expand(c.shape[0], -1, -1)).view(out.weights.shape)  # (n_runs, H, N)
+        attribution = self.attention.cluster_mass(out.weights * slopes).clamp_min(0.0)  # (n_runs, H, C)
+        total = attribution.sum(-1, keepdim=True)
+        return None, torch.where(total > 0, attribution / total.clamp_min(torch.finfo(total.dtype).tiny), mass)
+
+    def credit_weights(self, out: AttentionOutput, synthesis: torch.Tensor) -> torch.Tensor:
+        """The credit rule's weights ``w_{h,j}`` of every cluster, ``(n_runs, H, C)`` (one-hot for ``dominant`` and
+        ``nearest_item``, zero for ``none``): what :meth:`update_synthesis` adds ``w_{h,j} q_h q_h^T`` and
+        ``w_{h,j} q_h y`` with."""
+        chosen, weights = self.credited_clusters(out, self.attention.cluster_mass(out.weights), synthesis)
+        if weights is not None:
+            return weights
+        if chosen is not None:
+            return F.one_hot(chosen, self.n_clusters).to(torch.float64)
+        return torch.zeros_like(out.bonuses)
 
     # -- shared learning step ---------------------------------------------------------------
 
@@ -447,7 +556,8 @@ class HARE(Policy):
         self,
         observation: Observation,
         out: AttentionOutput,
-        dominant: torch.Tensor,
+        chosen: torch.Tensor | None,
+        weights: torch.Tensor | None,
         pulled_keys: torch.Tensor,
         reward_cluster: torch.Tensor,
         rewards: torch.Tensor,
@@ -455,17 +565,17 @@ class HARE(Policy):
         """Covariance and response (``Sigma``, ``b``), user-posterior, LNUCB-TA statistics and online projection
         updates.
 
-        dominant ``(n_runs, H)``: the cluster index of each head; pulled_keys ``W_K^h e`` of what was played,
-        ``(n_runs, H, d_k)``; reward_cluster ``(n_runs,)`` the cluster credited with the reward (LNUCB-TA statistics).
-        ``Sigma`` and ``b`` take the round's query ``q`` (before this round's projection step).
+        weights ``(n_runs, H, C)``: the weight ``w_{h,j}`` of every cluster; else chosen ``(n_runs, H)``: the one
+        cluster of each head (weight 1, touching that cluster only); neither: ``Sigma`` and ``b`` stay.
+        pulled_keys ``W_K^h e`` of what was played, ``(n_runs, H, d_k)``; reward_cluster ``(n_runs,)`` the cluster
+        credited with the reward (LNUCB-TA statistics). ``Sigma`` and ``b`` take the round's query ``q`` (before
+        this round's projection step).
         """
         rewards = rewards.to(torch.float64)
-        if self.config.covariance_update == "attention_weighted":
-            self.attention.update(
-                out.queries, self.attention.cluster_mass(out.weights), self.link_responses(out, rewards)
-            )
-        else:
-            self.attention.update_chosen(out.queries, dominant, self.link_responses(out, rewards))
+        if weights is not None:
+            self.attention.update(out.queries, weights, self.link_responses(out, rewards))
+        elif chosen is not None:
+            self.attention.update_chosen(out.queries, chosen, self.link_responses(out, rewards))
         self.cluster_pulls += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64)
         self.cluster_reward_sum += F.one_hot(reward_cluster, self.n_clusters).to(torch.float64) * rewards[:, None]
         scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))

@@ -6,7 +6,7 @@ headline flag, measured value with its 95% interval, runs, and status before and
 
 * ``agree``: both builds decided the claim (PASS, FAIL or EQUIVALENT after adjustment) and gave the same verdict;
 * ``differ``: both decided it and the verdicts differ (each with its interval, the reason to read the pair);
-* ``undecided``: at least one build ran it without deciding it (INCONCLUSIVE or VACUOUS);
+* ``undecided``: at least one build ran it without deciding it (INCONCLUSIVE, UNDECIDABLE AT THIS SCALE or VACUOUS);
 * ``not run``: at least one build produced none of the claim's run files (NOT RUN) or lacks the claim.
 
 :func:`agreement_page` renders the comparison as the Markdown page ``docs/scale_agreement.md`` (the command, the date
@@ -23,7 +23,8 @@ from typing import Any
 from hare.report.register_cells import status_of as adjusted_status
 
 DECIDED = ("PASS", "FAIL", "EQUIVALENT")
-"""Adjusted statuses that decide a claim; INCONCLUSIVE and VACUOUS leave it open, NOT RUN leaves it unmeasured."""
+"""Adjusted statuses that decide a claim; INCONCLUSIVE, UNDECIDABLE AT THIS SCALE and VACUOUS leave it open, NOT RUN
+leaves it unmeasured."""
 
 OUTCOMES = ("agree", "differ", "undecided", "not run")
 

@@ -126,7 +126,7 @@ def claim_row(columns: dict[str, int], cells: list[str]) -> ClaimLine | None:
 
     if set("".join(cells)) <= set("-: ") or not cell("claim"):
         return None
-    adjusted = cell("adjusted")
+    adjusted = cell("adjusted").split(" (", 1)[0]  # the status word: "EQUIVALENT (a difference smaller than δ)"
     return ClaimLine(
         key=cell("claim"),
         status=cell("status") or adjusted,

@@ -6,7 +6,8 @@
 ``margin_share`` (delta over the comparator's mean total regret on the tuning runs), ``status`` (unadjusted) and
 ``adjusted_status``; numbers may be ``None`` (NOT RUN, exact claims, no margin).
 
-Per claim key ``k`` it defines ``\\csname claimstatus@k\\endcsname`` (the adjusted status word), ``claimcode@k``
+Per claim key ``k`` it defines ``\\csname claimstatus@k\\endcsname`` (the adjusted status word, an EQUIVALENT one
+whose interval excludes the threshold qualified as a difference smaller than delta), ``claimcode@k``
 (its index in :data:`hare.verdicts.STATUSES`; ``\\claimverdict`` and ``\\asserts`` of paper/main.tex branch on it),
 ``claiminterval@k`` (measured [low, high]), ``claimid@k`` (the short id, e.g. C17) and ``claimunadjusted@k``; per
 family ``f`` and status ``S`` ``claimfamily@f@S`` and ``claimfamily@f@total``; the totals (``\\claimsTotal``,
@@ -45,6 +46,8 @@ from hare.report.register_cells import (
     status_macro,
     status_of,
     status_tex,
+    verdict_tex,
+    verdict_word,
 )
 from hare.report.register_families import drawn_families, family_body, not_run_tex
 from hare.report.register_headline import headline_tex
@@ -57,7 +60,7 @@ def claim_macros(claims: Sequence[Mapping[str, Any]]) -> list[str]:
     for claim in claims:
         key, status = claim["key"], status_of(claim)
         lines += [
-            rf"\expandafter\def\csname claimstatus@{key}\endcsname{{{status}}}",
+            rf"\expandafter\def\csname claimstatus@{key}\endcsname{{{verdict_word(claim)}}}",
             rf"\expandafter\def\csname claimcode@{key}\endcsname{{{STATUSES.index(status)}}}",
             rf"\expandafter\def\csname claiminterval@{key}\endcsname{{{interval_tex(claim)}}}",
             rf"\expandafter\def\csname claimid@{key}\endcsname{{{claim['id']}}}",
@@ -97,7 +100,7 @@ def _row(claim: Mapping[str, Any], statement: str) -> str:
         comparison_tex(claim),
         margin_tex(claim),
         status_tex(claim.get("status") or status_of(claim)),
-        status_tex(status_of(claim)),
+        verdict_tex(claim),
     ]
     return " & ".join(cells) + r" \\"
 
@@ -115,7 +118,9 @@ def register_tex(document: Mapping[str, Any], scale: Mapping[str, Any] | None = 
         r"against; $\delta$: the claim's equivalence margin, with its percentage of the comparator's mean total "
         r"regret on the tuning runs (EQUIVALENT when the interval lies inside $\pm\delta$); \emph{Status} before "
         r"and \emph{Adjusted} after the adjustment for multiplicity "
-        r"within each family (\claimsAdjustment)."
+        r"within each family (\claimsAdjustment), with an inconclusive claim's reason and the runs that would decide "
+        r"one undecidable at this scale (no outcome at its run count could). An equivalent claim whose interval "
+        r"excludes the threshold differs from it, by less than $\delta$."
     )
     tables = []
     first = single
@@ -136,7 +141,11 @@ def register_tex(document: Mapping[str, Any], scale: Mapping[str, Any] | None = 
                 r"a family drawn as a claims matrix has one line that points to its figure. "
                 r"Within a family, a statement line names the bound values in angle brackets and each member "
                 r"gives its values; the status is the unadjusted one, then ($\to$) the adjusted one where the "
-                r"adjustment changed it. Full statements, inputs and methods are in \texttt{results/claims.md}.",
+                r"adjustment changed it; diff.\,${<}\,\delta$: an equivalent claim whose interval excludes the "
+                r"threshold (a difference smaller than $\delta$); an inconclusive claim's reason: runs (too few), "
+                r"edge (effect at the margin's edge), spread (larger than planned); undecid.\ ($n$): no outcome at "
+                r"its run count could decide it, $n$ runs would. Full statements, inputs and methods are in "
+                r"\texttt{results/claims.md}.",
                 "tab:claims-all" if first else "tab:claims",
                 family_body(members, drawn_families(claims)),
                 FAMILY_COLUMNS,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hare.report.latex import escape, format_number, longtable
-from hare.verdicts import STATUSES, status_counts
+from hare.verdicts import STATUSES, UNDECIDABLE, excludes_threshold, status_counts
 
 COLUMNS = (
     ("Id", 0.06),
@@ -33,9 +33,12 @@ SHORT_STATUS = {
     "FAIL": "fail",
     "EQUIVALENT": "equiv.",
     "INCONCLUSIVE": "inconcl.",
+    UNDECIDABLE: "undecid.",
     "VACUOUS": "vacuous",
     "NOT RUN": "not run",
 }
+SHORT_REASON = {"too few runs": "runs", "effect at the margin's edge": "edge", "spread larger than planned": "spread"}
+"""The reason an INCONCLUSIVE member is (:data:`hare.verdicts.REASONS`) in one word, beside its short status."""
 
 TABCOLSEP = "3pt"
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -129,6 +132,42 @@ def _bound(value: Any, digits: int | None = None) -> str:
 
 def status_tex(status: str) -> str:
     return rf"\textsc{{{status.lower()}}}"
+
+
+def differs_within_margin(claim: Mapping[str, Any], status: str | None = None) -> bool:
+    """An EQUIVALENT verdict (``status``, else the adjusted one) whose interval excludes the threshold: a difference
+    the runs establish, smaller than delta (:func:`hare.verdicts.verdict_text`)."""
+    low, high, threshold = claim.get("low"), claim.get("high"), claim.get("threshold")
+    return (
+        (status or status_of(claim)) == "EQUIVALENT"
+        and all(is_finite(v) for v in (low, high, threshold))
+        and excludes_threshold(float(low), float(high), float(threshold))
+    )
+
+
+def verdict_word(claim: Mapping[str, Any]) -> str:
+    """The adjusted status word, qualified where it is a difference within the margin (:func:`differs_within_margin`):
+    what ``\\claimref`` prints."""
+    status = status_of(claim)
+    return status + (r" (a difference smaller than $\delta$)" if differs_within_margin(claim, status) else "")
+
+
+def verdict_tex(claim: Mapping[str, Any], status: str | None = None, short: bool = False) -> str:
+    """A status word of ``claim`` (its adjusted one unless ``status``) as the tables print it: an EQUIVALENT verdict
+    whose interval excludes the threshold qualified as a difference smaller than delta
+    (:func:`hare.verdicts.verdict_text`), an INCONCLUSIVE one with its reason, an UNDECIDABLE one with the runs that
+    would decide it; ``short``: the family table's words (:data:`SHORT_STATUS`, :data:`SHORT_REASON`)."""
+    status = status or status_of(claim)
+    text = rf"\textsc{{{SHORT_STATUS[status] if short else status.lower()}}}"
+    if differs_within_margin(claim, status):
+        text += r" (diff.\,${<}\,\delta$)" if short else r" (a difference smaller than $\delta$)"
+    reason = claim.get("reason")
+    if status == "INCONCLUSIVE" and status == status_of(claim) and reason in SHORT_REASON:
+        text += f" ({SHORT_REASON[reason]})" if short else f" ({escape(reason)})"
+    needed = claim.get("runs_needed")
+    if status == UNDECIDABLE and isinstance(needed, int):
+        text += f" ({needed})" if short else f" ({needed} runs would decide it)"
+    return text
 
 
 def check_document(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:

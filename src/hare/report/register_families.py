@@ -23,6 +23,7 @@ from hare.report.register_cells import (
     margin_tex,
     status_of,
     status_tex,
+    verdict_tex,
 )
 
 
@@ -51,9 +52,9 @@ def counts_text(claims: Sequence[Mapping[str, Any]]) -> str:
 
 def _member_cells(claim: Mapping[str, Any], values: str) -> list[str]:
     before, after = claim.get("status") or status_of(claim), status_of(claim)
-    status = rf"\textsc{{{SHORT_STATUS[before]}}}" + (
-        "" if before == after else rf" $\to$ \textsc{{{SHORT_STATUS[after]}}}"
-    )
+    status = verdict_tex(claim, after, short=True)
+    if before != after:
+        status = rf"\textsc{{{SHORT_STATUS[before]}}} $\to$ " + status
     return [rf"\hypertarget{{claim.{claim['id']}}}{{{claim['id']}}}", values, interval_tex(claim), status]
 
 

@@ -1,6 +1,7 @@
 """``\\claimsHeadlineTable``: the body's table of the headline claims (readable names, measured value with its
-interval, margin, reported and planned runs, verdict), with a sentence per inconclusive one on how many runs would
-settle it."""
+interval, margin, reported and planned runs, verdict: an EQUIVALENT one whose interval excludes 0 as a difference
+smaller than delta, an INCONCLUSIVE one with its reason), with a sentence per inconclusive or undecidable one on why
+and how many runs would settle it."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from hare.report.register_cells import (
     margin_tex,
     status_of,
     status_tex,
+    verdict_tex,
 )
+from hare.verdicts import UNDECIDABLE
 
 HEADLINE_COLUMNS = (
     ("Id", 0.05),
@@ -107,7 +110,7 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str, scale: Mapping
     body = []
     for c in (c for c in headline if status_of(c) != "NOT RUN"):
         before, after = c.get("status") or status_of(c), status_of(c)
-        verdict = status_tex(after) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
+        verdict = verdict_tex(c) + ("" if before == after else rf" (unadj.\ {status_tex(before)})")
         verdict += r"$^{\dagger}$" if c["key"] in differing else ""
         body.append(
             " & ".join(
@@ -128,6 +131,7 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str, scale: Mapping
         rf"The headline claims: {counts['PASS']} pass, {counts['FAIL']} fail, "
         rf"{counts['EQUIVALENT']} are equivalent and "
         rf"{counts['INCONCLUSIVE']} inconclusive after the adjustment for multiplicity within their families"
+        + (rf", {counts[UNDECIDABLE]} undecidable at this scale" if counts[UNDECIDABLE] else "")
         + (rf", {counts['NOT RUN']} not run" if counts["NOT RUN"] else "")
         + ". "
         rf"Measured value with its {level}\% interval (a paired difference over runs: total regret, lower favours "
@@ -142,10 +146,11 @@ def headline_tex(claims: Sequence[Mapping[str, Any]], level: str, scale: Mapping
         )
     table = longtable_of(caption, "tab:headline", body, HEADLINE_COLUMNS) if body else ""
     table += "".join(rf"\hypertarget{{claim.{c['id']}}}{{}}" for c in not_run)
-    open_claims = [c for c in headline if status_of(c) == "INCONCLUSIVE"]
+    open_claims = [c for c in headline if status_of(c) in ("INCONCLUSIVE", UNDECIDABLE)]
     if open_claims:
+        undecided = "undecided" if any(status_of(c) == UNDECIDABLE for c in open_claims) else "inconclusive"
         table += (
-            "\n\\par\\noindent\\emph{What would settle the inconclusive headline claims.} "
+            f"\n\\par\\noindent\\emph{{What would settle the {undecided} headline claims.}} "
             + "; ".join(
                 f"{c['id']}: {escape(c.get('note') or 'no run count settles it without a margin')}" for c in open_claims
             )

@@ -135,7 +135,7 @@ def _section(config: dict[str, Any], path: str) -> Any:
 
 
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-"""A blank line: a paragraph break, which LaTeX refuses inside a caption (``\\caption`` takes one paragraph)."""
+"""A blank line: a paragraph break, which LaTeX refuses inside a caption (a caption takes one paragraph)."""
 
 
 def _check_tables(config: dict[str, Any]) -> None:

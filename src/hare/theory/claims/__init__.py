@@ -6,6 +6,10 @@ This docstring is the grammar of ``paper/claims.yaml``; the modules of the packa
 * :mod:`hare.theory.claims.expressions` evaluates its expressions over the loaded inputs (the whitelist);
 * :mod:`hare.theory.claims.decide` measures each claim with its uncertainty, decides its status and adjusts the
   families (:class:`hare.theory.claims.result.ClaimResult` holds the verdict);
+* :mod:`hare.theory.claims.decidable` checks, before anything runs, that the best outcome at the run count a
+  configuration gives can decide each claim (``hare validate-config`` prints what cannot, ``hare claims`` marks it
+  UNDECIDABLE AT THIS SCALE);
+* :mod:`hare.theory.claims.reasons` says why an INCONCLUSIVE claim is and how many runs would settle it;
 * :mod:`hare.theory.claims.documents` writes ``results/claims.md`` and ``results/claims.json`` (the TeX of the paper
   is rendered from the JSON by :mod:`hare.report.register`).
 
@@ -41,7 +45,10 @@ Status, for ``compare`` in ``< <= > >=`` against ``threshold`` (:func:`hare.verd
 =============  ===========================================================================
 PASS           the whole interval satisfies the comparison
 FAIL           the whole interval violates it, or the measurement is undefined (NaN, null)
-INCONCLUSIVE   the interval straddles the threshold
+INCONCLUSIVE   the interval straddles the threshold, though the run count could decide it; it
+               says why (:data:`hare.verdicts.REASONS`)
+UNDECIDABLE    (AT THIS SCALE) no outcome at the claim's run count could decide it
+               (:mod:`hare.theory.claims.decidable`) and its runs did not decide it anyway
 VACUOUS        the threshold is a bound (``trivial_bound: <expr>`` given) at or above the
                trivial bound ``T * Delta_max``: the bound says nothing, whatever is measured
 NOT RUN        the running configuration produces none of the claim's run files
@@ -61,7 +68,10 @@ the Cartesian product of the lists (first list outermost).
 
 Expressions are evaluated by a whitelist evaluator over the loaded inputs (``.json`` as nested
 mappings, ``.npz`` as arrays): arithmetic, attribute or item access, and
-:data:`hare.theory.claims.expressions.FUNCTIONS`. Nothing is ``eval``'d. A claim that fails is reported as FAIL
+:data:`hare.theory.claims.expressions.FUNCTIONS`. Nothing is ``eval``'d. ``n_runs`` is the claim's run count (the
+length of its run files; before anything runs, the configuration's), so that a threshold may depend on it and on
+nothing the runs measure: ``threshold: "max(0.05, zero_event_bound(n_runs))"`` is the larger of 5% and the smallest
+share ``n_runs`` runs can establish (the no-lock-in claims). A claim that fails is reported as FAIL
 with its numbers; it never stops the build.
 
 Margins, p-values, the adjustment within families and run plans are :mod:`hare.verdicts`: a claim may

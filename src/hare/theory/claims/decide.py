@@ -1,7 +1,10 @@
 """Deciding the claims: each claim measured with its kind of uncertainty (a t interval over runs, a percentile
 bootstrap over runs, an interval its check reported, or an exact value), its status decided on that interval
 (:func:`hare.verdicts.decide`), its one-sided p-values, margin and planned run count, then the family-adjusted status
-(Benjamini--Hochberg within each family) and the published form of the register (ids, headline marks, notes)."""
+(Benjamini--Hochberg within each family, a decision taken only where the claim's interval supports it) and the
+published form of the register (ids, headline marks, the claims its run counts cannot decide marked UNDECIDABLE AT
+THIS SCALE, :mod:`hare.theory.claims.decidable`, and the reason of every INCONCLUSIVE one,
+:mod:`hare.theory.claims.reasons`)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,17 @@ import numpy as np
 
 from hare import verdicts
 from hare.statistics import t_interval
-from hare.theory.claims.expressions import as_number, evaluate_expression, load_input
+from hare.theory.claims.decidable import (
+    Undecidable,
+    counts_of_results,
+    is_share_claim,
+    margin_and_plan,
+    mark_undecidable,
+    run_counts,
+    undecidable,
+)
+from hare.theory.claims.expressions import RUN_COUNT, as_number, evaluate_expression, load_input
+from hare.theory.claims.reasons import explain
 from hare.theory.claims.register import claim_ids, headline_patterns, load_register
 from hare.theory.claims.result import ClaimError, ClaimResult
 from hare.verdicts import COMPARISONS, decide
@@ -31,9 +44,6 @@ POWER_RULE = (
     "planned runs: the smallest n whose expected 95% half-width, from the tuning runs' paired spread, "
     "is at most delta / 2"
 )
-POWER_TARGET = 0.5
-"""The planned half-width as a share of the margin: half of delta, so that a tie lands inside the margin and a
-difference of delta outside zero."""
 UNCERTAINTY_KINDS = ("per_run", "bootstrap", "interval", "exact")
 PAIRING_FIELDS = ("experiment", "environment", "base_seed", "role", "n_runs", "regime", "n_logged")
 
@@ -104,38 +114,6 @@ def _key_seed(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
 
 
-def _margin_and_plan(
-    claim: dict[str, Any], names: dict[str, Any]
-) -> tuple[float | None, float, int | None, float | None]:
-    """``(margin, sd of the tuning runs' paired differences, planned runs, comparator's mean tuning regret)`` of a
-    claim that declares ``margin:``, ``power: [a, b]`` (each an expression for per-run totals on the tuning runs) and
-    ``comparator_regret:``; NaN and None where not declared or where the margins file has no entry (an experiment the
-    running configuration does not tune)."""
-    try:
-        margin = as_number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
-        power = [np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim.get("power") or []]
-        comparator = (
-            as_number(evaluate_expression(claim["comparator_regret"], names)) if "comparator_regret" in claim else None
-        )
-    except KeyError:
-        # The running configuration does not tune this experiment (no tuning runs): no margin, no plan.
-        return None, math.nan, None, None
-    if margin is not None and not (math.isfinite(margin) and margin > 0):
-        margin = None
-    if comparator is not None and not math.isfinite(comparator):
-        comparator = None
-    sd, planned = math.nan, None
-    if power:
-        first, second = power
-        if first.shape != second.shape:
-            raise ValueError(f"power: the tuning runs differ in count ({first.size} and {second.size})")
-        if first.size >= 2:
-            sd = float(np.std(first - second, ddof=1))
-        if margin is not None:
-            planned = verdicts.planned_runs(sd, POWER_TARGET * margin)
-    return margin, sd, planned, comparator
-
-
 def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[str] = frozenset()) -> ClaimResult:
     """One claim's :class:`ClaimResult` (module docstring), with its unadjusted status and one-sided p-values; the
     family's adjustment is :func:`adjust_families`. A claim reading any of ``not_run_inputs`` (run files the running
@@ -158,11 +136,17 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         return ClaimResult(
             key, section, claim["statement"], nan, nan, nan, compare, nan, "NOT RUN", kind, sources, None, **common
         )
+    if RUN_COUNT in paths:
+        raise ClaimError(f"claim {key!r}: {RUN_COUNT!r} is the claim's run count; name the input otherwise")
     values = None
     draws = None
+    run_count = None
     try:
         names = {name: load_input(root / path) for name, path in paths.items()}
         run_inputs = [name for name, path in paths.items() if path.endswith(".npz") and "total_reward" in names[name]]
+        if run_inputs:
+            run_count = min(len(names[name]["total_reward"]) for name in run_inputs)
+            names[RUN_COUNT] = run_count
         if kind in ("per_run", "bootstrap") and len(run_inputs) > 1:
             check_paired(key, {paths[n]: load_input((root / paths[n]).with_suffix(".json")) for n in run_inputs})
         if compare == "within":
@@ -171,7 +155,7 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
             threshold = tuple(as_number(evaluate_expression(e, names)) for e in claim["threshold"])
         else:
             threshold = as_number(evaluate_expression(claim["threshold"], names))
-        margin, sd, planned, comparator = _margin_and_plan(claim, names)
+        margin, sd, planned, comparator = margin_and_plan(claim, names)
         unmet = [
             pair
             for pair in claim.get("requires_equal") or []
@@ -190,6 +174,8 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
             measured = as_number(evaluate_expression(claim["measured"], names))
             low, high = (as_number(evaluate_expression(e, names)) for e in claim["interval"])
             method = "interval of the check"
+            if is_share_claim(claim) and run_count is not None:
+                method = f"Clopper-Pearson (exact binomial) interval of a share of {run_count} runs"
         else:
             measured = as_number(evaluate_expression(claim["measured"], names))
             low = high = measured
@@ -214,7 +200,8 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         status = "VACUOUS"
     else:
         status = decide(low, high, compare, threshold, measured, margin)
-    n_runs = int(values.size) if values is not None else None
+    n_runs = int(values.size) if values is not None else run_count
+    rule = claim.get("threshold")
     run_sd = float(np.std(values, ddof=1)) if values is not None and values.size >= 2 else math.nan
     return ClaimResult(
         key,
@@ -237,6 +224,8 @@ def evaluate_claim(claim: dict[str, Any], root: Path, not_run_inputs: frozenset[
         sd=sd,
         run_sd=run_sd,
         comparator_regret=comparator,
+        threshold_rule=rule if isinstance(rule, str) and RUN_COUNT in rule else "",
+        uncertainty="share" if kind == "interval" and is_share_claim(claim) else kind,
         **common,
     )
 
@@ -245,53 +234,124 @@ def _decision_p(r: ClaimResult, status: str) -> float:
     return (r.p_values or {}).get(status, math.nan) if status in verdicts.DECISIONS else math.nan
 
 
-def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
-    """Every result with its family-adjusted status (:func:`hare.verdicts.adjusted_decisions`, Benjamini--Hochberg
-    within each family over the members that ran and have p-values). Members without p-values (exact claims, bands,
-    VACUOUS, NOT RUN, undefined measurements) keep their status; a claim without a family is its own family."""
-    out = list(results)
+def _tested_groups(results: Sequence[ClaimResult]) -> list[list[int]]:
+    """Per family (a claim without a family is its own), the indices of the members the adjustment tests: those that
+    ran to a decision or INCONCLUSIVE with p-values."""
     groups: dict[str, list[int]] = {}
-    for i, r in enumerate(out):
+    for i, r in enumerate(results):
         groups.setdefault(r.family or f"claim:{r.key}", []).append(i)
-    for members in groups.values():
-        tested = [
+    return [
+        [
             i
             for i in members
-            if out[i].status in ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE")
-            and any(math.isfinite(v) for v in (out[i].p_values or {}).values())
+            if results[i].status in ("PASS", "FAIL", "EQUIVALENT", "INCONCLUSIVE")
+            and any(math.isfinite(v) for v in (results[i].p_values or {}).values())
         ]
-        decisions = verdicts.adjusted_decisions([out[i].p_values for i in tested])
-        for i, (taken, p_adjusted) in zip(tested, decisions, strict=True):
+        for members in groups.values()
+    ]
+
+
+def interval_supports(r: ClaimResult, decision: str) -> bool:
+    """The claim's own 95% interval satisfies ``decision``'s rule (:func:`hare.verdicts.decide`): PASS and FAIL on
+    their side of the threshold, EQUIVALENT inside the margin. The adjustment only withholds decisions: a p-value read
+    off an interval (the normal reading of an asymmetric exact interval of a share) cannot take one its interval does
+    not support."""
+    if decision == "EQUIVALENT":
+        return verdicts.equivalent(r.low, r.high, float(r.threshold), r.margin)
+    return decide(r.low, r.high, r.compare, r.threshold, r.measured) == decision
+
+
+def adjust_families(results: Sequence[ClaimResult]) -> list[ClaimResult]:
+    """Every result with its family-adjusted status: Benjamini--Hochberg within each family over the members that ran
+    and have p-values, each decision's p-values adjusted at 2.5% (as :func:`hare.verdicts.adjusted_decisions`), PASS
+    then FAIL then EQUIVALENT, a decision taken only where the claim's interval supports it
+    (:func:`interval_supports`). Members without p-values (exact claims, bands, VACUOUS, NOT RUN, undefined
+    measurements) keep their status; a claim without a family is its own family."""
+    out = list(results)
+    for tested in _tested_groups(out):
+        adjusted = {
+            d: verdicts.benjamini_hochberg([(out[i].p_values or {}).get(d, math.nan) for i in tested])
+            for d in verdicts.DECISIONS
+        }
+        for j, i in enumerate(tested):
             r = out[i]
-            adjusted = taken or "INCONCLUSIVE"
+            taken = next(
+                (
+                    d
+                    for d in verdicts.DECISIONS
+                    if adjusted[d][j] < verdicts.ALPHA_ONE_SIDED and interval_supports(r, d)
+                ),
+                None,
+            )
+            defined = [adjusted[d][j] for d in verdicts.DECISIONS if math.isfinite(adjusted[d][j])]
+            p_adjusted = float(adjusted[taken][j]) if taken else float(min(defined)) if defined else math.nan
+            status = taken or "INCONCLUSIVE"
             if r.status == "FAIL" and not math.isfinite(r.measured):
-                adjusted = "FAIL"
+                status = "FAIL"
             unadjusted_p = (
                 _decision_p(r, r.status)
                 if r.status in verdicts.DECISIONS
                 else min((v for v in (r.p_values or {}).values() if math.isfinite(v)), default=math.nan)
             )
-            out[i] = replace(r, adjusted_status=adjusted, p_adjusted=p_adjusted, p_value=unadjusted_p)
+            out[i] = replace(r, adjusted_status=status, p_adjusted=p_adjusted, p_value=unadjusted_p)
     return out
 
 
-def _settle_note(r: ClaimResult) -> str:
-    """For an INCONCLUSIVE claim: how many runs would settle it at the observed mean and spread."""
-    if r.adjusted_status != "INCONCLUSIVE" or not math.isfinite(r.run_sd) or isinstance(r.threshold, tuple):
-        return ""
-    needed = verdicts.runs_to_settle(r.measured, r.run_sd, float(r.threshold), r.margin)
-    if needed is None:
-        return "the mean sits at the threshold; no run count settles it without a margin"
-    return f"about {needed} runs would settle it at the observed mean and spread ({r.n_runs} ran)"
+def settle_levels(results: Sequence[ClaimResult]) -> dict[int, dict[str, float]]:
+    """``{index: {decision: one-sided level}}``: the level at which the family's Benjamini--Hochberg adjustment would
+    take each decision for a member it did not take it for, the family's other decisions unchanged:
+    ``2.5% (R_d + 1) / m_d`` with ``R_d`` the members taking ``d`` and ``m_d`` those with a ``d`` p-value
+    (:mod:`hare.theory.claims.reasons`). Members outside the adjustment are absent (the unadjusted 2.5% applies)."""
+    alpha = verdicts.ALPHA_ONE_SIDED
+    levels: dict[int, dict[str, float]] = {}
+    for tested in _tested_groups(results):
+        for decision in verdicts.DECISIONS:
+            p = [(results[i].p_values or {}).get(decision, math.nan) for i in tested]
+            adjusted = verdicts.benjamini_hochberg(p)
+            m = int(np.isfinite(adjusted).sum())
+            rejected = adjusted < alpha
+            for j, i in enumerate(tested):
+                others = int(rejected.sum()) - int(rejected[j])
+                levels.setdefault(i, {})[decision] = alpha * (others + 1) / m if m else alpha
+    return levels
 
 
-def finish_register(results: Sequence[ClaimResult], patterns: Sequence[str] = ()) -> list[ClaimResult]:
+def _threshold_at(r: ClaimResult):
+    """``n -> threshold at n runs`` of a claim whose threshold reads the run count (``threshold_rule``)."""
+    if not r.threshold_rule:
+        return None
+
+    def at(n: int) -> float:
+        return as_number(evaluate_expression(r.threshold_rule, {RUN_COUNT: int(n)}))
+
+    return at
+
+
+def explain_inconclusive(results: Sequence[ClaimResult]) -> list[ClaimResult]:
+    """Every INCONCLUSIVE claim (after the adjustment) with its reason, its note and the runs that would settle it
+    after its family's adjustment (:func:`hare.theory.claims.reasons.explain`); the others as they are."""
+    levels = settle_levels(results)
+    out = []
+    for i, r in enumerate(results):
+        if (r.adjusted_status or r.status) != "INCONCLUSIVE":
+            out.append(r)
+            continue
+        reason, note, needed = explain(r, levels.get(i, {}), _threshold_at(r))
+        out.append(replace(r, reason=reason, note=note, runs_needed=needed))
+    return out
+
+
+def finish_register(
+    results: Sequence[ClaimResult], patterns: Sequence[str] = (), found: Iterable[Undecidable] = ()
+) -> list[ClaimResult]:
     """The register's results in their published form: adjusted within families (:func:`adjust_families`), headline
-    claims marked (``patterns``) and numbered first (C1, C2, ...; then every other claim in register order), and a
-    note on each INCONCLUSIVE claim saying how many runs would settle it."""
+    claims marked (``patterns``) and numbered first (C1, C2, ...; then every other claim in register order), the
+    claims no outcome at their run count could decide marked UNDECIDABLE AT THIS SCALE where their runs did not
+    decide them anyway (``found``, :func:`hare.theory.claims.decidable.mark_undecidable`), and every INCONCLUSIVE claim
+    with the reason it is (:func:`explain_inconclusive`)."""
     ids = claim_ids([r.key for r in results], patterns)
     finished = [replace(r, claim_id=ids[r.key][0], headline=ids[r.key][1]) for r in adjust_families(results)]
-    return [replace(r, note=_settle_note(r)) for r in finished]
+    return explain_inconclusive(mark_undecidable(finished, found))
 
 
 def evaluate_register(
@@ -301,8 +361,12 @@ def evaluate_register(
     configs: Iterable[dict[str, Any]] = (),
     keys: Sequence[str] | None = None,
 ) -> list[ClaimResult]:
-    """Every claim of the register, evaluated and finished (:func:`finish_register`). With ``keys``, only those claims,
-    unadjusted: their family's other members are not evaluated, so ``adjusted_status`` is left empty."""
+    """Every claim of the register, evaluated and finished (:func:`finish_register`); the claims the running
+    ``configs`` cannot decide at the run counts they give (:func:`hare.theory.claims.decidable.undecidable`, with the
+    margins files under ``root``; without ``configs``, at the run counts of the run files read) are marked. With
+    ``keys``, only those claims, unadjusted: their family's other members are not evaluated, so ``adjusted_status``
+    is left empty."""
+    configs = list(configs)
     claims = load_register(path, configs)
     if keys is not None:
         known = {c["key"] for c in claims}
@@ -311,7 +375,7 @@ def evaluate_register(
             raise ClaimError(f"unknown claim key(s) {unknown}; `hare claims --list` prints every key")
         ids = claim_ids([c["key"] for c in claims], headline_patterns(path))
         chosen = [c for c in claims if c["key"] in set(keys)]
-        return [
+        results = [
             replace(
                 evaluate_claim(claim, Path(root), frozenset(not_run_inputs)),
                 adjusted_status="",
@@ -320,5 +384,8 @@ def evaluate_register(
             )
             for claim in chosen
         ]
+        counts = run_counts(configs) if configs else counts_of_results(results)
+        return explain_inconclusive(mark_undecidable(results, undecidable(chosen, counts, root)))
     results = [evaluate_claim(claim, Path(root), frozenset(not_run_inputs)) for claim in claims]
-    return finish_register(results, headline_patterns(path))
+    counts = run_counts(configs) if configs else counts_of_results(results)
+    return finish_register(results, headline_patterns(path), undecidable(claims, counts, root))

@@ -13,7 +13,7 @@ from hare.experiments.margins import MARGIN_RULE
 from hare.io import write_json, write_text
 from hare.theory.claims.decide import ADJUSTMENT, LEVEL, POWER_RULE, evaluate_register
 from hare.theory.claims.result import ClaimResult
-from hare.verdicts import status_counts
+from hare.verdicts import EQUIVALENT_DIFFERENCE, status_counts
 
 
 def format_threshold(r: ClaimResult, digits: int = 4, number=None) -> str:
@@ -66,6 +66,10 @@ def claim_entry(r: ClaimResult) -> dict[str, Any]:
         "planned_runs": r.planned_runs,
         "half_width": _json_number(r.half_width),
         "tuning_sd": _json_number(r.sd),
+        "verdict": r.verdict,
+        "reason": r.reason,
+        "runs_needed": r.runs_needed,
+        "threshold_rule": r.threshold_rule,
         "note": r.note,
     }
 
@@ -118,7 +122,8 @@ def _headline_summary(counts: dict[str, int], n_headline: int) -> str:
 
 def claims_markdown(results: Sequence[ClaimResult]) -> str:
     """``results/claims.md``: the counts, the rules, the headline claims, then every claim (register order), each with
-    its unadjusted and family-adjusted status, margin, planned and achieved run count and half-width."""
+    its unadjusted and family-adjusted status (its verdict, :attr:`ClaimResult.verdict`), margin, planned and achieved
+    run count, half-width and note (why an INCONCLUSIVE claim is, what would decide an UNDECIDABLE one)."""
     counts, adjusted = status_counts(r.status for r in results), adjusted_counts(results)
     headline = [r for r in results if r.headline]
     head = adjusted_counts(headline)
@@ -136,7 +141,7 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
             else format_threshold(r) + (f" (trivial {r.trivial_bound:.4g})" if r.trivial_bound is not None else "")
         )
         status = r.adjusted_status or r.status
-        shown = status if status in ("PASS", "NOT RUN") else f"**{status}**"
+        shown = status if status in ("PASS", "NOT RUN") else f"**{r.verdict}**"
         margin = margin_text(r)
         half = f"{r.half_width:.3g}" if math.isfinite(r.half_width) else ""
         return (
@@ -156,10 +161,17 @@ def claims_markdown(results: Sequence[ClaimResult]) -> str:
         "the comparison, "
         "FAIL when none of it does, EQUIVALENT when it does neither but lies inside the margin (threshold - δ, "
         "threshold + δ), "
-        "INCONCLUSIVE when it straddles the threshold and leaves the margin (too few runs), VACUOUS when the threshold "
-        "is a bound "
-        "at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces none of the claim's run "
-        "files.",
+        "INCONCLUSIVE when it straddles the threshold and leaves the margin, with its reason (too few runs, effect at "
+        "the margin's edge, spread larger than planned) and about the runs that would settle it after its family's "
+        "adjustment; UNDECIDABLE AT THIS SCALE when no outcome at the run count this configuration gives could decide "
+        "it (a share whose exact bound with no run counted misses its threshold, a comparison given fewer runs than "
+        "its tuning runs plan) and its runs did not decide it anyway, with the runs that would; VACUOUS when the "
+        "threshold is a bound at or above the trivial bound T * Delta_max, NOT RUN when this configuration produces "
+        "none of the claim's run files.",
+        "",
+        f"{EQUIVALENT_DIFFERENCE}: the verdict EQUIVALENT of a claim whose interval excludes the threshold (0 for a "
+        "difference): after the adjustment the runs establish a difference, smaller than the margin δ, not the "
+        "absence of one.",
         "",
         f"Adjustment: {ADJUSTMENT}.",
         "",

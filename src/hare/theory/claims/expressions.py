@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import json
 import math
 import operator
@@ -31,7 +32,24 @@ FUNCTIONS = {
     "share_above_low": lambda x, level: _share_interval(x, level)[0],
     "share_above_high": lambda x, level: _share_interval(x, level)[1],
     "cvar": lambda x, level: upper_tail_mean(x, float(level)),
+    "zero_event_bound": lambda n: zero_event_bound(n),
 }
+RUN_COUNT = "n_runs"
+"""The name an expression reads the claim's run count by: the length of its run files (paired, so all alike), or,
+before anything runs, the ``n_runs`` its configuration gives (:mod:`hare.theory.claims.decidable`). A threshold that
+reads only it is fixed before any reported run is seen."""
+
+
+def zero_event_bound(n: Any) -> float:
+    """The smallest share ``n`` runs can establish: the exact 95% (Clopper-Pearson) upper bound of a share when none of
+    the ``n`` runs counts, ``1 - 0.025^(1/n)``; computed as ``share_above_high`` computes it, so that a threshold set
+    to it is met exactly by zero events."""
+    return _zero_event_bound(int(n))
+
+
+@functools.lru_cache(maxsize=4096)
+def _zero_event_bound(n: int) -> float:
+    return clopper_pearson(0, n)[1]
 
 
 def _share_interval(x: Any, level: Any) -> tuple[float, float]:

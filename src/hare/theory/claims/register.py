@@ -5,7 +5,9 @@ and those the running configuration does not produce (their claims are NOT RUN),
 
 from __future__ import annotations
 
+import copy
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -150,8 +152,28 @@ def reference_configs(register_path: str | Path) -> list[dict[str, Any]]:
     register = read_yaml(path) or {}
     root = path.resolve().parent.parent
     return [
-        resolve_config_file(root / name) for name in register.get("reference_configs") or []
+        copy.deepcopy(_resolved(root / name, _stamp(root / name))) for name in register.get("reference_configs") or []
     ]  # overlays resolved onto their base
+
+
+def _stamp(path: Path) -> tuple[tuple[str, int, int], ...]:
+    """What identifies a version of a configuration for the cache: modification time and size of the file and of every
+    YAML file beside it (the base an overlay resolves onto is one of them)."""
+    stamps = []
+    for file in sorted({path, *path.parent.glob("*.yaml")}):
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        stamps.append((str(file), stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(path: Path, stamp: tuple[tuple[str, int, int], ...]) -> dict[str, Any]:
+    """A reference configuration resolved, once per version of it and of the files beside it (``stamp``):
+    ``hare validate-config`` and ``hare claims`` expand the register over the same ones."""
+    return resolve_config_file(path)
 
 
 def load_register(path: str | Path, configs: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:

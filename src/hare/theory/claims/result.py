@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hare.verdicts import verdict_text
+
 
 class ClaimError(ValueError):
     """A claim cannot be evaluated (missing file, bad expression, unpaired runs); the message names the claim."""
@@ -43,6 +45,22 @@ class ClaimResult:
     note: str = ""
     label: str = ""
     comparator_regret: float | None = None
+    reason: str = ""
+    """Why an INCONCLUSIVE claim is (one of :data:`hare.verdicts.REASONS`); empty for every other status."""
+    runs_needed: int | None = None
+    """The run count that would decide it: for an UNDECIDABLE AT THIS SCALE claim the count its check names, for an
+    INCONCLUSIVE one about the count that settles it after its family's adjustment (never fewer than ran)."""
+    threshold_rule: str = ""
+    uncertainty: str = ""
+    """How the interval was computed: ``per_run``, ``bootstrap``, ``interval`` (a check's), ``share`` (the exact
+    interval of a share of runs) or ``exact``."""
+    """The threshold's expression where it depends on the run count (``n_runs``), e.g. a share the runs can reach."""
+
+    @property
+    def verdict(self) -> str:
+        """The family-adjusted status as the register prints it (:func:`hare.verdicts.verdict_text`): an EQUIVALENT
+        verdict whose interval excludes the threshold reads as a difference smaller than delta."""
+        return verdict_text(self.adjusted_status or self.status, self.low, self.high, self.threshold)
 
     @property
     def margin_share(self) -> float | None:
