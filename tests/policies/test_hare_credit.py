@@ -327,7 +327,7 @@ def test_the_default_credit_reproduces_the_recorded_run(params, recorded):
     z, state = _trajectory(params)
     got = (z.sum().item(), state["attention.covariance.precision"].sum().item())
     got += (state["attention.covariance.response"].sum().item(),)
-    np.testing.assert_allclose(got, recorded, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got, recorded, rtol=1e-9, atol=1e-12)  # a logic change moves them far more; BLAS less
 
 
 @pytest.mark.parametrize(
