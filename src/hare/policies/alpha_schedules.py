@@ -221,3 +221,31 @@ def build_alpha_schedule(config: Any, policy: Any, n_runs: int, n_heads: int, de
     """The strategy of ``config.alpha_schedule`` for ``policy`` (``n_runs`` runs, ``n_heads`` heads, its state on
     ``device``)."""
     return SCHEDULES[config.alpha_schedule](config, policy, n_runs, n_heads, device)
+
+
+def check_alpha_settings(config) -> None:
+    """The settings of ``config``'s alpha schedule (a :class:`hare.policies.hare.HAREConfig`): ``exp3`` needs a grid
+    of at least two bonus weights and only it takes one; ``meta_gradient`` needs ``alpha > 0`` (it steps on
+    ``log alpha``); ``per_head`` needs one ``alpha`` per head and only it takes them. Refused with
+    ``config.require`` (one line naming the field)."""
+    if config.alpha_schedule == "exp3":
+        config.require(
+            config.alpha_grid is not None and len(config.alpha_grid) >= 2,
+            "alpha_grid",
+            "exp3 needs a grid of at least two bonus weights",
+        )
+    else:
+        config.require(config.alpha_grid is None, "alpha_grid", "only used by alpha_schedule='exp3'")
+    config.require(
+        config.alpha_schedule != "meta_gradient" or config.alpha > 0,
+        "alpha",
+        "meta_gradient steps on log alpha, which needs alpha > 0",
+    )
+    if config.alpha_schedule == "per_head":
+        config.require(
+            config.alphas is not None and len(config.alphas) == config.n_heads,
+            "alphas",
+            "per_head needs one alpha per head",
+        )
+    else:
+        config.require(config.alphas is None, "alphas", "only used by alpha_schedule='per_head'")

@@ -30,32 +30,7 @@ Per round, for the active user ``i_t`` and query ``x_t``, in every head ``h``:
 Update: ``Sigma_{h,j} += w_{h,j} q_h q_h^T`` and ``b_{h,j} += w_{h,j} q_h y`` with ``w`` one-hot on the
 dominant cluster (select: ``j_t``) or the attention mass of every cluster (``covariance_update:
 attention_weighted``). In synthesize mode the output ``z`` is novel (no pool item), and the credit rule
-(``credit``) decides which clusters the reward is credited to; with ``M_{h,j} = sum_{n in j} A_{h,n}`` the
-attention mass of cluster ``j`` in head ``h`` (:meth:`HARE.credit_weights`):
-
-  - ``dominant`` (default): ``w_{h,j} = 1[j = argmax_j' M_{h,j'}]``;
-  - ``attention_weighted``: ``w_{h,j} = M_{h,j}`` (``covariance_update: attention_weighted``'s update);
-  - ``nearest_item``: ``w_{h,j} = 1[j = c(n*)]`` in every head, ``n* = argmin_n ||z - e_n||^2`` (first index on
-    ties): the output is credited to the pool item it resembles;
-  - ``gradient``: first-order attribution of the predicted reward to the attention weights. The policy's reward
-    model scores ``z`` as ``r_hat(z) = g(<c, z>)``, ``c = mean_h W_K^{hT} q_h / sqrt(d_k)`` (the model of the
-    user posterior, below), and ``z = sum_{h,n} A_{h,n} o_{h,n}`` with ``o_{h,n} = W_O^{hT} W_V^h e_n`` (head
-    ``h``'s rows of ``W_O``), so ``dr_hat/dA_{h,n} = g' <c, o_{h,n}>``. The attribution of cluster ``j`` in head
-    ``h`` is ``a_{h,j} = sum_{n in j} A_{h,n} <c, o_{h,n}>`` (``g' > 0`` is common to all and cancels), and
-    ``w_{h,j} = max(a_{h,j}, 0) / sum_j' max(a_{h,j'}, 0)``; a head whose attributions are all ``<= 0`` falls
-    back to ``w_{h,j} = M_{h,j}``. Since ``<c, z>`` is linear in ``A``, ``sum_{h,j} a_{h,j} = <c, z>``
-    (gradient times input is exact). With identity values (``o_{h,n} = e_n / H``) ``<c, o_{h,n}> = s_bar_n / H``
-    with ``s_bar_n = mean_g s_{g,n}`` the item's predicted logit, so ``a_{h,j}`` is the attention-weighted
-    predicted logit of the cluster's items. The attribution goes through the policy's model of the reward of
-    ``z``, not through a decoder: when ``z`` is decoded to text, the text's reward is credited as if it were
-    ``z``'s;
-  - ``none``: ``w = 0``: ``Sigma`` and ``b`` stay as the warm start left them (the control).
-
-The warm start's logged pulls go through the select-mode update (``covariance_update``), whatever the credit
-rule. ``covariance_update: attention_weighted`` with the default ``credit`` keeps weighting the synthesize rounds by
-attention mass, as it did before the credit rules (:func:`synthesis_credit`). The credit rule decides ``Sigma``
-and ``b`` only: the LNUCB-TA cluster statistics credit the cluster of largest head-mean mass, the user posterior
-and the projection step use ``z``, under every rule. The user posterior
+(``credit``, :mod:`hare.policies.hare_credit`) decides which clusters the reward is credited to. The user posterior
 regresses the reward on the feature that carries the user in the reward model
 ``r ~ mean_h <q_h, k_h(e)> / sqrt(d_k)``:
 
@@ -81,7 +56,7 @@ The projections and the pool HARE starts from, and their fit on the warm start's
 
 Length: one module because the policy's state (``Sigma``, ``b``, ``theta0``, the user posterior, the
 projections) and its select, synthesize and update equations above are one algorithm, and :class:`HARESynthesize`
-is a mode of it.
+is a mode of it; the credit rules of synthesize mode are in :mod:`hare.policies.hare_credit`.
 """
 
 from __future__ import annotations
@@ -99,8 +74,9 @@ from hare.model.covariance import ridge_bytes
 from hare.model.covariance_approx import COVARIANCE_KINDS, covariance_bytes
 from hare.model.projections import FitReport, Projections
 from hare.model.user_state import UserPosterior
-from hare.policies.alpha_schedules import ALPHA_SCHEDULES, build_alpha_schedule
+from hare.policies.alpha_schedules import ALPHA_SCHEDULES, build_alpha_schedule, check_alpha_settings
 from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.hare_credit import CREDITS, SynthesisCredit, check_credit, synthesis_credit
 from hare.policies.hare_projections import (
     PROJECTION_KINDS,
     WarmStartRequired,
@@ -114,7 +90,6 @@ from hare.typed import at_least, each, nonnegative, one_of, positive, unit_inter
 
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
-CREDITS = ("dominant", "attention_weighted", "nearest_item", "gradient", "none")
 MODES = ("select", "synthesize")
 MEANS = ("frozen", "online")
 POOLS = ("environment", "log_prototypes")
@@ -203,27 +178,7 @@ class HAREConfig(PolicyConfig):
             object.__setattr__(self, "alphas", tuple(self.alphas))
         if isinstance(self.alpha_grid, list):
             object.__setattr__(self, "alpha_grid", tuple(self.alpha_grid))
-        if self.alpha_schedule == "exp3":
-            self.require(
-                self.alpha_grid is not None and len(self.alpha_grid) >= 2,
-                "alpha_grid",
-                "exp3 needs a grid of at least two bonus weights",
-            )
-        else:
-            self.require(self.alpha_grid is None, "alpha_grid", "only used by alpha_schedule='exp3'")
-        self.require(
-            self.alpha_schedule != "meta_gradient" or self.alpha > 0,
-            "alpha",
-            "meta_gradient steps on log alpha, which needs alpha > 0",
-        )
-        if self.alpha_schedule == "per_head":
-            self.require(
-                self.alphas is not None and len(self.alphas) == self.n_heads,
-                "alphas",
-                "per_head needs one alpha per head",
-            )
-        else:
-            self.require(self.alphas is None, "alphas", "only used by alpha_schedule='per_head'")
+        check_alpha_settings(self)
         self.require(
             self.pool != "log_prototypes" or self.projections != "oracle",
             "pool",
@@ -234,17 +189,7 @@ class HAREConfig(PolicyConfig):
             "pool",
             "'log_prototypes' gives every prototype its own cluster (leave n_clusters at 0)",
         )
-        self.require(
-            self.mode == "synthesize" or self.credit == "dominant",
-            "credit",
-            "credit rules are synthesize mode's (select mode credits the pulled item's cluster)",
-        )
-        self.require(
-            self.covariance_update == "dominant" or self.credit in ("dominant", "attention_weighted"),
-            "credit",
-            "covariance_update: attention_weighted already weights synthesize rounds by attention mass; "
-            "set covariance_update: dominant with another credit rule",
-        )
+        check_credit(self)
         self.require(
             self.user_state != "oracle" or self.projections == "oracle",
             "user_state",
@@ -263,17 +208,8 @@ class HAREConfig(PolicyConfig):
             )
 
 
-def synthesis_credit(config: HAREConfig) -> str:
-    """The credit rule of synthesize rounds (:data:`CREDITS`): ``config.credit``, except that
-    ``covariance_update: attention_weighted`` with the default ``credit`` keeps its attention-weighted update of
-    synthesize rounds (the behaviour before the credit rules)."""
-    if config.credit == "dominant" and config.covariance_update == "attention_weighted":
-        return "attention_weighted"
-    return config.credit
-
-
 @register_policy("hare")
-class HARE(Policy):
+class HARE(SynthesisCredit, Policy):
     """HARE over the environment's item pool (arms are items); select or synthesize mode."""
 
     config_class = HAREConfig
@@ -349,13 +285,6 @@ class HARE(Policy):
         self.register_buffer("credit_items", items.to(torch.float64).clone() if credit == "nearest_item" else None)
         self.register_buffer("credit_outputs", self._item_outputs() if credit == "gradient" else None)
         self._cache: tuple[Observation, AttentionOutput] | None = None
-
-    def _item_outputs(self) -> torch.Tensor:
-        """``o_{h,n} = W_O^{hT} v_{h,n}``, the output of item ``n`` through head ``h`` (``z = sum_{h,n} A_{h,n}
-        o_{h,n}``), as ``(d_out, H N)`` (column ``h N + n``)."""
-        values, output = self.attention.values, self.attention.output  # (H, N, d_v), (H d_v, d_out)
-        outputs = torch.einsum("hnv,hvd->hnd", values, output.view(self.n_heads, values.shape[-1], -1))
-        return outputs.reshape(-1, outputs.shape[-1]).T.contiguous()
 
     @property
     def clusters(self) -> torch.Tensor:
@@ -493,51 +422,6 @@ class HARE(Policy):
         chosen, weights = self.credited_clusters(out, mass, synthesis)
         keys = (self.projections.key[None] * synthesis.to(torch.float64)[:, None, None, :]).sum(-1)  # (n_runs, H, d_k)
         self._learn(observation, out, chosen, weights, keys, mass.mean(1).argmax(-1), rewards)
-
-    def credited_clusters(
-        self, out: AttentionOutput, mass: torch.Tensor, synthesis: torch.Tensor
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """The credit rule of synthesize mode (module docstring; :func:`synthesis_credit`) for the round's attention
-        ``out``, its cluster masses ``M`` ``(n_runs, H, C)`` and outputs ``z`` ``(n_runs, d_out)``: ``(chosen, None)``
-        with ``chosen`` ``(n_runs, H)`` the one credited cluster of each head (``dominant``, ``nearest_item``),
-        ``(None, w)`` with ``w`` ``(n_runs, H, C)`` the weights of every cluster (``attention_weighted``,
-        ``gradient``), or ``(None, None)`` (``none``: nothing moves). Batched over runs, heads and clusters;
-        products are taken per run (no GEMM over the run dimension), so runs are independent."""
-        rule = synthesis_credit(self.config)
-        if rule == "dominant":
-            return mass.argmax(-1), None
-        if rule == "attention_weighted":
-            return None, mass
-        if rule == "none":
-            return None, None
-        if rule == "nearest_item":
-            items = self.credit_items  # (N, d_e)
-            z = synthesis.to(torch.float64)
-            # ||z - e_n||^2 - ||z||^2 = ||e_n||^2 - 2 <z, e_n>: one (1, d) @ (d, N) product per run.
-            inner = torch.bmm(z[:, None, :], items.T.expand(z.shape[0], -1, -1)).squeeze(1)  # (n_runs, N)
-            nearest = ((items * items).sum(-1)[None, :] - 2.0 * inner).argmin(-1)  # (n_runs,)
-            return self.clusters[nearest][:, None].expand(-1, self.n_heads), None
-        # gradient: a_{h,j} = sum_{n in j} A_{h,n} <c, o_{h,n}>, c = mean_h W_K^{hT} q_h / sqrt(d_k).
-        scale = 1.0 / (self.n_heads * math.sqrt(self.key_dim))
-        c = (self.projections.key[None] * out.queries[..., None]).sum((1, 2)) * scale  # (n_runs, d_e)
-        outputs = self.credit_outputs  # (d_out, H N)
-        slopes = torch.bmm(c[:, None, :], outputs.expand(c.shape[0], -1, -1)).view(out.weights.shape)  # (n_runs, H, N)
-        attribution = self.attention.cluster_mass(out.weights * slopes).clamp_min(0.0)  # (n_runs, H, C)
-        total = attribution.sum(-1, keepdim=True)
-        return None, torch.where(total > 0, attribution / total.clamp_min(torch.finfo(total.dtype).tiny), mass)
-
-    def credit_weights(self, out: AttentionOutput, synthesis: torch.Tensor) -> torch.Tensor:
-        """The credit rule's weights ``w_{h,j}`` of every cluster, ``(n_runs, H, C)`` (one-hot for ``dominant`` and
-        ``nearest_item``, zero for ``none``): what :meth:`update_synthesis` adds ``w_{h,j} q_h q_h^T`` and
-        ``w_{h,j} q_h y`` with."""
-        chosen, weights = self.credited_clusters(out, self.attention.cluster_mass(out.weights), synthesis)
-        if weights is not None:
-            return weights
-        if chosen is not None:
-            return F.one_hot(chosen, self.n_clusters).to(torch.float64)
-        return torch.zeros_like(out.bonuses)
-
-    # -- shared learning step ---------------------------------------------------------------
 
     def link_responses(self, out: AttentionOutput, rewards: torch.Tensor) -> torch.Tensor:
         """``y``, the reward on the link's scale, broadcastable to ``(n_runs, H, C)`` (paper, eq:working-response).
