@@ -16,33 +16,18 @@ from typing import Any
 
 from hare.experiments.config import check_devices
 from hare.experiments.grid import expand_jobs
-from hare.experiments.job_spec import JobSpec
+from hare.experiments.job_spec import ENVIRONMENT_KEYS, JOB_KEYS, JobSpec
 from hare.experiments.settings import ConfigError
 from hare.experiments.settings.experiments import LABEL_PATTERN, MAX_LABEL_LENGTH, check_experiments
 from hare.experiments.settings.reader import refuse_nonfinite_numbers
 from hare.experiments.settings.schema import section_errors
 
-REQUIRED_KEYS = (
-    "experiment",
-    "environment",
-    "label",
-    "policy",
-    "params",
-    "n_runs",
-    "role",
-    "base_seed",
-    "device",
-    "record_every",
-    "regime",
-    "n_logged",
-)
-"""The keys of every job specification (:func:`hare.experiments.grid._job`)."""
+REQUIRED_KEYS = JOB_KEYS[: JOB_KEYS.index("n_logged") + 1]
+"""The keys of every job specification (:func:`hare.experiments.grid._job`), :data:`JOB_KEYS`' first ones."""
 
-OPTIONAL_KEYS = ("max_runs_per_simulation", "tuned_grid", "fixed")
-"""The keys a job specification carries only when its config sets them."""
-
-ENVIRONMENT_KEYS = ("name", "kind", "params", "dataset", "horizon", "preparation")
-"""The keys of a job specification's ``environment`` (:func:`hare.experiments.grid.environment_spec`)."""
+OPTIONAL_KEYS = JOB_KEYS[len(REQUIRED_KEYS) : JOB_KEYS.index("fixed") + 1]
+"""The keys a config's job carries only when the config sets them; the selection's keys (``selected_from``,
+``selection_ties``) are added after the boundary, so a given job may not carry them."""
 
 ROLES = ("tuning", "report")
 
