@@ -5,17 +5,20 @@ personalization. Each computes with :mod:`hare.theory` (or :mod:`hare.experiment
 A check driven by one config section (``--config-json``) reads it through the config boundary, as the workflow's
 whole config is read (:func:`hare.experiments.settings.theory_section`,
 :func:`hare.experiments.settings.study_settings`): a bad value is one line naming its key path
-(``theory.approx_budget.budgets: ...``, exit status 2), and the study runs on the checked section without checking it
-again."""
+(``theory.approx_budget.budgets: ...``, exit status 2), and the study runs on the settings read there (typed, frozen)
+without checking them again."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hare.cli.arguments import json_object, npz_file, output_file, probability
+
+if TYPE_CHECKING:
+    from hare.experiments.settings.theory import TheorySettings
 
 
 def cmd_bounds(args: argparse.Namespace) -> int:
@@ -41,8 +44,8 @@ def cmd_check_oful(args: argparse.Namespace) -> int:
     return 0
 
 
-def _theory_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The ``theory.<name>`` section given as ``--config-json``, checked at the config boundary."""
+def _theory_section(name: str, args: argparse.Namespace) -> TheorySettings:
+    """The ``theory.<name>`` section given as ``--config-json``, read into its settings at the config boundary."""
     from hare.experiments.settings import theory_section
 
     return theory_section(name, args.config_json)
@@ -51,8 +54,8 @@ def _theory_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
 def cmd_decomposition(args: argparse.Namespace) -> int:
     from hare.theory.decomposition import decomposition_check
 
-    section = _theory_section("decomposition", args)
-    decomposition_check(section, out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
+    settings = _theory_section("decomposition", args)
+    decomposition_check(settings, out_json=args.out_json, out_tex=args.out_tex, out_npz=args.out_npz)
     return 0
 
 
@@ -66,16 +69,16 @@ def cmd_decomposition_grid(args: argparse.Namespace) -> int:
 def cmd_approx_budget(args: argparse.Namespace) -> int:
     from hare.theory.approx_budget import approx_budget_check, exponent_summary
 
-    section = _theory_section("approx_budget", args)
-    print(exponent_summary(approx_budget_check(section, out_json=args.out_json, out_tex=args.out_tex)))
+    settings = _theory_section("approx_budget", args)
+    print(exponent_summary(approx_budget_check(settings, out_json=args.out_json, out_tex=args.out_tex)))
     return 0
 
 
 def cmd_heads_alpha(args: argparse.Namespace) -> int:
     from hare.theory.heads_alpha import exponent_summary, heads_alpha_check
 
-    section = _theory_section("heads_alpha", args)
-    print(exponent_summary(heads_alpha_check(section, out_json=args.out_json, out_tex=args.out_tex)))
+    settings = _theory_section("heads_alpha", args)
+    print(exponent_summary(heads_alpha_check(settings, out_json=args.out_json, out_tex=args.out_tex)))
     return 0
 
 

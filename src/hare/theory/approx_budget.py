@@ -41,7 +41,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import variant_params
+from hare.experiments.settings.theory import ApproxBudgetSettings, variant_params
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.policies.base import build_policy
 from hare.random import run_keys
@@ -213,24 +213,23 @@ def run_approx_budget(
     }
 
 
-def approx_budget_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Run :func:`run_approx_budget` on a ``theory.approx_budget`` section the config boundary has checked
-    (:func:`hare.experiments.settings.theory_section`) and write ``approx_budget.json`` and its LaTeX fragment;
-    returns the result.
+def approx_budget_check(settings: ApproxBudgetSettings, *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+    """Run :func:`run_approx_budget` on the settings of a ``theory.approx_budget`` section, read at the config
+    boundary (:func:`hare.experiments.settings.theory_section`), and write ``approx_budget.json`` and its LaTeX
+    fragment; returns the result.
 
-    The section holds ``budgets`` (the ``M`` grid), ``horizon``, ``n_runs`` and optionally ``base_seed``,
-    ``env_params``, ``hare_params``, ``n_boot``, ``n_eps_queries``, ``device``.
+    An optional setting the section leaves out (``None``: ``n_boot``, ``n_eps_queries``) takes
+    :func:`run_approx_budget`'s default; ``base_seed`` 0, ``device`` ``cpu``.
     """
-    options = {k: config[k] for k in ("n_boot", "n_eps_queries") if k in config}
     result = run_approx_budget(
-        config.get("env_params") or {},
-        config.get("hare_params") or {},
-        config["budgets"],
-        config["horizon"],
-        config["n_runs"],
-        config.get("base_seed", 0),
-        config.get("device", "cpu"),
-        **options,
+        dict(settings.env_params or {}),
+        dict(settings.hare_params or {}),
+        list(settings.budgets),
+        settings.horizon,
+        settings.n_runs,
+        settings.base_seed or 0,
+        settings.device or "cpu",
+        **settings.given("n_boot", "n_eps_queries"),
     )
     write_approx_budget(result, out_json, out_tex)
     return result

@@ -84,7 +84,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import VARIANTS, variant_params
+from hare.experiments.settings.theory import VARIANTS, DecompositionSettings, variant_params
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS
 from hare.random import run_keys
@@ -347,29 +347,28 @@ def run_decomposition(
 
 
 def decomposition_check(
-    config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path, out_npz: str | Path | None = None
+    settings: DecompositionSettings,
+    *,
+    out_json: str | Path,
+    out_tex: str | Path,
+    out_npz: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Run :func:`run_decomposition` on a ``theory.decomposition`` section the config boundary has checked
-    (:func:`hare.experiments.settings.theory_section`) and write the JSON, the LaTeX fragment and, if ``out_npz`` is
-    given, the per-run arrays; returns the result.
+    """Run :func:`run_decomposition` on the settings of a ``theory.decomposition`` section, read at the config
+    boundary (:func:`hare.experiments.settings.theory_section`), and write the JSON, the LaTeX fragment and, if
+    ``out_npz`` is given, the per-run arrays; returns the result.
 
-    The section holds ``env_params``, ``hare_params``, ``horizons``, ``n_runs``, ``base_seed`` and
-    optionally ``n_logged`` (the warm start's ``M``), ``device``, ``delta``, ``tolerance``, ``n_boot``,
-    ``baselines``, ``baseline_params``, ``n_eps_queries``.
+    An optional setting the section leaves out (``None``: ``n_logged``, ``delta``, ``tolerance``, ``n_boot``,
+    ``baselines``, ``baseline_params``, ``n_eps_queries``) takes :func:`run_decomposition`'s default; ``base_seed``
+    0, ``device`` ``cpu``.
     """
-    options = {
-        k: config[k]
-        for k in ("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged")
-        if k in config
-    }
     result = run_decomposition(
-        config.get("env_params", {}),
-        config.get("hare_params", {}),
-        config["horizons"],
-        int(config["n_runs"]),
-        int(config.get("base_seed", 0)),
-        config.get("device", "cpu"),
-        **options,
+        dict(settings.env_params or {}),
+        dict(settings.hare_params or {}),
+        list(settings.horizons),
+        settings.n_runs,
+        settings.base_seed or 0,
+        settings.device or "cpu",
+        **settings.given("delta", "tolerance", "n_boot", "baselines", "baseline_params", "n_eps_queries", "n_logged"),
     )
     write_checks(result, out_json, out_tex)
     if out_npz:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hare.experiments.settings.theory import DecompositionGridSettings
 from hare.report.theory_tables import write_grid
 from hare.theory.decomposition import run_decomposition
 
@@ -85,29 +86,29 @@ def run_decomposition_grid(
     }
 
 
-def decomposition_grid_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Run :func:`run_decomposition_grid` on a ``theory.decomposition_grid`` section the config boundary has checked
-    (:func:`hare.experiments.settings.theory_section`), without the baselines, and write ``regret_terms_grid.json``
-    (with the section under ``config``) and its LaTeX fragment; returns the grid.
+def decomposition_grid_check(
+    settings: DecompositionGridSettings, *, out_json: str | Path, out_tex: str | Path
+) -> dict[str, Any]:
+    """Run :func:`run_decomposition_grid` on the settings of a ``theory.decomposition_grid`` section, read at the
+    config boundary (:func:`hare.experiments.settings.theory_section`), without the baselines, and write
+    ``regret_terms_grid.json`` (with the section under ``config``) and its LaTeX fragment; returns the grid.
 
-    The section holds ``n_clusters``, ``key_dims``, ``horizons``, ``n_runs``, ``base_seed`` and
-    optionally ``n_logged`` (the warm start's ``M``, every policy of every cell learns from the same
-    environment's logs), ``env_params``, ``hare_params``, ``device``, ``delta``, ``tolerance``, ``n_boot``,
-    ``n_eps_queries``. The LinUCB and LNUCB-TA baselines are not played in the grid.
+    ``n_logged`` is the warm start's ``M``: every policy of every cell learns from the same environment's logs. An
+    optional setting the section leaves out (``None``) takes :func:`run_decomposition`'s default; ``base_seed`` 0,
+    ``device`` ``cpu``. The LinUCB and LNUCB-TA baselines are not played in the grid.
     """
-    options = {k: config[k] for k in ("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged") if k in config}
     grid = run_decomposition_grid(
-        config.get("env_params", {}),
-        config.get("hare_params", {}),
-        config["n_clusters"],
-        config["key_dims"],
-        config["horizons"],
-        int(config["n_runs"]),
-        int(config.get("base_seed", 0)),
-        config.get("device", "cpu"),
+        dict(settings.env_params or {}),
+        dict(settings.hare_params or {}),
+        list(settings.n_clusters),
+        list(settings.key_dims),
+        list(settings.horizons),
+        settings.n_runs,
+        settings.base_seed or 0,
+        settings.device or "cpu",
         baselines=False,
-        **options,
+        **settings.given("delta", "tolerance", "n_boot", "n_eps_queries", "n_logged"),
     )
-    grid["config"] = config
+    grid["config"] = settings.as_dict()
     write_grid(grid, out_json, out_tex)
     return grid

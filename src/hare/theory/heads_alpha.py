@@ -38,7 +38,7 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import cell_params
+from hare.experiments.settings.theory import HeadsAlphaSettings, cell_params
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.policies.base import build_policy
 from hare.random import run_keys
@@ -151,23 +151,22 @@ def run_heads_alpha(
     }
 
 
-def heads_alpha_check(config: dict[str, Any], *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
-    """Run :func:`run_heads_alpha` on a ``theory.heads_alpha`` section the config boundary has checked
-    (:func:`hare.experiments.settings.theory_section`) and write ``heads_alpha.json`` and its LaTeX fragment; returns
-    the result.
+def heads_alpha_check(settings: HeadsAlphaSettings, *, out_json: str | Path, out_tex: str | Path) -> dict[str, Any]:
+    """Run :func:`run_heads_alpha` on the settings of a ``theory.heads_alpha`` section, read at the config boundary
+    (:func:`hare.experiments.settings.theory_section`), and write ``heads_alpha.json`` and its LaTeX fragment;
+    returns the result.
 
-    The section holds ``heads``, ``alphas``, ``horizon``, ``n_runs`` and optionally ``base_seed``, ``n_logged``,
-    ``env_params``, ``hare_params`` (without ``n_heads`` and ``alpha``), ``n_boot``, ``device``.
+    An optional setting the section leaves out (``None``: ``n_boot``, ``n_logged``, ``base_seed``, ``device``) takes
+    :func:`run_heads_alpha`'s default.
     """
-    options = {k: config[k] for k in ("n_boot", "n_logged", "base_seed", "device") if k in config}
     result = run_heads_alpha(
-        config.get("env_params") or {},
-        config.get("hare_params") or {},
-        config["heads"],
-        config["alphas"],
-        config["horizon"],
-        config["n_runs"],
-        **options,
+        dict(settings.env_params or {}),
+        dict(settings.hare_params or {}),
+        list(settings.heads),
+        list(settings.alphas),
+        settings.horizon,
+        settings.n_runs,
+        **settings.given("n_boot", "n_logged", "base_seed", "device"),
     )
     write_heads_alpha(result, out_json, out_tex)
     return result

@@ -10,15 +10,16 @@ In order, each stopping at the first problem (the entry point is :func:`hare.exp
 3. the ``environments`` and ``experiments`` sections (:mod:`.experiments`): references between sections, every
    policy's config dataclass at every grid point (its own field types and bounds), the grid's values against the
    schema's ranges, job labels that fit a file name, the regime, the equal tuning budget;
-4. with ``scope="all"``, the other sections (:mod:`.sections`), each through its own settings: the ``theory``
-   sections (:mod:`.theory`, :mod:`.convergence`), ``personalization``, ``pool_scaling``, ``cost_growth`` and the
-   tables' references;
+4. with ``scope="all"``, the other sections (:mod:`.sections`), each read into its own frozen settings (the
+   dataclasses of :mod:`hare.typed`: every field's type and declared bound, and the rules between fields): the
+   ``theory`` sections (:mod:`.theory`, :mod:`.convergence`), ``personalization``, ``pool_scaling``, ``cost_growth``,
+   ``tables`` (with their references) and ``paper``;
 5. then, for the whole config, the entry point's resource check: no experiment batch may need more memory than its
    device has (:func:`hare.experiments.memory.check_memory`).
 
 A command given one section (``hare decomposition --config-json ...``, ``hare pool-scaling``, ...) reads it through
 the same checks: :func:`theory_section` for a ``theory`` section of :mod:`hare.theory`, :func:`study_settings` for a
-study's section (its typed settings).
+study's section; each returns the section's typed settings, which the study takes.
 
 Nothing after the boundary checks a config value again. The package sits below the rest of
 :mod:`hare.experiments`: the job expansion (:mod:`hare.experiments.grid`) and the studies read their settings from
