@@ -12,6 +12,8 @@ EXPLORATION_TAILS_JSON = "results/checks/exploration_tails.json"
 EXPLORATION_TAILS_MACROS = "paper/generated/exploration_tails_macros.tex"
 LEARNED_ALPHA_JSON = "results/checks/learned_alpha.json"
 LEARNED_ALPHA_MACROS = "paper/generated/learned_alpha_macros.tex"
+CREDIT_JSON = "results/checks/credit.json"
+CREDIT_MACROS = "paper/generated/credit_macros.tex"
 
 
 # name -> parameters of the notebook; "runs" lists every file it reads (the rule's inputs), JSON and
@@ -34,6 +36,7 @@ NOTEBOOK_INPUTS = {
     "reproduction_cells": lambda: {"runs": run_files("published") + [PUBLISHED_TABLE], "published_table": PUBLISHED_TABLE},
     "exploration_tails": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
     "learned_alpha": lambda: {"runs": run_files("hare_online") + run_files("hare_online_warm")},
+    "credit": lambda: {"runs": run_files("synthesis_credit") + run_files("synthesis_credit_warm")},
 }
 NOTEBOOK_FIGURES = {
     "regret_curves": ["paper/figures/regret_curves.pdf"],
@@ -50,6 +53,7 @@ NOTEBOOK_FIGURES = {
     "reproduction_cells": ["paper/figures/reproduction_cells.pdf"],
     "exploration_tails": ["paper/figures/exploration_tails.pdf"],
     "learned_alpha": ["paper/figures/learned_alpha.pdf"],
+    "credit": ["paper/figures/credit.pdf"],
 }
 # name -> files other than figures that the notebook writes (JSON checks, LaTeX macros): outputs of its execute rule,
 # passed as the parameter ``outputs`` ({key: path}). Figures stay in NOTEBOOK_FIGURES: each one is a report entry with
@@ -58,6 +62,7 @@ NOTEBOOK_OUTPUTS = {
     "lock_in": {"json": LOCK_IN_JSON, "macros": LOCK_IN_MACROS},
     "exploration_tails": {"json": EXPLORATION_TAILS_JSON, "macros": EXPLORATION_TAILS_MACROS},
     "learned_alpha": {"json": LEARNED_ALPHA_JSON, "macros": LEARNED_ALPHA_MACROS},
+    "credit": {"json": CREDIT_JSON, "macros": CREDIT_MACROS},
 }
 
 

@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "notation": 0,
     "registry": 0,
     "regimes": 0,
+    "novelty": 0,
     "source_digest": 0,
     "data": 1,
     "envs": 2,

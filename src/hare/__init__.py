@@ -7,9 +7,9 @@ level, inside functions and through ``importlib`` alike (``tests/test_architectu
    ``allocator`` (glibc's allocator switch), ``statistics`` (t intervals, growth exponents), ``verdicts`` (the
    rule that decides a claim on its interval, p-values, multiplicity, run plans), ``notation`` (the glossary:
    paper symbol, config field, code identifier, result key), ``registry`` (classes by name, behind the
-   policies' and the environments' registries), ``regimes`` (the names of the information regimes) and
-   ``source_digest`` (the digest of the code a step runs, read from the package's sources): they import nothing
-   else of ``hare``;
+   policies' and the environments' registries), ``regimes`` (the names of the information regimes), ``novelty``
+   (when a synthesized output is novel) and ``source_digest`` (the digest of the code a step runs, read from the
+   package's sources): they import nothing else of ``hare``;
 2. ``data``: the datasets, fetched and prepared;
 3. ``envs``: the bandit environments;
 4. ``model``: the building blocks the policies share;

@@ -58,8 +58,95 @@ def test_nonlinear_variant_adds_an_interaction_of_comparable_size():
         ({"noise_sigma": -1.0}, "noise_sigma"),
         ({"link": "probit"}, "link"),
         ({"variant": "cubic"}, "variant"),
+        ({"variant": "between", "n_clusters": 1}, "n_clusters"),
     ],
 )
 def test_invalid_synthetic_configs(params, match):
     with pytest.raises(ValueError, match=match):
         SyntheticConfig(**params)
+
+
+BETWEEN = SyntheticConfig(
+    n_items=4,
+    n_clusters=2,
+    item_dim=3,
+    query_dim=2,
+    user_dim=2,
+    key_dim=2,
+    n_users=2,
+    variant="between",
+    reward_scale=1.5,
+)
+
+
+def _between_by_hand(env, t):
+    """The ``between`` target of every run at round ``t``, by a loop over runs and items: ``a`` the best item by
+    ``s*``, ``b`` the best item of another cluster, ``t = (e_a + e_b) / 2``."""
+    x, users = env.queries(t), env.active_users(t)
+    scores = env.true_scores(x, env.user_states(users))
+    clusters = env.pool.clusters.tolist()
+    targets, pairs = [], []
+    for r in range(env.n_runs):
+        row = scores[r].tolist()
+        a = max(range(env.n_arms), key=lambda n: row[n])
+        b = max((n for n in range(env.n_arms) if clusters[n] != clusters[a]), key=lambda n: row[n])
+        targets.append((env.pool.embeddings[a] + env.pool.embeddings[b]) / 2)
+        pairs.append((a, b))
+    return torch.stack(targets), pairs
+
+
+@pytest.mark.parametrize("link", ["identity", "logistic"])
+def test_between_rewards_and_regret_are_the_closed_form_on_a_tiny_instance(link):
+    from dataclasses import replace
+
+    env = environment(replace(BETWEEN, link=link), runs=range(6))
+    g = torch.sigmoid if link == "logistic" else (lambda v: v)
+    for t in (0, 3):
+        target, pairs = _between_by_hand(env, t)
+        torch.testing.assert_close(env.between_targets(env.queries(t), env.active_users(t)), target, rtol=0, atol=0)
+        z = torch.randn(6, 3, generator=torch.Generator().manual_seed(t), dtype=torch.float64)
+        _, mean, regret = env.synthesis_outcome(t, z)
+        expected = g(1.5 * (1 - ((z - target) ** 2).sum(-1) / 2))
+        torch.testing.assert_close(mean, expected, rtol=1e-14, atol=1e-14)
+        torch.testing.assert_close(regret, g(torch.tensor(1.5, dtype=torch.float64)) - expected, rtol=1e-14, atol=1e-14)
+        # Item rewards (select mode, logs) are mu(e_n) under the same formula.
+        items = env.pool.embeddings
+        by_item = g(1.5 * (1 - ((items[None] - target[:, None]) ** 2).sum(-1) / 2))
+        torch.testing.assert_close(env.round(t).mean_rewards, by_item, rtol=1e-14, atol=1e-14)
+
+
+def test_between_target_is_the_midpoint_of_two_items_of_different_clusters_and_the_best_output():
+    env = environment(SyntheticConfig(variant="between"), runs=range(8))
+    clusters = env.pool.clusters
+    for t in range(5):
+        target, pairs = _between_by_hand(env, t)
+        for r, (a, b) in enumerate(pairs):
+            assert clusters[a] != clusters[b]
+            # A convex combination (weights 1/2, 1/2) of the two items, exactly.
+            assert torch.equal(target[r], 0.5 * env.pool.embeddings[a] + 0.5 * env.pool.embeddings[b])
+        _, mean, regret = env.synthesis_outcome(t, target)
+        assert torch.equal(regret, torch.zeros(8, dtype=torch.float64))
+        assert torch.equal(mean, torch.full((8,), env.config.reward_scale, dtype=torch.float64))
+        # Any other output, a pool item or a random point, has positive regret; the best item falls short of z = t.
+        others = torch.cat(
+            [
+                env.pool.embeddings[None].expand(8, -1, -1),
+                torch.randn(
+                    8, 20, env.config.item_dim, generator=torch.Generator().manual_seed(t), dtype=torch.float64
+                ),
+            ],
+            dim=1,
+        )
+        for k in range(others.shape[1]):
+            assert bool((env.synthesis_outcome(t, others[:, k])[2] > 0).all())
+        best_item = env.round(t).mean_rewards.max(1).values
+        assert bool((best_item < env.config.reward_scale).all())
+
+
+def test_between_leaves_linear_and_nonlinear_synthesis_as_they_were():
+    """The linear variant's synthesis reward is still ``g(scale <z, target>)``."""
+    env = environment()
+    z = env.pool.embeddings[:3] * 0.5 + env.pool.embeddings[3:6] * 0.5
+    x, users = env.queries(2), env.active_users(2)
+    expected = env.config.reward_scale * (z * env.synthesis_targets(x, users)).sum(-1)
+    assert torch.equal(env.synthesis_outcome(2, z)[1], expected)

@@ -315,3 +315,74 @@ def test_a_hyperparameter_in_both_params_and_grid_is_rejected():
     ):
         _validate(_budget_config(linucb={"params": {"alpha": -1.0}, "grid": {"alpha": [0.1, 1.0]}}))
     _validate(_budget_config(linucb={"params": {"lam": 1.0}, "grid": {"alpha": [0.1, 1.0]}}))
+
+
+def _planned(config):
+    """The fixture's experiment as a sweep with ``plan: true``: every grid point reported, each also on tuning runs."""
+    config = copy.deepcopy(config)
+    exp = config["experiments"]["regret"]
+    exp["plan"] = True
+    exp["policies"]["linucb"]["grid"] = {"alpha": [0.1, 1.0, 10.0]}
+    del exp["policies"]["linucb"]["params"]["alpha"]
+    return config
+
+
+def test_a_planned_experiment_plays_every_report_job_on_the_tuning_seeds(smoke_config):
+    """plan: true adds one tuning job per report job (same label, n_tuning_runs runs, under tuning/), on seeds
+    disjoint from the reported ones; the report jobs stay what they are without plan, and nothing is selected."""
+    from hare.experiments.job_setup import environment_keys, policy_keys
+
+    config = _planned(smoke_config)
+    unplanned = copy.deepcopy(config)
+    del unplanned["experiments"]["regret"]["plan"]
+    jobs = expand_jobs(config)
+    report = [j for j in jobs if j.role == "report"]
+    tuning = [j for j in jobs if j.role == "tuning"]
+    assert [j.spec for j in report] == [j.spec for j in expand_jobs(unplanned)]
+    assert not [j for j in expand_jobs(unplanned) if j.role == "tuning"]
+    assert sorted((j.environment, j.label) for j in tuning) == sorted((j.environment, j.label) for j in report)
+    assert len(report) == 3 * 2 + 2 + 1 + 2  # linucb's 3 points and random, hare_random on both; hare_oracle on one
+    assert "tuning/regret/mushroom/linucb@alpha=10.0" in {j.stem for j in tuning}
+    for job in tuning:
+        twin = next(r for r in report if (r.environment, r.label) == (job.environment, job.label))
+        assert job.spec.n_runs == 2 and twin.spec.n_runs == 3
+        assert job.spec.params == twin.spec.params and job.spec.policy == twin.spec.policy
+        assert job.selection is None and not job.spec.tuned and twin.selection is None and not twin.spec.tuned
+        for keys in (environment_keys, policy_keys):
+            assert not set(keys(twin.spec).tolist()) & set(keys(job.spec).tolist())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"tune": True}, r"^experiments\.regret\.plan: a tuned experiment \(tune: true\) has tuning runs"),
+        ({"n_tuning_runs": None}, r"^experiments\.regret\.n_tuning_runs: plan: true plays every reported job"),
+    ],
+)
+def test_plan_is_refused_beside_tune_and_without_tuning_runs(smoke_config, change, message):
+    config = _planned(smoke_config)
+    exp = config["experiments"]["regret"]
+    for key, value in change.items():
+        if value is None:
+            del exp[key]
+        else:
+            exp[key] = value
+    with pytest.raises(ConfigError, match=message) as refused:
+        _validate(config)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_schema_names_plan_and_its_tuning_runs(repository):
+    """In a shipped config: plan is a boolean of the schema, and an experiment without n_tuning_runs is refused naming
+    the key, before the boundary's own check."""
+    from hare.experiments.config import check_config, resolve_config_file
+
+    config = resolve_config_file(repository / "config" / "smoke.yaml")
+    assert config["experiments"]["exploration_sweep"]["plan"] is True
+    config["experiments"]["exploration_sweep"]["plan"] = "yes"
+    with pytest.raises(ConfigError, match=r"experiments\.exploration_sweep\.plan: 'yes' is not of type 'boolean'"):
+        check_config(copy.deepcopy(config))
+    config["experiments"]["exploration_sweep"]["plan"] = True
+    del config["experiments"]["exploration_sweep"]["n_tuning_runs"]
+    with pytest.raises(ConfigError, match=r"experiments\.exploration_sweep: 'n_tuning_runs' is a required property"):
+        check_config(config)

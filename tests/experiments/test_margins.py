@@ -11,6 +11,7 @@ from hare.experiments.grid import expand_jobs
 from hare.experiments.job_spec import EnvironmentSpec
 from hare.experiments.margins import (
     MARGIN_FRACTION,
+    batch_input_files,
     batch_margins,
     comparison_margin,
     input_files,
@@ -284,3 +285,130 @@ def test_against_a_comparator_near_zero_the_margin_is_one_mistake(tmp_path):
     assert result.margin == pytest.approx(1.0) and result.margin_share == pytest.approx(1 / 9.2)
     assert result.status == "EQUIVALENT"
     assert _shuttle_claim(tmp_path, "lnucb_ta", _paired(0.2, 1.0)).status == "INCONCLUSIVE"
+
+
+def _sweep_config():
+    """An untuned sweep with ``plan: true`` on a classification dataset and on the replay environment."""
+    return {
+        "base_seed": 7,
+        "environments": {
+            "mushroom": {"kind": "classification", "dataset": "mushroom"},
+            "obd": {"kind": "replay", "dataset": "open_bandit", "horizon": 500},
+        },
+        "experiments": {
+            "sweep": {
+                "environments": ["mushroom", "obd"],
+                "horizon": 100,
+                "n_runs": 5,
+                "n_tuning_runs": 4,
+                "plan": True,
+                "policies": {"random": {}, "linucb": {"grid": {"alpha": [0.1, 1.0]}}},
+            }
+        },
+    }
+
+
+def test_a_planned_sweep_has_a_margin_for_every_reported_point(tmp_path):
+    """By hand, from the tuning runs of every reported job (plan: true), keyed by the report's label: Random 100,
+    LinUCB at alpha 0.1 40, at alpha 1.0 5 (a tenth, 0.5, is below the classification floor of one mistake); nothing
+    is selected and no reported run is read."""
+    config = _sweep_config()
+    planted = {
+        "random": [100.0, 110.0, 90.0, 100.0],
+        "linucb@alpha=0.1": [40.0, 44.0, 36.0, 40.0],
+        "linucb@alpha=1.0": [5.0, 6.0, 4.0, 5.0],
+    }
+    for label, totals in planted.items():
+        _plant(tmp_path, f"tuning/sweep/mushroom/{label}", totals, label)
+    write_npz(tmp_path / "results/runs/sweep/mushroom/random.npz", total_regret=np.array([1e9]))
+    entry = batch_margins(config, "sweep", "mushroom", tmp_path)
+    policies = entry["policies"]
+    assert set(policies) == set(planted)
+    assert {label: p["margin"] for label, p in policies.items()} == pytest.approx(
+        {"random": 10.0, "linucb@alpha=0.1": 4.0, "linucb@alpha=1.0": 1.0}
+    )
+    assert {label: p["mean"] for label, p in policies.items()} == pytest.approx(
+        {"random": 100.0, "linucb@alpha=0.1": 40.0, "linucb@alpha=1.0": 5.0}
+    )
+    assert policies["linucb@alpha=0.1"]["totals"] == planted["linucb@alpha=0.1"]
+    assert policies["linucb@alpha=0.1"]["source"] == "results/tuning/sweep/mushroom/linucb@alpha=0.1.npz"
+    assert entry["measure"] == "total_regret" and entry["resolution"] == 1.0 and entry["n_tuning_runs"] == 4
+    assert entry["best"] == "linucb@alpha=1.0" and entry["best_mean"] == pytest.approx(5.0)
+    assert not (tmp_path / "results/selected").exists()
+    assert batch_input_files(config, "sweep", "mushroom") == sorted(
+        f"results/tuning/sweep/mushroom/{label}.npz" for label in planted
+    )
+    assert all("results/runs/" not in path for path in input_files(config))
+
+
+def test_a_replay_margin_is_a_tenth_of_the_comparators_replay_reward(tmp_path):
+    """The replay environment has no regret: the margins are read off total_mean_reward, a tenth of the comparator's
+    mean replay reward on the tuning runs (no floor), and the best policy earns the most."""
+    config = _sweep_config()
+    planted = {
+        "random": [0.02, 0.04, 0.03, 0.03],
+        "linucb@alpha=0.1": [0.05, 0.06, 0.04, 0.05],
+        "linucb@alpha=1.0": [0.04, 0.04, 0.04, 0.04],
+    }
+    for label, rates in planted.items():
+        write_npz(tmp_path / f"results/tuning/sweep/obd/{label}.npz", total_mean_reward=np.asarray(rates))
+    entry = batch_margins(config, "sweep", "obd", tmp_path)
+    assert entry["measure"] == "total_mean_reward" and entry["resolution"] is None
+    assert {label: p["margin"] for label, p in entry["policies"].items()} == pytest.approx(
+        {"random": 0.003, "linucb@alpha=0.1": 0.005, "linucb@alpha=1.0": 0.004}
+    )
+    assert entry["best"] == "linucb@alpha=0.1"
+
+
+def _sweep_claim(tmp_path, environment, measure, compare, differences, comparator="linucb@alpha=0.1"):
+    """A register comparison of LinUCB at alpha 1.0 against the grid point ``comparator`` of a planned sweep, its
+    margin read by item access from the margins file :func:`batch_margins` writes."""
+    config = _sweep_config()
+    write_json(tmp_path / "m.json", batch_margins(config, "sweep", environment, tmp_path))
+    base = np.linspace(0.5, 0.7, len(differences)) if measure == "total_mean_reward" else np.linspace(30, 50, 5)
+    job = {"experiment": "sweep", "environment": environment, "n_runs": len(differences)}
+    for name, values in (("ours", base + differences), ("other", base)):
+        write_npz(tmp_path / f"{name}.npz", **{measure: values})
+        write_json(tmp_path / f"{name}.json", {"job": job})
+    claim = {
+        "key": "sweep_point",
+        "statement": "LinUCB at alpha 1.0 against alpha 0.1.",
+        "inputs": {"m": "m.json", "ours": "ours.npz", "other": "other.npz"},
+        "per_run": f"ours.{measure} - other.{measure}",
+        "compare": compare,
+        "threshold": 0,
+        "margin": f'm.policies["{comparator}"].margin',
+        "comparator_regret": f'm.policies["{comparator}"].mean',
+        "power": ['m.policies["linucb@alpha=1.0"].totals', f'm.policies["{comparator}"].totals'],
+    }
+    return evaluate_claim(claim, tmp_path)
+
+
+def test_a_claim_on_a_grid_point_reads_its_margin_and_decides_a_tie(tmp_path):
+    """A tie planted within the comparator point's delta (4, a tenth of 40) is EQUIVALENT; the same interval without
+    the margin could only be INCONCLUSIVE; the paired tuning totals plan the run count."""
+    for label, totals in {
+        "random": [100.0] * 4,
+        "linucb@alpha=0.1": [40.0, 44.0, 36.0, 40.0],
+        "linucb@alpha=1.0": [41.0, 43.0, 37.0, 39.0],
+    }.items():
+        _plant(tmp_path, f"tuning/sweep/mushroom/{label}", totals, label)
+    result = _sweep_claim(tmp_path, "mushroom", "total_regret", "<", _paired(0.5, 3.0))
+    assert (result.low, result.high) == pytest.approx((-2.5, 3.5))
+    assert result.margin == pytest.approx(4.0) and result.comparator_regret == pytest.approx(40.0)
+    assert result.status == "EQUIVALENT"
+    assert decide(result.low, result.high, "<", 0.0, result.measured, None) == "INCONCLUSIVE"
+    assert result.planned_runs is not None and result.sd == pytest.approx(np.std([1.0, -1.0, 1.0, -1.0], ddof=1))
+
+
+def test_a_replay_claim_on_a_grid_point_is_equivalent_within_a_tenth_of_the_reward(tmp_path):
+    """HARE-style replay comparison (reward difference, compare >): delta 0.005, a tenth of the comparator's 0.05."""
+    for label, rates in {
+        "random": [0.03] * 4,
+        "linucb@alpha=0.1": [0.05, 0.06, 0.04, 0.05],
+        "linucb@alpha=1.0": [0.05, 0.05, 0.05, 0.05],
+    }.items():
+        write_npz(tmp_path / f"results/tuning/sweep/obd/{label}.npz", total_mean_reward=np.asarray(rates))
+    result = _sweep_claim(tmp_path, "obd", "total_mean_reward", ">", _paired(0.001, 0.002))
+    assert result.margin == pytest.approx(0.005) and result.status == "EQUIVALENT"
+    assert _sweep_claim(tmp_path, "obd", "total_mean_reward", ">", _paired(0.003, 0.004)).status == "INCONCLUSIVE"

@@ -211,3 +211,79 @@ def test_a_batch_selects_each_tuned_job_from_its_tuning_runs_before_playing_it(t
         sidecar["job"]["params"]["alpha"] == choice["params"]["alpha"]
         and sidecar["job"]["selected_from"] == choice["label"]
     )
+
+
+def _small_job(policy, params, variant="linear", link="identity", regime="cold", n_logged=0) -> JobSpec:
+    spec = _spec(policy, params, n_runs=3, horizon=40).as_dict()
+    spec["environment"]["params"] = {**spec["environment"]["params"], "variant": variant, "link": link}
+    return JobSpec.from_dict({**spec, "regime": regime, "n_logged": n_logged})
+
+
+RECORDED_SELECT_JOBS = {
+    # Total regret and reward of small select-mode jobs as the code before synthesize-mode jobs wrote them.
+    "random_linear": (
+        _small_job("random", {}),
+        [3.7588062997258187, 6.575972046211241, 5.908485992477111],
+        [0.6155803652559872, -1.119900778317052, -2.032272890417263],
+    ),
+    "linucb_nonlinear": (
+        _small_job("linucb", {"alpha": 0.5}, "nonlinear"),
+        [7.22368351434344, 6.146613637065973, 7.670274238347407],
+        [0.08450529103701301, 0.8732936324145143, -1.1933657220496563],
+    ),
+    "hare_linear": (
+        _small_job("hare", {"alpha": 0.5, "projections": "random", "online_lr": 0.05}),
+        [5.536289569004677, 5.196178112411647, 4.7443511889087135],
+        [-0.7609988045111152, 0.33069057925008605, -0.4099264558364148],
+    ),
+    "hare_logistic": (
+        _small_job("hare", {"alpha": 0.5, "projections": "oracle"}, "nonlinear", link="logistic"),
+        [1.8263767552916923, 1.941070647826944, 1.8785375382196385],
+        [20.08407534331845, 19.189803062226073, 19.42833405216236],
+    ),
+    "hare_warm": (
+        _small_job("hare", {"alpha": 0.1, "projections": "learned", "fit_steps": 20}, regime="warm", n_logged=50),
+        [2.153548541823097, 2.788634046166759, 2.452173901329576],
+        [2.286817451241082, 2.1548250890631486, 1.1680440918289217],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_SELECT_JOBS))
+def test_select_mode_jobs_write_what_they_wrote_before_synthesize_mode(tmp_path, name):
+    """The recorded numbers (to 1e-9: another BLAS rounds the sums differently; a changed arm moves them far more),
+    and the select-mode arrays only (no ``novelty``)."""
+    spec, regret, reward = RECORDED_SELECT_JOBS[name]
+    run_job(spec, tmp_path / "r.npz", progress=False)
+    with np.load(tmp_path / "r.npz", allow_pickle=False) as data:
+        assert sorted(data.files) == [
+            "cumulative_regret",
+            "cumulative_reward",
+            "rounds",
+            "total_regret",
+            "total_reward",
+        ]
+        np.testing.assert_allclose(data["total_regret"], regret, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(data["total_reward"], reward, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("policy", "params", "regime"),
+    [
+        ("hare_synthesize", {"alpha": 0.1, "projections": "random", "credit": "attention_weighted"}, {}),
+        (
+            "hare_synthesize",
+            {"alpha": 0.1, "projections": "learned", "fit_steps": 20},
+            {"regime": "warm", "n_logged": 30},
+        ),
+        ("random", {"mode": "synthesize"}, {}),
+    ],
+)
+def test_a_synthesize_job_writes_its_novelty_and_the_simulations_arrays(tmp_path, policy, params, regime):
+    spec = JobSpec.from_dict({**_small_job(policy, params, "between").as_dict(), **regime})
+    sidecar = run_job(spec, tmp_path / "s.npz", progress=False)
+    with np.load(tmp_path / "s.npz", allow_pickle=False) as data:
+        assert data["novelty"].shape == (3,) and ((0 <= data["novelty"]) & (data["novelty"] <= 1)).all()
+        assert (data["total_regret"] >= 0).all()
+        np.testing.assert_allclose(data["cumulative_regret"][:, -1], data["total_regret"])
+        assert sidecar["total_regret_mean"] == pytest.approx(float(data["total_regret"].mean()))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -219,3 +221,141 @@ def test_a_horizon_shorter_than_the_rounds_plays_their_prefix():
     np.testing.assert_array_equal(prefix["total_regret"], every["cumulative_regret"][:, 6])
     with pytest.raises(ValueError, match="horizon"):
         simulate(env, policy, SimulationOptions(horizon=HORIZON + 1))
+
+
+# -- synthesize mode -------------------------------------------------------------------------------------------------
+
+BETWEEN = SyntheticConfig(n_items=12, n_clusters=3, n_users=2, variant="between")
+SYNTHESIZERS = [
+    ("hare_synthesize", {"alpha": 0.1, "projections": "random", "online_lr": 0.05}),
+    ("hare_synthesize", {"alpha": 0.1, "projections": "oracle", "credit": "gradient"}),
+    ("hare_synthesize", {"alpha": 0.1, "projections": "random", "credit": "nearest_item"}),
+    ("random", {"mode": "synthesize"}),
+]
+
+
+def _synthesis_env(runs, config=BETWEEN, horizon=HORIZON):
+    return SyntheticBandit(config, len(runs), horizon, run_keys(3, list(runs), "env"))
+
+
+def _synthesizer(policy, params, env, runs):
+    return build_policy(policy, params, env, run_keys(3, list(runs), "pol"))
+
+
+class Outputs(RoundObserver):
+    def __init__(self):
+        self.z = []
+
+    def selected(self, t, arms):
+        self.z.append(arms.clone())
+
+
+@pytest.mark.parametrize(("policy", "params"), SYNTHESIZERS)
+def test_a_synthesize_job_is_the_hand_written_loop(policy, params):
+    """simulate's synthesize mode: synthesize, the environment's reward of z, update_synthesis; the sums and curves
+    of those regrets and rewards, and the share of novel outputs."""
+    env = _synthesis_env(range(3))
+    played = simulate(env, _synthesizer(policy, params, env, range(3)), SimulationOptions(record_every=7))
+    hand = _synthesizer(policy, params, env, range(3))
+    regret = reward = novel = torch.zeros(3, dtype=torch.float64)
+    curve = []
+    for t in range(HORIZON):
+        observation = env.round(t).observation
+        z = hand.synthesize(observation)
+        rewards, _, round_regret = env.synthesis_outcome(t, z)
+        hand.update_synthesis(observation, z, rewards)
+        regret, reward = regret + round_regret, reward + rewards
+        normal = torch.nn.functional.normalize
+        novel = novel + ((normal(z, dim=-1) @ normal(env.pool.embeddings, dim=-1).T).max(-1).values < 0.9)
+        if (t + 1) % 7 == 0 or t + 1 == HORIZON:
+            curve.append(regret.clone())
+    assert set(played) == {
+        "rounds",
+        "cumulative_regret",
+        "cumulative_reward",
+        "total_regret",
+        "total_reward",
+        "novelty",
+    }
+    np.testing.assert_array_equal(played["rounds"], [7, 14, 20])
+    np.testing.assert_array_equal(played["cumulative_regret"], torch.stack(curve, 1).numpy())
+    np.testing.assert_array_equal(played["total_regret"], regret.numpy())
+    np.testing.assert_array_equal(played["total_reward"], reward.numpy())
+    np.testing.assert_array_equal(played["novelty"], (novel / HORIZON).numpy())
+    assert (played["total_regret"] >= 0).all()
+
+
+def test_a_warm_synthesize_job_is_the_hand_written_loop_shown_the_shifted_rounds():
+    env = _synthesis_env(range(2))
+    logs = env.logged(40)
+    params = {"alpha": 0.1, "projections": "learned", "fit_steps": 20}
+    played = simulate(env, _synthesizer("hare_synthesize", params, env, range(2)), logs=logs)
+    hand = _synthesizer("hare_synthesize", params, env, range(2))
+    hand.warm_start(logs)
+    regret = torch.zeros(2, dtype=torch.float64)
+    for t in range(HORIZON):
+        observation = replace(env.round(t).observation, t=t + 40)
+        z = hand.synthesize(observation)
+        rewards, _, round_regret = env.synthesis_outcome(t, z)
+        hand.update_synthesis(observation, z, rewards)
+        regret = regret + round_regret
+    np.testing.assert_array_equal(played["total_regret"], regret.numpy())
+
+
+@pytest.mark.parametrize(("policy", "params"), SYNTHESIZERS)
+def test_synthesize_runs_played_together_equal_the_runs_played_alone(policy, params):
+    def play(runs):
+        env = _synthesis_env(runs, horizon=40)
+        return simulate(env, _synthesizer(policy, params, env, runs), SimulationOptions(record_every=10))
+
+    together = play([0, 1, 2])
+    for run in range(3):
+        alone = play([run])
+        # Same outputs in every round; matrix products may round the last bit differently with the batch size.
+        for key in ("cumulative_regret", "cumulative_reward"):
+            np.testing.assert_allclose(together[key][run], alone[key][0], rtol=1e-12, atol=1e-12)
+        assert together["novelty"][run] == alone["novelty"][0]
+
+
+def test_novelty_is_the_brute_force_share_of_outputs_far_from_every_item():
+    env = _synthesis_env(range(4), horizon=30)
+    outputs = Outputs()
+    policy = _synthesizer("hare_synthesize", {"alpha": 0.1, "projections": "oracle"}, env, range(4))
+    played = simulate(env, policy, SimulationOptions(observer=outputs))
+    items = env.pool.embeddings.tolist()
+    counts = [0] * 4
+    for z in outputs.z:
+        for r, row in enumerate(z.tolist()):
+            cosines = [
+                sum(a * b for a, b in zip(row, item, strict=True))
+                / (math.sqrt(sum(a * a for a in row)) * math.sqrt(sum(b * b for b in item)))
+                for item in items
+            ]
+            counts[r] += max(cosines) < 0.9
+    np.testing.assert_array_equal(played["novelty"], np.array(counts) / 30)
+    assert 0 < played["novelty"].mean() < 1, "the outputs should be a mix of novel and item-like ones"
+
+
+def test_random_in_synthesize_mode_outputs_the_item_it_draws_and_is_never_novel():
+    env = _synthesis_env(range(3), config=CONFIG)
+    played = simulate(env, _synthesizer("random", {"mode": "synthesize"}, env, range(3)))
+    selected = simulate(env, _synthesizer("random", {}, env, range(3)))
+    np.testing.assert_array_equal(played["novelty"], np.zeros(3))
+    # On the linear variant the reward of z = e_n is the item's: the same regret as pulling the arm.
+    np.testing.assert_allclose(played["total_regret"], selected["total_regret"], rtol=1e-12, atol=1e-12)
+    assert "novelty" not in selected
+
+
+def test_a_synthesize_policy_on_an_environment_that_rewards_no_output_is_refused():
+    env = _synthesis_env(range(2))
+    policy = _synthesizer("hare_synthesize", {"projections": "random"}, env, range(2))
+
+    class ItemsOnly:
+        def __init__(self, env):
+            self.env, self.n_runs, self.horizon = env, env.n_runs, env.horizon
+
+        def round(self, t):
+            return self.env.round(t)
+
+    with pytest.raises(ValueError, match="does not reward synthesized outputs"):
+        simulate(ItemsOnly(env), policy, SimulationOptions(name="items_only"))

@@ -237,3 +237,23 @@ def test_policy_randomness_follows_keys_loaded_in_place(table_bandit):
     policy.load_state_dict(other.state_dict())
     assert torch.equal(policy.rng.uniform("s", 0, (5,)), other.rng.uniform("s", 0, (5,)))
     assert not torch.equal(policy.rng.uniform("s", 0, (5,)), before)
+
+
+def test_random_in_synthesize_mode_outputs_the_embedding_of_the_arm_it_would_pull():
+    from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
+    from hare.policies.base import synthesizes
+    from hare.random import run_keys
+
+    env = SyntheticBandit(SyntheticConfig(n_items=12, n_clusters=3), 4, 10, run_keys(0, range(4), "env"))
+    keys = run_keys(0, range(4), "pol")
+    selecting, synthesizing = (
+        build_policy("random", {}, env, keys),
+        build_policy("random", {"mode": "synthesize"}, env, keys),
+    )
+    assert not selecting.synthesizes and synthesizing.synthesizes and synthesizes(synthesizing.config)
+    observation = env.round(5).observation
+    assert torch.equal(synthesizing.synthesize(observation), env.pool.embeddings[selecting.select(observation)])
+    with pytest.raises(ValueError, match="rewards pool items only"):
+        synthesizing.config.check_environment("classification")
+    synthesizing.config.check_environment("synthetic")
+    selecting.config.check_environment("classification")

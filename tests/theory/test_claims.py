@@ -419,20 +419,25 @@ def test_no_comparison_in_the_register_passes_when_every_policy_plays_alike(repo
 
 def _plant_margins(root, claims, tuning_totals):
     """The margins file of every experiment and dataset the claims read, as hare.experiments.margins writes it
-    (classification's floor of one mistake; HARE-Sim's from Random's tuning totals), from ``tuning_totals(label)``."""
+    (classification's floor of one mistake; HARE-Sim's from Random's tuning totals; the replay environment's on the
+    replay reward, ``(500 - regret) / 500`` as the run files below plant it, without a floor), from
+    ``tuning_totals(label)`` of the entry's label (a planned sweep's grid points keyed by their whole label)."""
     from hare.experiments.margins import comparison_margin
 
     files: dict[str, dict] = {}
     for path in {p for c in claims for p in c["inputs"].values() if p.startswith(RUNS)}:
         experiment, environment, label = path.split("/")[2:5]
-        label = label.split("@")[0].removesuffix(".npz")
-        totals = np.asarray(tuning_totals(label), dtype=float)
+        label = label.removesuffix(".npz")
+        totals = np.asarray(tuning_totals(label.split("@")[0]), dtype=float)
+        if experiment == "replay":
+            totals = (500 - totals) / 500
         entry = files.setdefault(f"{MARGINS}{experiment}/{environment}.json", {"policies": {}})
         entry["policies"][label] = {"totals": list(totals), "mean": float(totals.mean())}
     for path, entry in files.items():
         synthetic = "synthetic" in path
         random = entry["policies"].get("random")
         floor = (random["mean"] / 1000 * 60 / 59 if random else None) if synthetic else 1.0
+        floor = None if "/replay/" in path else floor
         for policy in entry["policies"].values():
             policy["margin"] = comparison_margin(policy["mean"], floor)
         write_json(root / path, entry)
@@ -446,12 +451,15 @@ def test_every_comparison_takes_its_margin_from_its_comparator(repository):
     compared = [c for c in load_register(register, configs) if str(c.get("margin", "")).startswith("m.")]
     assert len(compared) > 100
     for claim in compared:
-        comparator = re.fullmatch(r"m\.policies\.(\w+)\.margin", claim["margin"]).group(1)
-        assert claim["comparator_regret"] == f"m.policies.{comparator}.mean", claim["key"]
+        # m.policies.b.margin, or a planned sweep's grid point by item access: m.policies["b@alpha=0.1"].margin
+        match = re.fullmatch(r'(m\.policies(?:\.(\w+)|\["([^"]+)"\]))\.margin', claim["margin"])
+        assert match, claim["key"]
+        accessor, comparator = match.group(1), match.group(2) or match.group(3)
+        assert claim["comparator_regret"] == f"{accessor}.mean", claim["key"]
         if "power" in claim:
-            assert claim["power"][1] == f"m.policies.{comparator}.totals", claim["key"]
+            assert claim["power"][1] == f"{accessor}.totals", claim["key"]
         expression = claim.get("per_run") or claim.get("bootstrap")
-        subtracted = re.search(r" - (?:cvar\()?(\w+)\.total_regret", expression).group(1)
+        subtracted = re.search(r" - (?:cvar\()?(\w+)\.total_(?:regret|reward|mean_reward)\b", expression).group(1)
         assert claim["inputs"][subtracted].endswith(f"/{comparator}.npz"), claim["key"]
 
 
@@ -468,10 +476,12 @@ def test_random_is_never_equivalent_to_a_policy_that_does_not_lock_in(repository
     def totals(label):
         return random_regret if label == "random" else 0.9 * random_regret - 1 + noise
 
+    # regret claims only: the lock-in level is a share of Random's regret, and the replay environment has none
     with_random = [
         c
         for c in claims
         if "per_run" in c
+        and ".total_regret" in c["per_run"]
         and "margin" in c
         and any(str(p).endswith("/random.npz") for p in c["inputs"].values())
         and all(str(p).startswith((RUNS, MARGINS)) for p in c["inputs"].values())

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hare.cli.arguments import json_object, npz_file, output_file, probability
 
 if TYPE_CHECKING:
-    from hare.experiments.settings.theory import TheorySettings
+    from hare.experiments.settings.theory_settings import TheorySettings
 
 
 def cmd_bounds(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
+import torch.nn.functional as F
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,15 @@ class ItemPool:
     @property
     def n_clusters(self) -> int:
         return int(self.clusters.max()) + 1
+
+
+def nearest_item_cosine(outputs: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """The cosine similarity of each output ``(..., d)`` to its nearest pool item of ``items`` ``(N, d)``, ``(...)``
+    float64: ``max_n cos(o, e_n)`` (a zero output has cosine 0 with every item). An output is *novel* when this is
+    below a threshold (:func:`hare.experiments.studies.personalization_metrics.novelty`, the synthesize-mode jobs'
+    ``novelty``, :func:`hare.experiments.simulation.simulate`)."""
+    cosines = F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(items.to(torch.float64), dim=-1).T
+    return cosines.max(-1).values
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,22 @@ interaction is defined per item only and is left out of ``mu_t(z)``). For ``z`` 
 combination of pool items (HARE's identity values) the best value is the best item's, and
 synthesis regret is ``max_n mu_t(e_n) - mu_t(z)`` with the linear-variant item rewards.
 
+The ``between`` variant rewards an output that no single pool item explains. With ``a_t = argmax_n s*_n(x_t, u*)``
+the best item and ``b_t = argmax_{n : c(n) != c(a_t)} s*_n(x_t, u*)`` the best item of another cluster (``c``: the
+pool's clusters, ``self.pool.clusters``), the round's target is their midpoint
+
+    t_t = (e_{a_t} + e_{b_t}) / 2,
+
+and every output ``z`` of the item space, a pool item ``e_n`` included, has the mean reward
+
+    mu_t(z) = g(scale * (1 - ||z - t_t||^2 / 2)).
+
+Items are rewarded by the same formula (select mode, the warm start's logs, :meth:`SyntheticBandit.mean_rewards`):
+``mu_t(e_n)``. The best output is ``z = t_t``, of value ``g(scale)``; it is a convex combination of two pool items
+(reachable by HARE's identity values), and the synthesis regret ``g(scale) - mu_t(z) >= 0`` is exact, zero at
+``z = t_t`` only. The best pool item misses it by ``||e_{a_t} - t_t||^2 / 2 = (1 - <e_{a_t}, e_{b_t}>) / 4`` inside
+``g``, so select mode's best item is not the best output. Needs ``n_clusters >= 2``.
+
 The logged-data sampler draws ``M`` interactions of the uniform logging policy (query, user
 and item uniform, reward with noise; :class:`hare.envs.shared_context.SharedContextBandit`) from
 its own keys, for fitting projections offline.
@@ -44,6 +60,9 @@ from hare.envs.registry import register_environment
 from hare.envs.shared_context import SharedContextBandit
 from hare.random import CounterRNG, run_keys
 from hare.typed import TypedFields
+
+VARIANTS = ("linear", "nonlinear", "between")
+"""The reward models of HARE-Sim (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +94,12 @@ class SyntheticConfig(TypedFields):
             raise ValueError(f"SyntheticConfig.noise_sigma: must be >= 0 (got {self.noise_sigma})")
         if self.link not in ("identity", "logistic"):
             raise ValueError(f"SyntheticConfig.link: must be 'identity' or 'logistic' (got {self.link!r})")
-        if self.variant not in ("linear", "nonlinear"):
-            raise ValueError(f"SyntheticConfig.variant: must be 'linear' or 'nonlinear' (got {self.variant!r})")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"SyntheticConfig.variant: must be one of {list(VARIANTS)} (got {self.variant!r})")
+        if self.variant == "between" and self.n_clusters < 2:
+            raise ValueError(
+                f"SyntheticConfig.n_clusters: the 'between' variant needs >= 2 clusters (got {self.n_clusters})"
+            )
 
 
 @dataclass(frozen=True)
@@ -172,6 +195,10 @@ class SyntheticBandit(SharedContextBandit):
     def mean_rewards(self, queries: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
         """``mu_t(n)``, ``(n_runs, n_items)``."""
         c = self.config
+        if c.variant == "between":
+            items = self.pool.embeddings
+            gaps = (items[None, :, :] - self.between_targets(queries, users)[:, None, :]).square().sum(-1)
+            return self._link(c.reward_scale * (1.0 - gaps / 2.0))
         score = c.reward_scale * self.true_scores(queries, self.users[users])
         if c.variant == "nonlinear":
             score = score + c.interaction * torch.einsum("bi,nij,bj->bn", queries, self.interaction_matrices, queries)
@@ -187,23 +214,46 @@ class SyntheticBandit(SharedContextBandit):
         q = queries @ w.query_context.T + self.users[users] @ w.query_user.T  # (n_runs, d_k)
         return q @ w.key / math.sqrt(self.config.key_dim)
 
+    def between_targets(self, queries: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
+        """The ``between`` variant's targets ``t = (e_a + e_b) / 2`` (module docstring) for queries ``(B, query_dim)``
+        and users ``(B,)``: ``(B, item_dim)``; ``a`` the best item by ``s*``, ``b`` the best item of another
+        cluster (first index on ties)."""
+        scores = self.true_scores(queries, self.users[users])  # (B, N)
+        best = scores.argmax(1)
+        clusters = self.pool.clusters
+        other = torch.where(clusters[None, :] != clusters[best][:, None], scores, -torch.inf).argmax(1)
+        items = self.pool.embeddings
+        return (items[best] + items[other]) / 2.0
+
+    def _link(self, score: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(score) if self.config.link == "logistic" else score
+
     def synthesis_mean_rewards(self, z: torch.Tensor, queries: torch.Tensor, users: torch.Tensor) -> torch.Tensor:
-        """``mu_t(z) = g(scale <z, target>)`` for outputs ``z`` ``(n_runs, item_dim)``: ``(n_runs,)``."""
-        score = self.config.reward_scale * (z.to(queries.dtype) * self.synthesis_targets(queries, users)).sum(-1)
+        """``mu_t(z)`` for outputs ``z`` ``(n_runs, item_dim)``: ``(n_runs,)``; ``g(scale <z, target>)``, or with the
+        ``between`` variant ``g(scale (1 - ||z - t||^2 / 2))``."""
+        z = z.to(queries.dtype)
+        if self.config.variant == "between":
+            gap = (z - self.between_targets(queries, users)).square().sum(-1)
+            return self._link(self.config.reward_scale * (1.0 - gap / 2.0))
+        score = self.config.reward_scale * (z * self.synthesis_targets(queries, users)).sum(-1)
         return torch.sigmoid(score) if self.config.link == "logistic" else score
 
     def synthesis_outcome(self, t: int, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Realised reward, mean reward and pseudo-regret ``(n_runs,)`` each of outputs ``z`` at round ``t``.
 
-        The regret is against the best pool item under the linear-variant item rewards.
+        The regret is against the best pool item under the linear-variant item rewards; with the ``between``
+        variant, against the best output ``z = t``: ``g(scale) - mu_t(z)``.
         """
         x = self.queries(t)
         users = self.active_users(t)
         mean = self.synthesis_mean_rewards(z, x, users)
-        best_score = (
-            self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
-        )
-        best = torch.sigmoid(best_score) if self.config.link == "logistic" else best_score
+        if self.config.variant == "between":
+            best = self._link(torch.full_like(mean, self.config.reward_scale))
+        else:
+            best_score = (
+                self.config.reward_scale * (self.synthesis_targets(x, users) @ self.pool.embeddings.T).max(1).values
+            )
+            best = torch.sigmoid(best_score) if self.config.link == "logistic" else best_score
         reward = mean + self.config.noise_sigma * self.rng.normal("synthesis-noise", t)
         return reward, mean, (best - mean).clamp_min(0.0)
 

@@ -30,7 +30,8 @@ product, labelled ``<label>@<param>=<value>,...``.
 
 A tuned experiment gives every tunable entry a grid of the same number of points, or a ``fixed: "<reason>"``
 (:func:`hare.experiments.settings.experiments.check_tuning_budget`); the reason travels in its job specification and
-the tables show it.
+the tables show it. An untuned experiment with ``plan: true`` (a sweep: every point reported) plays each reported job
+again on the tuning seeds, for margins and run plans only (:func:`expand_jobs`).
 
 This module expands jobs only; it reads a config the boundary has validated and checks nothing. A grid is read by
 the boundary's :func:`hare.experiments.settings.policy_points`, the one reading of a grid its checks share.
@@ -168,11 +169,14 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
     the lowest mean total regret on the tuning runs; an entry without a grid (Random, a
     fixed baseline) gets one reference tuning job on the same tuning seeds (its label has
     no ``@``), so margins and run plans (:mod:`hare.experiments.margins`) see every policy
-    on the tuning runs. Without ``tune`` every grid point is a report job (sensitivity studies).
+    on the tuning runs. Without ``tune`` every grid point is a report job (sensitivity studies). With ``plan: true``
+    (never beside ``tune``) every report job also gets a *tuning* job of the same label, ``n_tuning_runs`` runs on the
+    tuning seeds: nothing is selected from them; they give the margins and run plans of the experiment's claims.
     """
     jobs = []
     for experiment, exp in config["experiments"].items():
         tune = bool(exp.get("tune", False))
+        plan = bool(exp.get("plan", False))
         for env_name in exp["environments"]:
             env = environment_spec(config, env_name, exp["horizon"])
             for label, entry in exp["policies"].items():
@@ -202,9 +206,10 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
                         )
                     )
                 else:
-                    if tune:
-                        # Reference tuning runs of an entry without a grid (Random, a fixed baseline): the margins and
-                        # run plans of hare.experiments.margins compare every policy on the same tuning seeds.
+                    if tune or plan:
+                        # Reference tuning runs of an entry without a grid (Random, a fixed baseline), or, in a planned
+                        # experiment, of every reported point: the margins and run plans of hare.experiments.margins
+                        # compare every policy on the same tuning seeds; nothing is selected from them.
                         jobs.extend(
                             _job(
                                 config,

@@ -2,7 +2,10 @@
 
 For every tuned experiment ``e`` and environment ``x`` this reads, per policy entry, the tuning runs behind its
 report: the selected grid point's runs (``results/selected/e/x/<label>.json`` names it) or, for an entry without a
-grid (Random, a fixed baseline), its reference tuning runs (``results/tuning/e/x/<label>.npz``). A claim that
+grid (Random, a fixed baseline), its reference tuning runs (``results/tuning/e/x/<label>.npz``). For a planned
+experiment (``plan: true``: untuned, every grid point reported) it reads the tuning runs of every reported job, keyed
+by the report's label (``lnucb_ta@alpha_0=0.1``, ``random``; :func:`hare.experiments.grid.expand_jobs` plays each
+reported job again on the tuning seeds), and selects nothing. A claim that
 compares policy ``a`` with policy ``b`` (the paired difference ``R(a) - R(b)`` of total regrets; ``b`` the
 comparator, the policy the claim compares against) has the practical margin
 
@@ -24,12 +27,22 @@ comparator: ``R(Random) - R(good) >= MARGIN_FRACTION R(Random) >= MARGIN_FRACTIO
 below ``MARGIN_FRACTION R(Random)`` once ``T >= 20`` (classification, Random's regret ``T (K - 1) / K``) or
 ``T >= 10 K / (K - 1)`` (HARE-Sim).
 
+A replay environment (Open Bandit; its class's ``replays_logged_data``) has no regret: the rewards of arms that were
+not logged are unknown, and its comparisons are paired differences of ``total_mean_reward``, the replay estimate of
+the click rate (:func:`hare.experiments.replay_job.replay`). Its margins are read off that quantity (``measure``:
+:func:`measure_of`): ``delta(b) = MARGIN_FRACTION * mean_r(b)``, a tenth of the comparator's mean replay reward on the
+tuning runs (no floor: one replayed event's weight depends on how many a run accepts), so that the margin lives on
+the quantity the claim measures. A reward difference on a classification dataset (the ablation's total rewards) needs
+no such change: there the reward of a round is one minus its regret, so the paired reward difference is minus the
+regret difference and the regret margin bounds it exactly.
+
 The workflow writes one file per batch, ``results/checks/margins/e/x.json`` (:func:`batch_margins`), so that a claim
 needs the tuning runs of its own experiment and dataset only. Each policy's entry carries its tuning totals, their
 mean and ``margin``, the delta of a comparison against it; the claims register reads a comparison's margin from its
 comparator (``margin: m.policies.b.margin``, shown as a share of ``comparator_regret: m.policies.b.mean``) and the
 per-run totals of the two policies on the same tuning seeds (``power: [m.policies.a.totals, m.policies.b.totals]``),
-whose paired spread plans the run count (:func:`hare.verdicts.planned_runs`).
+whose paired spread plans the run count (:func:`hare.verdicts.planned_runs`). A grid point's label is not a name:
+the register reads it by item access, ``m.policies["lnucb_ta@alpha_0=0.1"].margin``.
 """
 
 from __future__ import annotations
@@ -52,24 +65,45 @@ MARGIN_RULE = (
     f"{MARGIN_FRACTION:.0%} of the comparator's mean total regret (the policy the claim compares against) on the "
     "tuning runs of the same experiment and dataset, and at least the cost of one mistake in the whole horizon "
     "(1 on a classification dataset, whose rewards are 0 or 1; on HARE-Sim the mean gap between the best arm and "
-    "another, from Random's tuning runs), fixed before any reported run is read"
+    "another, from Random's tuning runs), fixed before any reported run is read; on a replay environment, which has "
+    "no regret, 10% of the comparator's mean replay reward on the tuning runs"
 )
 """The rule as a noun phrase (delta is ...): the margins files, results/claims.md and the paper (``\\claimsMarginRule``)
 print this string."""
 REFERENCE = "random"
 """The policy label whose tuning runs measure the mean gap of an environment without 0/1 rewards."""
+REGRET = "total_regret"
+"""The measure of the margins (a run file's array): total pseudo-regret, lower is better."""
+REPLAY_REWARD = "total_mean_reward"
+"""The measure on a replay environment, which has no regret: the replay estimate of the reward, higher is better."""
+
+
+def measure_of(environment: EnvironmentSpec) -> str:
+    """The run files' array the margins of ``environment`` are read off: :data:`REPLAY_REWARD` on an environment that
+    replays logged data (no regret there), else :data:`REGRET`."""
+    return REPLAY_REWARD if environment_class(environment.kind).replays_logged_data else REGRET
+
+
+def planned(exp: dict[str, Any]) -> bool:
+    """Whether an experiment entry has tuning runs for its margins: tuned (``tune``) or planned (``plan``)."""
+    return bool(exp.get("tune") or exp.get("plan"))
 
 
 def tuning_sources(config: dict[str, Any]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
-    """``{experiment: {environment: {label: {"selected": path | None, "runs": path | None}}}}`` over the tuned
-    experiments: a tuned entry's selection file (its runs are the selected point's tuning file), an untuned entry's
-    reference tuning file."""
+    """``{experiment: {environment: {label: {"selected": path | None, "runs": path | None}}}}`` over the tuned and
+    planned experiments: a tuned entry's selection file (its runs are the selected point's tuning file), an untuned
+    entry's reference tuning file; in a planned experiment every reported job's tuning file, under its full label."""
     jobs = expand_jobs(config)
     sources: dict[str, dict[str, dict[str, dict[str, str]]]] = {}
     for job in jobs:
-        if not config["experiments"][job.experiment].get("tune"):
+        exp = config["experiments"][job.experiment]
+        if not planned(exp):
             continue
         per_env = sources.setdefault(job.experiment, {}).setdefault(job.environment, {})
+        if exp.get("plan"):
+            if job.role == "tuning":
+                per_env[job.label] = {"selected": None, "runs": f"results/{job.stem}.npz"}
+            continue
         base = job.label.split("@", 1)[0]
         if job.role == "report" and job.selection:
             per_env[base] = {"selected": f"results/{job.selection}", "runs": None}
@@ -89,7 +123,7 @@ def input_files(config: dict[str, Any]) -> list[str]:
     return sorted(set(files) | set(tuning))
 
 
-def _policy_totals(source: dict[str, str | None], root: Path) -> dict[str, Any]:
+def _policy_totals(source: dict[str, str | None], root: Path, measure: str = REGRET) -> dict[str, Any]:
     if source["selected"]:
         selection = json.loads((root / source["selected"]).read_text())
         label = selection["label"]
@@ -97,7 +131,7 @@ def _policy_totals(source: dict[str, str | None], root: Path) -> dict[str, Any]:
     else:
         runs = Path(str(source["runs"]))
         label = runs.stem
-    totals = np.asarray(read_npz(root / runs)["total_regret"], dtype=float).reshape(-1)
+    totals = np.asarray(read_npz(root / runs)[measure], dtype=float).reshape(-1)
     return {"label": label, "source": str(runs), "totals": [float(v) for v in totals], "mean": float(totals.mean())}
 
 
@@ -133,14 +167,21 @@ def _environment_specs(config: dict[str, Any]) -> dict[tuple[str, str], Environm
 
 def batch_margins(config: dict[str, Any], experiment: str, environment: str, root: str | Path = ".") -> dict[str, Any]:
     """The margin entry of one experiment and environment (:func:`margins`), with the rule; without tuning runs (an
-    experiment this config does not tune) there are no policies, no resolution and no plan. A ``ValueError`` names a
-    batch the config does not have."""
+    experiment this config neither tunes nor plans) there are no policies, no resolution and no plan. A ``ValueError``
+    names a batch the config does not have."""
     exp = config["experiments"].get(experiment)
     if exp is None or environment not in exp["environments"]:
         raise ValueError(f"margins: {experiment}/{environment} is not an experiment and environment of this config")
     entry = margins(config, root, only=(experiment, environment))["experiments"].get(experiment, {}).get(environment)
-    if entry is None:  # not tuned in this config: no tuning runs, so no margin and no plan
-        entry = {"resolution": None, "best": None, "best_mean": None, "n_tuning_runs": 0, "policies": {}}
+    if entry is None:  # neither tuned nor planned in this config: no tuning runs, so no margin and no plan
+        entry = {
+            "measure": None,
+            "resolution": None,
+            "best": None,
+            "best_mean": None,
+            "n_tuning_runs": 0,
+            "policies": {},
+        }
     return {
         "rule": MARGIN_RULE,
         "fraction": MARGIN_FRACTION,
@@ -151,10 +192,11 @@ def batch_margins(config: dict[str, Any], experiment: str, environment: str, roo
 
 
 def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str] | None = None) -> dict[str, Any]:
-    """``{"rule", "fraction", "experiments": {e: {x: {"resolution", "best", "best_mean", "n_tuning_runs",
+    """``{"rule", "fraction", "experiments": {e: {x: {"measure", "resolution", "best", "best_mean", "n_tuning_runs",
     "policies": {label: {"label", "source", "totals", "mean", "margin"}}}}}}``: each policy's ``margin`` is the delta
     of a comparison against it (:func:`comparison_margin` of its tuning mean and the environment's
-    :func:`resolution`; module docstring)."""
+    :func:`resolution`; module docstring), on the ``measure`` (:func:`measure_of`); ``best`` is the policy of lowest
+    mean regret (highest mean replay reward)."""
     root = Path(root)
     out: dict[str, Any] = {"rule": MARGIN_RULE, "fraction": MARGIN_FRACTION, "experiments": {}}
     specs = _environment_specs(config)
@@ -162,15 +204,19 @@ def margins(config: dict[str, Any], root: str | Path = ".", only: tuple[str, str
         for environment, per_label in per_env.items():
             if only is not None and (experiment, environment) != only:
                 continue
-            policies = {label: _policy_totals(source, root) for label, source in per_label.items()}
+            spec = specs[(experiment, environment)]
+            measure = measure_of(spec)
+            policies = {label: _policy_totals(source, root, measure) for label, source in per_label.items()}
             if not policies:
                 continue
             reference = policies.get(REFERENCE)
-            floor = resolution(specs[(experiment, environment)], reference["mean"] if reference else None)
+            floor = resolution(spec, reference["mean"] if reference else None) if measure == REGRET else None
             for entry in policies.values():
                 entry["margin"] = comparison_margin(entry["mean"], floor)
-            best = min(policies, key=lambda label: policies[label]["mean"])
+            sign = 1.0 if measure == REGRET else -1.0
+            best = min(policies, key=lambda label: sign * policies[label]["mean"])
             out["experiments"].setdefault(experiment, {})[environment] = {
+                "measure": measure,
                 "resolution": floor,
                 "best": best,
                 "best_mean": policies[best]["mean"],

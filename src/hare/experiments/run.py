@@ -5,6 +5,9 @@ The job writes ``<stem>.npz`` with
 * ``rounds`` ``(n_checkpoints,)``: 1-based round counts at which curves are recorded;
 * ``cumulative_regret``, ``cumulative_reward`` ``(n_runs, n_checkpoints)``;
 * ``total_regret``, ``total_reward`` ``(n_runs,)``;
+* a synthesize-mode job's (a policy that outputs ``z``: :func:`hare.policies.base.synthesizes`) ``novelty``
+  ``(n_runs,)``: the share of its rounds whose output is novel (:func:`hare.experiments.simulation.simulate`); a
+  select-mode job has no such array;
 * the policy's own per-round series where it has any (:meth:`hare.policies.base.Policy.trajectories`, e.g.
   ``alpha_trajectory`` ``(n_runs, n_checkpoints, H)`` of a learned bonus weight), at the same rounds;
 
@@ -26,7 +29,9 @@ plays the rows of those runs in every round (:class:`RunChunk`). Every random nu
 its run index alone (:func:`hare.random.run_keys`); the environment draws every round for all the runs, as in the
 whole play (HARE-Sim's means are matrix products whose last bit depends on the number of rows, so an environment of
 the chunk's runs alone would differ in the last bit), and the policies' batched arithmetic treats each run apart
-(tests/experiments/test_run_chunks.py), so the concatenated arrays equal the unchunked play's bit for bit. Only the
+(tests/experiments/test_run_chunks.py), so the concatenated arrays equal the unchunked play's bit for bit (HARE in
+synthesize mode to rounding: its attention scores are one product over the runs, and its output ``z`` carries their
+last bit). Only the
 policy's state, the memory that grows with the runs, is held one chunk at a time; the environment's side of a round
 is computed once per chunk. The sidecar records ``chunks`` (``[[r0, r1], ...]``) and the wall time summed over them.
 A job on logged data (``replay``) plays whole.

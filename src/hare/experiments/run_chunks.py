@@ -62,3 +62,17 @@ class RunChunk:
 
     def mean_reward_all_rounds(self) -> torch.Tensor:
         return self.env.mean_reward_all_rounds()[self.runs]
+
+    @property
+    def synthesis_outcome(self):
+        """The whole environment's ``synthesis_outcome(t, z)`` (synthesize mode) for the chunk's outputs ``z``: the
+        chunk's rows are placed among zeros for the other runs, and the rows of the chunk's runs come back. Absent
+        (``AttributeError``) where the environment has none."""
+        outcome = self.env.synthesis_outcome
+
+        def chunk_outcome(t: int, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            whole = z.new_zeros(self.env.n_runs, *z.shape[1:])
+            whole[self.runs] = z
+            return tuple(values[self.runs] for values in outcome(t, whole))
+
+        return chunk_outcome

@@ -23,6 +23,21 @@ Round ``t`` (0-based), in order:
    (:func:`hare.envs.replay.masked_update`); ``observer.updated(t, arms, rewards)``;
 8. at a recorded round: with ``account`` the curves, then ``on_record(t, policy)``;
 9. ``observer.round_ended(t)``, the progress ticker, and ``stop(t)``: true ends the play after this round.
+
+A policy in synthesize mode (``policy.synthesizes``, :func:`hare.policies.base.synthesizes`) outputs a point of the
+item space instead of an arm; steps 4 to 7 are then
+
+4. ``observer.selecting(t, round_, observation)``, ``z = policy.synthesize(observation)`` ``(n_runs, d)``,
+   ``observer.selected(t, z)``;
+5. ``rewards, means, regret = env.synthesis_outcome(t, z)``: the environment rewards ``z`` itself (online round
+   ``t``, whatever the warm start's shift);
+6. with ``account``: that pseudo-regret and the rewards added to the runs' sums, and the outputs that are novel
+   counted (their nearest pool item has cosine below :data:`NOVELTY_THRESHOLD`,
+   :func:`hare.envs.base.nearest_item_cosine`);
+7. ``policy.update_synthesis(observation, z, rewards)``; ``observer.updated(t, z, rewards)``.
+
+It takes no ``feedback`` (every run learns from the reward of its own ``z``), and the environment must have
+``synthesis_outcome`` (the config boundary refuses others: :meth:`hare.policies.base.PolicyConfig.check_environment`).
 """
 
 from __future__ import annotations
@@ -36,9 +51,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from hare.envs.base import BanditEnvironment, BanditRound, LoggedRounds
+from hare.envs.base import BanditEnvironment, BanditRound, LoggedRounds, nearest_item_cosine
 from hare.envs.replay import masked_update
 from hare.experiments.job_setup import checkpoints, progress_ticker
+from hare.novelty import NOVELTY_THRESHOLD
 
 Feedback = Callable[[Any, torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]]
 """``feedback(round_, arms)``: the rewards ``(n_runs,)`` the policy learns from, and the runs that learn from them
@@ -88,10 +104,11 @@ class RoundObserver:
         """Before ``select``; ``observation`` is what the policy is shown."""
 
     def selected(self, t: int, arms: torch.Tensor) -> None:
-        """After ``select``: ``arms`` ``(n_runs,)``."""
+        """After ``select``: ``arms`` ``(n_runs,)`` (in synthesize mode the outputs ``z`` ``(n_runs, d)``)."""
 
     def updated(self, t: int, arms: torch.Tensor, rewards: torch.Tensor) -> None:
-        """After the update; ``rewards`` ``(n_runs,)`` are those the feedback returned."""
+        """After the update; ``rewards`` ``(n_runs,)`` are those the feedback returned (in synthesize mode ``arms`` are
+        the outputs ``z`` and ``rewards`` the environment's rewards of them)."""
 
     def round_ended(self, t: int) -> None:
         """After round ``t``'s recording."""
@@ -216,7 +233,9 @@ def simulate(
     * ``rounds`` ``(C,)``: 1-based round counts at which the curves are recorded;
     * ``cumulative_regret``, ``cumulative_reward`` ``(n_runs, C)``: sums of ``max_a mu(a) - mu(arm)`` and of the
       rewards over the rounds so far;
-    * ``total_regret``, ``total_reward`` ``(n_runs,)``: the sums over every round played.
+    * ``total_regret``, ``total_reward`` ``(n_runs,)``: the sums over every round played;
+    * in synthesize mode only, ``novelty`` ``(n_runs,)``: the share of the rounds played whose output is novel
+      (module docstring).
 
     Without ``account`` (play only: no input check, no sums, no curves), returns ``{"rounds_played": ()}``.
 
@@ -253,8 +272,15 @@ def simulate(
     record = set((recorded - 1).tolist())
     observer = RoundObserver() if observer is None else observer
     device = policy.run_keys.device
+    synthesize = getattr(policy, "synthesizes", False)
+    if synthesize:
+        if not callable(getattr(env, "synthesis_outcome", None)):
+            raise ValueError(f"environment {name!r} does not reward synthesized outputs (no synthesis_outcome)")
+        if feedback is not pulled_rewards:
+            raise ValueError("a synthesize-mode policy learns from the reward of its own output: give no feedback")
     if account:
         regret = torch.zeros(env.n_runs, dtype=torch.float64, device=device)
+        novel = torch.zeros_like(regret) if synthesize else None
         reward = torch.zeros_like(regret)
         first_bad = torch.full((), -1, dtype=torch.int64, device=device)
         regret_curve, reward_curve = [], []
@@ -277,16 +303,26 @@ def simulate(
             else:
                 first_bad = torch.where((first_bad < 0) & nonfinite_inputs(observation), t, first_bad)
         observer.selecting(t, round_, observation)
-        arms = policy.select(observation)
-        observer.selected(t, arms)
-        rewards, learners = feedback(round_, arms)
-        if account:
-            regret += round_.regret(arms)
-            reward += rewards
-        if learners is None:
-            policy.update(observation, arms, rewards)
+        if synthesize:
+            arms = policy.synthesize(observation)  # the outputs z (n_runs, d)
+            observer.selected(t, arms)
+            rewards, _, round_regret = env.synthesis_outcome(t, arms)
+            if account:
+                regret += round_regret
+                reward += rewards
+                novel += nearest_item_cosine(arms, env.pool.embeddings) < NOVELTY_THRESHOLD
+            policy.update_synthesis(observation, arms, rewards)
         else:
-            masked_update(policy, observation, arms, rewards, learners)
+            arms = policy.select(observation)
+            observer.selected(t, arms)
+            rewards, learners = feedback(round_, arms)
+            if account:
+                regret += round_.regret(arms)
+                reward += rewards
+            if learners is None:
+                policy.update(observation, arms, rewards)
+            else:
+                masked_update(policy, observation, arms, rewards, learners)
         observer.updated(t, arms, rewards)
         played = t + 1
         if t in record:
@@ -307,10 +343,13 @@ def simulate(
     if device.type != "cpu" and first_bad >= 0:
         _raise_nonfinite(name, int(first_bad))
     empty = torch.zeros(env.n_runs, 0, dtype=torch.float64)
-    return {
+    arrays = {
         "rounds": recorded[recorded <= played].astype(np.int64),
         "cumulative_regret": (torch.stack(regret_curve, 1) if regret_curve else empty).cpu().numpy(),
         "cumulative_reward": (torch.stack(reward_curve, 1) if reward_curve else empty).cpu().numpy(),
         "total_regret": regret.cpu().numpy(),
         "total_reward": reward.cpu().numpy(),
     }
+    if synthesize:
+        arrays["novelty"] = (novel / max(played, 1)).cpu().numpy()
+    return arrays

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from hare.envs.base import BanditEnvironment, LoggedRounds, Observation
+from hare.envs.registry import environment_class
 from hare.model.covariance import shared_vector
 from hare.random import CounterRNG
 from hare.registry import Registry
@@ -49,8 +50,16 @@ class PolicyConfig(TypedFields):
     def check_environment(self, kind: str) -> None:
         """Raise ``ValueError`` if these hyperparameters cannot run on environments of ``kind``.
 
-        Called by config validation, before any job starts.
+        Called by config validation, before any job starts. Here: a synthesize-mode config (:func:`synthesizes`) needs
+        an environment that rewards an output ``z`` (``synthesis_outcome``); a subclass that checks more calls this
+        too.
         """
+        if synthesizes(self):
+            if not callable(getattr(environment_class(kind), "synthesis_outcome", None)):
+                raise ValueError(
+                    f"{type(self).__name__}.mode: 'synthesize' needs an environment that rewards an output z "
+                    f"(synthesis_outcome); a {kind} environment rewards pool items only"
+                )
 
     def check_regime(self, regime: str) -> None:
         """Raise ``ValueError`` if these hyperparameters need information the regime (``cold | warm``) withholds.
@@ -59,8 +68,24 @@ class PolicyConfig(TypedFields):
         """
 
 
+MODES = ("select", "synthesize")
+"""A policy's modes: it selects an arm, or it outputs a point ``z`` of the item space (:func:`synthesizes`)."""
+
+
+def synthesizes(config: PolicyConfig) -> bool:
+    """Whether a policy of hyperparameters ``config`` plays synthesize mode (its ``mode`` field, where it has one, is
+    ``synthesize``): each round it outputs a point ``z`` of the item space (``synthesize(observation) -> z``
+    ``(n_runs, d)``) and learns from the environment's reward of ``z`` (``update_synthesis(observation, z,
+    rewards)``) instead of selecting an arm (:func:`hare.experiments.simulation.simulate`)."""
+    return getattr(config, "mode", "select") == "synthesize"
+
+
 class Policy(nn.Module, ABC):
-    """A bandit policy batched over ``n_runs`` independent runs."""
+    """A bandit policy batched over ``n_runs`` independent runs.
+
+    A policy whose config :func:`synthesizes` also implements ``synthesize(observation) -> z`` and
+    ``update_synthesis(observation, z, rewards)``; :attr:`synthesizes` tells the round loop which pair to call.
+    """
 
     config_class: ClassVar[type[PolicyConfig]]
     per_run_hyperparameters: ClassVar[tuple[str, ...]] = ()
@@ -79,6 +104,11 @@ class Policy(nn.Module, ABC):
         self.n_arms = env.n_arms
         self.dim = env.dim
         self.register_buffer("run_keys", keys.clone())
+
+    @property
+    def synthesizes(self) -> bool:
+        """Whether the policy plays synthesize mode (:func:`synthesizes` of its config)."""
+        return synthesizes(self.config)
 
     @property
     def rng(self) -> CounterRNG:

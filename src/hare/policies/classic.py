@@ -14,27 +14,44 @@ from typing import Annotated, ClassVar
 import torch
 
 from hare.envs.base import BanditEnvironment, Observation
-from hare.policies.base import Policy, PolicyConfig, kl_upper_bound, register_policy, upper_confidence_bound
+from hare.policies.base import MODES, Policy, PolicyConfig, kl_upper_bound, register_policy, upper_confidence_bound
 from hare.random import CounterRNG
-from hare.typed import nonnegative, positive, unit_interval, within
+from hare.typed import nonnegative, one_of, positive, unit_interval, within
 
 
 @dataclass(frozen=True)
 class RandomConfig(PolicyConfig):
-    """Uniform random arm selection: no hyperparameters (nothing to tune)."""
+    """Uniform random arm selection: nothing to tune. mode: ``select`` (pull the arm) or ``synthesize`` (output the
+    drawn pool item's embedding ``z = e_n``, the reference of a synthesize-mode experiment)."""
+
+    mode: Annotated[str, one_of(MODES)] = "select"
 
 
 @register_policy("random")
 class RandomPolicy(Policy):
-    """Pulls an arm uniformly at random each round (the regret reference)."""
+    """Pulls an arm uniformly at random each round (the regret reference); in synthesize mode outputs that arm's pool
+    item ``z = e_n``."""
 
     config_class = RandomConfig
     round_cost_grows = False
+
+    def __init__(self, config: RandomConfig, env: BanditEnvironment, keys: torch.Tensor):
+        super().__init__(config, env, keys)
+        if self.synthesizes and env.pool is None:
+            raise ValueError("RandomConfig.mode: 'synthesize' outputs pool items; the environment has no item pool")
+        self.register_buffer("items", env.pool.embeddings.clone() if self.synthesizes else None)
 
     def select(self, observation: Observation) -> torch.Tensor:
         return self.rng.randint("random-arm", observation.t, self.n_arms)
 
     def update(self, observation: Observation, arms: torch.Tensor, rewards: torch.Tensor) -> None:
+        """Nothing to learn."""
+
+    def synthesize(self, observation: Observation) -> torch.Tensor:
+        """``z = e_n`` of the arm :meth:`select` draws, ``(n_runs, item_dim)``."""
+        return self.items[self.select(observation)]
+
+    def update_synthesis(self, observation: Observation, synthesis: torch.Tensor, rewards: torch.Tensor) -> None:
         """Nothing to learn."""
 
 

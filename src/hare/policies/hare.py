@@ -75,7 +75,7 @@ from hare.model.covariance_approx import COVARIANCE_KINDS, covariance_bytes
 from hare.model.projections import FitReport, Projections
 from hare.model.user_state import UserPosterior
 from hare.policies.alpha_schedules import ALPHA_SCHEDULES, build_alpha_schedule, check_alpha_settings
-from hare.policies.base import Policy, PolicyConfig, register_policy, upper_confidence_bound
+from hare.policies.base import MODES, Policy, PolicyConfig, register_policy, upper_confidence_bound
 from hare.policies.hare_credit import CREDITS, SynthesisCredit, check_credit, synthesis_credit
 from hare.policies.hare_projections import (
     PROJECTION_KINDS,
@@ -90,7 +90,6 @@ from hare.typed import at_least, each, nonnegative, one_of, positive, unit_inter
 
 USER_STATES = ("posterior", "oracle", "off")
 COVARIANCE_UPDATES = ("dominant", "attention_weighted")
-MODES = ("select", "synthesize")
 MEANS = ("frozen", "online")
 POOLS = ("environment", "log_prototypes")
 
@@ -197,6 +196,7 @@ class HAREConfig(PolicyConfig):
         )
 
     def check_environment(self, kind: str) -> None:
+        super().check_environment(kind)
         check_projections_environment(self, kind)
 
     def check_regime(self, regime: str) -> None:

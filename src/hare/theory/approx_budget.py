@@ -41,7 +41,8 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import ApproxBudgetSettings, variant_params
+from hare.experiments.settings.theory import variant_params
+from hare.experiments.settings.theory_settings import ApproxBudgetSettings
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.policies.base import build_policy
 from hare.random import run_keys

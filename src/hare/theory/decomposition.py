@@ -84,7 +84,8 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import VARIANTS, DecompositionSettings, variant_params
+from hare.experiments.settings.theory import VARIANTS, variant_params
+from hare.experiments.settings.theory_settings import DecompositionSettings
 from hare.policies.base import build_policy
 from hare.policies.hare import MEANS
 from hare.random import run_keys

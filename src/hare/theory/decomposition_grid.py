@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hare.experiments.settings.theory import DecompositionGridSettings
+from hare.experiments.settings.theory_settings import DecompositionGridSettings
 from hare.report.theory_tables import write_grid
 from hare.theory.decomposition import run_decomposition
 

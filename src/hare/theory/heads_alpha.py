@@ -38,7 +38,8 @@ import numpy as np
 
 from hare.envs.synthetic import SyntheticBandit, SyntheticConfig
 from hare.experiments.job_setup import deterministic_kernels
-from hare.experiments.settings.theory import HeadsAlphaSettings, cell_params
+from hare.experiments.settings.theory import cell_params
+from hare.experiments.settings.theory_settings import HeadsAlphaSettings
 from hare.experiments.simulation import SimulationOptions, prebuilt_rounds, simulate
 from hare.policies.base import build_policy
 from hare.random import run_keys

@@ -400,3 +400,20 @@ def test_an_empty_file_a_folder_base_and_a_400_digit_number_are_named_as_such(tm
         resolve_config_file(path)
     message = str(caught.value)
     assert words in message and "\n" not in message and len(message) - len(str(path)) < 150, message
+
+
+@pytest.mark.parametrize(
+    "entry", [{"policy": "hare_synthesize"}, {"policy": "random", "params": {"mode": "synthesize"}}]
+)
+def test_a_synthesize_mode_policy_on_an_environment_that_rewards_no_output_is_refused(smoke, entry):
+    """A synthesize-mode job needs ``synthesis_outcome`` (HARE-Sim, HARE-Text); a classification environment rewards
+    pool items only, so such an entry is refused at the boundary, in one line naming the entry and the reason."""
+    experiment = next(
+        name
+        for name, exp in smoke["experiments"].items()
+        if any(smoke["environments"][env]["kind"] == "classification" for env in exp["environments"])
+    )
+    policies = {**smoke["experiments"][experiment]["policies"], "synthesizer": entry}
+    message = _refusal(_planted(smoke, ("experiments", experiment, "policies"), policies))
+    assert _names_key(message, f"experiments.{experiment}.policies.synthesizer"), message
+    assert "'synthesize' needs an environment that rewards an output z (synthesis_outcome)" in message, message

@@ -21,7 +21,7 @@ from hare.experiments.settings.sections import (
     paper_settings,
     tables_settings,
 )
-from hare.experiments.settings.theory import (
+from hare.experiments.settings.theory_settings import (
     THEORY_SETTINGS,
     ApproxBudgetSettings,
     DecompositionGridSettings,

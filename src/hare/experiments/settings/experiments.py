@@ -6,7 +6,8 @@ hyperparameters at every point of its grid (its config dataclass's own types and
 tuning budget (:func:`check_tuning_budget`): in an experiment with ``tune: true`` every entry whose policy declares
 tunable hyperparameters (``PolicyConfig.tunable``) has a ``grid`` over some or all of them and over nothing else, and
 every such grid of the config has the same number of points. An entry may instead keep its set values with
-``fixed: "<reason>"`` (never beside a grid).
+``fixed: "<reason>"`` (never beside a grid). ``plan: true`` (tuning runs of every reported point, for margins and run
+plans only) is refused beside ``tune: true`` and without ``n_tuning_runs``.
 
 A job label (``<label>@<param>=<value>,...``, :func:`policy_points`) becomes a file name
 (``runs/<experiment>/<environment>/<label>.npz``): it is at most :data:`MAX_LABEL_LENGTH` characters of
@@ -82,6 +83,7 @@ def check_experiments(config: dict[str, Any]) -> None:
                     f"{env_name!r}: its regret curves would hold the last round only"
                 )
         regime = exp.get("regime", "cold")
+        _check_plan(exp, where)
         _check_regime(config, exp, where)
         _check_runs_per_simulation(exp, where)
         for label, entry in exp["policies"].items():
@@ -279,6 +281,22 @@ def check_tuning_budget(config: dict[str, Any]) -> None:
         raise ConfigError(
             f"{odd}: {sizes[odd]} points, but {others} {'have' if len(agree) > 1 else 'has'} {common}; "
             f"every tuned grid of a config must have the same number of points (equal tuning budget)"
+        )
+
+
+def _check_plan(exp: dict[str, Any], where: str) -> None:
+    """``plan: true`` (tuning runs of every reported point, for margins and run plans only) is for an untuned
+    experiment, and needs ``n_tuning_runs``: a tuned one has its tuning runs already."""
+    if not exp.get("plan"):
+        return
+    if exp.get("tune"):
+        raise ConfigError(
+            f"{where}.plan: a tuned experiment (tune: true) has tuning runs for its margins already; plan is for an "
+            "untuned one (every point reported): drop plan or tune"
+        )
+    if not isinstance(exp.get("n_tuning_runs"), int) or isinstance(exp.get("n_tuning_runs"), bool):
+        raise ConfigError(
+            f"{where}.n_tuning_runs: plan: true plays every reported job on n_tuning_runs tuning seeds; give how many"
         )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hare.novelty import NOVELTY_THRESHOLD
 from hare.typed import TypedFields
 
 
@@ -41,7 +42,7 @@ class PersonalizationConfig(TypedFields):
     finetune_lr: float = 1e-3
     finetune_every: int = 10
     n_eval_queries: int = 20
-    novelty_threshold: float = 0.9
+    novelty_threshold: float = NOVELTY_THRESHOLD
     entropy_window: int = 50
     temperature: float = 1.0
 

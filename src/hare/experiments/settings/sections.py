@@ -22,12 +22,8 @@ from hare.experiments.settings import convergence, cost_growth, pool_scaling
 from hare.experiments.settings.errors import ConfigError, dataclass_from, reading
 from hare.experiments.settings.personalization import PersonalizationConfig
 from hare.experiments.settings.schema import REPOSITORY, section_errors
-from hare.experiments.settings.theory import (
-    THEORY_SETTINGS,
-    TheorySettings,
-    check_decomposition_grid,
-    open_unit_interval,
-)
+from hare.experiments.settings.theory import check_decomposition_grid
+from hare.experiments.settings.theory_settings import THEORY_SETTINGS, TheorySettings, open_unit_interval
 from hare.typed import TypedFields, at_least
 
 STUDY_SETTINGS = {

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from scipy import stats
 
+from hare.envs.base import nearest_item_cosine
 from hare.model.projections import Projections
 
 
@@ -65,11 +66,9 @@ def window_means(values: torch.Tensor, window: int) -> list[float]:
 
 
 def novelty(outputs: torch.Tensor, pool: torch.Tensor, threshold: float) -> float:
-    """Fraction of outputs ``(M, d)`` whose nearest pool item ``(N, d)`` has cosine below ``threshold``."""
-    nearest = (
-        (F.normalize(outputs.to(torch.float64), dim=-1) @ F.normalize(pool.to(torch.float64), dim=-1).T).max(-1).values
-    )
-    return float((nearest < threshold).to(torch.float64).mean())
+    """Fraction of outputs ``(M, d)`` whose nearest pool item ``(N, d)`` has cosine below ``threshold``
+    (:func:`hare.envs.base.nearest_item_cosine`)."""
+    return float((nearest_item_cosine(outputs, pool) < threshold).to(torch.float64).mean())
 
 
 def mean_interval(values: torch.Tensor, level: float = 0.95) -> dict:

@@ -80,5 +80,7 @@ regret on the tuning runs, of which delta is printed as a percentage) and ``powe
 of the two compared policies on the tuning runs, whose paired spread plans the run count). A comparison of policy
 ``a`` against ``b`` reads all three from the margins file of its experiment and dataset
 (:mod:`hare.experiments.margins`, :data:`hare.experiments.margins.MARGIN_RULE`): ``margin: m.policies.b.margin``,
-``comparator_regret: m.policies.b.mean``, ``power: [m.policies.a.totals, m.policies.b.totals]``.
+``comparator_regret: m.policies.b.mean``, ``power: [m.policies.a.totals, m.policies.b.totals]``; a grid point of a
+planned sweep (``plan: true``) by item access, ``m.policies["lnucb_ta@alpha_0=0.1"].margin``. On the replay environment
+(no regret) the margins file's quantity is the replay reward (``comparator_regret`` then reads its mean).
 """

@@ -59,7 +59,7 @@ def margin_and_plan(
     """``(margin, sd of the tuning runs' paired differences, planned runs, comparator's mean tuning regret)`` of a
     claim that declares ``margin:``, ``power: [a, b]`` (each an expression for per-run totals on the tuning runs) and
     ``comparator_regret:``; NaN and None where not declared or where the margins file has no entry (an experiment the
-    running configuration does not tune)."""
+    running configuration neither tunes nor plans)."""
     try:
         margin = as_number(evaluate_expression(claim["margin"], names)) if "margin" in claim else None
         power = [np.asarray(evaluate_expression(e, names), dtype=float).reshape(-1) for e in claim.get("power") or []]
@@ -67,7 +67,7 @@ def margin_and_plan(
             as_number(evaluate_expression(claim["comparator_regret"], names)) if "comparator_regret" in claim else None
         )
     except KeyError:
-        # The running configuration does not tune this experiment (no tuning runs): no margin, no plan.
+        # The running configuration neither tunes nor plans this experiment (no tuning runs): no margin, no plan.
         return None, math.nan, None, None
     if margin is not None and not (math.isfinite(margin) and margin > 0):
         margin = None
