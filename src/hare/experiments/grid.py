@@ -175,71 +175,35 @@ def expand_jobs(config: dict[str, Any]) -> list[Job]:
     """
     jobs = []
     for experiment, exp in config["experiments"].items():
-        tune = bool(exp.get("tune", False))
-        plan = bool(exp.get("plan", False))
         for env_name in exp["environments"]:
             env = environment_spec(config, env_name, exp["horizon"])
             for label, entry in exp["policies"].items():
-                if env_name not in entry.get("environments", exp["environments"]):
-                    continue
-                policy = entry.get("policy", label)
-                points = policy_points(label, entry)
-                if tune and entry.get("grid"):
-                    jobs.extend(
-                        _job(
-                            config, experiment, env, point_label, policy, params, "tuning", exp["n_tuning_runs"], entry
-                        )
-                        for point_label, params in points
-                    )
-                    jobs.append(
-                        _job(
-                            config,
-                            experiment,
-                            env,
-                            label,
-                            policy,
-                            dict(entry.get("params") or {}),
-                            "report",
-                            exp["n_runs"],
-                            entry,
-                            tuned_grid={key: list(entry["grid"][key]) for key in sorted(entry["grid"])},
-                        )
-                    )
-                else:
-                    if tune or plan:
-                        # Reference tuning runs of an entry without a grid (Random, a fixed baseline), or, in a planned
-                        # experiment, of every reported point: the margins and run plans of hare.experiments.margins
-                        # compare every policy on the same tuning seeds; nothing is selected from them.
-                        jobs.extend(
-                            _job(
-                                config,
-                                experiment,
-                                env,
-                                point_label,
-                                policy,
-                                params,
-                                "tuning",
-                                exp["n_tuning_runs"],
-                                entry,
-                            )
-                            for point_label, params in points
-                        )
-                    jobs.extend(
-                        _job(
-                            config,
-                            experiment,
-                            env,
-                            point_label,
-                            policy,
-                            params,
-                            "report",
-                            exp["n_runs"],
-                            entry,
-                            fixed=entry.get("fixed"),
-                        )
-                        for point_label, params in points
-                    )
+                if env_name in entry.get("environments", exp["environments"]):
+                    jobs += _entry_jobs(config, experiment, env, label, entry)
     return jobs
+
+
+def _entry_jobs(
+    config: dict[str, Any], experiment: str, env: EnvironmentSpec, label: str, entry: dict[str, Any]
+) -> list[Job]:
+    """The jobs of one policy entry of ``experiment`` on ``env`` (:func:`expand_jobs`): its tuning jobs first (every
+    grid point of a tuned grid; an entry without a grid in a tuned experiment, or every point in a planned one, on
+    the same tuning seeds, nothing selected from them), then its report jobs (one whose point the tuning runs choose,
+    or one per point)."""
+    exp = config["experiments"][experiment]
+    tune, plan = bool(exp.get("tune", False)), bool(exp.get("plan", False))
+    policy = entry.get("policy", label)
+    points = policy_points(label, entry)
+
+    def job(point_label: str, params: dict[str, Any], role: str, **extra: Any) -> Job:
+        runs = exp["n_tuning_runs"] if role == "tuning" else exp["n_runs"]
+        return _job(config, experiment, env, point_label, policy, params, role, runs, entry, **extra)
+
+    tuning = [job(point_label, params, "tuning") for point_label, params in points] if tune or plan else []
+    if tune and entry.get("grid"):
+        grid = {key: list(entry["grid"][key]) for key in sorted(entry["grid"])}
+        return tuning + [job(label, dict(entry.get("params") or {}), "report", tuned_grid=grid)]
+    return tuning + [job(point_label, params, "report", fixed=entry.get("fixed")) for point_label, params in points]
 
 
 def tuning_jobs_of(jobs: list[Job], report: Job) -> list[Job]:
