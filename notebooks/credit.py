@@ -122,7 +122,7 @@ def error_bar(interval: dict) -> list | None:
 
 
 colors = distinct_colors(LABELS)
-fig, axes = figure(n_cols=max(len(panels), 1), n_rows=2, height_in=3.3)
+fig, axes = figure(n_cols=max(len(panels), 1), n_rows=2, height_in=2.9)
 for column, (experiment, environment) in enumerate(panels):
     top, bottom = axes[0, column], axes[1, column]
     for row in rows:
