@@ -179,6 +179,18 @@ for experiment in EXPERIMENTS:
             values[macro_name(*parts, "alpha")] = (
                 format_number(float(row["alpha"]), 2) if row and row["alpha"] is not None else MISSING
             )
+    for environment in ENVIRONMENTS:
+        means = [
+            r["total_regret"]["estimate"]
+            for r in rows
+            if (r["experiment"], r["environment"]) == (experiment, environment)
+            and r["label"] in RULES
+            and r["total_regret"]["estimate"] is not None
+        ]
+        # the spread of the rules' mean total regrets: the largest difference the choice of rule makes
+        values[macro_name("credit", experiment, environment, "spread")] = (
+            format_number(max(means) - min(means), 2) if len(means) == len(RULES) else MISSING
+        )
 Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
 write_text(
     outputs["macros"],

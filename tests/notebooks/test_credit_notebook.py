@@ -56,6 +56,8 @@ def test_regret_and_novelty_per_rule_match_a_hand_computation(tmp_path):
     assert macros["creditSynthesisCreditSyntheticBetweenRandomNovelty"] == "--"  # Random records no novelty
     assert macros["creditSynthesisCreditSyntheticBetweenHareCreditDominantAlpha"] == "0.10"
     assert macros["creditNoveltyThreshold"] == "0.9"
+    # the rules' means 13, 14, 15, 16, 17 (i = 0..4 added to 10, 12, 14, 16): spread 4
+    assert macros["creditSynthesisCreditSyntheticBetweenSpread"] == "4.00"
     rows = {(r["experiment"], r["environment"], r["label"]): r for r in document["rows"]}
     dominant = rows[("synthesis_credit", "synthetic_linear", "hare_credit_dominant")]
     assert dominant["n_runs"] == 4
