@@ -40,13 +40,13 @@ from matplotlib.lines import Line2D
 from hare.io import read_npz, run_files, write_json, write_text
 from hare.novelty import NOVELTY_THRESHOLD
 from hare.report.latex import format_number, macro_name, macros
-from hare.report.names import display_name
 from hare.report.style import apply_style, distinct_colors, figure, save
 from hare.statistics import t_interval
 
 apply_style()
 EXPERIMENTS = {"synthesis_credit": "cold", "synthesis_credit_warm": "warm"}
 ENVIRONMENTS = ["synthetic_linear", "synthetic_nonlinear", "synthetic_between"]
+VARIANTS = {"synthetic_linear": "linear", "synthetic_nonlinear": "nonlinear", "synthetic_between": "between"}
 RULES = {
     "hare_credit_dominant": "dominant cluster",
     "hare_credit_attention_weighted": "attention-weighted",
@@ -143,9 +143,9 @@ for column, (experiment, environment) in enumerate(panels):
                 linewidth=0.8,
                 capsize=1.5,
             )
-    top.set_title(f"{display_name(environment)}, {EXPERIMENTS[experiment]}", loc="left", fontsize=7)
+    top.set_title(f"HARE-Sim {VARIANTS[environment]}, {EXPERIMENTS[experiment]}", loc="left", fontsize=6)
     top.set_xlabel("round $t$")
-    bottom.set_xlabel("share of novel outputs")
+    bottom.set_xlabel("novel share")
 axes[0, 0].set_ylabel("mean cumulative regret")
 axes[1, 0].set_ylabel("total regret (95% CI)")
 handles = [
