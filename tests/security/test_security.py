@@ -181,7 +181,7 @@ def test_config_strings_with_shell_metacharacters_are_never_executed(smoke_confi
     )
     assert (
         refused.returncode != 0
-        and "environments.synthetic_linear.params.variant: must be 'linear' or 'nonlinear'"
+        and "environments.synthetic_linear.params.variant: must be one of ['linear', 'nonlinear', 'between']"
         in refused.stdout + refused.stderr
     )
     assert not (workdir / "results" / "runs").exists(), "a config refused at parse time runs no job"
