@@ -32,14 +32,14 @@ figures: list = ["credit.pdf"]
 outputs: dict = {"json": "credit.json", "macros": "credit_macros.tex"}
 
 # %%
-from pathlib import Path
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, run_files, write_json, write_text
+from hare.io import write_json
 from hare.novelty import NOVELTY_THRESHOLD
-from hare.report.latex import format_number, macro_name, macros
+from hare.report.latex import format_number, macro_name
+from hare.report.notebook_kit import Notes, reported_runs, write_macros
 from hare.report.style import apply_style, distinct_colors, figure, save
 from hare.statistics import t_interval
 
@@ -55,28 +55,15 @@ RULES = {
     "hare_credit_none": "no credit",
 }
 LABELS = [*RULES, "random"]
-notes: list[str] = []
-
-
-def say(line: str) -> None:
-    if line not in notes:
-        print(line)
-        notes.append(line)
-
+say = Notes()
 
 if not runs:
     say("no run files given: every panel is empty")
 
 # %%
 records = {}
-for path, sidecar in run_files(runs, say):
-    job = sidecar["job"]
-    if job["experiment"] not in EXPERIMENTS or job.get("role", "report") != "report" or job["label"] not in LABELS:
-        continue
-    records[(job["experiment"], job["environment"]["name"], job["label"])] = {
-        "arrays": read_npz(path),
-        "params": dict(job.get("params", {})),
-    }
+for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=LABELS):
+    records[key] = {"arrays": arrays, "params": dict(sidecar["job"].get("params", {}))}
 
 rows = []
 for experiment, regime in EXPERIMENTS.items():
@@ -191,13 +178,11 @@ for experiment in EXPERIMENTS:
         values[macro_name("credit", experiment, environment, "spread")] = (
             format_number(max(means) - min(means), 2) if len(means) == len(RULES) else MISSING
         )
-Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
-write_text(
-    outputs["macros"],
-    "% Written by notebooks/credit.py from the run files of its rule; do not edit.\n" + macros(values),
-)
-document = {"rows": [{k: v for k, v in r.items() if k not in ("rounds", "mean_curve")} for r in rows], "notes": notes}
-Path(outputs["json"]).parent.mkdir(parents=True, exist_ok=True)
+write_macros(outputs["macros"], values, "credit")
+document = {
+    "rows": [{k: v for k, v in r.items() if k not in ("rounds", "mean_curve")} for r in rows],
+    "notes": say.lines,
+}
 write_json(outputs["json"], document)
 
 # %%

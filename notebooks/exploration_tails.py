@@ -32,14 +32,14 @@ figures: list = ["exploration_tails.pdf"]
 outputs: dict = {"json": "exploration_tails.json", "macros": "exploration_tails_macros.tex"}
 
 # %%
-from pathlib import Path
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, run_files, write_json, write_text
-from hare.report.latex import format_number, macro_name, macros
+from hare.io import write_json
+from hare.report.latex import format_number, macro_name
 from hare.report.names import display_name
+from hare.report.notebook_kit import Notes, reported_runs, write_macros
 from hare.report.style import apply_style, distinct_colors, figure, save
 from hare.statistics import upper_tail_mean
 
@@ -57,28 +57,16 @@ SHORT = {
 TAIL_LEVEL = 0.1
 LOCK_IN_FRACTION = 0.9
 """A run locks in above this fraction of Random's mean total regret (claims families no_lock_in, exploration_tails)."""
-notes: list[str] = []
-
-
-def say(line: str) -> None:
-    if line not in notes:
-        print(line)
-        notes.append(line)
-
+say = Notes()
 
 if not runs:
     say("no run files given: every panel is empty")
 
 # %%
 totals, policy_of = {}, {}
-for path, sidecar in run_files(runs, say):
-    job = sidecar["job"]
-    if job["experiment"] not in EXPERIMENTS or job.get("role", "report") != "report":
-        continue
-    arrays = read_npz(path)
-    key = (job["experiment"], job["environment"]["name"], job["label"])
+for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say):
     totals[key] = np.asarray(arrays["total_regret"], dtype=np.float64)
-    policy_of[key] = job.get("policy", job["label"])
+    policy_of[key] = sidecar["job"].get("policy", key[2])
 
 columns = []
 for environment in ENVIRONMENTS:
@@ -209,19 +197,14 @@ for experiment in EXPERIMENTS:
         )
         values[macro_name("tails", experiment, environment, "variants")] = str(same["n_variants"]) if same else MISSING
         values[macro_name("tails", experiment, environment, "runs")] = str(same["n_runs"]) if same else MISSING
-Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
-write_text(
-    outputs["macros"],
-    "% Written by notebooks/exploration_tails.py from the run files of its rule; do not edit.\n" + macros(values),
-)
+write_macros(outputs["macros"], values, "exploration_tails")
 document = {
     "tail_level": TAIL_LEVEL,
     "lock_in_fraction": LOCK_IN_FRACTION,
     "columns": [{k: v for k, v in c.items() if k != "totals"} for c in columns],
     "identical_runs": [{"experiment": e, "environment": env, **v} for (e, env), v in identical.items()],
-    "notes": notes,
+    "notes": say.lines,
 }
-Path(outputs["json"]).parent.mkdir(parents=True, exist_ok=True)
 write_json(outputs["json"], document)
 
 # %%

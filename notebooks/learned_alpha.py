@@ -37,14 +37,14 @@ figures: list = ["learned_alpha.pdf"]
 outputs: dict = {"json": "learned_alpha.json", "macros": "learned_alpha_macros.tex"}
 
 # %%
-from pathlib import Path
 
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, run_files, write_json, write_text
-from hare.report.latex import format_number, macro_name, macros
+from hare.io import write_json
+from hare.report.latex import format_number, macro_name
 from hare.report.names import display_name
+from hare.report.notebook_kit import Notes, reported_runs, write_macros
 from hare.report.style import apply_style, distinct_colors, figure, save
 from hare.statistics import t_interval
 
@@ -56,28 +56,17 @@ COMPARED = ["hare_alpha_zero", "hare_online_projections", *LEARNERS]
 COLLAPSE_FACTOR = 0.01
 CONVERGED_LOG_CHANGE = 0.1
 OSCILLATION_RATIO = 3.0
-notes: list[str] = []
-
-
-def say(line: str) -> None:
-    if line not in notes:
-        print(line)
-        notes.append(line)
-
+say = Notes()
 
 if not runs:
     say("no run files given: every panel is empty")
 
 # %%
 records = {}
-for path, sidecar in run_files(runs, say):
-    job = sidecar["job"]
-    if job["experiment"] not in EXPERIMENTS or job.get("role", "report") != "report" or job["label"] not in COMPARED:
-        continue
-    arrays = read_npz(path)
-    records[(job["experiment"], job["environment"]["name"], job["label"])] = {
+for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=COMPARED):
+    records[key] = {
         "arrays": arrays,
-        "params": dict(job.get("params", {})),
+        "params": dict(sidecar["job"].get("params", {})),
         "horizon": int(sidecar.get("horizon", arrays["rounds"][-1])),
     }
 
@@ -245,11 +234,7 @@ for experiment in EXPERIMENTS:
         values[macro_name("learnedAlpha", experiment, environment, "tuned")] = (
             format_number(tuned["tuned_alpha"], 2) if tuned else MISSING
         )
-Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
-write_text(
-    outputs["macros"],
-    "% Written by notebooks/learned_alpha.py from the run files of its rule; do not edit.\n" + macros(values),
-)
+write_macros(outputs["macros"], values, "learned_alpha")
 document = {
     "rules": {
         "collapse_factor": COLLAPSE_FACTOR,
@@ -257,9 +242,8 @@ document = {
         "oscillation_ratio": OSCILLATION_RATIO,
     },
     "rows": [{k: v for k, v in r.items() if k not in ("trajectory", "rounds")} for r in results],
-    "notes": notes,
+    "notes": say.lines,
 }
-Path(outputs["json"]).parent.mkdir(parents=True, exist_ok=True)
 write_json(outputs["json"], document)
 
 # %%

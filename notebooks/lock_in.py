@@ -47,9 +47,10 @@ from pathlib import Path
 import numpy as np
 from matplotlib.lines import Line2D
 
-from hare.io import read_npz, run_files, write_json, write_text
-from hare.report.latex import escape, format_number, macro_name, macros
+from hare.io import read_npz, run_files, write_json
+from hare.report.latex import escape, format_number, macro_name
 from hare.report.names import DISPLAY_NAMES, display_name
+from hare.report.notebook_kit import Notes, write_macros
 from hare.report.style import HIGHLIGHT_PALETTE, apply_style, distinct_colors, figure, save
 from hare.theory.claims.expressions import zero_event_bound
 
@@ -66,14 +67,7 @@ GRID_PARAMETER = "alpha_0"
 REFERENCE_EXPERIMENT = {"published": "published", "classification": "classification", SWEEP: "classification"}
 """Whose Random runs are the reference of each experiment's runs (the sweep runs no Random)."""
 FALLBACK_NAMES = {"lnucb_ta_public": "LNUCB-TA (public code's reading)"}
-notes: list[str] = []
-
-
-def say(line: str) -> None:
-    """Print a line about what this build lacks or changes (once), and keep it for the JSON."""
-    if line not in notes:
-        print(line)
-        notes.append(line)
+say = Notes()
 
 
 def name_of(label: str) -> str:
@@ -600,11 +594,7 @@ for dataset in macro_datasets:
     values[macro_name("lockIn", "compatible", dataset)] = (
         ("compatible" if result["compatible"] else "not compatible") if result else "untested for compatibility"
     )
-Path(outputs["macros"]).parent.mkdir(parents=True, exist_ok=True)
-write_text(
-    outputs["macros"],
-    "% Written by notebooks/lock_in.py from the run files of its rule; do not edit.\n" + macros(values),
-)
+write_macros(outputs["macros"], values, "lock_in")
 
 # %%
 document = {
@@ -616,9 +606,8 @@ document = {
     "implied_std": "sample std (ddof = 1) of published_n_runs - 1 values at the published mean and one at the "
     "lock-in level scaled to the published horizon; compatible: the published std is at least that",
     "rows": [{key: value for key, value in row.items() if key != "normalised"} for row in rows],
-    "notes": notes,
+    "notes": say.lines,
 }
-Path(outputs["json"]).parent.mkdir(parents=True, exist_ok=True)
 write_json(outputs["json"], document)
 
 # %%
