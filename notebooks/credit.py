@@ -32,7 +32,6 @@ figures: list = ["credit.pdf"]
 outputs: dict = {"json": "credit.json", "macros": "credit_macros.tex"}
 
 # %%
-
 import numpy as np
 from matplotlib.lines import Line2D
 
@@ -62,7 +61,7 @@ if not runs:
 
 # %%
 records = {}
-for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=LABELS):
+for key, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=LABELS):
     records[key] = {"arrays": arrays, "params": dict(sidecar["job"].get("params", {}))}
 
 rows = []

@@ -32,7 +32,6 @@ figures: list = ["exploration_tails.pdf"]
 outputs: dict = {"json": "exploration_tails.json", "macros": "exploration_tails_macros.tex"}
 
 # %%
-
 import numpy as np
 from matplotlib.lines import Line2D
 
@@ -64,7 +63,7 @@ if not runs:
 
 # %%
 totals, policy_of = {}, {}
-for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say):
+for key, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say):
     totals[key] = np.asarray(arrays["total_regret"], dtype=np.float64)
     policy_of[key] = sidecar["job"].get("policy", key[2])
 

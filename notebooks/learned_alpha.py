@@ -37,7 +37,6 @@ figures: list = ["learned_alpha.pdf"]
 outputs: dict = {"json": "learned_alpha.json", "macros": "learned_alpha_macros.tex"}
 
 # %%
-
 import numpy as np
 from matplotlib.lines import Line2D
 
@@ -63,7 +62,7 @@ if not runs:
 
 # %%
 records = {}
-for key, _, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=COMPARED):
+for key, sidecar, arrays in reported_runs(runs, EXPERIMENTS, say, labels=COMPARED):
     records[key] = {
         "arrays": arrays,
         "params": dict(sidecar["job"].get("params", {})),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator
-from pathlib import Path
 
 import numpy as np
 
@@ -41,8 +40,8 @@ def reported_runs(
     experiments: Collection[str],
     say: Callable[[str], None],
     labels: Collection[str] | None = None,
-) -> Iterator[tuple[RunKey, Path, dict, dict[str, np.ndarray]]]:
-    """``(key, path, sidecar, arrays)`` for each reported run file among ``runs`` of one of ``experiments`` (and of
+) -> Iterator[tuple[RunKey, dict, dict[str, np.ndarray]]]:
+    """``(key, sidecar, arrays)`` for each reported run file among ``runs`` of one of ``experiments`` (and of
     one of ``labels`` when given), in order; tuning runs (role ``tune``) and other experiments are passed over before
     their arrays are read. Missing files are said through ``say`` (:func:`hare.io.run_files`)."""
     for path, sidecar in run_files(runs, say):
@@ -51,7 +50,7 @@ def reported_runs(
             continue
         if labels is not None and job["label"] not in labels:
             continue
-        yield (job["experiment"], job["environment"]["name"], job["label"]), path, sidecar, read_npz(path)
+        yield (job["experiment"], job["environment"]["name"], job["label"]), sidecar, read_npz(path)
 
 
 def write_macros(path: str | os.PathLike, values: dict[str, str], notebook: str) -> None:
